@@ -1,0 +1,43 @@
+"""symshard: the algebra of sharded matrix multiplication, exact and symbolic.
+
+Parse the book's notation, ask what each device holds, and cost collectives
+symbolically or on a named chip::
+
+    >>> import symshard as ss
+    >>> a = ss.parse("A[I_XY, J]")
+    >>> ss.place(a, "X=8,Y=2", "I=1024,J=4096", dtype="fp32").bytes_per_device
+    1048576
+    >>> ss.parse("AllGather_X(A[I_X, J])").cost().time
+    Max(T_hop*|X|/2, 2*I*J/W_ici)
+
+The names below are the public surface; the submodules (``symshard.symbols``,
+``symshard.costmodels``, ``symshard.errors``, ...) hold the rest.
+"""
+
+from __future__ import annotations
+
+from .arrays import Array, Dim
+from .collectives import AllGather, AllReduce, AllToAll, CollectivePermute, ReduceScatter
+from .errors import SymshardError
+from .hardware import Hardware, hardware
+from .mesh import Mesh
+from .placement import place
+from .read import parse
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AllGather",
+    "AllReduce",
+    "AllToAll",
+    "Array",
+    "CollectivePermute",
+    "Dim",
+    "Hardware",
+    "Mesh",
+    "ReduceScatter",
+    "SymshardError",
+    "hardware",
+    "parse",
+    "place",
+]

@@ -1,0 +1,320 @@
+"""The ``symshard`` command: a thin layer that reads options, calls the library, prints.
+
+Every command prints a readable answer (the formula, then the number with
+units) by default and one JSON object with ``--json``. Bad input prints one
+line on stderr and exits with status 2; nothing below this module prints.
+
+Examples:
+    >>> main(["shard", "A[I_XY, J]", "--mesh", "X=8,Y=2", "--shape", "I=1024,J=4096",
+    ...       "--dtype", "fp32", "--json"])  # doctest: +ELLIPSIS
+    {
+      "array": "A[I_XY, J]",
+    ...
+    0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+import sympy
+
+from . import __version__
+from .collectives import CollectiveCost, parse_collective
+from .errors import HardwareError, SymshardError, UsageError
+from .hardware import HARDWARE, Hardware, hardware
+from .mesh import Mesh
+from .notation import parse_array, parse_sizes
+from .placement import place
+from .symbols import W_ici, latex
+from .units import format_bytes, format_number, format_seconds, format_seconds_expr, json_value, pretty
+
+__all__ = ["main"]
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage and exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message}", hint=f"see '{self.prog} --help'")
+
+
+# -- shared options -----------------------------------------------------------------------
+
+
+def _add_sizes(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--mesh", metavar="X=8,Y=2", help="mesh axes and sizes (default: symbolic, from the notation)")
+    p.add_argument("--shape", metavar="I=1024,J=4096", help="dim sizes (dims left out stay symbolic)")
+    p.add_argument("--dtype", default="bf16", help="element type: bf16 (default), fp32, fp8, int8, int4, ...")
+    p.add_argument(
+        "--hw", metavar="CHIP", help="hardware preset, e.g. tpu-v5e, tpu-v5p, h100 (see 'symshard hardware')"
+    )
+    p.add_argument(
+        "--hw-set",
+        metavar="K=V,...",
+        help="override or supply constants, e.g. W_hbm=3.4e12,T_hop=1e-6 (C, W_hbm, W_ici, W_nvlink, W_dcn, T_hop)",
+    )
+    p.add_argument(
+        "--topology",
+        metavar="Y=ring,...",
+        help="rewire axes: ring, one-way-ring, line or switch (default: the chip's rules, else ring)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _chip(args: argparse.Namespace) -> Hardware | None:
+    chip = hardware(args.hw) if args.hw else None
+    if args.hw_set:
+        values = {}
+        for name, value, span in parse_sizes(args.hw_set, what="hardware constants"):
+            if value == "?":
+                raise HardwareError(
+                    f"hardware constant {name} has no value in '{args.hw_set}'",
+                    text=args.hw_set,
+                    span=span,
+                    hint=f"write {name}=VALUE, e.g. W_hbm=3.4e12",
+                )
+            values[name] = value
+        chip = (chip or Hardware("custom", "custom chip")).with_constants(values)
+    return chip
+
+
+def _mesh(args: argparse.Namespace, axes: Sequence[str], chip: Hardware | None) -> Mesh:
+    topology = None
+    if args.topology:
+        topology = {name: value for name, value, _ in parse_sizes(args.topology, what="topology")}
+    if args.mesh:
+        return Mesh(args.mesh, hardware=chip, topology=topology)
+    return Mesh(dict.fromkeys(axes), hardware=chip, topology=topology)
+
+
+def _equation(symbolic: object, numeric: object, fmt) -> str:
+    """``formula = number`` when they differ, else just one of them."""
+    sym = pretty(symbolic)
+    value = sympy.sympify(numeric)
+    if not value.is_number:
+        shown = format_seconds_expr(value) if fmt is format_seconds else pretty(value)
+        return sym if shown == sym else f"{sym} = {shown}"
+    number = fmt(value)
+    return number if sym == format_number(value) or sym == str(value) else f"{sym} = {number}"
+
+
+def _table(rows: list[tuple[str, str]]) -> str:
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
+
+
+# -- shard -----------------------------------------------------------------------------
+
+
+def _shard(args: argparse.Namespace) -> tuple[str, dict]:
+    array = parse_array(args.array)
+    chip = _chip(args)
+    mesh = _mesh(args, [*array.axes, *sorted(array.unreduced)], chip)
+    p = place(array, mesh, args.shape, dtype=args.dtype)
+    s = place(array, mesh.symbolic(), None, dtype=args.dtype)
+    hbm = p.hbm_time(chip) if chip is not None and chip.hbm_bandwidth is not None else None
+    data = {
+        "array": str(array),
+        "mesh": str(mesh),
+        "dtype": p.dtype,
+        "global_shape": [json_value(x) for x in p.global_shape],
+        "local_shape": [json_value(x) for x in p.local_shape],
+        "bytes_per_device": json_value(p.bytes_per_device),
+        "total_bytes": json_value(p.total_bytes),
+        "copies": json_value(p.copies),
+        "partial_sums": json_value(p.partial_sums),
+        "devices": json_value(mesh.devices),
+        "hbm_time_s": json_value(hbm) if hbm is not None else None,
+        "hardware": chip.name if chip else None,
+        "formulas": {
+            "local_shape": [latex(x) for x in s.local_shape],
+            "bytes_per_device": latex(s.bytes_per_device),
+            "total_bytes": latex(s.total_bytes),
+            "copies": latex(s.copies),
+            "hbm_time": latex(s.hbm_time()),
+        },
+    }
+    shape_sym = "[" + ", ".join(pretty(x) for x in s.local_shape) + "]"
+    shape_num = "[" + ", ".join(pretty(x) for x in p.local_shape) + "]"
+    rows = [
+        ("local shape", shape_sym if shape_sym == shape_num else f"{shape_sym} = {shape_num}"),
+        ("bytes per device", _equation(s.bytes_per_device, p.bytes_per_device, format_bytes)),
+        (
+            "total bytes",
+            _equation(s.total_bytes, p.total_bytes, format_bytes) + f" over {pretty(mesh.devices)} devices",
+        ),
+        ("copies", _equation(s.copies, p.copies, format_number)),
+    ]
+    if p.array.unreduced:
+        rows.append(("partial sums", _equation(s.partial_sums, p.partial_sums, format_number)))
+    if chip is not None and hbm is not None:
+        rows.append(
+            (
+                "HBM read time",
+                _equation(s.hbm_time(), hbm, format_seconds)
+                + f" on {chip.label} (W_hbm = {format_number(chip.hbm_bandwidth)} B/s)",
+            )
+        )
+    else:
+        rows.append(("HBM read time", pretty(p.hbm_time()) + "  (name a chip with --hw for seconds)"))
+    head = f"{array} on mesh {mesh or '(one device)'}, {p.dtype}"
+    return head + "\n" + _table(rows), data
+
+
+# -- collective -----------------------------------------------------------------------------
+
+
+def _collective(args: argparse.Namespace) -> tuple[str, dict]:
+    expr = parse_collective(args.collective)
+    chip = _chip(args)
+    axes = [*expr.operand.axes, *sorted(expr.operand.unreduced), *expr.op.axes]
+    mesh = _mesh(args, list(dict.fromkeys(axes)), chip)
+    cost = expr.cost(mesh, args.shape, dtype=args.dtype, hardware=chip, model=args.model)
+    sym = expr.cost(mesh.symbolic(), None, dtype=args.dtype, model=args.model)
+    data = {
+        "collective": cost.collective,
+        "input": str(expr.operand),
+        "output": str(expr.output),
+        "model": cost.model,
+        "mesh": [
+            {"axis": a.name, "size": json_value(a.size), "topology": a.topology.value, "fabric": a.fabric.value}
+            for a in mesh.axes
+        ],
+        "bytes": json_value(cost.bytes),
+        "bytes_in": json_value(cost.bytes_in),
+        "bytes_out": json_value(cost.bytes_out),
+        "hops": json_value(cost.hops),
+        "time_s": json_value(cost.time),
+        "bandwidth_time_s": json_value(cost.bandwidth_time),
+        "latency_time_s": json_value(cost.latency_time),
+        "regime": cost.regime,
+        "crossover_bytes": json_value(cost.crossover_bytes),
+        "formula": latex(sym.time),
+        "formula_text": pretty(sym.time),
+        "hardware": chip.name if chip else None,
+        "assumptions": list(cost.assumptions),
+    }
+    return _collective_text(expr, mesh, cost, sym, _chip_summary(chip)), data
+
+
+def _chip_summary(chip: Hardware | None) -> str | None:
+    if chip is None:
+        return None
+    consts = ", ".join(f"{k} = {format_number(v)}" for k, v in chip.constants().items() if str(k) != "C")
+    return f"{chip.label} ({consts})"
+
+
+def _collective_text(expr, mesh: Mesh, cost: CollectiveCost, sym: CollectiveCost, chip: str | None) -> str:
+    rows = [
+        ("model", cost.model),
+        ("mesh", "; ".join(mesh.describe()) or "(one device)"),
+        *([("hardware", chip)] if chip else []),
+        ("V", _equation(sym.bytes, cost.bytes, format_bytes)),
+        ("hops", _equation(sym.hops, cost.hops, format_number)),
+        ("bandwidth", _equation(sym.bandwidth_time, cost.bandwidth_time, format_seconds)),
+        ("latency", _equation(sym.latency_time, cost.latency_time, format_seconds)),
+    ]
+    verdict = _equation(sym.time, cost.time, format_seconds)
+    if cost.regime is not None:
+        verdict += f", {cost.regime}-bound"
+        if cost.crossover_bytes is not None and cost.crossover_bytes.is_number:
+            verdict += f" (latency-bound below V = {format_bytes(sympy.ceiling(cost.crossover_bytes))})"
+    rows.append(("time", verdict))
+    notes = [a for a in cost.assumptions if not a.startswith(("model ", "axis ", "hardware "))]
+    text = f"{expr}\n" + _table(rows)
+    if notes:
+        text += "\n" + "\n".join("note: " + n for n in notes)
+    return text
+
+
+# -- hardware --------------------------------------------------------------------------------
+
+
+def _hardware(args: argparse.Namespace) -> tuple[str, dict]:
+    if args.name:
+        chip = hardware(args.name)
+        row = {k: json_value(v) for k, v in chip.table_row().items()}
+        one = {**row, "sources": dict(chip.sources)}
+        lines = [f"{chip.label} ({chip.name})"]
+        for key, value in chip.table_row().items():
+            if key in ("name", "label"):
+                continue
+            source = chip.source(key)
+            shown = "—" if value is None else format_number(value) if not isinstance(value, str) else value
+            lines.append(f"  {key.ljust(19)} {shown}" + (f"   [{source}]" if source else ""))
+        consts = ", ".join(f"{k} = {format_number(v)}" for k, v in chip.constants().items())
+        lines.append(f"  substitutes: {consts}")
+        return "\n".join(lines), one
+    rows = [("name", "bf16 FLOP/s   HBM B/s    W_ici B/s  W_nvlink   T_hop   wiring")]
+    presets: list[dict] = []
+    for chip in HARDWARE.values():
+        c = chip.constants()
+        cells = [
+            format_number(chip.flops_bf16).ljust(13),
+            format_number(chip.hbm_bandwidth).ljust(10),
+            (format_number(c[W_ici]) if W_ici in c else "—").ljust(10),
+            (format_number(chip.nvlink_bandwidth) if chip.nvlink_bandwidth else "—").ljust(10),
+            (format_seconds(chip.hop_latency) if chip.hop_latency else "—").ljust(7),
+            chip.wiring,
+        ]
+        rows.append((chip.name, " ".join(cells)))
+        presets.append({k: json_value(v) for k, v in chip.table_row().items()})
+    return _table(rows), {"hardware": presets}
+
+
+# -- the parser ---------------------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _ArgumentParser(
+        prog="symshard",
+        description="Exact, symbolic costs of sharded arrays, collectives and matmuls.",
+    )
+    parser.add_argument("--version", action="version", version=f"symshard {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_ArgumentParser)
+
+    p = sub.add_parser("shard", help="what each device holds of a sharded array")
+    p.add_argument("array", help="e.g. 'A[I_XY, J]'")
+    _add_sizes(p)
+    p.set_defaults(run=_shard)
+
+    p = sub.add_parser("collective", help="what a collective produces and costs")
+    p.add_argument("collective", help="e.g. 'AllGather_Y(A[E_Y, F])'")
+    _add_sizes(p)
+    p.add_argument("--model", default="book", help="collective cost model: book (default) or ring")
+    p.set_defaults(run=_collective)
+
+    p = sub.add_parser("hardware", help="the hardware presets and their sources")
+    p.add_argument("name", nargs="?", help="one preset to show in full")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=_hardware)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status (0 ok, 2 bad input)."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 0
+        text, data = args.run(args)
+    except SymshardError as err:
+        print(f"symshard: error: {err.one_line()}", file=sys.stderr)
+        return 2
+    except SystemExit as exit_:  # --help and --version
+        return int(exit_.code or 0)
+    if getattr(args, "json", False):
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,705 @@
+"""The collectives as typed transforms on sharded arrays, each with its cost.
+
+``AllGather("X")`` applied to ``A[I_X, J]`` gives ``A[I, J]``; applying it to an
+array that is not sharded along X is a :class:`~symshard.errors.CollectiveError`
+that says why. The five collectives and what they do to the notation:
+
+=====================  =================================  =====================
+collective             example                            effect
+=====================  =================================  =====================
+``AllGather_X``        ``A[I_X, J] -> A[I, J]``           removes X from a dim
+``ReduceScatter_{X,K}`` ``C[I, K]{U_X} -> C[I, K_X]``     sums over X, shards K
+``AllReduce_X``        ``C[I, K]{U_X} -> C[I, K]``        sums over X
+``AllToAll_{X,J}``     ``A[I_X, J] -> A[I, J_X]``         moves X to another dim
+``CollectivePermute_X`` ``A[I_X, J] -> A[I_X, J]``        shifts blocks along X
+=====================  =================================  =====================
+
+Axes are added at the minor (last) end of a dim's sharding and should be removed
+from there: gathering the major axis of ``I_XY`` leaves each device's rows
+strided, which the result records as a note.
+
+:meth:`Collective.cost` prices a collective on a mesh with sizes, a dtype and
+optionally a chip, under the ``book`` or ``ring`` model of
+:mod:`symshard.costmodels`, returning a :class:`CollectiveCost` whose fields
+stay SymPy expressions until numbers are substituted.
+
+Examples:
+    >>> e = parse_collective("AllGather_Y([E_Y, F])")
+    >>> str(e.output)
+    '[E, F]'
+    >>> c = e.cost("X=8,Y=4", {"E": 2048, "F": 8192}, hardware="tpu-v5e")
+    >>> c.regime, round(float(c.time) * 1e6)
+    ('bandwidth', 559)
+    >>> e.cost().time
+    Max(T_hop*|Y|/2, 2*E*F/W_ici)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import sympy
+
+from .arrays import Array, Dim, format_axes, latex_axes
+from .costmodels import (
+    MODELS,
+    Link,
+    all_to_all_hops,
+    all_to_all_time,
+    check_model,
+    gather_hops,
+    gather_time,
+    permute_hops,
+    permute_time,
+)
+from .errors import CollectiveError, SymshardError
+from .hardware import Hardware
+from .hardware import hardware as lookup_hardware
+from .mesh import Mesh
+from .notation import CollectiveSyntax, parse_array, parse_collective_syntax
+from .placement import Placement, ShapeLike, check_on_mesh, resolve_shape
+from .symbols import T_hop, W_dcn, W_ici, W_nvlink
+from .topology import Fabric
+
+__all__ = [
+    "AllGather",
+    "AllReduce",
+    "AllToAll",
+    "Collective",
+    "CollectiveCost",
+    "CollectiveExpr",
+    "CollectivePermute",
+    "ReduceScatter",
+    "parse_collective",
+]
+
+
+def _axes(value: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
+    """Axes from ``"X"``, ``"XY"`` (capitals: one axis per letter), ``"data"`` or a tuple."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        if value.isalpha() and value.isupper():
+            return tuple(value)
+        return (value,)
+    return tuple(value)
+
+
+# -- the cost record -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CollectiveCost:
+    """The cost of one collective, every figure a SymPy expression.
+
+    Attributes:
+        collective: the collective in the notation, with its result.
+        model: ``'book'`` or ``'ring'``.
+        bytes: ``V``, the bytes the formulas are written in (see :mod:`symshard.costmodels`).
+        bytes_in: bytes per device before the collective.
+        bytes_out: bytes per device after it.
+        hops: hops on the longest path.
+        bandwidth_time: seconds if bandwidth-bound.
+        latency_time: ``T_hop · hops``.
+        time: ``max(latency_time, bandwidth_time)``.
+        crossover_bytes: the ``V`` below which the collective is latency-bound.
+        assumptions: the wiring and conventions that produced the numbers.
+    """
+
+    collective: str
+    model: str
+    bytes: sympy.Expr
+    bytes_in: sympy.Expr
+    bytes_out: sympy.Expr
+    hops: sympy.Expr
+    bandwidth_time: sympy.Expr
+    latency_time: sympy.Expr
+    time: sympy.Expr
+    crossover_bytes: sympy.Expr | None
+    assumptions: tuple[str, ...] = field(default=())
+
+    @property
+    def regime(self) -> str | None:
+        """``'bandwidth'`` or ``'latency'`` when the numbers decide it, else None."""
+        lat, bw = self.latency_time, self.bandwidth_time
+        if lat.is_number and bw.is_number:
+            return "latency" if lat > bw else "bandwidth"
+        return None
+
+    @property
+    def is_numeric(self) -> bool:
+        """Whether the time is a plain number (every size and constant known)."""
+        return bool(self.time.is_number)
+
+    def subs(self, values: Mapping) -> CollectiveCost:
+        """The same cost with symbols replaced (``{W_ici: 9e10, ...}``)."""
+
+        def s(e: sympy.Expr | None) -> sympy.Expr | None:
+            return None if e is None else sympy.sympify(e).subs(values)
+
+        return CollectiveCost(
+            self.collective,
+            self.model,
+            s(self.bytes),
+            s(self.bytes_in),
+            s(self.bytes_out),
+            s(self.hops),
+            s(self.bandwidth_time),
+            s(self.latency_time),
+            s(self.time),
+            s(self.crossover_bytes),
+            self.assumptions,
+        )
+
+
+# -- the collectives ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Collective:
+    """Base of the five collectives: the mesh axes they run over.
+
+    Subclasses implement :meth:`apply` (the effect on the notation) and the
+    volume and time formulas.
+    """
+
+    axes: tuple[str, ...]
+    kind: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        axes = _axes(self.axes)
+        object.__setattr__(self, "axes", axes)
+        for i, a in enumerate(axes):
+            if a in axes[:i]:
+                raise CollectiveError(
+                    f"mesh axis {a} is listed twice in {self.kind}_{format_axes(axes)}",
+                    hint=f"list each axis once, e.g. {self.kind}_{format_axes(dict.fromkeys(axes))}",
+                )
+
+    # notation
+    @property
+    def subscript(self) -> str:
+        """What follows the ``_``: ``X``, ``XY`` or ``{X,K}``."""
+        return format_axes(self.axes)
+
+    def __str__(self) -> str:
+        return f"{self.kind}_{self.subscript}"
+
+    def latex(self) -> str:
+        """``\\text{AllGather}_{XY}``."""
+        return rf"\text{{{self.kind}}}_{{{latex_axes(self.axes)}}}"
+
+    def __call__(self, array: Array | str) -> CollectiveExpr:
+        """Apply to ``array``, keeping both: ``AllGather("X")(a).output``."""
+        arr = parse_array(array) if isinstance(array, str) else array
+        return CollectiveExpr(self, arr)
+
+    # semantics
+    def apply(self, array: Array) -> Array:
+        """The array after the collective.
+
+        Raises:
+            CollectiveError: the collective does not fit ``array``.
+        """
+        raise NotImplementedError
+
+    def notes(self, array: Array) -> tuple[str, ...]:
+        """Caveats about applying this collective to ``array`` (e.g. strided rows)."""
+        return ()
+
+    def _fail(self, array: Array, why: str, hint: str) -> CollectiveError:
+        return CollectiveError(f"{self}({array}) is not possible: {why}", hint=hint)
+
+    def _require_unreduced(self, array: Array) -> None:
+        for a in self.axes:
+            if a not in array.unreduced:
+                shards = array.sharded_dim(a)
+                if shards:
+                    hint = (
+                        f"{a} shards {shards}, so {array} holds complete values; "
+                        f"AllGather_{format_axes((a,))} removes that sharding"
+                    )
+                else:
+                    hint = (
+                        f"only an unreduced array (marked {{U_{format_axes((a,))}}}, e.g. the result of a "
+                        f"local matmul over a contracting dim sharded along {a}) has partial sums to add"
+                    )
+                raise self._fail(array, f"it is not unreduced over {a}", hint)
+
+    # costs
+    def volume(self, before: Placement, after: Placement) -> sympy.Expr:
+        """``V``: the bytes the time formulas are written in."""
+        raise NotImplementedError
+
+    def bandwidth_time(self, links: list[Link], volume: sympy.Expr, model: str) -> sympy.Expr:
+        raise NotImplementedError
+
+    def hops(self, links: list[Link], model: str) -> sympy.Expr:
+        raise NotImplementedError
+
+    def cost(
+        self,
+        array: Array | str,
+        mesh: Mesh | Mapping[str, object] | str | None = None,
+        shape: ShapeLike = None,
+        *,
+        dtype: str = "bf16",
+        hardware: Hardware | str | None = None,
+        constants: Mapping[sympy.Symbol, object] | None = None,
+        model: str = "book",
+    ) -> CollectiveCost:
+        """What this collective costs on ``array``.
+
+        Args:
+            array: the operand (notation or :class:`Array`).
+            mesh: the mesh; None makes a symbolic one from the axes involved.
+                Given as text or a mapping together with ``hardware``, the chip's
+                wiring rules (wraparound, NVLink domains) apply.
+            shape: dim sizes; dims left out stay symbolic.
+            dtype: element type.
+            hardware: a chip whose constants replace ``W_ici``, ``T_hop``, ...
+            constants: extra ``{symbol: value}`` substitutions (applied after ``hardware``).
+            model: ``'book'`` or ``'ring'``.
+
+        Raises:
+            CollectiveError, UnknownAxisError, DivisibilityError, ShapeError,
+            UnknownHardwareError, UnknownModelError.
+        """
+        return CollectiveExpr(self, parse_array(array) if isinstance(array, str) else array).cost(
+            mesh, shape, dtype=dtype, hardware=hardware, constants=constants, model=model
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AllGather(Collective):
+    """``AllGather_X(A[I_X, J]) -> A[I, J]``: every device along X receives every block.
+
+    Examples:
+        >>> str(AllGather("X").apply(Array.parse("A[I_XY, J]")))
+        'A[I_Y, J]'
+    """
+
+    kind: ClassVar[str] = "AllGather"
+
+    def apply(self, array: Array) -> Array:
+        if not self.axes:
+            raise self._fail(array, "no mesh axis is named", "write AllGather_X(...) with the axes to gather")
+        for a in self.axes:
+            if array.sharded_dim(a) is None:
+                if a in array.unreduced:
+                    hint = (
+                        f"{a} is unreduced, not a sharding: AllReduce_{format_axes((a,))} sums it "
+                        f"(or ReduceScatter_{{{a},<dim>}})"
+                    )
+                else:
+                    sharded = ", ".join(array.axes) or "no axis"
+                    hint = f"'{array}' is sharded along {sharded}; there is nothing to gather over {a}"
+                raise self._fail(array, f"it is not sharded along {a}", hint)
+        gone = set(self.axes)
+        return array.with_dims(Dim(d.name, tuple(x for x in d.axes if x not in gone)) for d in array.dims)
+
+    def notes(self, array: Array) -> tuple[str, ...]:
+        out = []
+        for d in array.dims:
+            kept = [x for x in d.axes if x not in self.axes]
+            removed = [x for x in d.axes if x in self.axes]
+            if removed and kept and d.axes[: len(kept)] != tuple(kept):
+                out.append(
+                    f"{','.join(removed)} is not the minor-most axis of {d}: after the gather each device's "
+                    f"{d.name} rows are strided, i.e. the result equals the stated sharding up to a local "
+                    f"reordering of {d.name}"
+                )
+        return tuple(out)
+
+    def volume(self, before: Placement, after: Placement) -> sympy.Expr:
+        return after.bytes_per_device
+
+    def bandwidth_time(self, links, volume, model):
+        return gather_time(links, volume, model)
+
+    def hops(self, links, model):
+        return gather_hops(links, model)
+
+
+@dataclass(frozen=True, slots=True)
+class ReduceScatter(Collective):
+    """``ReduceScatter_{X,K}(C[I, K]{U_X}) -> C[I, K_X]``: sum partial sums, keep one slice each.
+
+    ``dim`` may be None when the array has a single dim.
+
+    Examples:
+        >>> str(ReduceScatter("X", "K").apply(Array.parse("C[I, K]{U_X}")))
+        'C[I, K_X]'
+    """
+
+    dim: str | None = None
+    kind: ClassVar[str] = "ReduceScatter"
+
+    @property
+    def subscript(self) -> str:
+        if self.dim is None:
+            return format_axes(self.axes)
+        return "{" + format_axes(self.axes).strip("{}") + "," + self.dim + "}"
+
+    def latex(self) -> str:
+        sub = latex_axes(self.axes) + ("," + self.dim if self.dim else "")
+        return rf"\text{{{self.kind}}}_{{{sub}}}"
+
+    def target(self, array: Array) -> str:
+        """The dim the result is sharded on (the named one, or the only dim)."""
+        if self.dim is not None:
+            if self.dim not in array.dim_names:
+                raise self._fail(
+                    array,
+                    f"it has no dim {self.dim}",
+                    f"scatter onto one of its dims: {', '.join(array.dim_names)}",
+                )
+            return self.dim
+        if len(array.dims) == 1:
+            return array.dims[0].name
+        raise self._fail(
+            array,
+            "it does not say which dim to shard",
+            "name the dim after the axes: "
+            + " or ".join(f"{self.kind}_{{{format_axes(self.axes).strip('{}')},{d}}}" for d in array.dim_names),
+        )
+
+    def apply(self, array: Array) -> Array:
+        if not self.axes:
+            raise self._fail(array, "no mesh axis is named", "write ReduceScatter_{X,K}(...)")
+        self._require_unreduced(array)
+        target = self.target(array)
+        dims = tuple(Dim(d.name, d.axes + self.axes) if d.name == target else d for d in array.dims)
+        return Array(array.name, dims, array.unreduced - set(self.axes))
+
+    def volume(self, before: Placement, after: Placement) -> sympy.Expr:
+        return before.bytes_per_device
+
+    def bandwidth_time(self, links, volume, model):
+        return gather_time(links, volume, model)
+
+    def hops(self, links, model):
+        return gather_hops(links, model)
+
+
+@dataclass(frozen=True, slots=True)
+class AllReduce(Collective):
+    """``AllReduce_X(C[I, K]{U_X}) -> C[I, K]``: a ReduceScatter then an AllGather, twice the cost.
+
+    With no axes it sums over every unreduced axis.
+
+    Examples:
+        >>> str(AllReduce("Y").apply(Array.parse("A[I_X, J]{U_Y}")))
+        'A[I_X, J]'
+    """
+
+    kind: ClassVar[str] = "AllReduce"
+
+    def resolved(self, array: Array) -> AllReduce:
+        """This AllReduce with its axes filled in from ``array`` when none were named."""
+        if self.axes:
+            return self
+        if not array.unreduced:
+            raise self._fail(array, "it has no unreduced axis", "an AllReduce sums partial sums: mark them {U_X}")
+        return AllReduce(tuple(sorted(array.unreduced)))
+
+    def apply(self, array: Array) -> Array:
+        op = self.resolved(array)
+        op._require_unreduced(array)
+        return array.with_unreduced(array.unreduced - set(op.axes))
+
+    def volume(self, before: Placement, after: Placement) -> sympy.Expr:
+        return before.bytes_per_device
+
+    def bandwidth_time(self, links, volume, model):
+        return 2 * gather_time(links, volume, model)
+
+    def hops(self, links, model):
+        return 2 * gather_hops(links, model)
+
+
+@dataclass(frozen=True, slots=True)
+class AllToAll(Collective):
+    """``AllToAll_{X,J}(A[I_X, J]) -> A[I, J_X]``: move a sharding from one dim to another.
+
+    ``dim`` may be None when only one dim can receive the axes.
+
+    Examples:
+        >>> str(AllToAll("X", "J").apply(Array.parse("A[I_X, J_Y]")))
+        'A[I, J_YX]'
+    """
+
+    dim: str | None = None
+    kind: ClassVar[str] = "AllToAll"
+
+    subscript = ReduceScatter.subscript
+    latex = ReduceScatter.latex
+
+    def target(self, array: Array) -> str:
+        sources = {array.sharded_dim(a) for a in self.axes}
+        if self.dim is not None:
+            if self.dim not in array.dim_names:
+                raise self._fail(
+                    array,
+                    f"it has no dim {self.dim}",
+                    f"move the axes onto one of its dims: {', '.join(array.dim_names)}",
+                )
+            return self.dim
+        candidates = [d for d in array.dim_names if d not in sources]
+        if len(candidates) == 1:
+            return candidates[0]
+        raise self._fail(
+            array,
+            "it does not say which dim receives the axes",
+            "name it after the axes: "
+            + " or ".join(f"AllToAll_{{{format_axes(self.axes).strip('{}')},{d}}}" for d in candidates or ["J"]),
+        )
+
+    def apply(self, array: Array) -> Array:
+        if not self.axes:
+            raise self._fail(array, "no mesh axis is named", "write AllToAll_{X,J}(...)")
+        for a in self.axes:
+            if a in array.unreduced:
+                raise self._fail(
+                    array,
+                    f"it is unreduced over {a}",
+                    f"sum the partial sums first (ReduceScatter_{{{a},<dim>}} shards the result directly)",
+                )
+            if array.sharded_dim(a) is None:
+                raise self._fail(
+                    array,
+                    f"it is not sharded along {a}",
+                    "an AllToAll moves an existing sharding; a replicated axis can shard a dim "
+                    "by slicing, with no communication",
+                )
+        target = self.target(array)
+        for a in self.axes:
+            if array.sharded_dim(a) == target:
+                raise self._fail(
+                    array,
+                    f"{a} already shards {target}",
+                    "move the axis to a different dim",
+                )
+        gone = set(self.axes)
+        dims = []
+        for d in array.dims:
+            kept = tuple(x for x in d.axes if x not in gone)
+            dims.append(Dim(d.name, kept + self.axes if d.name == target else kept))
+        return array.with_dims(dims)
+
+    notes = AllGather.notes
+
+    def volume(self, before: Placement, after: Placement) -> sympy.Expr:
+        return before.bytes_per_device * before.mesh.group_size(self.axes)
+
+    def bandwidth_time(self, links, volume, model):
+        return all_to_all_time(links, volume, model)
+
+    def hops(self, links, model):
+        return all_to_all_hops(links, model)
+
+
+@dataclass(frozen=True, slots=True)
+class CollectivePermute(Collective):
+    """``CollectivePermute_X``: every device sends its block to the next one along X (JAX's ``ppermute``).
+
+    The sharding is unchanged; which block sits where shifts by one.
+    """
+
+    kind: ClassVar[str] = "CollectivePermute"
+
+    def apply(self, array: Array) -> Array:
+        if len(self.axes) != 1:
+            raise self._fail(
+                array,
+                f"a permute runs along exactly one axis, not {len(self.axes)}",
+                "write CollectivePermute_X(...)",
+            )
+        return array
+
+    def volume(self, before: Placement, after: Placement) -> sympy.Expr:
+        return before.bytes_per_device
+
+    def bandwidth_time(self, links, volume, model):
+        return permute_time(links[0], volume, model)
+
+    def hops(self, links, model):
+        return permute_hops(links[0], model)
+
+
+_KINDS: dict[str, type[Collective]] = {
+    c.kind: c for c in (AllGather, ReduceScatter, AllReduce, AllToAll, CollectivePermute)
+}
+
+# -- applied collectives -----------------------------------------------------------------
+
+_BANDWIDTH = {Fabric.ICI: W_ici, Fabric.NVLINK: W_nvlink, Fabric.DCN: W_dcn}
+
+
+@dataclass(frozen=True, slots=True)
+class CollectiveExpr:
+    """A collective applied to an array: ``AllGather_X(A[I_X, J]) -> A[I, J]``.
+
+    Building one checks that the collective fits (``CollectiveError`` otherwise).
+    """
+
+    op: Collective
+    operand: Array
+
+    def __post_init__(self) -> None:
+        if isinstance(self.op, AllReduce):
+            object.__setattr__(self, "op", self.op.resolved(self.operand))
+        self.output  # noqa: B018 - validate now
+
+    @property
+    def output(self) -> Array:
+        """The array after the collective."""
+        return self.op.apply(self.operand)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Caveats, e.g. a gather of a non-minor axis leaving rows strided."""
+        return self.op.notes(self.operand)
+
+    def __str__(self) -> str:
+        return f"{self.op}({self.operand}) -> {self.output}"
+
+    def __repr__(self) -> str:
+        return f"parse_collective({str(self)!r})"
+
+    def unicode(self) -> str:
+        """``AllGather_X(A[I_X, J]) → A[I, J]``."""
+        return f"{self.op}({self.operand}) → {self.output}"
+
+    def latex(self) -> str:
+        """``\\text{AllGather}_{X}(\\mathbf{A}[I_{X}, J]) \\rightarrow \\mathbf{A}[I, J]``."""
+        return rf"{self.op.latex()}({self.operand.latex()}) \rightarrow {self.output.latex()}"
+
+    def _repr_latex_(self) -> str:
+        return "$" + self.latex() + "$"
+
+    def cost(
+        self,
+        mesh: Mesh | Mapping[str, object] | str | None = None,
+        shape: ShapeLike = None,
+        *,
+        dtype: str = "bf16",
+        hardware: Hardware | str | None = None,
+        constants: Mapping[sympy.Symbol, object] | None = None,
+        model: str = "book",
+    ) -> CollectiveCost:
+        """What it costs; see :meth:`Collective.cost`."""
+        model = check_model(model)
+        hw = lookup_hardware(hardware) if hardware is not None else None
+        text = str(self)
+        if mesh is None:
+            names = [*self.operand.axes, *sorted(self.operand.unreduced), *self.op.axes]
+            m = Mesh(dict.fromkeys(names), hardware=hw)
+        elif isinstance(mesh, Mesh):
+            m = mesh
+        else:
+            m = Mesh(mesh, hardware=hw)
+        sub_start = len(self.op.kind) + 1
+        sub_span = (sub_start, sub_start + len(self.op.subscript))
+        for a in self.op.axes:
+            m.axis(a, context=text, span=sub_span)
+        dims = self.operand.dim_names
+        sizes = resolve_shape(shape, dims, context=str(self.operand))
+        check_on_mesh(self.operand, m, sizes)
+        out = self.output
+        check_on_mesh(out, m, sizes)
+        before = Placement(self.operand, m, tuple(sizes.items()), _dtype(dtype))
+        after = Placement(out, m, tuple(sizes.items()), before.dtype)
+
+        values: dict[sympy.Symbol, object] = dict(hw.constants(before.dtype)) if hw else {}
+        values.update(constants or {})
+        links = []
+        for a in self.op.axes:
+            ax = m.axis(a)
+            w = _BANDWIDTH[ax.fabric]
+            w = sympy.sympify(values.get(w, w))
+            links.append(Link(ax.size, ax.topology, w / 2 if ax.fabric is Fabric.ICI else w))
+        volume = self.op.volume(before, after)
+        bw = self.op.bandwidth_time(links, volume, model)
+        hops = self.op.hops(links, model)
+        t_hop = sympy.sympify(values.get(T_hop, T_hop))
+        lat = t_hop * hops
+        time = sympy.Max(lat, bw)
+        crossover = None if bw == 0 else sympy.simplify(lat * volume / bw) if not bw.is_number else lat * volume / bw
+
+        assumptions = [f"model {model}: {MODELS[model]}"]
+        for a in self.op.axes:
+            assumptions.append("axis " + m.axis(a).describe())
+        if hw is not None:
+            assumptions.append(f"hardware {hw.label}")
+            if T_hop not in values:
+                assumptions.append(
+                    f"{hw.label} has no hop latency figure (the book gives none): the latency term keeps T_hop; "
+                    "set it with --hw-set T_hop=SECONDS"
+                )
+        assumptions.extend(self.notes)
+        return CollectiveCost(
+            collective=text,
+            model=model,
+            bytes=volume,
+            bytes_in=before.bytes_per_device,
+            bytes_out=after.bytes_per_device,
+            hops=hops,
+            bandwidth_time=bw,
+            latency_time=lat,
+            time=time,
+            crossover_bytes=crossover,
+            assumptions=tuple(assumptions),
+        )
+
+
+def _dtype(name: str) -> str:
+    from .dtypes import canonical_dtype
+
+    return canonical_dtype(name)
+
+
+def parse_collective(text: str) -> CollectiveExpr:
+    """Parse and check a collective such as ``'ReduceScatter_{X,K}(C[I, K]{U_X})'``.
+
+    A stated result (``... -> C[I, K_X]``) must match what the collective produces.
+
+    Raises:
+        NotationError: the text does not parse.
+        CollectiveError: the collective does not fit its operand, or the stated
+            result is not what it produces.
+    """
+    syntax = parse_collective_syntax(text)
+    return _from_syntax(syntax)
+
+
+def _from_syntax(syntax: CollectiveSyntax) -> CollectiveExpr:
+    cls = _KINDS[syntax.kind]
+    axes = syntax.axes or ()
+    op: Collective
+    try:
+        if cls in (ReduceScatter, AllToAll):
+            op = cls(axes, syntax.dim)
+        else:
+            op = cls(axes)
+        expr = CollectiveExpr(op, syntax.operand)
+    except SymshardError as err:
+        raise type(err)(
+            f"{err.message} in '{syntax.text}'" if f"'{syntax.text}'" not in err.message else err.message,
+            text=syntax.text,
+            span=syntax.subscript_span if syntax.subscript_span[1] > syntax.subscript_span[0] else syntax.kind_span,
+            hint=err.hint,
+        ) from None
+    if syntax.stated_output is not None and syntax.stated_output != expr.output:
+        stated = syntax.stated_output
+        if stated.renamed(expr.output.name) == expr.output:
+            return expr  # the result may carry another name
+        raise CollectiveError(
+            f"{op}({syntax.operand}) gives {expr.output}, not {stated}, in '{syntax.text}'",
+            text=syntax.text,
+            span=syntax.output_span,
+            hint=f"write -> {expr.output}, or pick the collective that produces {stated}",
+        )
+    return expr

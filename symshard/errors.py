@@ -1,0 +1,182 @@
+"""The exceptions symshard raises, all rooted at :class:`SymshardError`.
+
+Every error a user can provoke with bad input is a subclass of one root, so a
+caller can catch everything symshard rejects with one ``except`` clause, and each
+subclass also inherits the built-in exception it refines (``ValueError`` or
+``LookupError``), so generic code keeps working.
+
+A message states the rule that was broken, quotes the offending text, points at
+the spot and offers a fix::
+
+    mesh axis X shards both I and J in 'A[I_X, J_X]'
+      A[I_X, J_X]
+              ^
+    hint: a mesh axis can shard at most one dimension; AllGather one of them first
+
+The tree::
+
+    SymshardError
+    ├── NotationError (ValueError)       text that does not parse
+    ├── ShardingError (ValueError)       a sharding that breaks a rule
+    │   └── DivisibilityError            a dim size its shards do not divide
+    ├── MeshError (ValueError)           a malformed mesh
+    │   └── UnknownAxisError (LookupError)  an axis the mesh lacks
+    ├── ShapeError (ValueError)          bad dim sizes
+    ├── CollectiveError (ValueError)     a collective that does not fit its input
+    ├── HardwareError (ValueError)       bad hardware constants
+    │   └── UnknownHardwareError (LookupError)
+    ├── UnknownDtypeError (LookupError)
+    ├── UnknownModelError (LookupError)  a cost model other than book / ring
+    ├── PlanError (ValueError)           a matmul request that cannot be met
+    └── UsageError (ValueError)          a command line the CLI cannot read
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CollectiveError",
+    "DivisibilityError",
+    "HardwareError",
+    "MeshError",
+    "NotationError",
+    "PlanError",
+    "ShapeError",
+    "ShardingError",
+    "SymshardError",
+    "UnknownAxisError",
+    "UnknownDtypeError",
+    "UnknownHardwareError",
+    "UnknownModelError",
+    "UsageError",
+    "did_you_mean",
+]
+
+
+class SymshardError(Exception):
+    """Root of every error symshard raises on bad input.
+
+    Args:
+        message: the rule that was broken, quoting the offending text.
+        text: the input the message is about, shown under the message.
+        span: ``(start, end)`` offsets into ``text`` to underline.
+        hint: how to fix it.
+
+    Examples:
+        >>> err = SymshardError("bad dim", text="A[I_, J]", span=(2, 4), hint="name an axis")
+        >>> print(err)
+        bad dim
+          A[I_, J]
+            ^^
+        hint: name an axis
+        >>> err.one_line()
+        "bad dim (at column 3 of 'A[I_, J]'); hint: name an axis"
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        text: str | None = None,
+        span: tuple[int, int] | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.text = text
+        self.span = span
+        self.hint = hint
+
+    def __str__(self) -> str:
+        lines = [self.message]
+        if self.text is not None and self.span is not None:
+            shown = "".join(" " if ch in "\t\r\n" else ch for ch in self.text)
+            start, end = self.span
+            start = max(0, min(start, len(shown)))
+            width = max(1, end - start)
+            lines.append("  " + shown)
+            lines.append("  " + " " * start + "^" * width)
+        if self.hint:
+            lines.append("hint: " + self.hint)
+        return "\n".join(lines)
+
+    def one_line(self) -> str:
+        """The message, position and hint on a single line (what the CLI prints)."""
+        line = self.message
+        if self.text is not None and self.span is not None:
+            if f"'{self.text}'" in line:
+                line += f" (at column {self.span[0] + 1})"
+            else:
+                line += f" (at column {self.span[0] + 1} of '{self.text}')"
+        if self.hint:
+            line += "; hint: " + self.hint
+        return line.replace("\n", " ")
+
+
+class NotationError(SymshardError, ValueError):
+    """Text that does not parse as an array, collective, mesh or shape."""
+
+
+class ShardingError(SymshardError, ValueError):
+    """A well-formed sharding that breaks a rule, e.g. ``A[I_X, J_X]``."""
+
+
+class DivisibilityError(ShardingError):
+    """A dim whose size is not a multiple of the number of shards it is split into."""
+
+
+class MeshError(SymshardError, ValueError):
+    """A malformed mesh: a repeated axis, a size that is not a positive integer, ..."""
+
+
+class UnknownAxisError(MeshError, LookupError):
+    """An array or collective names a mesh axis that the mesh does not have."""
+
+
+class ShapeError(SymshardError, ValueError):
+    """Bad dim sizes: not positive integers, or sizes for dims the array lacks."""
+
+
+class CollectiveError(SymshardError, ValueError):
+    """A collective applied to an array it does not fit, e.g. AllGather_X of ``A[I_Y]``."""
+
+
+class HardwareError(SymshardError, ValueError):
+    """Bad hardware constants (a negative bandwidth, an unknown constant name, ...)."""
+
+
+class UnknownHardwareError(HardwareError, LookupError):
+    """A chip name that is not in the preset catalogue."""
+
+
+class UnknownDtypeError(SymshardError, LookupError):
+    """A dtype name symshard does not know the size of."""
+
+
+class UnknownModelError(SymshardError, LookupError):
+    """A collective cost model other than ``book`` and ``ring``."""
+
+
+class PlanError(SymshardError, ValueError):
+    """A matmul or resharding request that no strategy can satisfy."""
+
+
+class UsageError(SymshardError, ValueError):
+    """A command line the ``symshard`` CLI cannot read (unknown option, missing argument)."""
+
+
+def did_you_mean(word: str, options: list[str] | tuple[str, ...]) -> str:
+    """A hint fragment naming the closest options to ``word`` (or all of them).
+
+    Examples:
+        >>> did_you_mean("tpu-v5", ["tpu-v5e", "tpu-v5p", "h100"])
+        "did you mean 'tpu-v5e' or 'tpu-v5p'?"
+    """
+    import difflib
+
+    close = difflib.get_close_matches(word, list(options), n=3, cutoff=0.6)
+    if not close:
+        close = difflib.get_close_matches(word.lower(), [o.lower() for o in options], n=3)
+        close = [o for o in options if o.lower() in close]
+    if close:
+        return "did you mean " + " or ".join(f"'{c}'" for c in sorted(close)) + "?"
+    return "choose one of " + ", ".join(f"'{o}'" for o in sorted(options))

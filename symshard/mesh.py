@@ -1,0 +1,290 @@
+"""The device mesh: named axes, their sizes (numbers or symbols) and their wiring.
+
+``Mesh({"X": 8, "Y": 2})`` is the book's ``Mesh({'X': 8, 'Y': 2})``. Each axis
+also records its :class:`~symshard.topology.Topology` and
+:class:`~symshard.topology.Fabric`; they default to a two-way wraparound ring of
+ICI links, the book's default, and follow the chip's rules when a hardware
+preset is named (a 4-wide TPU v5e axis has no wraparound, an 8-GPU axis is an
+NVLink switch). A size left out (``Mesh("X, Y")``) is the symbol ``|X|``.
+
+Examples:
+    >>> m = Mesh({"X": 8, "Y": 4}, hardware="tpu-v5e")
+    >>> m.size("Y"), m.axis("Y").topology.value, m.devices
+    (4, 'line', 32)
+    >>> str(Mesh("X, Y=2")), str(Mesh("X=8,Y=2").symbolic())
+    ('X,Y=2', 'X,Y')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import sympy
+
+from .arrays import check_axis_name
+from .errors import MeshError, NotationError, UnknownAxisError, did_you_mean
+from .notation import parse_size_value, parse_sizes
+from .symbols import axis as axis_symbol
+from .topology import Fabric, Topology
+
+if TYPE_CHECKING:
+    from .hardware import Hardware
+
+__all__ = ["Mesh", "MeshAxis"]
+
+
+@dataclass(frozen=True, slots=True)
+class MeshAxis:
+    """One named mesh axis: size, topology, fabric and why it is wired that way."""
+
+    name: str
+    size: sympy.Expr
+    topology: Topology = Topology.RING
+    fabric: Fabric = Fabric.ICI
+    note: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        try:
+            check_axis_name(self.name)
+        except NotationError as err:
+            raise MeshError(err.message, hint=err.hint) from None
+        object.__setattr__(self, "size", _size(self.size, self.name))
+        object.__setattr__(self, "topology", Topology.parse(self.topology))
+        object.__setattr__(self, "fabric", Fabric.parse(self.fabric))
+
+    @property
+    def symbol(self) -> sympy.Symbol:
+        """The symbol ``|X|`` for this axis's size."""
+        return axis_symbol(self.name)
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.size}"
+
+    def describe(self) -> str:
+        """``'Y=4 (line without wraparound, ici: TPU v5e wraps only axes of 16)'``."""
+        why = f": {self.note}" if self.note else ""
+        return f"{self.name}={self.size} ({self.topology.describe}, {self.fabric.value}{why})"
+
+
+def _size(value: object, name: str) -> sympy.Expr:
+    if value is None or (isinstance(value, str) and value.strip() in ("?", "", name)):
+        return axis_symbol(name)
+    if isinstance(value, sympy.Basic):
+        expr = value
+    elif isinstance(value, bool) or not isinstance(value, (int, str)):
+        if isinstance(value, float) and value.is_integer():
+            expr = sympy.Integer(int(value))
+        else:
+            raise MeshError(
+                f"mesh axis {name} has size {value!r}, which is not a positive integer",
+                hint=f"give whole numbers of devices, e.g. {name}=4",
+            )
+    else:
+        try:
+            expr = sympy.Integer(int(str(value).strip()))
+        except ValueError:
+            raise MeshError(
+                f"mesh axis {name} has size {value!r}, which is not a positive integer",
+                hint=f"give whole numbers of devices, e.g. {name}=4 (or {name}=? for a symbol)",
+            ) from None
+    if expr.is_number and not (expr.is_integer and expr.is_positive):
+        raise MeshError(
+            f"mesh axis {name} has size {value!r}, which is not a positive integer",
+            hint=f"give whole numbers of devices, e.g. {name}=4",
+        )
+    if not expr.is_number and not (expr.is_positive and expr.is_integer):
+        raise MeshError(
+            f"mesh axis {name} has symbolic size {expr}, which is not declared a positive integer",
+            hint="use symshard.symbols.axis(name) for symbolic axis sizes",
+        )
+    return expr
+
+
+@dataclass(frozen=True, init=False, slots=True)
+class Mesh:
+    """A device mesh: an ordered tuple of :class:`MeshAxis`.
+
+    Args:
+        axes: ``{"X": 8, "Y": 2}``, the text ``"X=8,Y=2"`` (``"X,Y"`` for symbolic
+            sizes), or :class:`MeshAxis` objects.
+        topology: one topology for every axis, or a mapping axis name → topology;
+            overrides what ``hardware`` implies.
+        fabric: one fabric for every axis, or a mapping axis name → fabric.
+        hardware: a :class:`~symshard.hardware.Hardware` or preset name whose
+            wiring rules pick each axis's topology and fabric.
+
+    Raises:
+        MeshError: a repeated axis, a size that is not a positive integer, an
+            unknown topology, or an override for an axis the mesh lacks.
+    """
+
+    axes: tuple[MeshAxis, ...]
+
+    def __init__(
+        self,
+        axes: Mapping[str, object] | str | Iterable[MeshAxis] | Mesh,
+        *,
+        topology: Mapping[str, object] | str | Topology | None = None,
+        fabric: Mapping[str, object] | str | Fabric | None = None,
+        hardware: Hardware | str | None = None,
+    ) -> None:
+        if isinstance(axes, Mesh):
+            built = list(axes.axes)
+        elif isinstance(axes, str):
+            built = _parse_mesh_text(axes)
+        elif isinstance(axes, Mapping):
+            built = [MeshAxis(str(n), s) for n, s in axes.items()]
+        else:
+            built = []
+            for a in axes:
+                if not isinstance(a, MeshAxis):
+                    raise MeshError(
+                        f"cannot read {a!r} as a mesh axis",
+                        hint="pass a mapping like {'X': 8, 'Y': 2} or the text 'X=8,Y=2'",
+                    )
+                built.append(a)
+        names = [a.name for a in built]
+        for i, n in enumerate(names):
+            if n in names[:i]:
+                raise MeshError(f"mesh axis {n} is given twice", hint="name each mesh axis once")
+        if hardware is not None:
+            from .hardware import hardware as lookup
+
+            hw = lookup(hardware)
+            wiring = hw.wiring_for({a.name: a.size for a in built})
+            built = [MeshAxis(a.name, a.size, wiring[a.name][0], wiring[a.name][1], wiring[a.name][2]) for a in built]
+        built = _override(built, topology, "topology")
+        built = _override(built, fabric, "fabric")
+        object.__setattr__(self, "axes", tuple(built))
+
+    # -- reading ---------------------------------------------------------------------
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Axis names in mesh order."""
+        return tuple(a.name for a in self.axes)
+
+    @property
+    def sizes(self) -> dict[str, sympy.Expr]:
+        """Axis name → size."""
+        return {a.name: a.size for a in self.axes}
+
+    @property
+    def devices(self) -> sympy.Expr:
+        """The number of devices: the product of the axis sizes."""
+        return sympy.prod([a.size for a in self.axes])
+
+    @property
+    def is_numeric(self) -> bool:
+        """Whether every axis size is a number."""
+        return all(a.size.is_number for a in self.axes)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.names
+
+    def __iter__(self) -> Iterator[MeshAxis]:
+        return iter(self.axes)
+
+    def __len__(self) -> int:
+        return len(self.axes)
+
+    def axis(self, name: str, *, context: str | None = None, span: tuple[int, int] | None = None) -> MeshAxis:
+        """The axis called ``name``.
+
+        Args:
+            context: the text (an array, a collective) that named the axis, quoted in errors.
+            span: where in ``context`` the axis name stands.
+
+        Raises:
+            UnknownAxisError: the mesh has no such axis.
+        """
+        for a in self.axes:
+            if a.name == name:
+                return a
+        where = f" in '{context}'" if context else ""
+        raise UnknownAxisError(
+            f"mesh axis {name}{where} is not in the mesh {self}",
+            text=context,
+            span=span,
+            hint=f"the mesh has axes {', '.join(self.names)}; add {name} to the mesh "
+            f"(e.g. --mesh {self},{name}=2) or {did_you_mean(name, list(self.names))}",
+        )
+
+    def size(self, name: str) -> sympy.Expr:
+        """The size of axis ``name`` (a number or the symbol ``|name|``)."""
+        return self.axis(name).size
+
+    def group_size(self, names: Iterable[str]) -> sympy.Expr:
+        """The product of the sizes of ``names``: how many devices the axes span together."""
+        return sympy.prod([self.size(n) for n in names])
+
+    # -- variants ------------------------------------------------------------------------
+
+    def symbolic(self) -> Mesh:
+        """The same mesh and wiring with every size replaced by its symbol ``|X|``."""
+        return Mesh([MeshAxis(a.name, a.symbol, a.topology, a.fabric, a.note) for a in self.axes])
+
+    def with_topology(self, **topologies: object) -> Mesh:
+        """A copy with some axes rewired, e.g. ``mesh.with_topology(Y="ring")``."""
+        return Mesh(self, topology=topologies)
+
+    # -- printing -----------------------------------------------------------------------
+
+    def __str__(self) -> str:
+        return ",".join(str(a) if a.size.is_number else a.name for a in self.axes)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{a.name!r}: {a.size}" if a.size.is_number else f"{a.name!r}: None" for a in self.axes)
+        wiring = {a.name: a.topology.value for a in self.axes if a.topology is not Topology.RING}
+        extra = f", topology={wiring!r}" if wiring else ""
+        fabrics = {a.name: a.fabric.value for a in self.axes if a.fabric is not Fabric.ICI}
+        extra += f", fabric={fabrics!r}" if fabrics else ""
+        return f"Mesh({{{inner}}}{extra})"
+
+    def describe(self) -> list[str]:
+        """One line per axis with its wiring and the reason for it."""
+        return [a.describe() for a in self.axes]
+
+
+def _override(built: list[MeshAxis], value: object, what: str) -> list[MeshAxis]:
+    if value is None:
+        return built
+    names = [a.name for a in built]
+    if isinstance(value, Mapping):
+        for n in value:
+            if n not in names:
+                raise UnknownAxisError(
+                    f"{what} given for axis {n}, which is not in the mesh",
+                    hint=f"the mesh has axes {', '.join(names)}",
+                )
+        per_axis = dict(value)
+    else:
+        per_axis = {n: value for n in names}
+    out = []
+    for a in built:
+        if a.name not in per_axis:
+            out.append(a)
+            continue
+        if what == "topology":
+            out.append(MeshAxis(a.name, a.size, Topology.parse(per_axis[a.name]), a.fabric, "set by the user"))
+        else:
+            out.append(MeshAxis(a.name, a.size, a.topology, Fabric.parse(per_axis[a.name]), "set by the user"))
+    return out
+
+
+def _parse_mesh_text(text: str) -> list[MeshAxis]:
+    axes = []
+    try:
+        entries = parse_sizes(text, what="mesh")
+    except NotationError as err:
+        raise MeshError(err.message, text=err.text, span=err.span, hint=err.hint) from None
+    for name, value, span in entries:
+        try:
+            check_axis_name(name, text=text, span=span)
+            size = parse_size_value(value, name=name, text=text, span=span, what="mesh")
+        except NotationError as err:
+            raise MeshError(err.message, text=err.text, span=err.span, hint=err.hint) from None
+        axes.append(MeshAxis(name, axis_symbol(name) if size is None else size))
+    return axes

@@ -1,0 +1,32 @@
+"""One entry point for any notation string: :func:`parse`.
+
+The grammar lives in :mod:`symshard.notation`; this module only decides what a
+string is (an array or a collective) and returns the matching checked value.
+
+Examples:
+    >>> parse("A[I_{XY}, J] \\\\{U_Z\\\\}")
+    Array.parse('A[I_XY, J]{U_Z}')
+    >>> parse("AllToAll_{X,J}(A[I_X, J])")
+    parse_collective('AllToAll_{X,J}(A[I_X, J]) -> A[I, J_X]')
+"""
+
+from __future__ import annotations
+
+from .arrays import Array
+from .collectives import CollectiveExpr, parse_collective
+from .notation import classify, parse_array
+
+__all__ = ["parse"]
+
+
+def parse(text: str) -> Array | CollectiveExpr:
+    """Parse an array (``'A[I_X, J]'``) or a collective (``'AllGather_X(A[I_X, J])'``).
+
+    Raises:
+        NotationError: the text does not parse.
+        ShardingError: an array that breaks a sharding rule.
+        CollectiveError: a collective that does not fit its operand.
+    """
+    if classify(text) == "collective":
+        return parse_collective(text)
+    return parse_array(text)

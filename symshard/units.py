@@ -1,0 +1,116 @@
+"""Numbers for people: seconds in µs or ms, bytes with binary units, FLOPs in GFLOP.
+
+Formatting happens at the edge (the CLI, reports, problem text); the algebra
+keeps exact SymPy values. Three significant figures unless asked otherwise.
+
+Examples:
+    >>> format_seconds(5.592405e-4), format_seconds(3e-6), format_seconds(2.5)
+    ('559 µs', '3 µs', '2.5 s')
+    >>> format_bytes(1048576), format_bytes(16384), format_bytes(100)
+    ('1,048,576 B (1 MiB)', '16,384 B (16 KiB)', '100 B')
+    >>> format_flops(2 * 1024**3)
+    '2.15 GFLOP'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy
+
+__all__ = [
+    "format_bytes",
+    "format_flops",
+    "format_number",
+    "format_seconds",
+    "format_seconds_expr",
+    "json_value",
+    "pretty",
+    "sig",
+]
+
+
+def sig(x: float, digits: int = 3) -> str:
+    """``x`` with ``digits`` significant figures, without trailing zeros (``'559'``, ``'2.18'``)."""
+    if x == 0:
+        return "0"
+    text = f"{x:.{digits}g}"
+    if "e" in text:
+        mant, exp = text.split("e")
+        return f"{mant}e{int(exp)}"
+    return text
+
+
+def format_seconds(seconds: Any, digits: int = 3) -> str:
+    """Seconds in the largest unit that keeps the number ≥ 1: s, ms, µs or ns."""
+    x = float(seconds)
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
+        if abs(x) >= scale or unit == "ns":
+            return f"{sig(x / scale, digits)} {unit}"
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def format_bytes(n: object, digits: int = 3) -> str:
+    """Bytes exactly, with a binary unit beside them from 1 KiB up."""
+    value = sympy.sympify(n)
+    exact = f"{int(value):,} B" if value.is_integer else f"{float(value):,.1f} B"
+    x = float(value)
+    for power, unit in ((4, "TiB"), (3, "GiB"), (2, "MiB"), (1, "KiB")):
+        if x >= 1024**power:
+            return f"{exact} ({sig(x / 1024**power, digits)} {unit})"
+    return exact
+
+
+def format_flops(flops: Any, digits: int = 3) -> str:
+    """FLOPs with a decimal prefix: FLOP, MFLOP, GFLOP, TFLOP, PFLOP."""
+    x = float(flops)
+    for power, unit in ((15, "PFLOP"), (12, "TFLOP"), (9, "GFLOP"), (6, "MFLOP")):
+        if abs(x) >= 10**power:
+            return f"{sig(x / 10**power, digits)} {unit}"
+    return f"{sig(x, digits)} FLOP"
+
+
+def format_number(x: object, digits: int = 3) -> str:
+    """An integer below a million with thousands separators, anything else to ``digits`` figures.
+
+    Examples:
+        >>> format_number(16384), format_number(4.5e10), format_number(sympy.Rational(1, 3))
+        ('16,384', '4.5e10', '0.333')
+    """
+    value = sympy.sympify(x)
+    if value.is_Integer and abs(value) < 10**6:
+        return f"{int(value):,}"
+    if value.is_number:
+        return sig(float(value), digits)
+    return str(value)
+
+
+def format_seconds_expr(expr: object) -> str:
+    """A time that may still hold symbols: numbers in seconds units, ``max(291 ns, 3·T_hop)``."""
+    value = sympy.sympify(expr)
+    if value.is_number:
+        return format_seconds(value)
+    if isinstance(value, (sympy.Max, sympy.Min)):
+        name = "max" if isinstance(value, sympy.Max) else "min"
+        parts = sorted((format_seconds_expr(a) for a in value.args), key=lambda t: (not t[0].isdigit(), t))
+        return f"{name}({', '.join(parts)})"
+    fractions = {r: sympy.Float(r, 4) for r in value.atoms(sympy.Rational) if not r.is_Integer}
+    return pretty(value.xreplace(fractions))
+
+
+def json_value(x: object) -> object:
+    """A JSON-ready value: int for exact integers, float for other numbers, text for expressions."""
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return x
+    value = sympy.sympify(x)
+    if value.is_Integer:
+        return int(value)
+    if value.is_number:
+        return float(value)
+    return str(value)
+
+
+def pretty(expr: object) -> str:
+    """An expression for a terminal: ``4·I·J/(W_hbm·|X|·|Y|)``, ``max(...)`` in lower case."""
+    text = sympy.sstr(sympy.sympify(expr))
+    return text.replace("**", "^").replace("*", "·").replace("Max(", "max(").replace("Min(", "min(")
