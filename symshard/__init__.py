@@ -14,8 +14,6 @@ The names below are the public surface; the submodules (``symshard.symbols``,
 ``symshard.costmodels``, ``symshard.errors``, ...) hold the rest.
 """
 
-from __future__ import annotations
-
 from .arrays import Array, Dim
 from .collectives import AllGather, AllReduce, AllToAll, CollectivePermute, ReduceScatter
 from .errors import SymshardError

@@ -71,8 +71,10 @@ def format_axes(axes: Iterable[str]) -> str:
 def latex_axes(axes: Iterable[str]) -> str:
     """Axes as a LaTeX subscript body: ``XY`` or ``\\mathrm{data},\\mathrm{model}``."""
     axes = tuple(axes)
-    if all(len(a) == 1 for a in axes):
+    if all(len(a) == 1 and a.isupper() for a in axes):
         return "".join(axes)
+    if all(len(a) == 1 for a in axes):
+        return ",".join(axes)  # I_{x,y}: a lower-case run in braces would read as one name
     return ",".join(r"\mathrm{" + a.replace("_", r"\_") + "}" for a in axes)
 
 

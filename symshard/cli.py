@@ -266,6 +266,47 @@ def _hardware(args: argparse.Namespace) -> tuple[str, dict]:
     return _table(rows), {"hardware": presets}
 
 
+# -- book -----------------------------------------------------------------------------------------
+
+
+def _book(args: argparse.Namespace) -> tuple[str, dict]:
+    from .worked import worked_answers
+
+    answers = worked_answers()
+    data = {
+        "answers": [
+            {
+                "key": a.key,
+                "source": a.source,
+                "question": a.question,
+                "value": json_value(a.value),
+                "unit": a.unit,
+                "shown": a.shown,
+                "book": a.book,
+                "agrees": a.agrees,
+                "note": a.note,
+            }
+            for a in answers
+        ],
+        "agree": sum(a.agrees for a in answers),
+        "total": len(answers),
+    }
+    lines = ["The chapter's worked answers, recomputed by symshard (book model)", ""]
+    source = None
+    for a in answers:
+        if a.source != source:
+            source = a.source
+            lines.append(source)
+        mark = "ok" if a.agrees else "DIFFERS"
+        lines.append(f"  {a.question}")
+        lines.append(f"      symshard {a.shown:<24} book {a.book:<14} {mark}")
+        if a.note:
+            lines.append(f"      ({a.note})")
+    lines.append("")
+    lines.append(f"{data['agree']} of {data['total']} agree with the book within its rounding.")
+    return "\n".join(lines), data
+
+
 # -- the parser ---------------------------------------------------------------------------------
 
 
@@ -287,6 +328,10 @@ def _parser() -> argparse.ArgumentParser:
     _add_sizes(p)
     p.add_argument("--model", default="book", help="collective cost model: book (default) or ring")
     p.set_defaults(run=_collective)
+
+    p = sub.add_parser("book", help="the chapter's worked answers, recomputed")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=_book)
 
     p = sub.add_parser("hardware", help="the hardware presets and their sources")
     p.add_argument("name", nargs="?", help="one preset to show in full")
