@@ -29,7 +29,7 @@ from .hardware import HARDWARE, Hardware, hardware
 from .mesh import Mesh
 from .notation import parse_array, parse_sizes
 from .placement import place
-from .symbols import W_ici, latex
+from .symbols import C, T_hop, W_ici, latex
 from .units import format_bytes, format_number, format_seconds, format_seconds_expr, json_value, pretty
 
 __all__ = ["main"]
@@ -204,8 +204,10 @@ def _collective(args: argparse.Namespace) -> tuple[str, dict]:
 def _chip_summary(chip: Hardware | None) -> str | None:
     if chip is None:
         return None
-    consts = ", ".join(f"{k} = {format_number(v)}" for k, v in chip.constants().items() if str(k) != "C")
-    return f"{chip.label} ({consts})"
+    shown = [
+        f"{k} = {format_seconds(v) if k == T_hop else format_number(v)}" for k, v in chip.constants().items() if k != C
+    ]
+    return f"{chip.label} ({', '.join(shown)})"
 
 
 def _collective_text(expr, mesh: Mesh, cost: CollectiveCost, sym: CollectiveCost, chip: str | None) -> str:

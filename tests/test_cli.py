@@ -188,3 +188,22 @@ def test_python_dash_m():
         check=True,
     )
     assert json.loads(ok.stdout)["output"] == "A[I]"
+
+
+def test_readme_console_examples_are_current(capsys):
+    import shlex
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    block = readme.split("```console\n", 1)[1].split("```", 1)[0]
+    checked = 0
+    for chunk in block.split("\n\n"):
+        lines = chunk.strip("\n").splitlines()
+        if not lines or not lines[0].startswith("$ symshard ") or any(x.startswith("$") for x in lines[1:]):
+            continue  # only a command followed by its output is compared
+        argv = shlex.split(lines[0][len("$ symshard ") :])
+        code, out, _ = run(capsys, *argv)
+        assert code == 0
+        assert out.rstrip("\n").splitlines() == lines[1:]
+        checked += 1
+    assert checked >= 1
