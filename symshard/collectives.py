@@ -626,7 +626,7 @@ class CollectiveExpr:
         hops = self.op.hops(links, model)
         t_hop = sympy.sympify(values.get(T_hop, T_hop))
         lat = t_hop * hops
-        time = sympy.Max(lat, bw)
+        time = (lat if lat > bw else bw) if lat.is_number and bw.is_number else sympy.Max(lat, bw)
         crossover = None if bw == 0 else sympy.simplify(lat * volume / bw) if not bw.is_number else lat * volume / bw
 
         assumptions = [f"model {model}: {MODELS[model]}"]
