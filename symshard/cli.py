@@ -95,6 +95,8 @@ def _equation(symbolic: object, numeric: object, fmt) -> str:
     """``formula = number`` when they differ, else just one of them."""
     sym = pretty(symbolic)
     value = sympy.sympify(numeric)
+    if value == sympy.sympify(symbolic):
+        return sym
     if not value.is_number:
         shown = format_seconds_expr(value) if fmt is format_seconds else pretty(value)
         return sym if shown == sym else f"{sym} = {shown}"

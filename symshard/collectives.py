@@ -15,8 +15,10 @@ collective             example                            effect
 =====================  =================================  =====================
 
 Axes are added at the minor (last) end of a dim's sharding and should be removed
-from there: gathering the major axis of ``I_XY`` leaves each device's rows
-strided, which the result records as a note.
+from there: gathering the major axis X of ``I_XY`` leaves each device holding
+every ``|Y|``-th block of I rather than the contiguous block ``I_Y`` names (the
+book's ``A[I_XY, J] -> A[I_Y, J]`` holds only up to a global permutation of I),
+which the result records as a note.
 
 :meth:`Collective.cost` prices a collective on a mesh with sizes, a dtype and
 optionally a chip, under the ``book`` or ``ring`` model of
@@ -306,10 +308,13 @@ class AllGather(Collective):
             kept = [x for x in d.axes if x not in self.axes]
             removed = [x for x in d.axes if x in self.axes]
             if removed and kept and d.axes[: len(kept)] != tuple(kept):
+                rest = format_axes(kept)
                 out.append(
-                    f"{','.join(removed)} is not the minor-most axis of {d}: after the gather each device's "
-                    f"{d.name} rows are strided, i.e. the result equals the stated sharding up to a local "
-                    f"reordering of {d.name}"
+                    f"{','.join(removed)} is not the minor-most axis of {d}: after this collective each device "
+                    f"holds every {'·'.join(f'|{k}|' for k in kept)}-th block of {d.name}, not the contiguous "
+                    f"block {d.name}_{rest} names; the result is {d.name}_{rest} only after a global permutation "
+                    f"of {d.name} (the same on every device). Move the minor-most axis first, or write "
+                    f"{d.name}_{format_axes((*kept, *removed))}, for contiguous blocks"
                 )
         return tuple(out)
 

@@ -103,7 +103,9 @@ def test_collective_symbolic_and_gpu(capsys):
     gpu = run_json(capsys, "collective", "AllGather_X(A[I_X])", "--mesh", "X=8", "--shape", "I=4096", "--hw", "h100")
     assert isinstance(gpu["bandwidth_time_s"], float)
     assert "T_hop" in gpu["time_s"]  # the book gives no GPU hop latency
-    code, out, _ = run(capsys, "collective", "AllGather_X(A[I_X])", "--mesh", "X=8", "--shape", "I=4096", "--hw", "h100")
+    code, out, _ = run(
+        capsys, "collective", "AllGather_X(A[I_X])", "--mesh", "X=8", "--shape", "I=4096", "--hw", "h100"
+    )
     assert code == 0 and "--hw-set T_hop=SECONDS" in out
     timed = run_json(
         capsys, "collective", "AllGather_X(A[I_X])", "--mesh", "X=8", "--shape", "I=4096", "--hw", "h100",

@@ -11,20 +11,20 @@ from symshard.mesh import Mesh
 from symshard.placement import place, resolve_shape
 from symshard.symbols import W_hbm, axis, dim
 
-I, J, K = dim("I"), dim("J"), dim("K")
+I_, J, K = dim("I"), dim("J"), dim("K")
 X, Y, Z = axis("X"), axis("Y"), axis("Z")
 
 
 @pytest.mark.parametrize(
     ("array", "local"),
     [
-        ("A[I, J]", (I, J)),  # fully replicated
-        ("A[I_X, J]", (I / X, J)),
-        ("A[I_X, J_Y]", (I / X, J / Y)),
-        ("A[I_XY, J]", (I / (X * Y), J)),
-        ("A[I_YX, J]", (I / (X * Y), J)),
-        ("A[I, J]{U_X}", (I, J)),  # partial sums are full-size
-        ("A[I_Z, J, K_X]", (I / Z, J, K / X)),
+        ("A[I, J]", (I_, J)),  # fully replicated
+        ("A[I_X, J]", (I_ / X, J)),
+        ("A[I_X, J_Y]", (I_ / X, J / Y)),
+        ("A[I_XY, J]", (I_ / (X * Y), J)),
+        ("A[I_YX, J]", (I_ / (X * Y), J)),
+        ("A[I, J]{U_X}", (I_, J)),  # partial sums are full-size
+        ("A[I_Z, J, K_X]", (I_ / Z, J, K / X)),
     ],
 )
 def test_symbolic_local_shape(array, local):
