@@ -87,16 +87,16 @@ class SymshardError(Exception):
         self.hint = hint
 
     def __str__(self) -> str:
-        lines = [self.message]
+        lines = [_printable(self.message)]
         if self.text is not None and self.span is not None:
-            shown = "".join(" " if ch in "\t\r\n" else ch for ch in self.text)
+            shown = _printable(self.text)
             start, end = self.span
             start = max(0, min(start, len(shown)))
             width = max(1, end - start)
             lines.append("  " + shown)
             lines.append("  " + " " * start + "^" * width)
         if self.hint:
-            lines.append("hint: " + self.hint)
+            lines.append("hint: " + _printable(self.hint))
         return "\n".join(lines)
 
     def one_line(self) -> str:
@@ -109,7 +109,12 @@ class SymshardError(Exception):
                 line += f" (at column {self.span[0] + 1} of '{self.text}')"
         if self.hint:
             line += "; hint: " + self.hint
-        return line.replace("\n", " ")
+        return _printable(line)
+
+
+def _printable(text: str) -> str:
+    """``text`` with line breaks and other control characters shown as spaces (one char each)."""
+    return "".join(ch if ch.isprintable() else " " for ch in text)
 
 
 class NotationError(SymshardError, ValueError):

@@ -41,19 +41,27 @@ Number: TypeAlias = sympy.Rational
 
 
 def _num(value: object, what: str) -> sympy.Rational:
-    """An exact positive SymPy number from an int, float or string like '4.5e10'."""
-    try:
-        if isinstance(value, float):
-            number = sympy.Rational(repr(value))
-        else:
-            number = sympy.Rational(str(value).strip())
-    except (TypeError, ValueError, SyntaxError):
-        raise HardwareError(
-            f"{what} must be a number, got {value!r}",
-            hint=f"write it like {what}=4.5e10",
-        ) from None
+    """An exact positive SymPy number from an int, float or string like '4.5e10', within 1e-30..1e30."""
+    if isinstance(value, sympy.Rational):
+        number = value
+    else:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        text = repr(value) if isinstance(value, float) else str(value).strip()
+        try:
+            approx = float(text)
+        except (TypeError, ValueError, OverflowError):
+            raise HardwareError(f"{what} must be a number, got {shown}", hint=f"write it like {what}=4.5e10") from None
+        if approx != approx or not 1e-30 <= abs(approx) <= 1e30:
+            raise HardwareError(
+                f"{what} = {shown} is out of range",
+                hint="hardware constants lie between 1e-30 and 1e30 (e.g. 4.5e10 B/s, 1e-6 s)",
+            )
+        try:
+            number = sympy.Rational(text)
+        except (TypeError, ValueError, SyntaxError):
+            raise HardwareError(f"{what} must be a number, got {shown}", hint=f"write it like {what}=4.5e10") from None
     if not number.is_positive:
-        raise HardwareError(f"{what} must be positive, got {value!r}", hint="bandwidths, FLOP/s and latencies are > 0")
+        raise HardwareError(f"{what} must be positive, got {value}", hint="bandwidths, FLOP/s and latencies are > 0")
     return number
 
 

@@ -25,7 +25,7 @@ import sympy
 
 from .arrays import check_axis_name
 from .errors import MeshError, NotationError, UnknownAxisError, did_you_mean
-from .notation import parse_size_value, parse_sizes
+from .notation import MAX_SIZE, parse_size_value, parse_sizes
 from .symbols import axis as axis_symbol
 from .topology import Fabric, Topology
 
@@ -94,6 +94,11 @@ def _size(value: object, name: str) -> sympy.Expr:
             f"mesh axis {name} has size {value!r}, which is not a positive integer",
             hint=f"give whole numbers of devices, e.g. {name}=4",
         )
+    if expr.is_number and expr > MAX_SIZE:
+        raise MeshError(
+            f"mesh axis {name} has {float(expr):.3e} devices, more than {MAX_SIZE:.0e}",
+            hint="check the size for a typo",
+        )
     if not expr.is_number and not (expr.is_positive and expr.is_integer):
         raise MeshError(
             f"mesh axis {name} has symbolic size {expr}, which is not declared a positive integer",
@@ -132,6 +137,11 @@ class Mesh:
     ) -> None:
         if isinstance(axes, Mesh):
             built = list(axes.axes)
+        elif axes is None or isinstance(axes, (int, float, bytes)):
+            raise MeshError(
+                f"cannot read {axes!r} as a mesh",
+                hint="pass a mapping like {'X': 8, 'Y': 2} or the text 'X=8,Y=2'",
+            )
         elif isinstance(axes, str):
             built = _parse_mesh_text(axes)
         elif isinstance(axes, Mapping):
@@ -148,7 +158,8 @@ class Mesh:
         names = [a.name for a in built]
         for i, n in enumerate(names):
             if n in names[:i]:
-                raise MeshError(f"mesh axis {n} is given twice", hint="name each mesh axis once")
+                where = f" in '{axes}'" if isinstance(axes, str) else ""
+                raise MeshError(f"mesh axis {n} is given twice{where}", hint="name each mesh axis once")
         if hardware is not None:
             from .hardware import hardware as lookup
 

@@ -478,7 +478,6 @@ class _Parser:
 # -- public entry points ---------------------------------------------------------------
 
 
-@lru_cache(maxsize=4096)
 def parse_array(text: str) -> Array:
     """Parse one array such as ``'A[I_XY, J]{U_Z}'`` (ASCII or LaTeX).
 
@@ -486,15 +485,28 @@ def parse_array(text: str) -> Array:
         NotationError: the text does not parse.
         ShardingError: it parses but breaks a sharding rule (``A[I_X, J_X]``).
     """
+    if not isinstance(text, str):
+        raise NotationError(f"expected an array as text, got {type(text).__name__}", hint="pass e.g. 'A[I_X, J]'")
+    return _parse_array(text)
+
+
+@lru_cache(maxsize=4096)
+def _parse_array(text: str) -> Array:
     p = _Parser(text)
     array, _ = p.array()
     p.at_end("the array", "one array per string; collectives look like AllGather_X(A[I_X])")
     return array
 
 
-@lru_cache(maxsize=1024)
 def parse_dim(text: str) -> Dim:
     """Parse one dim such as ``'I_XY'`` or ``'B_{data}'``."""
+    if not isinstance(text, str):
+        raise NotationError(f"expected a dim as text, got {type(text).__name__}", hint="pass e.g. 'I_X'")
+    return _parse_dim(text)
+
+
+@lru_cache(maxsize=1024)
+def _parse_dim(text: str) -> Dim:
     p = _Parser(text)
     tok = p.expect("IDENT", "a dim name", "a dim looks like I or I_X")
     axes: tuple[str, ...] = ()
@@ -618,17 +630,18 @@ def parse_sizes(text: str, *, what: str) -> tuple[tuple[str, str, tuple[int, int
                     hint=f"write the {what} as NAME=SIZE pairs separated by commas, e.g. X=8,Y=2",
                 )
             continue
-        m = re.match(r"\s*([A-Za-z][A-Za-z0-9_']*)\s*(?:[=:]\s*(\S.*?))?\s*\Z", part)
+        lead = len(part) - len(part.lstrip())
+        body = part.strip()
+        m = re.match(r"([A-Za-z][A-Za-z0-9_']*)[ \t]*(?:[=:][ \t]*(.+))?\Z", body)
         if m is None:
-            lead = len(part) - len(part.lstrip())
             raise NotationError(
-                f"cannot read '{part.strip()}' in the {what} '{text}'",
+                f"cannot read '{_short(body)}' in the {what} '{_short(text)}'",
                 text=text,
-                span=(start + lead, start + len(part.rstrip())),
+                span=(start + lead, start + lead + len(body)),
                 hint=f"write the {what} as NAME=SIZE pairs separated by commas, e.g. X=8,Y=2",
             )
         value = m.group(2) if m.group(2) is not None else "?"
-        out.append((m.group(1), value, (start + m.start(1), start + m.end(0))))
+        out.append((m.group(1), value, (start + lead, start + lead + len(body))))
     if not out:
         raise NotationError(
             f"the {what} '{text}' is empty",
@@ -639,11 +652,15 @@ def parse_sizes(text: str, *, what: str) -> tuple[tuple[str, str, tuple[int, int
     return tuple(out)
 
 
+MAX_SIZE = 10**18
+"""The largest dim or axis size symshard accepts (far beyond any real array)."""
+
+
 def parse_size_value(value: str, *, name: str, text: str, span: tuple[int, int], what: str) -> int | None:
     """The integer in a size entry (``1024``, ``1_024``, ``2^10``, ``2**10``, ``8e3``), or None for ``?``.
 
     Raises:
-        NotationError: the value is not a positive integer.
+        NotationError: the value is not a positive integer, or is larger than ``MAX_SIZE``.
     """
     v = value.strip()
     if v in ("?", name):
@@ -651,7 +668,7 @@ def parse_size_value(value: str, *, name: str, text: str, span: tuple[int, int],
     n: int | None = None
     try:
         if _INT.match(v):
-            n = int(v.replace("_", ""))
+            n = int(v.replace("_", "")) if len(v) <= 40 else MAX_SIZE + 1
         elif re.fullmatch(r"[0-9]+\s*(\^|\*\*)\s*[0-9]+", v):
             base, exp = re.split(r"\^|\*\*", v)
             if int(exp) <= 64:
@@ -672,7 +689,18 @@ def parse_size_value(value: str, *, name: str, text: str, span: tuple[int, int],
             span=span,
             hint=f"sizes are whole numbers such as {name}=1024 (or {name}=? to keep it symbolic)",
         )
+    if n > MAX_SIZE:
+        raise NotationError(
+            f"{what} entry {name}={_short(value)} is larger than {MAX_SIZE:.0e} in '{_short(text)}'",
+            text=text if len(text) <= 200 else None,
+            span=span,
+            hint="sizes beyond 1e18 are not meaningful here; check for a typo",
+        )
     return n
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def classify(text: str) -> str:

@@ -30,7 +30,7 @@ from .arrays import Array
 from .dtypes import canonical_dtype, dtype_bytes
 from .errors import DivisibilityError, HardwareError, NotationError, ShapeError
 from .mesh import Mesh
-from .notation import parse_array, parse_size_value, parse_sizes
+from .notation import MAX_SIZE, parse_array, parse_size_value, parse_sizes
 from .symbols import W_hbm
 
 if TYPE_CHECKING:
@@ -105,6 +105,8 @@ def _size(value: object, name: str) -> sympy.Expr:
             ) from None
     if expr.is_number and not (expr.is_integer and expr.is_positive):
         raise ShapeError(f"dim {name} has size {value!r}, which is not a positive integer", hint=f"e.g. {name}=1024")
+    if expr.is_number and expr > MAX_SIZE:
+        raise ShapeError(f"dim {name} has size {float(expr):.3e}, more than {MAX_SIZE:.0e}", hint="check the size for a typo")
     if not expr.is_number and not expr.is_positive:
         raise ShapeError(
             f"dim {name} has symbolic size {expr}, which is not declared positive",

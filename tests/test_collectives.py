@@ -167,5 +167,5 @@ def test_apply_errors_from_the_typed_api():
 def test_gathering_a_major_axis_is_noted():
     e = parse_collective("AllGather_X(A[I_XY, J])")
     assert str(e.output) == "A[I_Y, J]"
-    assert e.notes and "strided" in e.notes[0]
+    assert e.notes and "global permutation" in e.notes[0]
     assert not parse_collective("AllGather_Y(A[I_XY, J])").notes
