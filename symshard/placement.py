@@ -106,7 +106,9 @@ def _size(value: object, name: str) -> sympy.Expr:
     if expr.is_number and not (expr.is_integer and expr.is_positive):
         raise ShapeError(f"dim {name} has size {value!r}, which is not a positive integer", hint=f"e.g. {name}=1024")
     if expr.is_number and expr > MAX_SIZE:
-        raise ShapeError(f"dim {name} has size {float(expr):.3e}, more than {MAX_SIZE:.0e}", hint="check the size for a typo")
+        raise ShapeError(
+            f"dim {name} has size {float(expr):.3e}, more than {MAX_SIZE:.0e}", hint="check the size for a typo"
+        )
     if not expr.is_number and not expr.is_positive:
         raise ShapeError(
             f"dim {name} has symbolic size {expr}, which is not declared positive",
