@@ -215,8 +215,8 @@ def worked_answers() -> list[WorkedAnswer]:
         ("question-10-one-way", "one-way-ring", "1/2", 0.5),
     ):
         mesh = Mesh({"X": 8}, topology=topology)
-        ratio = (AllToAll("X", "J").cost("A[I_X, J]", mesh).bandwidth_time
-                 / AllGather("X").cost("A[I_X, J]", mesh).bandwidth_time)  # fmt: skip
+        ratio = (AllToAll(("X",), "J").cost("A[I_X, J]", mesh).bandwidth_time
+                 / AllGather(("X",)).cost("A[I_X, J]", mesh).bandwidth_time)  # fmt: skip
         add(
             WorkedAnswer(
                 key,
