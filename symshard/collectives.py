@@ -62,7 +62,7 @@ from .hardware import hardware as lookup_hardware
 from .mesh import Mesh
 from .notation import CollectiveSyntax, parse_array, parse_collective_syntax
 from .placement import Placement, ShapeLike, check_on_mesh, resolve_shape
-from .symbols import T_hop, W_dcn, W_ici, W_nvlink
+from .symbols import T_hop, W_dcn, W_ici, W_nvlink, latex
 from .topology import Fabric
 
 __all__ = [
@@ -134,6 +134,13 @@ class CollectiveCost:
     def is_numeric(self) -> bool:
         """Whether the time is a plain number (every size and constant known)."""
         return bool(self.time.is_number)
+
+    def latex(self) -> str:
+        """The time as LaTeX: ``T = \\max\\left(...\\right)``."""
+        return "T = " + latex(self.time)
+
+    def _repr_latex_(self) -> str:
+        return "$" + self.latex() + "$"
 
     def subs(self, values: Mapping) -> CollectiveCost:
         """The same cost with symbols replaced (``{W_ici: 9e10, ...}``)."""

@@ -169,3 +169,8 @@ def test_gathering_a_major_axis_is_noted():
     assert str(e.output) == "A[I_Y, J]"
     assert e.notes and "global permutation" in e.notes[0]
     assert not parse_collective("AllGather_Y(A[I_XY, J])").notes
+
+
+def test_cost_renders_in_notebooks():
+    c = parse_collective("AllGather_X(A[I_X, J])").cost()
+    assert c._repr_latex_() == r"$T = \max\left(\frac{T_{\text{hop}} \lvert X \rvert}{2}, \frac{2 I J}{W_{\text{ici}}}\right)$"
