@@ -139,8 +139,17 @@ class Array:
         object.__setattr__(self, "unreduced", frozenset(unreduced))
         for a in self.unreduced:
             check_axis_name(a)
-        text, spans = self.text_and_spans()
-        check_array_rules(self.name, self.dims, self.unreduced, text, spans)
+        axes = [a for d in dims for a in d.axes]
+        fine = (
+            dims
+            and (not self.name or _NAME.match(self.name))
+            and len({d.name for d in dims}) == len(dims)
+            and len(set(axes)) == len(axes)
+            and self.unreduced.isdisjoint(axes)
+        )
+        if not fine:  # build the text only to explain what is wrong
+            text, spans = self.text_and_spans()
+            check_array_rules(self.name, self.dims, self.unreduced, text, spans)
 
     # -- reading -------------------------------------------------------------
 

@@ -634,8 +634,8 @@ class CollectiveExpr:
             w = sympy.sympify(values.get(w, w))
             links.append(Link(ax.size, ax.topology, w / 2 if ax.fabric is Fabric.ICI else w))
         volume = self.op.volume(before, after)
-        bw = self.op.bandwidth_time(links, volume, model)
-        hops = self.op.hops(links, model)
+        bw = sympy.sympify(self.op.bandwidth_time(links, volume, model))
+        hops = sympy.sympify(self.op.hops(links, model))
         t_hop = sympy.sympify(values.get(T_hop, T_hop))
         lat = t_hop * hops
         time = (lat if lat > bw else bw) if lat.is_number and bw.is_number else sympy.Max(lat, bw)

@@ -35,8 +35,10 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import sympy
 
@@ -84,6 +86,36 @@ class Link:
     w: sympy.Expr
 
 
+# The formulas run on SymPy expressions (symbolic costs) and on Python Fractions
+# (the planner's fast numeric path), so they use only operators and these helpers.
+
+
+def _exact(x: object) -> bool:
+    return isinstance(x, (int, Fraction))
+
+
+def _sum(xs: Iterable):
+    total = 0
+    for x in xs:
+        total = total + x
+    return total
+
+
+def _prod(xs: Iterable):
+    total = 1
+    for x in xs:
+        total = total * x
+    return total
+
+
+def _floor(x):
+    return math.floor(x) if _exact(x) else sympy.floor(x)
+
+
+def _max(xs: Sequence):
+    return max(xs) if all(_exact(x) for x in xs) else sympy.Max(*xs)
+
+
 def _moving(links: Sequence[Link]) -> list[Link]:
     """Axes of size one move nothing; leave them out."""
     return [lk for lk in links if lk.size != 1]
@@ -103,23 +135,23 @@ def gather_time(links: Sequence[Link], volume: sympy.Expr, model: str) -> sympy.
     """Bandwidth-bound time of an AllGather (or ReduceScatter) of ``volume`` bytes over ``links``."""
     moving = _moving(links)
     if not moving:
-        return sympy.Integer(0)
-    bandwidth = sympy.Add(*[_gather_bandwidth(lk, model) for lk in moving])
+        return volume * 0
+    bandwidth = _sum(_gather_bandwidth(lk, model) for lk in moving)
     if model == "book":
         return volume / bandwidth
-    devices = sympy.Mul(*[lk.size for lk in moving])
+    devices = _prod(lk.size for lk in moving)
     return volume * (1 - 1 / devices) / bandwidth
 
 
 def _ring_hops(lk: Link, model: str) -> sympy.Expr:
     if lk.topology is Topology.RING:
-        return lk.size / 2 if model == "book" else sympy.floor(lk.size / 2)
+        return lk.size / 2 if model == "book" else _floor(lk.size / 2)
     return lk.size - 1
 
 
 def gather_hops(links: Sequence[Link], model: str) -> sympy.Expr:
     """Hops on the longest path of an AllGather: ``Σ |X_i| / 2`` on rings, ``N - 1`` otherwise."""
-    return sympy.Add(*[_ring_hops(lk, model) for lk in _moving(links)])
+    return _sum(_ring_hops(lk, model) for lk in _moving(links))
 
 
 def _all_to_all_axis_time(lk: Link, devices: sympy.Expr, volume: sympy.Expr, model: str) -> sympy.Expr:
@@ -127,12 +159,12 @@ def _all_to_all_axis_time(lk: Link, devices: sympy.Expr, volume: sympy.Expr, mod
     a, w = lk.size, lk.w
     book = model == "book"
     if lk.topology is Topology.RING:
-        load = a**2 / 4 if book else sympy.floor(a**2 / 4)
+        load = a**2 / 4 if book else _floor(a**2 / 4)
         return load * volume / (2 * a * devices * w)
     if lk.topology is Topology.ONE_WAY_RING:
         return (a if book else a - 1) * volume / (2 * devices * w)
     if lk.topology is Topology.LINE:
-        load = a**2 / 4 if book else sympy.floor(a**2 / 4)
+        load = a**2 / 4 if book else _floor(a**2 / 4)
         return load * volume / (a * devices * w)
     return (1 if book else (a - 1) / a) * volume / (devices * w)
 
@@ -141,27 +173,25 @@ def all_to_all_time(links: Sequence[Link], volume: sympy.Expr, model: str) -> sy
     """Bandwidth-bound time of an AllToAll of a ``volume``-byte array over ``links`` (axes run concurrently)."""
     moving = _moving(links)
     if not moving:
-        return sympy.Integer(0)
-    devices = sympy.Mul(*[lk.size for lk in moving])
-    return sympy.Max(*[_all_to_all_axis_time(lk, devices, volume, model) for lk in moving])
+        return volume * 0
+    devices = _prod(lk.size for lk in moving)
+    return _max([_all_to_all_axis_time(lk, devices, volume, model) for lk in moving])
 
 
 def all_to_all_hops(links: Sequence[Link], model: str) -> sympy.Expr:
     """Hops to the farthest destination of an AllToAll (one through a switch)."""
-    return sympy.Add(
-        *[sympy.Integer(1) if lk.topology is Topology.SWITCH else _ring_hops(lk, model) for lk in _moving(links)]
-    )
+    return _sum(1 if lk.topology is Topology.SWITCH else _ring_hops(lk, model) for lk in _moving(links))
 
 
 def permute_time(link: Link, volume: sympy.Expr, model: str) -> sympy.Expr:
     """A cyclic shift by one along ``link``: every device sends its ``volume``-byte block one way."""
     if link.size == 1:
-        return sympy.Integer(0)
+        return volume * 0
     return volume / link.w
 
 
 def permute_hops(link: Link, model: str) -> sympy.Expr:
     """One hop, except the wrap from the last device to the first on a line (``N - 1``)."""
     if link.size == 1:
-        return sympy.Integer(0)
-    return link.size - 1 if link.topology is Topology.LINE else sympy.Integer(1)
+        return 0
+    return link.size - 1 if link.topology is Topology.LINE else 1
