@@ -73,6 +73,7 @@ __all__ = [
     "CollectiveCost",
     "CollectiveExpr",
     "CollectivePermute",
+    "DynamicSlice",
     "ReduceScatter",
     "parse_collective",
 ]
@@ -238,8 +239,9 @@ class Collective:
                 raise self._fail(array, f"it is not unreduced over {a}", hint)
 
     # costs
-    def volume(self, before: Placement, after: Placement) -> sympy.Expr:
-        """``V``: the bytes the time formulas are written in."""
+    def volume(self, bytes_in, bytes_out, group):
+        """``V``, the bytes the time formulas are written in, from the bytes per device
+        before and after the collective and the number of devices its axes span."""
         raise NotImplementedError
 
     def bandwidth_time(self, links: list[Link], volume: sympy.Expr, model: str) -> sympy.Expr:
@@ -325,8 +327,8 @@ class AllGather(Collective):
                 )
         return tuple(out)
 
-    def volume(self, before: Placement, after: Placement) -> sympy.Expr:
-        return after.bytes_per_device
+    def volume(self, bytes_in, bytes_out, group):
+        return bytes_out
 
     def bandwidth_time(self, links, volume, model):
         return gather_time(links, volume, model)
@@ -386,8 +388,8 @@ class ReduceScatter(Collective):
         dims = tuple(Dim(d.name, d.axes + self.axes) if d.name == target else d for d in array.dims)
         return Array(array.name, dims, array.unreduced - set(self.axes))
 
-    def volume(self, before: Placement, after: Placement) -> sympy.Expr:
-        return before.bytes_per_device
+    def volume(self, bytes_in, bytes_out, group):
+        return bytes_in
 
     def bandwidth_time(self, links, volume, model):
         return gather_time(links, volume, model)
@@ -422,8 +424,8 @@ class AllReduce(Collective):
         op._require_unreduced(array)
         return array.with_unreduced(array.unreduced - set(op.axes))
 
-    def volume(self, before: Placement, after: Placement) -> sympy.Expr:
-        return before.bytes_per_device
+    def volume(self, bytes_in, bytes_out, group):
+        return bytes_in
 
     def bandwidth_time(self, links, volume, model):
         return 2 * gather_time(links, volume, model)
@@ -503,8 +505,8 @@ class AllToAll(Collective):
 
     notes = AllGather.notes
 
-    def volume(self, before: Placement, after: Placement) -> sympy.Expr:
-        return before.bytes_per_device * before.mesh.group_size(self.axes)
+    def volume(self, bytes_in, bytes_out, group):
+        return bytes_in * group
 
     def bandwidth_time(self, links, volume, model):
         return all_to_all_time(links, volume, model)
@@ -531,8 +533,8 @@ class CollectivePermute(Collective):
             )
         return array
 
-    def volume(self, before: Placement, after: Placement) -> sympy.Expr:
-        return before.bytes_per_device
+    def volume(self, bytes_in, bytes_out, group):
+        return bytes_in
 
     def bandwidth_time(self, links, volume, model):
         return permute_time(links[0], volume, model)
@@ -541,8 +543,66 @@ class CollectivePermute(Collective):
         return permute_hops(links[0], model)
 
 
+@dataclass(frozen=True, slots=True)
+class DynamicSlice(Collective):
+    """``DynamicSlice_{Y,I}(A[I, J]) -> A[I_Y, J]``: keep one slice along an axis the array is replicated over.
+
+    Not a collective: no data moves, each device just keeps part of what it holds,
+    so it costs nothing. It lets a plan shard a dim along an idle mesh axis (to
+    split the work, or to shrink what a later collective moves).
+
+    Examples:
+        >>> str(DynamicSlice("Y", "I").apply(Array.parse("A[I_X, J]")))
+        'A[I_XY, J]'
+    """
+
+    dim: str | None = None
+    kind: ClassVar[str] = "DynamicSlice"
+
+    subscript = ReduceScatter.subscript
+    latex = ReduceScatter.latex
+
+    def apply(self, array: Array) -> Array:
+        if not self.axes:
+            raise self._fail(array, "no mesh axis is named", "write DynamicSlice_{Y,I}(...)")
+        for a in self.axes:
+            if array.sharded_dim(a) is not None:
+                raise self._fail(
+                    array,
+                    f"{a} already shards {array.sharded_dim(a)}",
+                    "a slice can only split along an axis the array is replicated over; "
+                    f"AllToAll_{{{a},<dim>}} moves an existing sharding",
+                )
+            if a in array.unreduced:
+                raise self._fail(
+                    array,
+                    f"it is unreduced over {a}",
+                    f"ReduceScatter_{{{a},<dim>}} sums the partial sums and shards at once",
+                )
+        if self.dim is None:
+            if len(array.dims) != 1:
+                raise self._fail(
+                    array,
+                    "it does not say which dim to slice",
+                    f"name the dim: DynamicSlice_{{{format_axes(self.axes).strip('{}')},{array.dim_names[0]}}}",
+                )
+            target = array.dims[0].name
+        else:
+            target = ReduceScatter(self.axes, self.dim).target(array)
+        return array.with_dims(Dim(d.name, d.axes + self.axes) if d.name == target else d for d in array.dims)
+
+    def volume(self, bytes_in, bytes_out, group):
+        return bytes_in * 0
+
+    def bandwidth_time(self, links, volume, model):
+        return volume * 0
+
+    def hops(self, links, model):
+        return 0
+
+
 _KINDS: dict[str, type[Collective]] = {
-    c.kind: c for c in (AllGather, ReduceScatter, AllReduce, AllToAll, CollectivePermute)
+    c.kind: c for c in (AllGather, ReduceScatter, AllReduce, AllToAll, CollectivePermute, DynamicSlice)
 }
 
 # -- applied collectives -----------------------------------------------------------------
@@ -559,16 +619,12 @@ class CollectiveExpr:
 
     op: Collective
     operand: Array
+    output: Array = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.op, AllReduce):
             object.__setattr__(self, "op", self.op.resolved(self.operand))
-        self.output  # noqa: B018 - validate now
-
-    @property
-    def output(self) -> Array:
-        """The array after the collective."""
-        return self.op.apply(self.operand)
+        object.__setattr__(self, "output", self.op.apply(self.operand))
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -633,7 +689,7 @@ class CollectiveExpr:
             w = _BANDWIDTH[ax.fabric]
             w = sympy.sympify(values.get(w, w))
             links.append(Link(ax.size, ax.topology, w / 2 if ax.fabric is Fabric.ICI else w))
-        volume = self.op.volume(before, after)
+        volume = self.op.volume(before.bytes_per_device, after.bytes_per_device, m.group_size(self.op.axes))
         bw = sympy.sympify(self.op.bandwidth_time(links, volume, model))
         hops = sympy.sympify(self.op.hops(links, model))
         t_hop = sympy.sympify(values.get(T_hop, T_hop))
@@ -692,7 +748,7 @@ def _from_syntax(syntax: CollectiveSyntax) -> CollectiveExpr:
     axes = syntax.axes or ()
     op: Collective
     try:
-        if cls in (ReduceScatter, AllToAll):
+        if cls in (ReduceScatter, AllToAll, DynamicSlice):
             op = cls(axes, syntax.dim)
         else:
             op = cls(axes)

@@ -108,6 +108,13 @@ def _prod(xs: Iterable):
     return total
 
 
+def _div(a, b):
+    """``a / b``, exact: a Fraction for two ints (never a float), SymPy for expressions."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a // b if a % b == 0 else Fraction(a, b)
+    return a / b
+
+
 def _floor(x):
     return math.floor(x) if _exact(x) else sympy.floor(x)
 
@@ -127,7 +134,7 @@ def _gather_bandwidth(lk: Link, model: str) -> sympy.Expr:
     if lk.topology is Topology.RING:
         return 2 * w
     if lk.topology is Topology.LINE and model == "book":
-        return w * n / (n - 1)
+        return _div(w * n, n - 1)
     return w
 
 
@@ -138,14 +145,16 @@ def gather_time(links: Sequence[Link], volume: sympy.Expr, model: str) -> sympy.
         return volume * 0
     bandwidth = _sum(_gather_bandwidth(lk, model) for lk in moving)
     if model == "book":
-        return volume / bandwidth
+        return _div(volume, bandwidth)
     devices = _prod(lk.size for lk in moving)
-    return volume * (1 - 1 / devices) / bandwidth
+    return _div(volume * (devices - 1), devices * bandwidth)
 
 
 def _ring_hops(lk: Link, model: str) -> sympy.Expr:
     if lk.topology is Topology.RING:
-        return lk.size / 2 if model == "book" else _floor(lk.size / 2)
+        if model == "book":
+            return _div(lk.size, 2)
+        return lk.size // 2 if _exact(lk.size) else sympy.floor(lk.size / 2)
     return lk.size - 1
 
 
@@ -158,15 +167,14 @@ def _all_to_all_axis_time(lk: Link, devices: sympy.Expr, volume: sympy.Expr, mod
     """Time the busiest link of one axis needs during an AllToAll over ``devices`` in all."""
     a, w = lk.size, lk.w
     book = model == "book"
+    quarter = _div(a * a, 4) if book else _floor(_div(a * a, 4))
     if lk.topology is Topology.RING:
-        load = a**2 / 4 if book else _floor(a**2 / 4)
-        return load * volume / (2 * a * devices * w)
+        return _div(quarter * volume, 2 * a * devices * w)
     if lk.topology is Topology.ONE_WAY_RING:
-        return (a if book else a - 1) * volume / (2 * devices * w)
+        return _div((a if book else a - 1) * volume, 2 * devices * w)
     if lk.topology is Topology.LINE:
-        load = a**2 / 4 if book else _floor(a**2 / 4)
-        return load * volume / (a * devices * w)
-    return (1 if book else (a - 1) / a) * volume / (devices * w)
+        return _div(quarter * volume, a * devices * w)
+    return _div(volume if book else (a - 1) * volume, (1 if book else a) * devices * w)
 
 
 def all_to_all_time(links: Sequence[Link], volume: sympy.Expr, model: str) -> sympy.Expr:
@@ -187,7 +195,7 @@ def permute_time(link: Link, volume: sympy.Expr, model: str) -> sympy.Expr:
     """A cyclic shift by one along ``link``: every device sends its ``volume``-byte block one way."""
     if link.size == 1:
         return volume * 0
-    return volume / link.w
+    return _div(volume, link.w)
 
 
 def permute_hops(link: Link, model: str) -> sympy.Expr:

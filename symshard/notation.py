@@ -15,11 +15,13 @@ Grammar (EBNF; whitespace is free between tokens)::
                | AXIS_NAME ;                           (* data, model, x1, tp_inner *)
     unreduced  = "{" "U" "_" axes "}" ;                (* {U_Z}, {U_XY}, {U_{data}} *)
     collective = KIND [ "_" subscript ] ( "(" array ")" | array ) [ ARROW array ] ;
+    matmul     = array OP [ "_" ( IDENT | "{" IDENT { "," IDENT } "}" | "LOCAL" ) ] array [ ARROW array ] ;
     subscript  = axes                                  (* AllGather_XY, AllReduce_Z *)
                | "{" item { "," item } "," IDENT "}" ; (* ReduceScatter_{X,K}: last item is a dim *)
     KIND       = "AllGather" | "ReduceScatter" | "AllReduce" | "AllToAll"
-               | "CollectivePermute" | JAX's names (all_gather, psum_scatter, psum, ...) ;
+               | "CollectivePermute" | "DynamicSlice" | JAX's names (all_gather, psum, ...) ;
     ARROW      = "->" | "→" | "\rightarrow" | "\to" ;
+    OP         = "·" | "*" | "@" | "\cdot" | "\times" ;    (* ·_J names the contracted dim; ·_LOCAL the book's local product *)
     sizes      = IDENT ( "=" | ":" ) VALUE { "," IDENT ( "=" | ":" ) VALUE } ;
 
 LaTeX input is accepted: ``\mathbf{A}``, ``\textbf{AllGather}``, ``\text{..}`` and
@@ -47,10 +49,12 @@ from .errors import NotationError, ShardingError
 __all__ = [
     "COLLECTIVE_KINDS",
     "CollectiveSyntax",
+    "MatmulSyntax",
     "classify",
     "parse_array",
     "parse_collective_syntax",
     "parse_dim",
+    "parse_matmul_syntax",
     "parse_size_value",
     "parse_sizes",
 ]
@@ -70,6 +74,8 @@ COLLECTIVE_KINDS: dict[str, str] = {
     "collective_permute": "CollectivePermute",
     "ppermute": "CollectivePermute",
     "permute": "CollectivePermute",
+    "dynamicslice": "DynamicSlice",
+    "dynamic_slice": "DynamicSlice",
 }
 """Names a collective may be written with (lower case) and the canonical kind."""
 
@@ -565,7 +571,7 @@ def parse_collective_syntax(text: str) -> CollectiveSyntax:
             p.take()
             raw = p.items(f"subscript of {kind}")
             sub_span = (tok.start, p.toks[p.i - 1].end)
-            if kind in ("ReduceScatter", "AllToAll") and len(raw) >= 2:
+            if kind in ("ReduceScatter", "AllToAll", "DynamicSlice") and len(raw) >= 2:
                 dim_text, dim_span = raw[-1]
                 if not dim_text.isalnum():
                     raise p.fail(
@@ -703,8 +709,81 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+@dataclass(frozen=True, slots=True)
+class MatmulSyntax:
+    """A parsed matmul ``lhs · rhs -> out`` before its dims are checked.
+
+    ``contracting`` holds the dims named under the operator (``X[B, D] ·_D Y[D, F]``),
+    ``local`` is true for the book's ``·_LOCAL`` (multiply the local blocks, leave the
+    result unreduced).
+    """
+
+    lhs: Array
+    rhs: Array
+    out: Array | None
+    contracting: tuple[str, ...] | None
+    local: bool
+    text: str
+    op_span: tuple[int, int]
+    out_span: tuple[int, int] | None
+
+
+def parse_matmul_syntax(text: str) -> MatmulSyntax:
+    """Parse ``'A[I, J_X] · B[J_X, K] -> C[I, K]{U_X}'`` into its parts, unchecked.
+
+    Raises:
+        NotationError: the text is not ``array OP array [-> array]``.
+    """
+    p = _Parser(text)
+    lhs, _ = p.array()
+    op = p.peek()
+    if op.kind != "OP":
+        found = "the end" if op.kind == "END" else f"'{op.text}'"
+        raise p.fail(
+            f"expected a product sign (·, *, @ or \\cdot) after the first array but found {found}",
+            op,
+            "a matmul looks like A[I, J_X] · B[J_X, K] -> C[I, K]",
+        )
+    p.take()
+    contracting: tuple[str, ...] | None = None
+    local = False
+    op_end = op.end
+    if p.peek().kind == "_":
+        p.take()
+        tok = p.peek()
+        if tok.kind == "{":
+            p.take()
+            raw = p.items("subscript of the product")
+            names = tuple(name for name, _ in raw)
+            op_end = p.toks[p.i - 1].end
+        elif tok.kind == "IDENT":
+            p.take()
+            names = (tok.text,)
+            op_end = tok.end
+        else:
+            raise p.fail(
+                "expected the contracted dim or LOCAL after '·_'",
+                tok,
+                "write X[B, D] ·_D Y[D, F], or ·_LOCAL for the local product",
+            )
+        if names == ("LOCAL",):
+            local = True
+        else:
+            contracting = names
+    rhs, _ = p.array()
+    out = None
+    out_span = None
+    if p.peek().kind == "ARROW":
+        p.take()
+        start = p.peek().start
+        out, _ = p.array()
+        out_span = (start, p.toks[p.i - 1].end)
+    p.at_end("the matmul", "a matmul is array · array, optionally followed by -> array")
+    return MatmulSyntax(lhs, rhs, out, contracting, local, text, (op.start, op_end), out_span)
+
+
 def classify(text: str) -> str:
-    """What kind of notation ``text`` is: ``'collective'`` or ``'array'``.
+    """What kind of notation ``text`` is: ``'collective'``, ``'matmul'`` or ``'array'``.
 
     Raises:
         NotationError: the text cannot even be split into tokens.
@@ -712,8 +791,12 @@ def classify(text: str) -> str:
     Examples:
         >>> classify("AllGather_X(A[I_X])"), classify("A[I_X]"), classify("psum[I]")
         ('collective', 'array', 'array')
+        >>> classify("A[I, J_X] · B[J_X, K]")
+        'matmul'
     """
     p = _Parser(text)
     if _match_kind(p) is not None and p.peek().kind in ("_", "("):
         return "collective"
+    if any(t.kind == "OP" for t in p.toks):
+        return "matmul"
     return "array"

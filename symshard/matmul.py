@@ -1,0 +1,368 @@
+"""Sharded matmuls as values: einsum roles of the dims, the chapter's four cases, local products.
+
+A :class:`Matmul` is two sharded operands and, optionally, the sharding wanted
+for the result: ``A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]``. Its dims play einsum
+roles: a dim in both operands and not in the output is *contracting*; in both
+and in the output it is a *batch* dim; in one operand and the output it is
+*free*; in one operand only it is *summed* inside that operand.
+
+:meth:`Matmul.classify` names the chapter's case with a one-sentence reason.
+:func:`local_product` is what one device computes from its own blocks (the
+book's ``·_LOCAL``): it refuses blocks that do not line up, and marks the result
+unreduced over the axes that split a contracted dim.
+
+Examples:
+    >>> mm = matmul("A[I, J_X] · B[J_X, K] -> C[I, K]")
+    >>> mm.contracting, mm.classify().case
+    (('J',), 3)
+    >>> str(local_product(mm.lhs, mm.rhs, ("I", "K")))
+    'C[I, K]{U_X}'
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .arrays import Array, Dim, format_axes
+from .errors import PlanError, SymshardError
+from .notation import parse_array, parse_matmul_syntax
+
+__all__ = ["Classification", "LocalMatmul", "Matmul", "local_product", "matmul"]
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    """Which of the chapter's four cases a matmul is in, and why."""
+
+    case: int
+    reason: str
+    notes: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return f"Case {self.case}: {self.reason}"
+
+
+def _join(names: Sequence[str]) -> str:
+    names = list(names)
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _label(array: Array, fallback: str) -> str:
+    return array.name or fallback
+
+
+@dataclass(frozen=True, slots=True)
+class Matmul:
+    """``lhs · rhs -> out`` with einsum semantics; ``out`` None means "the natural sharding".
+
+    Raises:
+        PlanError: an output dim that neither operand has.
+    """
+
+    lhs: Array
+    rhs: Array
+    out: Array | None = None
+    text: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if self.out is not None:
+            known = set(self.lhs.dim_names) | set(self.rhs.dim_names)
+            for d in self.out.dim_names:
+                if d not in known:
+                    raise PlanError(
+                        f"output dim {d} of {self.out} appears in neither {self.lhs} nor {self.rhs}",
+                        hint="every output dim must come from an operand (einsum semantics)",
+                    )
+
+    # -- einsum roles ------------------------------------------------------------------
+
+    @property
+    def dims(self) -> tuple[str, ...]:
+        """Every distinct dim, lhs first."""
+        return tuple(dict.fromkeys([*self.lhs.dim_names, *self.rhs.dim_names]))
+
+    @property
+    def out_dims(self) -> tuple[str, ...]:
+        """The output's dims: as requested, else lhs's kept dims then rhs's."""
+        if self.out is not None:
+            return self.out.dim_names
+        # with no output given, a shared dim is contracted (einsum's implicit mode)
+        shared = set(self.lhs.dim_names) & set(self.rhs.dim_names)
+        keep = [d for d in self.lhs.dim_names if d not in shared]
+        keep += [d for d in self.rhs.dim_names if d not in shared]
+        return tuple(keep)
+
+    @property
+    def contracting(self) -> tuple[str, ...]:
+        """Dims in both operands and not in the output: summed over."""
+        out = set(self.out_dims)
+        rhs = set(self.rhs.dim_names)
+        return tuple(d for d in self.lhs.dim_names if d in rhs and d not in out)
+
+    @property
+    def batch(self) -> tuple[str, ...]:
+        """Dims in both operands and in the output."""
+        out = set(self.out_dims)
+        rhs = set(self.rhs.dim_names)
+        return tuple(d for d in self.lhs.dim_names if d in rhs and d in out)
+
+    @property
+    def summed(self) -> tuple[str, ...]:
+        """Dims in one operand only and not in the output (reduced inside that operand)."""
+        out = set(self.out_dims)
+        lhs, rhs = set(self.lhs.dim_names), set(self.rhs.dim_names)
+        return tuple(d for d in self.dims if d not in out and (d in lhs) != (d in rhs))
+
+    @property
+    def reduced(self) -> tuple[str, ...]:
+        """Every dim the product sums over: contracting and summed dims."""
+        return tuple(d for d in self.dims if d not in set(self.out_dims))
+
+    @property
+    def out_name(self) -> str:
+        """The result's name: as requested, else C (or Out if C is taken)."""
+        if self.out is not None:
+            return self.out.name
+        return "Out" if "C" in (self.lhs.name, self.rhs.name) else "C"
+
+    def with_out(self, out: Array | None) -> Matmul:
+        """The same product with another requested output."""
+        return Matmul(self.lhs, self.rhs, out)
+
+    # -- the chapter's cases ---------------------------------------------------------------
+
+    def classify(self) -> Classification:
+        """Case 1-4 of the chapter, with a one-sentence reason in its terms.
+
+        Examples:
+            >>> print(matmul("A[I_X, J] · B[J, K_X]").classify())  # doctest: +NORMALIZE_WHITESPACE
+            Case 4: mesh axis X shards I of A and K of B, both kept in the output, so a device
+            would hold only a diagonal block of C; AllGather one operand over X first.
+        """
+        lname, rname = _label(self.lhs, "the left operand"), _label(self.rhs, "the right operand")
+        out = self.out_name
+        notes: list[str] = []
+        conflicts = []
+        for d1 in self.lhs.dims:
+            if d1.name in self.reduced:
+                continue
+            for a in d1.axes:
+                d2 = self.rhs.sharded_dim(a)
+                if d2 is not None and d2 != d1.name and d2 not in self.reduced:
+                    conflicts.append((a, d1.name, d2))
+        contracting = self.contracting
+        lsh = {d: self.lhs.dim(d).axes for d in contracting}
+        rsh = {d: self.rhs.dim(d).axes for d in contracting}
+        sharded = [d for d in contracting if lsh[d] or rsh[d]]
+        for d in self.summed:
+            owner = self.lhs if d in self.lhs.dim_names else self.rhs
+            if owner.dim(d).axes:
+                notes.append(
+                    f"{d} is summed inside {_label(owner, 'one operand')} alone; its sharding along "
+                    f"{format_axes(owner.dim(d).axes)} leaves partial sums"
+                )
+        if conflicts:
+            a, d1, d2 = conflicts[0]
+            if sharded:
+                notes.append("its contracting dims are sharded too: " + ", ".join(sharded))
+            return Classification(
+                4,
+                f"mesh axis {a} shards {d1} of {lname} and {d2} of {rname}, both kept in the output, "
+                f"so a device would hold only a diagonal block of {out}; AllGather one operand over {a} first.",
+                tuple(notes),
+            )
+        if not sharded:
+            names = _join(contracting) or "dim"
+            return Classification(
+                1,
+                f"no contracting dim ({names}) is sharded, so each device multiplies its own blocks and the "
+                f"result keeps the operands' shardings with no communication.",
+                tuple(notes),
+            )
+        if all(lsh[d] == rsh[d] for d in contracting):
+            axes = format_axes([a for d in sharded for a in lsh[d]])
+            return Classification(
+                3,
+                f"both operands shard the contracting dim {_join(sharded)} along {axes}, so the local products "
+                f"are partial sums: multiply locally to {out}{{U_{axes}}}, then AllReduce (or ReduceScatter) "
+                f"over {axes}.",
+                tuple(notes),
+            )
+        one_sided = [d for d in sharded if not lsh[d] or not rsh[d]]
+        if len(one_sided) == len(sharded) and (all(not rsh[d] for d in sharded) or all(not lsh[d] for d in sharded)):
+            owner, other = (lname, rname) if all(not rsh[d] for d in sharded) else (rname, lname)
+            arr, other_arr = (self.lhs, self.rhs) if owner == lname else (self.rhs, self.lhs)
+            axis_list = [a for d in sharded for a in arr.dim(d).axes]
+            axes = format_axes(axis_list)
+            busy = [a for a in axis_list if other_arr.sharded_dim(a) or a in other_arr.unreduced]
+            if busy:
+                alternative = f" ({other} cannot be sliced to match: {busy[0]} already shards {other_arr.sharded_dim(busy[0]) or 'it'})"
+            else:
+                alternative = f" (or slice {other} to match, multiply locally and AllReduce)"
+            return Classification(
+                2,
+                f"{owner} shards the contracting dim {_join(sharded)} along {axes} but {other} does not, so the "
+                f"blocks do not line up: AllGather {owner} over {axes} first{alternative}.",
+                tuple(notes),
+            )
+        mismatch = [d for d in sharded if lsh[d] != rsh[d]]
+        d = mismatch[0]
+        lax = format_axes(lsh[d]) or "nothing"
+        rax = format_axes(rsh[d]) or "nothing"
+        return Classification(
+            2,
+            f"the contracting dim {d} is sharded along {lax} in {lname} but along {rax} in {rname}, so the "
+            f"blocks do not line up: gather (or reshard) one operand so that both split {d} the same way.",
+            tuple(notes),
+        )
+
+    # -- printing ------------------------------------------------------------------------
+
+    def __str__(self) -> str:
+        tail = f" -> {self.out}" if self.out is not None else ""
+        return f"{self.lhs} · {self.rhs}{tail}"
+
+    def __repr__(self) -> str:
+        return f"matmul({str(self)!r})"
+
+    def unicode(self) -> str:
+        """``A[I, J_X] · B[J_X, K] → C[I, K]``."""
+        return str(self).replace(" -> ", " → ")
+
+    def latex(self) -> str:
+        """``\\mathbf{A}[...] \\cdot \\mathbf{B}[...] \\rightarrow \\mathbf{C}[...]``."""
+        tail = rf" \rightarrow {self.out.latex()}" if self.out is not None else ""
+        return rf"{self.lhs.latex()} \cdot {self.rhs.latex()}{tail}"
+
+    def _repr_latex_(self) -> str:
+        return "$" + self.latex() + "$"
+
+
+def local_product(lhs: Array, rhs: Array, out_dims: Sequence[str], name: str = "C") -> Array:
+    """What each device computes from its own blocks: the book's ``lhs ·_LOCAL rhs``.
+
+    A dim in both operands must be split the same way in both; the axes that split
+    a summed-over dim make the result unreduced; an operand's own unreduced axes
+    carry through (a product is linear in each operand) provided the other operand
+    does not use them.
+
+    Raises:
+        PlanError: the blocks do not line up, or an axis would be used twice.
+    """
+    rhs_axes = {d.name: d.axes for d in rhs.dims}
+    for d in lhs.dims:
+        if d.name in rhs_axes and rhs_axes[d.name] != d.axes:
+            raise PlanError(
+                f"the local blocks of {lhs} · {rhs} do not line up: {d.name} is split along "
+                f"{format_axes(d.axes) or 'nothing'} in {_label(lhs, 'the left operand')} but along "
+                f"{format_axes(rhs_axes[d.name]) or 'nothing'} in {_label(rhs, 'the right operand')}",
+                hint="gather or slice one operand so both split the dim the same way",
+            )
+    if lhs.unreduced or rhs.unreduced:
+        _check_partial_sums(lhs, rhs)
+    by_name: dict[str, Dim] = {}
+    for d in itertools.chain(lhs.dims, rhs.dims):
+        by_name.setdefault(d.name, d)
+    for d in out_dims:
+        if d not in by_name:
+            raise PlanError(f"output dim {d} appears in neither {lhs} nor {rhs}", hint="check the output's dims")
+    sharding = {n: d.axes for n, d in by_name.items()}
+    unreduced = set(lhs.unreduced) | set(rhs.unreduced)
+    for d, axes in sharding.items():
+        if d not in out_dims:
+            unreduced.update(axes)
+    try:
+        return Array(name, tuple(by_name[d] for d in out_dims), frozenset(unreduced))
+    except SymshardError:
+        where = f"{lhs} · {rhs}"
+        used: dict[str, str] = {}
+        for d in out_dims:
+            for a in sharding[d]:
+                if a in used:
+                    raise PlanError(
+                        f"{where} is Case 4: mesh axis {a} shards both {used[a]} and {d} of the result",
+                        hint=f"AllGather one operand over {a} first",
+                    ) from None
+                used[a] = d
+        raise
+
+
+def _check_partial_sums(lhs: Array, rhs: Array) -> None:
+    where = f"{lhs} · {rhs}"
+    for u in lhs.unreduced:
+        if u in rhs.unreduced or rhs.sharded_dim(u):
+            raise PlanError(
+                f"{where}: {_label(lhs, 'the left operand')} is unreduced over {u}, which "
+                f"{_label(rhs, 'the right operand')} also uses",
+                hint=f"AllReduce_{u} (or ReduceScatter) one operand first",
+            )
+    for u in rhs.unreduced:
+        if lhs.sharded_dim(u):
+            raise PlanError(
+                f"{where}: {_label(rhs, 'the right operand')} is unreduced over {u}, which "
+                f"{_label(lhs, 'the left operand')} also uses",
+                hint=f"AllReduce_{u} (or ReduceScatter) one operand first",
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class LocalMatmul:
+    """One step of a plan: every device multiplies its blocks, ``A[I, J_X] · B[J_X, K] -> C[I, K]{U_X}``."""
+
+    lhs: Array
+    rhs: Array
+    output: Array
+
+    kind = "matmul"
+
+    def __str__(self) -> str:
+        return f"{self.lhs} · {self.rhs} -> {self.output}"
+
+    def unicode(self) -> str:
+        return f"{self.lhs} · {self.rhs} → {self.output}"
+
+    def latex(self) -> str:
+        return rf"{self.lhs.latex()} \cdot_{{\text{{LOCAL}}}} {self.rhs.latex()} \rightarrow {self.output.latex()}"
+
+
+def matmul(lhs: Array | str, rhs: Array | str | None = None, out: Array | str | None = None) -> Matmul:
+    """Build a :class:`Matmul` from arrays or notation, or from one string ``'A · B -> C'``.
+
+    Raises:
+        NotationError: text that does not parse.
+        PlanError: dims that do not fit together (an output dim from nowhere, a
+            contracted dim named under the product sign that is not contracted, a
+            ``·_LOCAL`` result that is not the local product).
+    """
+    if rhs is None:
+        if not isinstance(lhs, str):
+            raise PlanError("matmul() needs two operands, or one string 'A[...] · B[...] -> C[...]'")
+        syntax = parse_matmul_syntax(lhs)
+        mm = Matmul(syntax.lhs, syntax.rhs, syntax.out, text=lhs)
+        if syntax.contracting is not None and set(syntax.contracting) != set(mm.contracting):
+            raise PlanError(
+                f"'{lhs}' names {_join(syntax.contracting)} under the product sign, but the contracted "
+                f"dims are {_join(mm.contracting) or 'none'}",
+                text=lhs,
+                span=syntax.op_span,
+                hint="a dim is contracted when both operands have it and the output does not",
+            )
+        if syntax.local:
+            local = local_product(mm.lhs, mm.rhs, mm.out_dims, mm.out_name)
+            if syntax.out is not None and syntax.out != local:
+                raise PlanError(
+                    f"the local product in '{lhs}' is {local}, not {syntax.out}",
+                    text=lhs,
+                    span=syntax.out_span,
+                    hint=f"write -> {local}",
+                )
+            mm = Matmul(mm.lhs, mm.rhs, local, text=lhs)
+        return mm
+    lhs_a = parse_array(lhs) if isinstance(lhs, str) else lhs
+    rhs_a = parse_array(rhs) if isinstance(rhs, str) else rhs
+    out_a = parse_array(out) if isinstance(out, str) else out
+    return Matmul(lhs_a, rhs_a, out_a)

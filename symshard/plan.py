@@ -1,0 +1,755 @@
+"""Every way to compute a sharded matmul, each one costed: the planner.
+
+A strategy is decided by its *compute sharding*: for every mesh axis, which dim
+of the product it splits while the devices multiply (or none). From that choice
+the rest follows:
+
+1. each operand is resharded to its compute sharding: free slices along axes it
+   is replicated over (``DynamicSlice``), ReduceScatter or AllReduce of partial
+   sums, AllToAll to move an axis between dims, AllGather of what must go;
+2. every device multiplies its blocks (:class:`~symshard.matmul.LocalMatmul`),
+   leaving partial sums over the axes that split a contracted dim;
+3. the result is resharded to the requested output the same way.
+
+Walking over every compute sharding lists every plan the chapter discusses (and
+the ones it only hints at): gather either operand, reduce after a local product
+(AllReduce, or ReduceScatter onto any dim), gather or AllToAll the result, use
+an idle axis to split the work. Each :class:`Strategy` carries its steps in the
+notation, per-device FLOPs, compute and communication time, total time with
+overlap (``max``, the chapter's default) and without (sum), the bound, and the
+peak bytes per device.
+
+Costs are exact: SymPy expressions when something is symbolic, and Python
+fractions on the fast path when every size and constant is a number.
+
+Examples:
+    >>> p = plan("X[B, D] · Y[D_X, F] -> Z[B, F]")
+    >>> [s.name for s in p.strategies][:2]
+    ['AllGather_X(Y) → matmul', 'DynamicSlice_{X,D}(X) → matmul → AllReduce_X(Z)']
+    >>> p.strategies[0].comm_time
+    Max(2*D*F/W_ici, T_hop*|X|/2)
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+
+import sympy
+
+from .arrays import Array, Dim, format_axes
+from .collectives import (
+    AllGather,
+    AllReduce,
+    AllToAll,
+    CollectiveExpr,
+    DynamicSlice,
+    ReduceScatter,
+)
+from .costmodels import MODELS, Link, check_model
+from .dtypes import canonical_dtype, dtype_bytes
+from .errors import PlanError
+from .hardware import Hardware
+from .hardware import hardware as lookup_hardware
+from .matmul import Classification, LocalMatmul, Matmul, local_product, matmul
+from .mesh import Mesh
+from .placement import ShapeLike, check_on_mesh, resolve_shape
+from .symbols import C, T_hop, W_dcn, W_ici, W_nvlink
+from .topology import Fabric
+
+__all__ = ["CostEnv", "Plan", "PlanStep", "Strategy", "natural_outputs", "plan", "reshard_steps"]
+
+KEEP = "unreduced"
+"""A compute-sharding choice: keep an operand's partial sums over this axis through the product."""
+
+_BANDWIDTH = {Fabric.ICI: W_ici, Fabric.NVLINK: W_nvlink, Fabric.DCN: W_dcn}
+
+
+def _exact(value: sympy.Expr) -> int | Fraction:
+    """A SymPy rational as a Python int (when whole) or Fraction: the fast, exact numbers."""
+    p, q = int(value.p), int(value.q)
+    return p if q == 1 else Fraction(p, q)
+
+
+def sym(value: object) -> sympy.Expr:
+    """A raw planner value (Fraction, int or SymPy) as a SymPy expression."""
+    if isinstance(value, Fraction):
+        return sympy.Rational(value.numerator, value.denominator)
+    return sympy.sympify(value)
+
+
+def _fast(value: object) -> bool:
+    return isinstance(value, (int, Fraction))
+
+
+def _ratio(num, den):
+    """``num / den`` exactly: an int when it divides, a Fraction for ints, SymPy otherwise."""
+    if isinstance(num, int) and isinstance(den, int):
+        return num // den if num % den == 0 else Fraction(num, den)
+    return num / den
+
+
+def _is_num(value: object) -> bool:
+    return isinstance(value, (int, Fraction)) or (isinstance(value, sympy.Basic) and value.is_number)
+
+
+def _max(values: Sequence):
+    """The largest value: exact for numbers; for expressions an unevaluated ``Max`` (SymPy's
+    own simplification of ``Max`` costs milliseconds per call and rarely decides anything here)."""
+    if all(isinstance(v, (int, Fraction)) for v in values):
+        return max(values)
+    args = [sym(v) for v in values if not (isinstance(v, (int, Fraction)) and v == 0) and v != 0]
+    args = list(dict.fromkeys(args))
+    if not args:
+        return values[0] * 0
+    if len(args) == 1:
+        return args[0]
+    if all(a.is_number for a in args):
+        return max(args)
+    return sympy.Max(*args, evaluate=False)
+
+
+def _peak(values: Sequence):
+    """The largest of several byte counts; symbolic sums of positive terms are pruned by
+    dominance first (a sum whose every term another sum also has, no smaller, is dropped),
+    which keeps SymPy's pairwise comparisons out of the planner's hot path."""
+    if all(isinstance(v, (int, Fraction)) for v in values):
+        return max(values)
+    terms = []
+    for v in dict.fromkeys(sym(v) for v in values):
+        terms.append((v, sympy.expand(v).as_coefficients_dict()))
+    kept = []
+    for i, (v, t) in enumerate(terms):
+        dominated = any(
+            j != i and all(u.get(k, 0) >= c for k, c in t.items()) and (u != t or j < i)
+            for j, (_, u) in enumerate(terms)
+        )
+        if not dominated:
+            kept.append(v)
+    return kept[0] if len(kept) == 1 else sympy.Max(*kept, evaluate=False)
+
+
+# -- costs --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """The cost of one collective step (raw values: Fractions or SymPy)."""
+
+    bytes: object
+    hops: object
+    bandwidth_time: object
+    latency_time: object
+    time: object
+
+
+class CostEnv:
+    """Sizes, wiring and constants, ready to cost many plans quickly.
+
+    When every dim and axis size and every constant the plans need is a number,
+    values are Python ``Fraction`` objects (exact and fast); otherwise SymPy.
+    """
+
+    def __init__(
+        self,
+        mesh: Mesh,
+        sizes: Mapping[str, sympy.Expr],
+        dtype: str,
+        hardware: Hardware | None,
+        constants: Mapping[sympy.Symbol, object] | None,
+        model: str,
+    ) -> None:
+        self.mesh = mesh
+        self.model = check_model(model)
+        self.dtype = canonical_dtype(dtype)
+        self.hardware = hardware
+        values: dict[sympy.Symbol, object] = dict(hardware.constants(self.dtype)) if hardware else {}
+        values.update({k: sympy.sympify(v) for k, v in (constants or {}).items()})
+        self.values = values
+        needed = {C, T_hop} | {_BANDWIDTH[a.fabric] for a in mesh.axes}
+        self.numeric = (
+            all(sympy.sympify(v).is_number for v in sizes.values())
+            and mesh.is_numeric
+            and all(s in values for s in needed)
+        )
+        conv = (lambda v: _exact(sympy.sympify(v))) if self.numeric else sympy.sympify
+        self.dim = {d: conv(v) for d, v in sizes.items()}
+        self.axis = {a.name: conv(a.size) for a in mesh.axes}
+        self.elem = conv(dtype_bytes(self.dtype))
+        self.flops_rate = conv(values.get(C, C))
+        self.t_hop = conv(values.get(T_hop, T_hop))
+        self.links: dict[str, Link] = {}
+        for a in mesh.axes:
+            w = conv(values.get(_BANDWIDTH[a.fabric], _BANDWIDTH[a.fabric]))
+            one_way = (
+                (w / 2 if not isinstance(w, int) else (w // 2 if w % 2 == 0 else Fraction(w, 2)))
+                if a.fabric is Fabric.ICI
+                else w
+            )
+            self.links[a.name] = Link(self.axis[a.name], a.topology, one_way)
+        self._cache: dict[tuple, Timing] = {}
+        self._bytes: dict[Array, object] = {}
+
+    def group(self, axes: Iterable[str]):
+        out = 1
+        for a in axes:
+            out = out * self.axis[a]
+        return out
+
+    def bytes(self, array: Array):
+        """Bytes per device of ``array``."""
+        cached = self._bytes.get(array)
+        if cached is None:
+            num, den = self.elem, 1
+            for d in array.dims:
+                num = num * self.dim[d.name]
+                den = den * self.group(d.axes)
+            cached = _ratio(num, den)
+            self._bytes[array] = cached
+        return cached
+
+    def flops(self, lhs: Array, rhs: Array):
+        """FLOPs per device of the local product: 2 × the product of every dim's local size."""
+        seen: set[str] = set()
+        num, den = 2, 1
+        for d in itertools.chain(lhs.dims, rhs.dims):
+            if d.name not in seen:
+                seen.add(d.name)
+                num = num * self.dim[d.name]
+                den = den * self.group(d.axes)
+        return _ratio(num, den)
+
+    def timing(self, expr: CollectiveExpr) -> Timing:
+        """What one collective step costs under this environment's model."""
+        key = (expr.op, expr.operand)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        op = expr.op
+        links = [self.links[a] for a in op.axes]
+        volume = op.volume(self.bytes(expr.operand), self.bytes(expr.output), self.group(op.axes))
+        bw = op.bandwidth_time(links, volume, self.model)
+        hops = op.hops(links, self.model)
+        lat = self.t_hop * hops if not isinstance(op, DynamicSlice) else 0
+        if _fast(lat) and _fast(bw):
+            time = lat if lat > bw else bw
+        else:
+            time = _max([lat, bw]) if not (bw == 0 and lat == 0) else bw
+        out = Timing(volume, hops, bw, lat, time)
+        self._cache[key] = out
+        return out
+
+
+# -- resharding one array ---------------------------------------------------------------------
+
+
+def _lcp(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    n = 0
+    while n < len(a) and n < len(b) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+@lru_cache(maxsize=65536)
+def reshard_steps(src: Array, dst: Array) -> tuple[CollectiveExpr, ...]:
+    """The collectives (and free slices) that turn ``src`` into ``dst``, cheapest order first.
+
+    Slices come first (they are free and shrink what later steps move), then
+    ReduceScatter and AllReduce of partial sums (cheapest while the array is
+    still split), AllToAll to move an axis between dims, and AllGather of what
+    must go; axes are only ever removed from, and added at, the minor end of a
+    dim, so every step is exact.
+
+    Raises:
+        PlanError: ``dst`` has partial sums that ``src`` lacks, or different dims.
+
+    Examples:
+        >>> [str(s.op) for s in reshard_steps(Array.parse("A[I_X, J]"), Array.parse("A[I, J_X]"))]
+        ['AllToAll_{X,J}']
+        >>> [str(s.op) for s in reshard_steps(Array.parse("C[I, K]{U_X}"), Array.parse("C[I_Y, K_X]"))]
+        ['DynamicSlice_{Y,I}', 'ReduceScatter_{X,K}']
+    """
+    if src.dim_names != dst.dim_names:
+        raise PlanError(f"cannot reshard {src} into {dst}: the dims differ", hint="reshard keeps the dims")
+    if not dst.unreduced <= src.unreduced:
+        extra = format_axes(sorted(dst.unreduced - src.unreduced))
+        raise PlanError(
+            f"cannot reshard {src} into {dst}: no collective creates partial sums over {extra}",
+            hint="an array becomes unreduced only through a local product over a sharded contracted dim",
+        )
+    steps: list[CollectiveExpr] = []
+    cur = src
+    target = {d.name: d.axes for d in dst.dims}
+    for _ in range(4 * (len(src.axes) + len(dst.axes) + len(src.unreduced)) + 4):
+        if cur == dst:
+            return tuple(steps)
+        axes_now = {d.name: d.axes for d in cur.dims}
+        keep = {d: _lcp(axes_now[d], target[d]) for d in axes_now}
+        leaving = {d: axes_now[d][keep[d] :] for d in axes_now}
+        arriving = {d: target[d][keep[d] :] for d in axes_now}
+        used = set(cur.axes) | cur.unreduced
+        # 1. free slices onto dims with nothing to remove first
+        step = None
+        for d in cur.dim_names:
+            if not leaving[d] and arriving[d] and arriving[d][0] not in used:
+                run = []
+                for a in arriving[d]:
+                    if a in used:
+                        break
+                    run.append(a)
+                step = DynamicSlice(tuple(run), d)(cur)
+                break
+        # 2. reduce-scatter partial sums onto dims that receive them next
+        if step is None:
+            for d in cur.dim_names:
+                if not leaving[d] and arriving[d] and arriving[d][0] in cur.unreduced - dst.unreduced:
+                    run = []
+                    for a in arriving[d]:
+                        if a not in cur.unreduced or a in dst.unreduced:
+                            break
+                        run.append(a)
+                    step = ReduceScatter(tuple(run), d)(cur)
+                    break
+        # 3. all-reduce partial sums no dim receives
+        if step is None:
+            arriving_anywhere = {a for d in arriving for a in arriving[d]}
+            done = sorted(a for a in cur.unreduced - dst.unreduced if a not in arriving_anywhere)
+            if done:
+                step = AllReduce(tuple(done))(cur)
+        # 4. move an axis from the minor end of one dim to the dim that receives it next
+        if step is None:
+            for d in cur.dim_names:
+                if not leaving[d] and arriving[d]:
+                    a = arriving[d][0]
+                    source = cur.sharded_dim(a)
+                    if source is not None and source != d and axes_now[source] and axes_now[source][-1] == a:
+                        if a in leaving[source]:
+                            step = AllToAll((a,), d)(cur)
+                            break
+        # 5. gather everything that has to leave its dim
+        if step is None:
+            gone = tuple(a for d in cur.dim_names for a in leaving[d])
+            if gone:
+                step = AllGather(gone)(cur)
+        # 6. what is left: partial sums that wait behind other arrivals
+        if step is None:
+            for d in cur.dim_names:
+                if arriving[d] and arriving[d][0] in cur.unreduced:
+                    step = ReduceScatter((arriving[d][0],), d)(cur)
+                    break
+        if step is None:  # pragma: no cover - every state above makes progress
+            break
+        steps.append(step)
+        cur = step.output
+    raise PlanError(f"cannot reshard {src} into {dst}", hint="this is a bug in symshard; please report it")
+
+
+# -- strategies ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PlanStep:
+    """One step of a strategy: a collective (or free slice) on an operand or the result, or the local product."""
+
+    role: str  # "lhs", "rhs", "matmul" or "out"
+    op: CollectiveExpr | LocalMatmul
+    timing: Timing | None = None
+    flops: object = None
+
+    @property
+    def output(self) -> Array:
+        """The array this step produces."""
+        return self.op.output
+
+    @property
+    def is_communication(self) -> bool:
+        """Whether the step moves data between devices."""
+        return isinstance(self.op, CollectiveExpr) and not isinstance(self.op.op, DynamicSlice)
+
+    def label(self) -> str:
+        """A short name: ``AllGather_X(A)``, ``matmul``."""
+        if isinstance(self.op, LocalMatmul):
+            return "matmul"
+        return f"{self.op.op}({self.op.operand.name or self.role})"
+
+    def __str__(self) -> str:
+        return str(self.op)
+
+
+@dataclass(frozen=True, slots=True)
+class Strategy:
+    """One complete way to compute a matmul, with its costs.
+
+    Raw cost values (``_flops``, ...) are Fractions on the numeric fast path and
+    SymPy otherwise; the public properties always return SymPy expressions.
+    """
+
+    steps: tuple[PlanStep, ...]
+    sharding: tuple[tuple[str, str | None], ...]
+    output: Array
+    model: str
+    overlap: bool
+    raw_flops: object = field(repr=False)
+    raw_compute_time: object = field(repr=False)
+    raw_comm_time: object = field(repr=False)
+    raw_memory: object = field(repr=False)
+
+    @property
+    def name(self) -> str:
+        """The steps' short names: ``AllGather_X(Y) → matmul``."""
+        return " → ".join(s.label() for s in self.steps)
+
+    # figures
+    @property
+    def flops_per_device(self) -> sympy.Expr:
+        """FLOPs each device performs."""
+        return sym(self.raw_flops)
+
+    @property
+    def compute_time(self) -> sympy.Expr:
+        """``T_math = FLOPs per device / C``."""
+        return sym(self.raw_compute_time)
+
+    @property
+    def comm_time(self) -> sympy.Expr:
+        """``T_comms``: the collectives one after another, each latency-aware."""
+        return sym(self.raw_comm_time)
+
+    @property
+    def overlap_time(self) -> sympy.Expr:
+        """``max(T_math, T_comms)``: communication hidden behind compute (the chapter's default)."""
+        return sym(self._overlap_raw)
+
+    @property
+    def serial_time(self) -> sympy.Expr:
+        """``T_math + T_comms``: no overlap."""
+        return sym(self.raw_compute_time) + sym(self.raw_comm_time)
+
+    @property
+    def _overlap_raw(self):
+        return _max([self.raw_compute_time, self.raw_comm_time])
+
+    @property
+    def raw_time(self):
+        """The total time under the plan's overlap setting, raw."""
+        return self._overlap_raw if self.overlap else self.raw_compute_time + self.raw_comm_time
+
+    @property
+    def time(self) -> sympy.Expr:
+        """Total time under the plan's overlap setting."""
+        return self.overlap_time if self.overlap else self.serial_time
+
+    @property
+    def memory_bytes_per_device(self) -> sympy.Expr:
+        """Peak bytes per device: operands, temporaries and result alive at the busiest step."""
+        return sym(self.raw_memory)
+
+    @property
+    def bound(self) -> str | None:
+        """``'compute'`` if T_math ≥ T_comms, ``'communication'`` if less, None when symbolic."""
+        m, c = self.raw_compute_time, self.raw_comm_time
+        if not (_is_num(m) and _is_num(c)):
+            diff = sympy.simplify(sym(m) - sym(c))
+            if diff.is_nonnegative:
+                return "compute"
+            if diff.is_negative:
+                return "communication"
+            return None
+        return "compute" if m >= c else "communication"
+
+    @property
+    def collectives(self) -> tuple[PlanStep, ...]:
+        """The steps that move data."""
+        return tuple(s for s in self.steps if s.is_communication)
+
+    @property
+    def local(self) -> LocalMatmul:
+        """The local product step."""
+        return next(s.op for s in self.steps if isinstance(s.op, LocalMatmul))
+
+    def describe(self) -> list[str]:
+        """The steps, one per line, in the notation."""
+        return [str(s) for s in self.steps]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Every strategy for one matmul on one mesh, sorted fastest first when the numbers allow."""
+
+    matmul: Matmul
+    classification: Classification
+    mesh: Mesh
+    sizes: tuple[tuple[str, sympy.Expr], ...]
+    dtype: str
+    model: str
+    overlap: bool
+    hardware: Hardware | None
+    targets: tuple[Array, ...]
+    strategies: tuple[Strategy, ...]
+    numeric: bool
+    assumptions: tuple[str, ...] = ()
+
+    @property
+    def best(self) -> Strategy | None:
+        """The fastest strategy, or None when the costs are symbolic and cannot be ranked."""
+        return self.strategies[0] if self.numeric and self.strategies else None
+
+    def strategy(self, key: int | str) -> Strategy:
+        """A strategy by 1-based position or by name.
+
+        Raises:
+            PlanError: no such strategy.
+        """
+        if isinstance(key, int) or (isinstance(key, str) and key.strip().isdigit()):
+            i = int(key)
+            if 1 <= i <= len(self.strategies):
+                return self.strategies[i - 1]
+            raise PlanError(
+                f"there is no strategy {i}: the plan has {len(self.strategies)}",
+                hint=f"number them 1 to {len(self.strategies)}",
+            )
+        for s in self.strategies:
+            if s.name == key:
+                return s
+        raise PlanError(f"no strategy is called '{key}'", hint="use its number or exact name")
+
+
+def natural_outputs(mm: Matmul) -> tuple[Array, ...]:
+    """The result shardings a matmul gives without being asked: each output dim keeps the
+    axes its operand shards it with; an axis that would appear twice (Case 4) goes to
+    one dim or the other, giving one candidate each; partial sums are reduced.
+
+    Examples:
+        >>> [str(a) for a in natural_outputs(matmul("A[I_X, J] · B[J, K_X]"))]
+        ['C[I_X, K]', 'C[I, K_X]']
+    """
+    out_dims = mm.out_dims
+    base: dict[str, tuple[str, ...]] = {}
+    for d in out_dims:
+        lhs_axes = mm.lhs.dim(d).axes if d in mm.lhs.dim_names else ()
+        rhs_axes = mm.rhs.dim(d).axes if d in mm.rhs.dim_names else ()
+        base[d] = lhs_axes if lhs_axes == rhs_axes or not rhs_axes else rhs_axes if not lhs_axes else lhs_axes
+    owners: dict[str, list[str]] = {}
+    for d in out_dims:
+        for a in base[d]:
+            owners.setdefault(a, []).append(d)
+    clashes = {a: ds for a, ds in owners.items() if len(ds) > 1}
+    results = []
+    for choice in itertools.product(*[ds for ds in clashes.values()]):
+        pick = dict(zip(clashes, choice, strict=True))
+        dims = tuple(Dim(d, tuple(a for a in base[d] if a not in pick or pick[a] == d)) for d in out_dims)
+        results.append(Array(mm.out_name, dims))
+    return tuple(dict.fromkeys(results))
+
+
+def _compute_array(arr: Array, sigma: Mapping[str, str | None], rank: Mapping[str, list[str]]) -> Array:
+    dims = []
+    for d in arr.dims:
+        axes = [a for a, c in sigma.items() if c == d.name]
+        axes.sort(key=rank[d.name].index)
+        dims.append(Dim(d.name, tuple(axes)))
+    unreduced = frozenset(u for u in arr.unreduced if sigma.get(u) == KEEP)
+    return Array(arr.name, tuple(dims), unreduced)
+
+
+@dataclass(frozen=True, slots=True)
+class _Leg:
+    """A resharding sequence with its totals: communication time and memory."""
+
+    steps: tuple[PlanStep, ...]
+    comm: object
+    peak: object  # most bytes alive at once during the leg, besides the resident operands
+    final: object  # bytes of the leg's result if it is a new array, else 0
+
+
+def _leg(env: CostEnv, src: Array, dst: Array, role: str, resident: bool) -> _Leg:
+    steps = tuple(PlanStep(role, s, env.timing(s)) for s in reshard_steps(src, dst))
+    comm = 0
+    peaks = [0]
+    for st in steps:
+        if st.is_communication:
+            comm = comm + st.timing.time
+        before = 0 if (resident and st.op.operand == src) else env.bytes(st.op.operand)
+        peaks.append(before + env.bytes(st.output))
+    final = env.bytes(dst) if steps else 0
+    return _Leg(steps, comm, _max(peaks) if len(peaks) > 1 else 0, final)
+
+
+def plan(
+    mm: Matmul | str,
+    mesh: Mesh | Mapping[str, object] | str | None = None,
+    shape: ShapeLike = None,
+    *,
+    dtype: str = "bf16",
+    hardware: Hardware | str | None = None,
+    constants: Mapping[sympy.Symbol, object] | None = None,
+    model: str = "book",
+    overlap: bool = True,
+) -> Plan:
+    """List and cost every strategy for ``mm``.
+
+    Args:
+        mm: a :class:`~symshard.matmul.Matmul` or its notation.
+        mesh: the mesh (text, mapping or :class:`~symshard.mesh.Mesh`); None makes
+            a symbolic mesh from the axes the arrays name. With ``hardware`` and a
+            mesh given as text or mapping, the chip's wiring rules apply.
+        shape: dim sizes; dims left out stay symbolic.
+        dtype: element type of all three arrays.
+        hardware: chip whose constants replace ``C``, ``W_ici``, ``T_hop``, ...
+        constants: extra ``{symbol: value}`` substitutions.
+        model: collective cost model, ``'book'`` or ``'ring'``.
+        overlap: total time as ``max(T_math, T_comms)`` (True) or the sum (False).
+
+    Raises:
+        PlanError: a requested output no strategy can produce (with the reason).
+        UnknownAxisError, DivisibilityError, ShapeError, UnknownHardwareError, ...
+    """
+    m_ = matmul(mm) if isinstance(mm, str) else mm
+    hw = lookup_hardware(hardware) if hardware is not None else None
+    arrays = [m_.lhs, m_.rhs] + ([m_.out] if m_.out is not None else [])
+    if mesh is None:
+        names = [a for arr in arrays for a in (*arr.axes, *sorted(arr.unreduced))]
+        mesh_ = Mesh(dict.fromkeys(names), hardware=hw)
+    elif isinstance(mesh, Mesh):
+        mesh_ = mesh
+    else:
+        mesh_ = Mesh(mesh, hardware=hw)
+    context = str(m_)
+    sizes = resolve_shape(shape, m_.dims, context=context)
+    for arr in arrays:
+        check_on_mesh(arr, mesh_, sizes)
+    env = CostEnv(mesh_, sizes, dtype, hw, constants, model)
+    targets = (m_.out,) if m_.out is not None else natural_outputs(m_)
+    strategies = _enumerate(m_, env, targets, overlap)
+    if not strategies:
+        raise PlanError(
+            f"no strategy computes {context}",
+            hint="the requested output may need partial sums the product cannot produce",
+        )
+    assumptions = [f"model {env.model}: {MODELS[env.model]}"]
+    assumptions += ["axis " + a.describe() for a in mesh_.axes]
+    if hw is not None:
+        assumptions.append(f"hardware {hw.label}")
+        if T_hop not in env.values:
+            assumptions.append(f"{hw.label} has no hop latency figure: latency terms keep T_hop")
+    assumptions.append(
+        "time = max(T_math, T_comms) (communication overlapped with compute)"
+        if overlap
+        else "time = T_math + T_comms (no overlap)"
+    )
+    assumptions.append("peak memory: the operands stay resident; each step needs its input and output at once")
+    return Plan(
+        matmul=m_,
+        classification=m_.classify(),
+        mesh=mesh_,
+        sizes=tuple(sizes.items()),
+        dtype=env.dtype,
+        model=env.model,
+        overlap=overlap,
+        hardware=hw,
+        targets=tuple(targets),
+        strategies=tuple(strategies),
+        numeric=env.numeric,
+        assumptions=tuple(assumptions),
+    )
+
+
+def _cached_compute(cache: dict, arr: Array, sigma: Mapping[str, str], rank: Mapping[str, list[str]]) -> Array:
+    """The compute sharding of ``arr``, which depends only on the choices for its own dims."""
+    mine = set(arr.dim_names) | {KEEP}
+    key = (arr.name, tuple((a, c) for a, c in sigma.items() if c in mine))
+    if key not in cache:
+        cache[key] = _compute_array(arr, sigma, rank)
+    return cache[key]
+
+
+def _choices(mm: Matmul, env: CostEnv) -> list[tuple[str, list[str | None]]]:
+    out = []
+    for a in env.mesh.names:
+        if env.axis[a] == 1:
+            out.append((a, [None]))
+            continue
+        opts: list[str | None] = [None, *mm.dims]
+        in_l, in_r = a in mm.lhs.unreduced, a in mm.rhs.unreduced
+        if in_l != in_r:
+            other = mm.rhs if in_l else mm.lhs
+            if other.sharded_dim(a) is None:
+                opts.append(KEEP)
+        out.append((a, opts))
+    return out
+
+
+def _enumerate(mm: Matmul, env: CostEnv, targets: Sequence[Array], overlap: bool) -> list[Strategy]:
+    choices = _choices(mm, env)
+    names = [a for a, _ in choices]
+    found: dict[tuple, Strategy] = {}
+    legs: dict[tuple[Array, Array, str], _Leg] = {}
+    base = env.bytes(mm.lhs) + env.bytes(mm.rhs)
+
+    def leg(src: Array, dst: Array, role: str) -> _Leg:
+        key = (src, dst, role)
+        if key not in legs:
+            legs[key] = _leg(env, src, dst, role, resident=role != "out")
+        return legs[key]
+
+    for target in targets:
+        rank: dict[str, list[str]] = {}
+        for d in mm.dims:
+            order: list[str] = []
+            if d in target.dim_names:
+                order += target.dim(d).axes
+            for arr in (mm.lhs, mm.rhs):
+                if d in arr.dim_names:
+                    order += arr.dim(d).axes
+            order += names
+            rank[d] = list(dict.fromkeys(order))
+        compute: dict[tuple, Array] = {}
+        for combo in itertools.product(*[opts for _, opts in choices]):
+            sigma = {a: c for a, c in zip(names, combo, strict=True) if c is not None}
+            lhs_c = _cached_compute(compute, mm.lhs, sigma, rank)
+            rhs_c = _cached_compute(compute, mm.rhs, sigma, rank)
+            try:
+                local_out = local_product(lhs_c, rhs_c, target.dim_names, target.name)
+            except PlanError:
+                continue
+            if not target.unreduced <= local_out.unreduced:
+                continue
+            key = (lhs_c, rhs_c, target)
+            if key in found:
+                continue
+            pre_l = leg(mm.lhs, lhs_c, "lhs")
+            pre_r = leg(mm.rhs, rhs_c, "rhs")
+            post = leg(local_out, target, "out")
+            local = LocalMatmul(lhs_c, rhs_c, local_out)
+            flops = env.flops(lhs_c, rhs_c)
+            steps = (*pre_l.steps, *pre_r.steps, PlanStep("matmul", local, None, flops), *post.steps)
+            product = pre_l.final + pre_r.final + env.bytes(local_out)
+            memory = base + _max([pre_l.peak, pre_l.final + pre_r.peak, product, post.peak])
+            found[key] = Strategy(
+                steps=steps,
+                sharding=tuple((a, sigma.get(a)) for a in names),
+                output=target,
+                model=env.model,
+                overlap=overlap,
+                raw_flops=flops,
+                raw_compute_time=_ratio(flops, env.flops_rate),
+                raw_comm_time=pre_l.comm + pre_r.comm + post.comm,
+                raw_memory=memory,
+            )
+    strategies = list(found.values())
+    if env.numeric:
+        strategies.sort(key=lambda s: (s.raw_time, s.raw_comm_time, s.raw_memory, len(s.steps), _order(s)))
+    else:
+        strategies.sort(key=lambda s: (len(s.collectives), -_shards_used(s), len(s.steps), _order(s)))
+    return strategies
+
+
+def _order(s: Strategy) -> tuple:
+    return tuple((a, c or "") for a, c in s.sharding)
+
+
+def _shards_used(s: Strategy) -> int:
+    return sum(1 for _, c in s.sharding if c is not None)
