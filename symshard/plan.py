@@ -25,9 +25,9 @@ fractions on the fast path when every size and constant is a number.
 Examples:
     >>> p = plan("X[B, D] · Y[D_X, F] -> Z[B, F]")
     >>> [s.name for s in p.strategies][:2]
-    ['AllGather_X(Y) → matmul', 'DynamicSlice_{X,D}(X) → matmul → AllReduce_X(Z)']
-    >>> p.strategies[0].comm_time
-    Max(2*D*F/W_ici, T_hop*|X|/2)
+    ['DynamicSlice_{X,D}(X) → matmul → AllReduce_X(Z)', 'AllGather_X(Y) → matmul']
+    >>> p.strategies[1].comm_time
+    Max(T_hop*|X|/2, 2*D*F/W_ici)
 """
 
 from __future__ import annotations
@@ -60,7 +60,18 @@ from .placement import ShapeLike, check_on_mesh, resolve_shape
 from .symbols import C, T_hop, W_dcn, W_ici, W_nvlink
 from .topology import Fabric
 
-__all__ = ["CostEnv", "Plan", "PlanStep", "Strategy", "natural_outputs", "plan", "reshard_steps"]
+__all__ = [
+    "Builder",
+    "CostEnv",
+    "Plan",
+    "PlanStep",
+    "Strategy",
+    "axis_order",
+    "natural_outputs",
+    "plan",
+    "reshard_steps",
+    "sort_strategies",
+]
 
 KEEP = "unreduced"
 """A compute-sharding choice: keep an operand's partial sums over this axis through the product."""
@@ -682,69 +693,105 @@ def _choices(mm: Matmul, env: CostEnv) -> list[tuple[str, list[str | None]]]:
     return out
 
 
+class Builder:
+    """Builds costed strategies from compute shardings, sharing resharding legs between them."""
+
+    def __init__(self, env: CostEnv, overlap: bool) -> None:
+        self.env = env
+        self.overlap = overlap
+        self.legs: dict[tuple[Array, Array, str], _Leg] = {}
+
+    def leg(self, src: Array, dst: Array, role: str) -> _Leg:
+        key = (src, dst, role)
+        if key not in self.legs:
+            self.legs[key] = _leg(self.env, src, dst, role, resident=role != "out")
+        return self.legs[key]
+
+    def strategy(
+        self,
+        lhs: Array,
+        rhs: Array,
+        lhs_c: Array,
+        rhs_c: Array,
+        target: Array,
+        sharding: tuple[tuple[str, str | None], ...],
+    ) -> Strategy | None:
+        """The strategy that reshards ``lhs``/``rhs`` to ``lhs_c``/``rhs_c``, multiplies, and
+        reshards the product to ``target``; None if the blocks cannot give ``target``."""
+        env = self.env
+        try:
+            local_out = local_product(lhs_c, rhs_c, target.dim_names, target.name)
+        except PlanError:
+            return None
+        if not target.unreduced <= local_out.unreduced:
+            return None
+        if not lhs_c.unreduced <= lhs.unreduced or not rhs_c.unreduced <= rhs.unreduced:
+            return None
+        pre_l = self.leg(lhs, lhs_c, "lhs")
+        pre_r = self.leg(rhs, rhs_c, "rhs")
+        post = self.leg(local_out, target, "out")
+        local = LocalMatmul(lhs_c, rhs_c, local_out)
+        flops = env.flops(lhs_c, rhs_c)
+        steps = (*pre_l.steps, *pre_r.steps, PlanStep("matmul", local, None, flops), *post.steps)
+        product = pre_l.final + pre_r.final + env.bytes(local_out)
+        base = env.bytes(lhs) + env.bytes(rhs)
+        memory = base + _max([pre_l.peak, pre_l.final + pre_r.peak, product, post.peak])
+        return Strategy(
+            steps=steps,
+            sharding=sharding,
+            output=target,
+            model=env.model,
+            overlap=self.overlap,
+            raw_flops=flops,
+            raw_compute_time=_ratio(flops, env.flops_rate),
+            raw_comm_time=pre_l.comm + pre_r.comm + post.comm,
+            raw_memory=memory,
+        )
+
+
+def axis_order(dims: Iterable[str], arrays: Sequence[Array], mesh_names: Sequence[str]) -> dict[str, list[str]]:
+    """For each dim, the order in which axes assigned to it are written: as in the given arrays
+    (the requested output first), then mesh order."""
+    rank: dict[str, list[str]] = {}
+    for d in dims:
+        order: list[str] = []
+        for arr in arrays:
+            if d in arr.dim_names:
+                order += arr.dim(d).axes
+        order += list(mesh_names)
+        rank[d] = list(dict.fromkeys(order))
+    return rank
+
+
 def _enumerate(mm: Matmul, env: CostEnv, targets: Sequence[Array], overlap: bool) -> list[Strategy]:
     choices = _choices(mm, env)
     names = [a for a, _ in choices]
     found: dict[tuple, Strategy] = {}
-    legs: dict[tuple[Array, Array, str], _Leg] = {}
-    base = env.bytes(mm.lhs) + env.bytes(mm.rhs)
-
-    def leg(src: Array, dst: Array, role: str) -> _Leg:
-        key = (src, dst, role)
-        if key not in legs:
-            legs[key] = _leg(env, src, dst, role, resident=role != "out")
-        return legs[key]
-
+    builder = Builder(env, overlap)
     for target in targets:
-        rank: dict[str, list[str]] = {}
-        for d in mm.dims:
-            order: list[str] = []
-            if d in target.dim_names:
-                order += target.dim(d).axes
-            for arr in (mm.lhs, mm.rhs):
-                if d in arr.dim_names:
-                    order += arr.dim(d).axes
-            order += names
-            rank[d] = list(dict.fromkeys(order))
+        rank = axis_order(mm.dims, [target, mm.lhs, mm.rhs], names)
         compute: dict[tuple, Array] = {}
         for combo in itertools.product(*[opts for _, opts in choices]):
             sigma = {a: c for a, c in zip(names, combo, strict=True) if c is not None}
             lhs_c = _cached_compute(compute, mm.lhs, sigma, rank)
             rhs_c = _cached_compute(compute, mm.rhs, sigma, rank)
-            try:
-                local_out = local_product(lhs_c, rhs_c, target.dim_names, target.name)
-            except PlanError:
-                continue
-            if not target.unreduced <= local_out.unreduced:
-                continue
             key = (lhs_c, rhs_c, target)
             if key in found:
                 continue
-            pre_l = leg(mm.lhs, lhs_c, "lhs")
-            pre_r = leg(mm.rhs, rhs_c, "rhs")
-            post = leg(local_out, target, "out")
-            local = LocalMatmul(lhs_c, rhs_c, local_out)
-            flops = env.flops(lhs_c, rhs_c)
-            steps = (*pre_l.steps, *pre_r.steps, PlanStep("matmul", local, None, flops), *post.steps)
-            product = pre_l.final + pre_r.final + env.bytes(local_out)
-            memory = base + _max([pre_l.peak, pre_l.final + pre_r.peak, product, post.peak])
-            found[key] = Strategy(
-                steps=steps,
-                sharding=tuple((a, sigma.get(a)) for a in names),
-                output=target,
-                model=env.model,
-                overlap=overlap,
-                raw_flops=flops,
-                raw_compute_time=_ratio(flops, env.flops_rate),
-                raw_comm_time=pre_l.comm + pre_r.comm + post.comm,
-                raw_memory=memory,
-            )
+            s = builder.strategy(mm.lhs, mm.rhs, lhs_c, rhs_c, target, tuple((a, sigma.get(a)) for a in names))
+            if s is not None:
+                found[key] = s
     strategies = list(found.values())
-    if env.numeric:
+    sort_strategies(strategies, env.numeric)
+    return strategies
+
+
+def sort_strategies(strategies: list[Strategy], numeric: bool) -> None:
+    """Fastest first when the costs are numbers; else fewest collectives, most work split."""
+    if numeric:
         strategies.sort(key=lambda s: (s.raw_time, s.raw_comm_time, s.raw_memory, len(s.steps), _order(s)))
     else:
         strategies.sort(key=lambda s: (len(s.collectives), -_shards_used(s), len(s.steps), _order(s)))
-    return strategies
 
 
 def _order(s: Strategy) -> tuple:

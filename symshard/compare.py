@@ -1,0 +1,604 @@
+"""Crossover conditions between strategies, derived by SymPy: when is a plan communication-bound,
+and when does one plan beat another.
+
+Each strategy's time is ``max(T_math, T_comms)`` (bandwidth-bound collective
+times, as the chapter reasons). For a chosen symbol ``x`` (a dim such as B, an
+axis size, a hardware constant) :func:`compare` derives
+
+* each strategy's regime boundary: communication-bound iff ``T_comms > T_math``,
+  solved for ``x`` (``B < C/W_ici`` for the chapter's Strategy 1);
+* for a pair A, B: A is faster iff one of four regime combinations holds, each a
+  conjunction of the two regimes and the inequality between the active terms,
+  solved for ``x`` and simplified; combinations that cannot happen are dropped.
+
+A condition is a :class:`Condition`: a union of labelled :class:`Case` objects,
+each a conjunction of relations, printable as text and LaTeX, and evaluable on
+a named chip (``C/W_ici`` becomes 2550 on a TPU v5p).
+
+Examples:
+    >>> c = compare("X[B, D] · Y[D_X, F] -> Z[B, F]", "B", strategies=[2, 1])
+    >>> c.regimes[1].communication_bound.text()
+    'B < C/W_ici'
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import sympy
+
+from .errors import PlanError
+from .hardware import Hardware
+from .hardware import hardware as lookup_hardware
+from .matmul import Matmul
+from .mesh import Mesh
+from .placement import ShapeLike
+from .plan import Plan, Strategy, plan, sym
+from .symbols import is_axis_symbol, latex
+from .units import pretty, sig
+
+__all__ = ["Case", "Comparison", "Condition", "PairComparison", "Regime", "compare", "solve_less"]
+
+_TRUE, _FALSE = sympy.true, sympy.false
+
+
+# -- conditions -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """A conjunction of relations, with a label saying which regimes it covers."""
+
+    label: str
+    relations: tuple[sympy.Basic, ...]
+
+    def text(self) -> str:
+        if not self.relations:
+            return "always"
+        return " and ".join(_rel_text(r) for r in self.relations)
+
+    def latex(self) -> str:
+        if not self.relations:
+            return r"\text{always}"
+        return r" \land ".join(_rel_latex(r) for r in self.relations)
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A union of cases; empty means never, a case with no relations means always."""
+
+    cases: tuple[Case, ...]
+
+    @property
+    def never(self) -> bool:
+        return not self.cases
+
+    @property
+    def always(self) -> bool:
+        return any(not c.relations for c in self.cases)
+
+    def text(self) -> str:
+        """``B < C/W_ici``, or several cases joined by ``or``."""
+        if self.never:
+            return "never"
+        if self.always:
+            return "always"
+        if len(self.cases) == 1:
+            return self.cases[0].text()
+        return " or ".join(f"({c.text()})" for c in self.cases)
+
+    def latex(self) -> str:
+        if self.never:
+            return r"\text{never}"
+        if self.always:
+            return r"\text{always}"
+        if len(self.cases) == 1:
+            return self.cases[0].latex()
+        return r" \lor ".join(f"\\left({c.latex()}\\right)" for c in self.cases)
+
+    def subs(self, values: Mapping, symbol: sympy.Symbol | None = None) -> Condition:
+        """The condition with numbers substituted, re-simplified (cases that become false vanish)."""
+        cases = []
+        for c in self.cases:
+            rels = [_simplify_rel(sympy.sympify(r).subs(values), symbol) for r in c.relations]
+            merged = _merge_bounds(rels, symbol)
+            if merged is None:
+                continue
+            cases.append(Case(c.label, merged))
+        return Condition(_drop_subsumed(cases))
+
+    def holds(self, values: Mapping) -> bool | None:
+        """Whether the condition holds at a point (None if it cannot be decided)."""
+        result = False
+        for c in self.cases:
+            truth = True
+            for r in c.relations:
+                v = sympy.sympify(r).subs(values)
+                if v in (_TRUE, True):
+                    continue
+                if v in (_FALSE, False):
+                    truth = False
+                    break
+                return None
+            result = result or truth
+        return result
+
+
+def _rel_text(r: sympy.Basic) -> str:
+    text = pretty(r).replace("<=", "≤").replace(">=", "≥")
+    if isinstance(r, sympy.core.relational.Relational):
+        side = r.rhs if isinstance(r.lhs, sympy.Symbol) else r.lhs
+        if side.is_number and not side.is_Integer:
+            text += f" (≈ {sig(float(side), 4)})"
+    return text
+
+
+def _rel_latex(r: sympy.Basic) -> str:
+    return latex(r)
+
+
+# -- solving ---------------------------------------------------------------------------------
+
+
+def _preferred_symbol(expr: sympy.Basic) -> sympy.Symbol | None:
+    """The symbol to isolate in a condition free of the chosen one: a dim, else an axis, else any."""
+    syms = sorted(expr.free_symbols, key=lambda s: s.name)
+    dims = [s for s in syms if s.is_integer and not is_axis_symbol(s)]
+    axes = [s for s in syms if is_axis_symbol(s)]
+    for group in (dims, axes, syms):
+        if group:
+            return group[0]
+    return None
+
+
+def _simplify_rel(rel: sympy.Basic, symbol: sympy.Symbol | None) -> sympy.Basic:
+    """Tidy one relation: decide it if possible, else solve it for the symbol it is best read in."""
+    out = _solve_rel(rel, symbol)
+    if isinstance(out, sympy.core.relational.Relational):
+        if isinstance(out.lhs, sympy.Symbol) and out.lhs not in out.rhs.free_symbols:
+            return out.func(out.lhs, _tidy_expr(out.rhs))
+        if isinstance(out.rhs, sympy.Symbol) and out.rhs not in out.lhs.free_symbols:
+            return out.reversed.func(out.rhs, _tidy_expr(out.lhs))
+    return out
+
+
+def _solve_rel(rel: sympy.Basic, symbol: sympy.Symbol | None) -> sympy.Basic:
+    rel = sympy.sympify(rel)
+    if rel in (_TRUE, _FALSE) or not isinstance(rel, sympy.core.relational.Relational):
+        return rel
+    target = symbol if symbol is not None and symbol in rel.free_symbols else _preferred_symbol(rel)
+    if target is None:
+        return sympy.sympify(bool(rel)) if rel.is_number else rel
+    lhs, rhs = rel.lhs, rel.rhs
+    strict = isinstance(rel, (sympy.StrictLessThan, sympy.StrictGreaterThan))
+    if isinstance(rel, (sympy.GreaterThan, sympy.StrictGreaterThan)):
+        lhs, rhs = rhs, lhs
+    cases = solve_less(lhs, rhs, target, strict=strict)
+    if len(cases) == 1 and len(cases[0]) == 1:
+        return cases[0][0]
+    if not cases:
+        return _FALSE
+    if any(not c for c in cases):
+        return _TRUE
+    return rel
+
+
+def solve_less(lhs: sympy.Expr, rhs: sympy.Expr, x: sympy.Symbol, *, strict: bool = True) -> list[list[sympy.Basic]]:
+    """Solve ``lhs < rhs`` (or ``<=``) for the positive symbol ``x``.
+
+    Returns a union of cases, each a list of relations (in ``x`` when it matters);
+    ``[]`` means never and ``[[]]`` always. When a coefficient's sign is unknown the
+    answer splits on it.
+
+    Examples:
+        >>> B, C, W = sympy.symbols("B C W", positive=True)
+        >>> solve_less(2 * B / C, 2 / W, B)
+        [[B < C/W]]
+    """
+    h = sympy.together(sympy.sympify(lhs) - sympy.sympify(rhs))
+    num, den = sympy.fraction(h)
+    if den.is_negative:
+        num, den = -num, -den
+    if not den.is_positive:
+        den_e = sympy.factor(den)
+        if not den_e.is_positive:
+            rel = sympy.Lt(lhs, rhs) if strict else sympy.Le(lhs, rhs)
+            return [[rel]]
+    num = sympy.expand(num)
+    if x not in num.free_symbols:
+        return _sign_cases(num, strict)
+    try:
+        poly = sympy.Poly(num, x)
+    except sympy.PolynomialError:
+        rel = sympy.Lt(lhs, rhs) if strict else sympy.Le(lhs, rhs)
+        return [[rel]]
+    if poly.degree() == 1:
+        a, b = poly.all_coeffs()
+        bound = _tidy_expr(-b / a)
+        below = sympy.Lt(x, bound) if strict else sympy.Le(x, bound)
+        above = sympy.Gt(x, bound) if strict else sympy.Ge(x, bound)
+        if a.is_positive:
+            return [c for c in [_tidy([below], x)] if c is not None]
+        if a.is_negative:
+            return [c for c in [_tidy([above], x)] if c is not None]
+        out = []
+        for sign_case in _sign_cases(-a, True):  # a > 0
+            out.append(_tidy([*sign_case, below], x))
+        for sign_case in _sign_cases(a, True):  # a < 0
+            out.append(_tidy([*sign_case, above], x))
+        return [c for c in out if c is not None]
+    try:
+        solved = sympy.solve_univariate_inequality(
+            (num < 0) if strict else (num <= 0), x, relational=True, domain=sympy.Interval.open(0, sympy.oo)
+        )
+    except (NotImplementedError, TypeError, ValueError):
+        rel = sympy.Lt(lhs, rhs) if strict else sympy.Le(lhs, rhs)
+        return [[rel]]
+    if solved == _TRUE:
+        return [[]]
+    if solved == _FALSE:
+        return []
+    return [[solved]]
+
+
+def _tidy_expr(expr: sympy.Expr) -> sympy.Expr:
+    """A readable form: factored, with a denominator that does not start with a minus sign."""
+    expr = sympy.factor(sympy.cancel(expr))
+    num, den = sympy.fraction(expr)
+    if den.could_extract_minus_sign():
+        num, den = -num, -den
+    if num.could_extract_minus_sign() and den.is_Add:
+        num, den = -num, sympy.expand(-den)
+    return num / den
+
+
+def _sign_cases(expr: sympy.Expr, strict: bool) -> list[list[sympy.Basic]]:
+    """Cases for ``expr < 0`` (``<= 0``) when ``expr`` is free of the solved symbol."""
+    expr = sympy.expand(expr)
+    if expr.is_negative or (not strict and expr.is_nonpositive):
+        return [[]]
+    if expr.is_nonnegative and (strict or expr.is_positive):
+        return []
+    rel = sympy.Lt(expr, 0) if strict else sympy.Le(expr, 0)
+    tidy = _simplify_rel(rel, None) if _preferred_symbol(expr) is not None else rel
+    if tidy == _TRUE:
+        return [[]]
+    if tidy == _FALSE:
+        return []
+    return [[tidy]]
+
+
+def _tidy(relations: list[sympy.Basic], x: sympy.Symbol) -> list[sympy.Basic] | None:
+    out = []
+    for r in relations:
+        r = sympy.sympify(r)
+        if r == _TRUE:
+            continue
+        if r == _FALSE:
+            return None
+        # x is positive: "x > (something not positive)" says nothing
+        if isinstance(r, (sympy.StrictGreaterThan, sympy.GreaterThan)) and r.lhs == x and r.rhs.is_nonpositive:
+            continue
+        if isinstance(r, (sympy.StrictLessThan, sympy.LessThan)) and r.lhs == x and r.rhs.is_nonpositive:
+            return None
+        out.append(r)
+    return out
+
+
+_LOWER = (sympy.StrictGreaterThan, sympy.GreaterThan)
+_UPPER = (sympy.StrictLessThan, sympy.LessThan)
+
+
+def _bound_of(r: sympy.Basic) -> tuple[sympy.Symbol, str, sympy.Expr, bool] | None:
+    """``(symbol, 'low'|'high', bound, strict)`` for a relation ``symbol OP bound``."""
+    if isinstance(r, sympy.core.relational.Relational) and isinstance(r.lhs, sympy.Symbol):
+        if isinstance(r, _LOWER):
+            return r.lhs, "low", r.rhs, isinstance(r, sympy.StrictGreaterThan)
+        if isinstance(r, _UPPER):
+            return r.lhs, "high", r.rhs, isinstance(r, sympy.StrictLessThan)
+    return None
+
+
+def _compare_bounds(b1: sympy.Expr, b2: sympy.Expr) -> str | None:
+    """How ``b1`` compares with ``b2`` when SymPy can prove it: 'lt', 'le', 'eq', 'ge', 'gt', else None.
+
+    Besides plain numbers this uses the symbols' assumptions through the ratio of
+    two positive bounds (``C·|X|/W`` is at least ``C/W`` because ``|X| ≥ 1``).
+    """
+    if b1 == b2:
+        return "eq"
+    for probe in (b1 - b2, (sympy.cancel(b1 / b2) - 1) if b2.is_positive else None):
+        if probe is None:
+            continue
+        if probe.is_zero:
+            return "eq"
+        if probe.is_positive:
+            return "gt"
+        if probe.is_negative:
+            return "lt"
+        if probe.is_nonnegative:
+            return "ge"
+        if probe.is_nonpositive:
+            return "le"
+    return None
+
+
+def _merge_bounds(relations: Sequence[sympy.Basic], x: sympy.Symbol | None) -> tuple[sympy.Basic, ...] | None:
+    """Keep the tightest of comparable bounds on each symbol; None if two of them contradict."""
+    relations = list(dict.fromkeys(sympy.sympify(r) for r in relations))
+    for r in relations:
+        if r == _FALSE:
+            return None
+    relations = [r for r in relations if r != _TRUE]
+    bounds = {i: _bound_of(r) for i, r in enumerate(relations)}
+    drop: set[int] = set()
+    for i, j in itertools.combinations(range(len(relations)), 2):
+        bi, bj = bounds[i], bounds[j]
+        if bi is None or bj is None or bi[0] != bj[0] or i in drop or j in drop:
+            continue
+        order = _compare_bounds(bi[2], bj[2])
+        if order is None:
+            continue
+        if bi[1] == bj[1]:
+            # two lower (upper) bounds: keep the larger (smaller), the stricter on a tie
+            if order == "eq":
+                drop.add(j if bi[3] or not bj[3] else i)
+            elif (order in ("gt", "ge")) == (bi[1] == "low"):
+                drop.add(j)
+            else:
+                drop.add(i)
+        else:
+            flip = {"lt": "gt", "le": "ge", "eq": "eq", "ge": "le", "gt": "lt"}
+            gap = order if bi[1] == "low" else flip[order]  # how the lower bound compares with the upper
+            strict = bi[3] or bj[3]
+            if gap == "gt" or (gap in ("ge", "eq") and strict):
+                return None
+    return tuple(r for k, r in enumerate(relations) if k not in drop)
+
+
+def _drop_subsumed(cases: Sequence[Case]) -> tuple[Case, ...]:
+    """Simplify a union: ``(A and r) or (A and not r)`` becomes ``A``, and a case whose
+    relations include all of another case's is dropped (it adds nothing)."""
+    cases = list(cases)
+    merged = True
+    while merged:
+        merged = False
+        for i, j in itertools.combinations(range(len(cases)), 2):
+            a, b = set(cases[i].relations), set(cases[j].relations)
+            only_a, only_b = a - b, b - a
+            if len(only_a) == 1 and len(only_b) == 1:
+                (ra,), (rb,) = only_a, only_b
+                if isinstance(ra, sympy.core.relational.Relational) and ra.negated == rb:
+                    keep = tuple(r for r in cases[i].relations if r != ra)
+                    label = cases[i].label if cases[i].label == cases[j].label else "combined"
+                    cases[i] = Case(label, keep)
+                    del cases[j]
+                    merged = True
+                    break
+    cases = _union_intervals(cases)
+    out = []
+    for i, c in enumerate(cases):
+        mine = set(c.relations)
+        if any(j != i and set(o.relations) <= mine and (set(o.relations) != mine or j < i) for j, o in enumerate(cases)):
+            continue
+        out.append(c)
+    return tuple(out)
+
+
+def _union_intervals(cases: list[Case]) -> list[Case]:
+    """When every case only bounds one symbol by numbers, replace the union by its merged intervals."""
+    if len(cases) < 2:
+        return cases
+    x = None
+    sets = []
+    for c in cases:
+        interval = sympy.Interval(-sympy.oo, sympy.oo)
+        for r in c.relations:
+            b = _bound_of(r)
+            if b is None or not b[2].is_number or (x is not None and b[0] != x):
+                return cases
+            x = b[0]
+            if b[1] == "low":
+                interval = interval & sympy.Interval(b[2], sympy.oo, left_open=b[3])
+            else:
+                interval = interval & sympy.Interval(-sympy.oo, b[2], right_open=b[3])
+        sets.append(interval)
+    if x is None:
+        return cases
+    union = sympy.Union(*sets)
+    pieces = union.args if isinstance(union, sympy.Union) else (union,)
+    out = []
+    for piece in pieces:
+        if not isinstance(piece, sympy.Interval):
+            return cases
+        rels = []
+        if piece.start != -sympy.oo and not (piece.start <= 0 and x.is_positive):
+            rels.append(sympy.Gt(x, piece.start) if piece.left_open else sympy.Ge(x, piece.start))
+        if piece.end != sympy.oo:
+            rels.append(sympy.Lt(x, piece.end) if piece.right_open else sympy.Le(x, piece.end))
+        out.append(Case("combined", tuple(rels)))
+    return out
+
+
+def _conjoin(label: str, parts: Sequence[list[list[sympy.Basic]]], x: sympy.Symbol) -> list[Case]:
+    """Distribute a conjunction of unions into a union of cases."""
+    out = []
+    for combo in itertools.product(*parts):
+        rels: list[sympy.Basic] = []
+        for c in combo:
+            rels.extend(c)
+        merged = _merge_bounds(_dedupe(rels), x)
+        if merged is None:
+            continue
+        out.append(Case(label, merged))
+    return out
+
+
+def _dedupe(rels: list[sympy.Basic]) -> list[sympy.Basic]:
+    return list(dict.fromkeys(sympy.sympify(r) for r in rels))
+
+
+# -- regimes and pairs --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Regime:
+    """When one strategy is communication-bound (and so, otherwise, compute-bound)."""
+
+    index: int
+    strategy: Strategy
+    communication_bound: Condition
+    numeric: Condition | None
+
+
+@dataclass(frozen=True, slots=True)
+class PairComparison:
+    """When strategy ``a`` is faster than strategy ``b``."""
+
+    a: int
+    b: int
+    a_wins: Condition
+    b_wins: Condition
+    numeric_a_wins: Condition | None
+    numeric_b_wins: Condition | None
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Regime boundaries and pairwise crossovers for a plan's strategies, solved for one symbol."""
+
+    plan: Plan
+    symbol: sympy.Symbol
+    regimes: tuple[Regime, ...]
+    pairs: tuple[PairComparison, ...]
+    hardware: Hardware | None
+    assumptions: tuple[str, ...]
+
+
+def _bandwidth_comm(s: Strategy) -> sympy.Expr:
+    total = sympy.Integer(0)
+    for st in s.collectives:
+        total = total + sym(st.timing.bandwidth_time)
+    return total
+
+
+def _regime_cases(s: Strategy, x: sympy.Symbol) -> tuple[list[list[sympy.Basic]], list[list[sympy.Basic]]]:
+    """(communication-bound cases, compute-bound cases) of a strategy."""
+    math, comm = s.compute_time, _bandwidth_comm(s)
+    if comm == 0:
+        return [], [[]]
+    return solve_less(math, comm, x, strict=True), solve_less(comm, math, x, strict=False)
+
+
+def _resolve_symbol(name: str | sympy.Symbol, plan_: Plan) -> sympy.Symbol:
+    if isinstance(name, sympy.Symbol):
+        return name
+    pool: dict[str, sympy.Symbol] = {}
+    for s in plan_.strategies:
+        for e in (s.compute_time, _bandwidth_comm(s)):
+            for f in e.free_symbols:
+                pool.setdefault(f.name, f)
+    key = name.strip()
+    for cand in (key, f"|{key}|", key.strip("|")):
+        if cand in pool:
+            return pool[cand]
+    raise PlanError(
+        f"'{name}' does not appear in the strategies' costs",
+        hint="solve for one of " + ", ".join(sorted(pool)) + " (leave it out of --shape so it stays symbolic)",
+    )
+
+
+def compare(
+    mm: Matmul | Plan | str,
+    symbol: str | sympy.Symbol,
+    *,
+    strategies: Sequence[int] | None = None,
+    mesh: Mesh | Mapping[str, object] | str | None = None,
+    shape: ShapeLike = None,
+    dtype: str = "bf16",
+    hardware: Hardware | str | None = None,
+    model: str = "book",
+) -> Comparison:
+    """Derive when each strategy is communication-bound and when one beats another.
+
+    The formulas stay symbolic in the hardware constants; with ``hardware`` the
+    chip's wiring applies to the mesh and each condition is also given with its
+    constants substituted (``B < 2550`` on a TPU v5p).
+
+    Args:
+        mm: the matmul (or an already symbolic :class:`~symshard.plan.Plan`).
+        symbol: what to solve for: a dim (``"B"``), an axis (``"X"`` for ``|X|``), a constant.
+        strategies: 1-based numbers of the strategies to compare pairwise; default
+            the first four listed.
+
+    Raises:
+        PlanError: the symbol does not appear in the costs, or a strategy number is out of range.
+    """
+    hw = lookup_hardware(hardware) if hardware is not None else None
+    if isinstance(mm, Plan):
+        p = mm
+    else:
+        mesh_ = mesh
+        if mesh is not None and not isinstance(mesh, Mesh) and hw is not None:
+            mesh_ = Mesh(mesh, hardware=hw)
+        elif mesh is None and hw is not None:
+            m0 = plan(mm, None, shape, dtype=dtype, model=model).mesh
+            mesh_ = Mesh({a.name: a.size for a in m0.axes}, hardware=hw)
+        p = plan(mm, mesh_, shape, dtype=dtype, model=model)
+    x = _resolve_symbol(symbol, p)
+    picked = list(strategies) if strategies else list(range(1, min(4, len(p.strategies)) + 1))
+    for i in picked:
+        p.strategy(i)  # range check
+    values = dict(hw.constants(p.dtype)) if hw is not None else {}
+    values.pop(x, None)
+
+    cases_by_index = {}
+    regimes = []
+    for i in range(1, len(p.strategies) + 1):
+        s = p.strategy(i)
+        comm_cases, math_cases = _regime_cases(s, x)
+        cases_by_index[i] = (comm_cases, math_cases)
+        if i in picked:
+            cond = Condition(_drop_subsumed(_conjoin("communication-bound", [comm_cases], x)))
+            regimes.append(Regime(i, s, cond, cond.subs(values, x) if values else None))
+
+    pairs = []
+    for i, j in itertools.combinations(picked, 2):
+        a_wins = _wins(p.strategy(i), p.strategy(j), cases_by_index[i], cases_by_index[j], x, (i, j))
+        b_wins = _wins(p.strategy(j), p.strategy(i), cases_by_index[j], cases_by_index[i], x, (j, i))
+        pairs.append(
+            PairComparison(
+                i,
+                j,
+                a_wins,
+                b_wins,
+                a_wins.subs(values, x) if values else None,
+                b_wins.subs(values, x) if values else None,
+            )
+        )
+    assumptions = (
+        "collective times are bandwidth-bound (hop latency left out), as the chapter reasons",
+        "time = max(T_math, T_comms)",
+        f"solved for {x} > 0; other symbols are positive",
+        *p.assumptions,
+    )
+    return Comparison(p, x, tuple(regimes), tuple(pairs), hw, assumptions)
+
+
+def _wins(a: Strategy, b: Strategy, a_cases, b_cases, x: sympy.Symbol, names: tuple[int, int]) -> Condition:
+    ia, ib = names
+    a_math, a_comm = a.compute_time, _bandwidth_comm(a)
+    b_math, b_comm = b.compute_time, _bandwidth_comm(b)
+    out: list[Case] = []
+    for ra, (a_regime, a_time) in enumerate((("communication-bound", a_comm), ("compute-bound", a_math))):
+        for rb, (b_regime, b_time) in enumerate((("communication-bound", b_comm), ("compute-bound", b_math))):
+            regime_a = a_cases[ra]
+            regime_b = b_cases[rb]
+            if not regime_a or not regime_b:
+                continue
+            better = solve_less(a_time, b_time, x, strict=True)
+            label = f"{ia} {a_regime}, {ib} {b_regime}"
+            out.extend(_conjoin(label, [regime_a, regime_b, better], x))
+    return Condition(_drop_subsumed(out))
