@@ -65,6 +65,13 @@ def _add_sizes(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def _add_plan_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default="book", help="collective cost model: book (default) or ring")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--overlap", action="store_true", help="time = max(T_math, T_comms) (default)")
+    group.add_argument("--serial", action="store_true", help="time = T_math + T_comms")
+
+
 def _chip(args: argparse.Namespace) -> Hardware | None:
     chip = hardware(args.hw) if args.hw else None
     if args.hw_set:
@@ -270,6 +277,83 @@ def _hardware(args: argparse.Namespace) -> tuple[str, dict]:
     return _table(rows), {"hardware": presets}
 
 
+# -- matmul, compare, best --------------------------------------------------------------------
+
+
+def _matmul_mesh(args: argparse.Namespace, mm, chip: Hardware | None) -> Mesh:
+    arrays = [mm.lhs, mm.rhs] + ([mm.out] if mm.out is not None else [])
+    axes = [a for arr in arrays for a in (*arr.axes, *sorted(arr.unreduced))]
+    return _mesh(args, list(dict.fromkeys(axes)), chip)
+
+
+def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
+    from .matmul import matmul
+    from .plan import plan
+    from .report import plan_data, plan_text
+
+    mm = matmul(args.matmul)
+    chip = _chip(args)
+    mesh = _matmul_mesh(args, mm, chip)
+    p = plan(mm, mesh, args.shape, dtype=args.dtype, hardware=chip, model=args.model, overlap=not args.serial)
+    if not p.numeric and chip is not None:
+        # sizes are symbolic: keep C, W_ici, ... as symbols too, so the formulas stay readable
+        p = plan(mm, mesh, args.shape, dtype=args.dtype, model=args.model, overlap=not args.serial)
+    text = plan_text(p, top=None if args.top == 0 else args.top)
+    if chip is not None and not p.numeric:
+        text += (
+            "\n"
+            + f"{chip.label}: "
+            + ", ".join(f"{k} = {format_number(v)}" for k, v in chip.constants(p.dtype).items())
+        )
+    return text, plan_data(p)
+
+
+def _compare(args: argparse.Namespace) -> tuple[str, dict]:
+    from .compare import compare
+    from .matmul import matmul
+    from .plan import plan
+    from .report import compare_data, compare_text
+
+    mm = matmul(args.matmul)
+    chip = _chip(args)
+    mesh = _matmul_mesh(args, mm, chip)
+    picked = None
+    if args.strategies:
+        picked = []
+        for part in args.strategies.split(","):
+            if not part.strip().isdigit():
+                raise UsageError(
+                    f"--strategies takes strategy numbers, not '{part.strip()}'",
+                    hint="e.g. --strategies 1,2 (numbers as listed by 'symshard matmul')",
+                )
+            picked.append(int(part))
+    p = plan(mm, mesh, args.shape, dtype=args.dtype, model=args.model)
+    c = compare(p, args.solve_for, strategies=picked, hardware=chip)
+    return compare_text(c), compare_data(c)
+
+
+def _best(args: argparse.Namespace) -> tuple[str, dict]:
+    from .matmul import matmul
+    from .report import search_data, search_text
+    from .search import best_sharding
+
+    chain = [matmul(text) for text in args.matmul]
+    chip = _chip(args)
+    if chip is None:
+        raise UsageError("best-sharding needs a chip to rank times", hint="add --hw tpu-v5e (or another preset)")
+    first = chain[0]
+    mesh = _matmul_mesh(args, first, chip)
+    fixed = {}
+    for text in args.fixed or []:
+        arr = parse_array(text)
+        fixed[arr.name] = arr
+    r = best_sharding(
+        chain, mesh, args.shape, hardware=chip, memory_limit=args.memory, out=args.out, fixed=fixed,
+        dtype=args.dtype, model=args.model, overlap=not args.serial,
+    )  # fmt: skip
+    return search_text(r), search_data(r)
+
+
 # -- book -----------------------------------------------------------------------------------------
 
 
@@ -332,6 +416,32 @@ def _parser() -> argparse.ArgumentParser:
     _add_sizes(p)
     p.add_argument("--model", default="book", help="collective cost model: book (default) or ring")
     p.set_defaults(run=_collective)
+
+    p = sub.add_parser("matmul", help="the case and every costed strategy of a sharded matmul")
+    p.add_argument("matmul", help="e.g. 'X[B, D] · Y[D_X, F] -> Z[B, F]'")
+    _add_sizes(p)
+    _add_plan_options(p)
+    p.add_argument("--top", type=int, default=10, help="strategies to print (0: all); --json has them all")
+    p.set_defaults(run=_matmul)
+
+    p = sub.add_parser("compare", help="when each strategy is communication-bound, and which wins when")
+    p.add_argument("matmul", help="e.g. 'X[B, D] · Y[D_X, F] -> Z[B, F]'")
+    p.add_argument("--solve-for", required=True, metavar="SYMBOL", help="a dim (B), an axis (X) or a constant")
+    p.add_argument("--strategies", metavar="1,2", help="strategy numbers to compare (default: the first four)")
+    _add_sizes(p)
+    _add_plan_options(p)
+    p.set_defaults(run=_compare)
+
+    p = sub.add_parser("best-sharding", help="how to shard operands and result to fit in memory and run fastest")
+    p.add_argument("matmul", nargs="+", help="one matmul, or a chain whose results feed the next")
+    _add_sizes(p)
+    _add_plan_options(p)
+    p.add_argument("--memory", metavar="300MB", help="bytes available per device (e.g. 300MB, 16GiB, 3e8)")
+    p.add_argument("--out", default="any", help="required sharding of the final result, or 'any' (default)")
+    p.add_argument(
+        "--fixed", action="append", metavar="ARRAY", help="an operand whose sharding is given, e.g. 'x[B_X, D]'"
+    )
+    p.set_defaults(run=_best)
 
     p = sub.add_parser("book", help="the chapter's worked answers, recomputed")
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -309,7 +309,16 @@ def _compare_bounds(b1: sympy.Expr, b2: sympy.Expr) -> str | None:
     """
     if b1 == b2:
         return "eq"
-    for probe in (b1 - b2, (sympy.cancel(b1 / b2) - 1) if b2.is_positive else None):
+    flip = {"lt": "gt", "le": "ge", "eq": "eq", "ge": "le", "gt": "lt"}
+    one_way = _compare_one_way(b1, b2)
+    if one_way is not None:
+        return one_way
+    other = _compare_one_way(b2, b1)
+    return flip[other] if other is not None else None
+
+
+def _compare_one_way(b1: sympy.Expr, b2: sympy.Expr) -> str | None:
+    for probe in (sympy.factor(b1 - b2), (sympy.cancel(b1 / b2) - 1) if b2.is_positive else None):
         if probe is None:
             continue
         if probe.is_zero:
@@ -381,7 +390,9 @@ def _drop_subsumed(cases: Sequence[Case]) -> tuple[Case, ...]:
     out = []
     for i, c in enumerate(cases):
         mine = set(c.relations)
-        if any(j != i and set(o.relations) <= mine and (set(o.relations) != mine or j < i) for j, o in enumerate(cases)):
+        if any(
+            j != i and set(o.relations) <= mine and (set(o.relations) != mine or j < i) for j, o in enumerate(cases)
+        ):
             continue
         out.append(c)
     return tuple(out)
