@@ -16,11 +16,15 @@ The names below are the public surface; the submodules (``symshard.symbols``,
 
 from .arrays import Array, Dim
 from .collectives import AllGather, AllReduce, AllToAll, CollectivePermute, ReduceScatter
+from .compare import compare
 from .errors import SymshardError
 from .hardware import Hardware, hardware
+from .matmul import matmul
 from .mesh import Mesh
 from .placement import place
+from .plan import plan
 from .read import parse
+from .search import best_sharding
 
 __version__ = "0.1.0"
 
@@ -35,7 +39,11 @@ __all__ = [
     "Mesh",
     "ReduceScatter",
     "SymshardError",
+    "best_sharding",
+    "compare",
     "hardware",
+    "matmul",
     "parse",
     "place",
+    "plan",
 ]

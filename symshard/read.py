@@ -1,7 +1,7 @@
 """One entry point for any notation string: :func:`parse`.
 
 The grammar lives in :mod:`symshard.notation`; this module only decides what a
-string is (an array or a collective) and returns the matching checked value.
+string is (an array, a collective or a matmul) and returns the matching checked value.
 
 Examples:
     >>> parse("A[I_{XY}, J] \\\\{U_Z\\\\}")
@@ -14,19 +14,25 @@ from __future__ import annotations
 
 from .arrays import Array
 from .collectives import CollectiveExpr, parse_collective
+from .matmul import Matmul, matmul
 from .notation import classify, parse_array
 
 __all__ = ["parse"]
 
 
-def parse(text: str) -> Array | CollectiveExpr:
-    """Parse an array (``'A[I_X, J]'``) or a collective (``'AllGather_X(A[I_X, J])'``).
+def parse(text: str) -> Array | CollectiveExpr | Matmul:
+    """Parse an array (``'A[I_X, J]'``), a collective (``'AllGather_X(A[I_X, J])'``) or a
+    matmul (``'A[I, J_X] · B[J_X, K] -> C[I, K]'``).
 
     Raises:
         NotationError: the text does not parse.
         ShardingError: an array that breaks a sharding rule.
         CollectiveError: a collective that does not fit its operand.
+        PlanError: a matmul whose dims do not fit together.
     """
-    if classify(text) == "collective":
+    kind = classify(text)
+    if kind == "collective":
         return parse_collective(text)
+    if kind == "matmul":
+        return matmul(text)
     return parse_array(text)

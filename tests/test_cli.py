@@ -209,3 +209,88 @@ def test_readme_console_examples_are_current(capsys):
         assert out.rstrip("\n").splitlines() == lines[1:]
         checked += 1
     assert checked >= 1
+
+
+# -- matmul, compare, best-sharding ------------------------------------------------------------------
+
+
+def test_matmul_json(capsys):
+    data = run_json(
+        capsys, "matmul", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--hw", "tpu-v5p", "--mesh", "X=4,Y=4,Z=4",
+        "--shape", "B=1024,D=8192,F=32768",
+    )  # fmt: skip
+    assert data["case"] == 2
+    assert "Y shards the contracting dim D along X" in data["reason"]
+    assert len(data["strategies"]) == 64
+    keys = {"name", "steps", "flops_per_device", "compute_time_s", "comm_time_s", "time_s", "bound",
+            "memory_bytes_per_device"}  # fmt: skip
+    assert keys <= set(data["strategies"][0])
+    times = [s["time_s"] for s in data["strategies"]]
+    assert times == sorted(times)
+    assert data["best"]["index"] == 1 and data["best"]["name"] == data["strategies"][0]["name"]
+    assert all(s["bound"] in ("compute", "communication") for s in data["strategies"])
+
+
+def test_matmul_symbolic_text(capsys):
+    code, out, _ = run(capsys, "matmul", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--hw", "tpu-v5p")
+    assert code == 0
+    assert "Case 2" in out
+    assert "AllGather_X(Y[D_X, F]) -> Y[D, F]" in out
+    assert "T_math  = 2·B·D·F/C" in out  # formulas stay symbolic while sizes are
+    assert "best: undecided" in out
+    assert "TPU v5p: C = 4.59e14" in out
+    serial = run_json(capsys, "matmul", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--serial", "--mesh", "X=4",
+                      "--shape", "B=64,D=64,F=64", "--hw", "v5p")  # fmt: skip
+    assert serial["overlap"] is False
+    s = serial["strategies"][0]
+    assert s["time_s"] == pytest.approx(s["compute_time_s"] + s["comm_time_s"])
+
+
+def test_compare_json_question_4(capsys):
+    data = run_json(capsys, "compare", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--solve-for", "B", "--hw", "tpu-v5p")
+    regimes = {r["name"]: r for r in data["conditions"]["regimes"]}
+    gather = regimes["AllGather_X(Y) → matmul"]
+    assert gather["communication_bound_if"]["text"] == "B < C/W_ici"
+    assert gather["communication_bound_if"]["latex"] == r"B < \frac{C}{W_{\text{ici}}}"
+    assert gather["numeric"]["text"] == "B < 2550"
+    assert len(data["conditions"]["pairs"]) == 6  # the first four strategies, pairwise
+    code, out, _ = run(capsys, "compare", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--solve-for", "B", "--hw", "v5p",
+                       "--strategies", "1,2")  # fmt: skip
+    assert code == 0 and "B < D/2" in out and "[TPU v5p: B < 2550]" in out
+
+
+def test_best_sharding_command(capsys):
+    data = run_json(
+        capsys, "best-sharding", "x[B, D] · W_in[D, F] -> Tmp[B, F]", "Tmp[B, F] · W_out[F, D] -> Out[B, D]",
+        "--mesh", "X=2,Y=2", "--shape", "B=128,D=8192,F=32768", "--hw", "v5e", "--memory", "300MB",
+    )  # fmt: skip
+    assert data["best"]["stored"]["W_in"] in ("W_in[D, F_XY]", "W_in[D, F_YX]")
+    assert data["best"]["memory_bytes_per_device"] <= 300e6
+    assert data["fitting"] <= data["considered"]
+    code, out, _ = run(capsys, "best-sharding", "A[I, J] · B[J, K] -> C[I, K]", "--mesh", "X=4",
+                       "--shape", "I=4096,J=4096,K=4096", "--hw", "v5e", "--out", "C[I, K]")  # fmt: skip
+    assert code == 0 and out.startswith("A[I, J] · B[J, K] -> C[I, K]") and "best: store" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "pattern"),
+    [
+        (["matmul", "A[I, J] ·_K B[J, K]"], "names K under the product sign"),
+        (["matmul", "A[I, J] B[J, K]"], "expected a product sign"),
+        (["matmul", "A[I_X, J] · B[J, K] -> C[I_X, K_X]"], "mesh axis X shards both I and K"),
+        (["compare", "A[I, J] · B[J, K]", "--solve-for", "Q"], "'Q' does not appear in the strategies' costs"),
+        (["compare", "A[I, J_X] · B[J, K]", "--solve-for", "I", "--strategies", "1,x"], "takes strategy numbers"),
+        (["compare", "A[I, J_X] · B[J, K]", "--solve-for", "I", "--strategies", "9"], "there is no strategy 9"),
+        (["best-sharding", "A[I, J] · B[J, K]", "--mesh", "X=2", "--shape", "I=4,J=4,K=4"], "needs a chip"),
+        (["best-sharding", "A[I, J] · B[J, K]", "--mesh", "X=2", "--hw", "v5e"], "needs every dim's size"),
+        (["best-sharding", "A[I, J] · B[J, K]", "--mesh", "X=2", "--shape", "I=4,J=4,K=4", "--hw", "v5e",
+          "--memory", "lots"], "cannot read the memory limit 'lots'"),
+        (["best-sharding", "A[I, J] · B[J, K] -> C[I, K]", "Q[K, L] · R[L, M] -> S[K, M]", "--mesh", "X=2",
+          "--shape", "I=4,J=4,K=4,L=4,M=4", "--hw", "v5e"], "does not use C, the result of matmul 1"),
+    ],
+)  # fmt: skip
+def test_planner_errors_are_one_line(capsys, argv, pattern):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.startswith("symshard: error: ") and err.count("\n") == 1
+    assert pattern in err

@@ -1,0 +1,304 @@
+"""The matmul planner against the chapter: the four cases, Questions 4, 5, 6, 7 and 9.
+
+Expected formulas are written out from the chapter's own reasoning (bf16, the
+``book`` model, ``W_ici`` bidirectional); none is computed by the code under test.
+"""
+
+from __future__ import annotations
+
+import pytest
+import sympy
+
+from symshard.arrays import Array
+from symshard.compare import compare
+from symshard.errors import PlanError, ShardingError
+from symshard.hardware import hardware
+from symshard.matmul import local_product, matmul
+from symshard.mesh import Mesh
+from symshard.plan import natural_outputs, plan, reshard_steps
+from symshard.search import best_sharding
+from symshard.symbols import C, W_ici, axis, dim
+
+B, D, F, I, J, K = (dim(n) for n in "BDFIJK")  # noqa: E741 - the chapter's dim names
+X = axis("X")
+
+
+def bandwidth_comm(strategy) -> sympy.Expr:
+    return sympy.Add(*[sympy.sympify(st.timing.bandwidth_time) for st in strategy.collectives])
+
+
+def by_name(p, name: str):
+    matches = [s for s in p.strategies if s.name == name]
+    assert matches, f"no strategy {name!r} in {[s.name for s in p.strategies]}"
+    return matches[0]
+
+
+# -- the four cases ---------------------------------------------------------------------------
+
+CASES = [
+    ("A[I, J] · B[J, K] -> C[I, K]", 1, "no contracting dim (J) is sharded"),
+    ("A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]", 1, "no communication"),
+    ("A[I, J_X] · B[J, K] -> C[I, K]", 2, "A shards the contracting dim J along X but B does not"),
+    ("A[I, J] · B[J_X, K] -> C[I, K]", 2, "B shards the contracting dim J along X but A does not"),
+    ("A[I, J_X] · B[J_Y, K] -> C[I, K]", 2, "is sharded along X in A but along Y in B"),
+    ("A[I, J_X] · B[J_X, K] -> C[I, K]", 3, "both operands shard the contracting dim J along X"),
+    ("A[I_X, J_Y] · B[J_Y, K] -> C[I_X, K]", 3, "partial sums"),
+    ("A[I_X, J] · B[J, K_X] -> C[I_X, K]", 4, "mesh axis X shards I of A and K of B"),
+    ("x[B_X, S, D_Y] · W[D_Y, F] -> y[B_X, S, F]", 3, "contracting dim D along Y"),  # N-D
+    ("x[B, S, D] · W[D, F_Y] -> y[B, S, F_Y]", 1, "no contracting dim (D)"),
+]
+
+
+@pytest.mark.parametrize(("text", "case", "reason"), CASES)
+def test_classification(text, case, reason):
+    got = matmul(text).classify()
+    assert got.case == case
+    assert reason in got.reason
+    assert got.reason.endswith(".")
+
+
+def test_einsum_roles():
+    mm = matmul("P[B, I, J] · Q[B, J, K] -> R[B, I, K]")
+    assert mm.contracting == ("J",) and mm.batch == ("B",)
+    mm = matmul("x[B, S, D] · W[D, F] -> y[B, S, F]")
+    assert mm.contracting == ("D",) and mm.batch == () and mm.dims == ("B", "S", "D", "F")
+    mm = matmul("A[I, J] · B[J, K]")  # no output given: shared dims are contracted
+    assert mm.out_dims == ("I", "K") and mm.out_name == "C"
+    assert matmul("A[I, J, L] · B[J, K] -> C[I, K]").summed == ("L",)
+
+
+def test_local_products():
+    assert str(local_product(Array.parse("A[I, J_X]"), Array.parse("B[J_X, K]"), ("I", "K"))) == "C[I, K]{U_X}"
+    assert str(local_product(Array.parse("A[I_X, J]"), Array.parse("B[J, K_Y]"), ("I", "K"))) == "C[I_X, K_Y]"
+    with pytest.raises(PlanError, match="do not line up: J is split along X in A but along nothing in B"):
+        local_product(Array.parse("A[I, J_X]"), Array.parse("B[J, K]"), ("I", "K"))
+    with pytest.raises(PlanError, match="Case 4: mesh axis X shards both I and K"):
+        local_product(Array.parse("A[I_X, J]"), Array.parse("B[J, K_X]"), ("I", "K"))
+    # partial sums carry through a product when the other operand does not use the axis
+    assert str(local_product(Array.parse("T[B, F]{U_Y}"), Array.parse("W[F, D]"), ("B", "D"), "O")) == "O[B, D]{U_Y}"
+
+
+def test_natural_outputs():
+    assert [str(a) for a in natural_outputs(matmul("A[I_X, J] · B[J, K_Y]"))] == ["C[I_X, K_Y]"]
+    assert [str(a) for a in natural_outputs(matmul("A[I, J_X] · B[J_X, K]"))] == ["C[I, K]"]
+    assert [str(a) for a in natural_outputs(matmul("A[I_X, J] · B[J, K_X]"))] == ["C[I_X, K]", "C[I, K_X]"]
+
+
+# -- resharding one array ------------------------------------------------------------------------
+
+RESHARD = [
+    ("A[I_X, J]", "A[I, J]", ["AllGather_X"]),
+    ("A[I_XY, J]", "A[I_X, J]", ["AllGather_Y"]),  # the minor axis goes first: exact blocks
+    ("A[I_X, J]", "A[I, J_X]", ["AllToAll_{X,J}"]),
+    ("A[I, J]", "A[I_X, J_Y]", ["DynamicSlice_{X,I}", "DynamicSlice_{Y,J}"]),
+    ("C[I, K]{U_X}", "C[I, K]", ["AllReduce_X"]),
+    ("C[I, K]{U_X}", "C[I, K_X]", ["ReduceScatter_{X,K}"]),
+    ("C[I, K]{U_XY}", "C[I_Y, K]", ["ReduceScatter_{Y,I}", "AllReduce_X"]),
+    ("C[I_Y, K]{U_X}", "C[I, K]", ["AllReduce_X", "AllGather_Y"]),  # reduce while still split
+    ("A[I_XY, J]", "A[I_YX, J]", ["AllGather_XY", "DynamicSlice_{YX,I}"]),
+]
+
+
+@pytest.mark.parametrize(("src", "dst", "ops"), RESHARD)
+def test_reshard_steps(src, dst, ops):
+    steps = reshard_steps(Array.parse(src), Array.parse(dst))
+    assert [str(s.op) for s in steps] == ops
+    assert steps[-1].output == Array.parse(dst)
+
+
+def test_reshard_cannot_create_partial_sums():
+    with pytest.raises(PlanError, match="no collective creates partial sums over X"):
+        reshard_steps(Array.parse("C[I, K]"), Array.parse("C[I, K]{U_X}"))
+
+
+# -- Question 4: AllGather the weight, or multiply locally and AllReduce -------------------------------
+
+Q4 = "X[B, D] · Y[D_X, F] -> Z[B, F]"
+
+
+def test_question_4_strategy_costs():
+    p = plan(Q4)
+    s1 = by_name(p, "AllGather_X(Y) → matmul")  # the chapter's Strategy 1
+    s2 = by_name(p, "DynamicSlice_{X,D}(X) → matmul → AllReduce_X(Z)")  # its Strategy 2
+    # Strategy 1: max(2BDF/C, 2DF/W_ici)
+    assert sympy.simplify(s1.compute_time - 2 * B * D * F / C) == 0
+    assert sympy.simplify(bandwidth_comm(s1) - 2 * D * F / W_ici) == 0
+    # Strategy 2: max(2BDF/(X C), 4BF/W_ici)
+    assert sympy.simplify(s2.compute_time - 2 * B * D * F / (X * C)) == 0
+    assert sympy.simplify(bandwidth_comm(s2) - 4 * B * F / W_ici) == 0
+    assert s2.flops_per_device == 2 * B * D * F / X
+    assert [str(step) for step in s2.steps] == [
+        "DynamicSlice_{X,D}(X[B, D]) -> X[B, D_X]",
+        "X[B, D_X] · Y[D_X, F] -> Z[B, F]{U_X}",
+        "AllReduce_X(Z[B, F]{U_X}) -> Z[B, F]",
+    ]
+
+
+def test_question_4_crossovers():
+    c = compare(Q4, "B", hardware="tpu-v5p")
+    names = [r.strategy.name for r in c.regimes]
+    s1 = names.index("AllGather_X(Y) → matmul")
+    s2 = names.index("DynamicSlice_{X,D}(X) → matmul → AllReduce_X(Z)")
+    # Strategy 1 is communication-bound iff B < C / W_ici, about 2550 on a v5p
+    r1 = c.regimes[s1]
+    (case,) = r1.communication_bound.cases
+    assert case.relations == (sympy.Lt(B, C / W_ici),)
+    assert r1.numeric.cases[0].relations == (sympy.Lt(B, 2550),)
+    # Strategy 2 is compute-bound only when D / (2|X|) > C / W_ici: independent of B
+    (case,) = c.regimes[s2].communication_bound.cases
+    assert case.relations == (sympy.Lt(D, 2 * C * X / W_ici),)
+    # when both are communication-bound, Strategy 2 wins iff D > 2B
+    pair = next(pr for pr in c.pairs if {pr.a, pr.b} == {s1 + 1, s2 + 1})
+    two_wins = pair.a_wins if pair.a == s2 + 1 else pair.b_wins
+    both = [cs for cs in two_wins.cases if cs.label.count("communication-bound") == 2]
+    assert len(both) == 1
+    assert sympy.Lt(B, D / 2) in both[0].relations
+    # and when Strategy 1 is compute-bound (B > 2550) Strategy 2 wins iff D > 2 C / W_ici (5100 on v5p)
+    mixed = [cs for cs in two_wins.cases if f"{s1 + 1} compute-bound" in cs.label]
+    assert any(sympy.Lt(D, 2 * C / W_ici).reversed in cs.relations or sympy.Gt(D, 2 * C / W_ici) in cs.relations for cs in mixed)
+    # numerically on a v5p: B = 1000, D = 8192 -> both communication-bound and 8192 > 2000: Strategy 2
+    assert two_wins.holds({B: 1000, D: 8192, X: 4, **hardware("v5p").constants()}) is True
+    assert two_wins.holds({B: 5000, D: 4096, X: 4, **hardware("v5p").constants()}) is False
+
+
+# -- Question 5: the fastest way to a replicated result on a v5p 4x4x4 ------------------------------------
+
+
+def test_question_5_candidates():
+    p = plan("A[I, J] · B[J, K] -> C[I, K]", Mesh("X=4,Y=4,Z=4", topology="ring"))
+    one = by_name(p, "DynamicSlice_{XYZ,I}(A) → matmul → AllGather_XYZ(C)")  # A[I_XYZ, J] · B + AG
+    two = by_name(p, "DynamicSlice_{XYZ,K}(B) → matmul → AllGather_XYZ(C)")  # A · B[J, K_XYZ] + AG
+    three = by_name(p, "DynamicSlice_{XYZ,J}(A) → DynamicSlice_{XYZ,J}(B) → matmul → AllReduce_XYZ(C)")
+    four = by_name(p, "matmul")  # fully replicated
+    for s in (one, two, three):
+        assert s.flops_per_device == 2 * I * J * K / 64
+    assert four.flops_per_device == 2 * I * J * K
+    # (1) and (2) gather C (2IK bytes) over three axes: 2IK / (3 W_ici); (3) all-reduces it: twice that
+    assert sympy.simplify(bandwidth_comm(one) - 2 * I * K / (3 * W_ici)) == 0
+    assert bandwidth_comm(one) == bandwidth_comm(two)
+    assert sympy.simplify(bandwidth_comm(three) - 2 * bandwidth_comm(one)) == 0
+    assert bandwidth_comm(four) == 0
+
+
+def test_question_5_numbers_on_v5p():
+    v5p = hardware("v5p")
+    mesh = Mesh("X=4,Y=4,Z=4", hardware=v5p)
+    p = plan("A[I, J] · B[J, K] -> C[I, K]", mesh, "I=8192,J=8192,K=8192", hardware=v5p)
+    one = by_name(p, "DynamicSlice_{XYZ,I}(A) → matmul → AllGather_XYZ(C)")
+    two = by_name(p, "DynamicSlice_{XYZ,K}(B) → matmul → AllGather_XYZ(C)")
+    three = by_name(p, "DynamicSlice_{XYZ,J}(A) → DynamicSlice_{XYZ,J}(B) → matmul → AllReduce_XYZ(C)")
+    assert one.time == two.time < three.time
+    assert p.best.time == one.time  # nothing beats the tie between (1) and (2)
+    # best_sharding reaches the same time when it may store the inputs any way it likes
+    r = best_sharding("A[I, J] · B[J, K] -> C[I, K]", mesh, "I=8192,J=8192,K=8192", hardware=v5p, out="C[I, K]")
+    assert r.best.time == one.time
+
+
+# -- Question 6: three settings on a TPU v5e 4x4 (no wraparound) ----------------------------------------
+
+V5E = hardware("v5e")
+V5E_MESH = Mesh("X=4,Y=4", hardware=V5E)
+
+
+def test_question_6_tensor_and_data_parallel_with_reduction():
+    # A[I_X, J_Y] · B[J_Y, K] -> C[I_X, K]: multiply locally, then AllReduce_Y the partial sums
+    p = plan("A[I_X, J_Y] · B[J_Y, K] -> C[I_X, K]", V5E_MESH)
+    s = by_name(p, "matmul → AllReduce_Y(C)")
+    assert sympy.simplify(s.compute_time - 2 * I * J * K / (16 * C)) == 0
+    # C[I_X, K] is I K / 4 elements of bf16; a 4-wide v5e axis has no wraparound:
+    # AllReduce = 2 x 3/4 x V over one-way links of W_ici / 2
+    assert sympy.simplify(bandwidth_comm(s) - 3 * I * K / (2 * W_ici)) == 0
+    numeric = plan("A[I_X, J_Y] · B[J_Y, K] -> C[I_X, K]", V5E_MESH, "I=8192,J=8192,K=8192", hardware=V5E)
+    assert numeric.best.name == "matmul → AllReduce_Y(C)"
+    assert numeric.best.bound == "communication"
+
+
+def test_question_6_training_setting():
+    # A[I_X, J] · B[J_X, K_Y] -> C[I_X, K_Y]: B's contracting dim is sharded along X, which also
+    # shards A's batch dim, so B must be gathered over X (FSDP)
+    p = plan("A[I_X, J] · B[J_X, K_Y] -> C[I_X, K_Y]", V5E_MESH)
+    s = by_name(p, "AllGather_X(B) → matmul")
+    assert sympy.simplify(s.compute_time - I * J * K / (8 * C)) == 0
+    assert sympy.simplify(bandwidth_comm(s) - 3 * J * K / (4 * W_ici)) == 0  # B[J, K_Y] is JK/4 elements
+    numeric = plan("A[I_X, J] · B[J_X, K_Y] -> C[I_X, K_Y]", V5E_MESH, "I=65536,J=8192,K=32768", hardware=V5E)
+    assert numeric.best.name == "AllGather_X(B) → matmul"
+    assert numeric.best.bound == "compute"
+
+
+def test_question_6_inference_setting():
+    # A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]: Case 1, no communication at all
+    p = plan("A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]", V5E_MESH, "I=1024,J=8192,K=32768", hardware=V5E)
+    assert p.classification.case == 1
+    assert p.best.name == "matmul" and p.best.comm_time == 0
+    assert p.best.time == sympy.Rational(2 * 1024 * 8192 * 32768, 16) / V5E.flops_bf16
+
+
+# -- Question 7: a Transformer block on a v5e 2x2 with 300 MB free per chip ------------------------------
+
+
+def test_question_7_block_under_memory_limit():
+    chain = ["x[B, D] · W_in[D, F] -> Tmp[B, F]", "Tmp[B, F] · W_out[F, D] -> Out[B, D]"]
+    r = best_sharding(chain, "X=2,Y=2", "B=128,D=8192,F=32768", hardware="v5e", memory_limit="300MB")
+    best = r.best
+    # each weight is 512 MiB in bf16: only a four-way split fits next to the other one
+    for name in ("W_in", "W_out"):
+        assert sorted(best.sharding(name).axes) == ["X", "Y"]
+    assert best.memory_bytes_per_device <= 300 * 10**6
+    # the four chips split all the work, and the communication hides behind it
+    total_flops = 2 * 2 * 128 * 8192 * 32768
+    assert best.compute_time == sympy.Rational(total_flops, 4) / V5E.flops_bf16
+    assert best.time == best.compute_time
+    assert best.comm_time < best.compute_time
+    # storing a weight split only two ways would not fit
+    too_big = best_sharding(
+        chain, "X=2,Y=2", "B=128,D=8192,F=32768", hardware="v5e", memory_limit="300MB",
+        fixed={"W_in": "W_in[D, F_X]"},
+    )  # fmt: skip
+    assert too_big.best is None
+    assert "nothing fits" in too_big.explain()[0]
+
+
+# -- Question 9: reduce-scatter after the product, or gather first ---------------------------------------
+
+
+def test_question_9_communication_ratio():
+    # A[I, J_X] *_J B[J, K] -> C[I, K_X]: gather A (I J elements) or reduce-scatter C (I K): ratio J / K
+    p = plan("A[I, J_X] · B[J, K] -> C[I, K_X]")
+    gather = by_name(p, "AllGather_X(A) → matmul → DynamicSlice_{X,K}(C)")
+    scatter = by_name(p, "DynamicSlice_{X,J}(B) → matmul → ReduceScatter_{X,K}(C)")
+    assert sympy.simplify(bandwidth_comm(gather) / bandwidth_comm(scatter) - J / K) == 0
+    # the algorithm of part 1: local outer products, then AllReduce, for a replicated result
+    full = plan("A[I, J_X] · B[J, K] -> C[I, K]")
+    assert any(s.name == "DynamicSlice_{X,J}(B) → matmul → AllReduce_X(C)" for s in full.strategies)
+    # part 2: reduce-scatter onto either dim instead
+    rows = plan("A[I, J_X] · B[J, K] -> C[I_X, K]")
+    assert any(s.name == "DynamicSlice_{X,J}(B) → matmul → ReduceScatter_{X,I}(C)" for s in rows.strategies)
+
+
+# -- requests that cannot be met ---------------------------------------------------------------------
+
+
+def test_impossible_requests_are_explained():
+    with pytest.raises(ShardingError, match="mesh axis X shards both I and K"):
+        matmul("A[I_X, J] · B[J, K] -> C[I_X, K_X]")
+    with pytest.raises(PlanError, match="output dim L of C\\[I, L\\] appears in neither"):
+        matmul("A[I, J] · B[J, K] -> C[I, L]")
+    with pytest.raises(PlanError, match="names K under the product sign, but the contracted dims are J"):
+        matmul("A[I, J] ·_K B[J, K]")
+    with pytest.raises(PlanError, match="the local product in .* is C\\[I, K\\]\\{U_X\\}, not C\\[I, K\\]"):
+        matmul("A[I, J_X] ·_LOCAL B[J_X, K] -> C[I, K]")
+    with pytest.raises(PlanError, match="'Q' does not appear in the strategies' costs"):
+        compare(Q4, "Q")
+
+
+def test_batch_matmul_plans():
+    p = plan("x[B_X, S, D] · W[D, F_Y] -> y[B_X, S, F_Y]", "X=2,Y=2", "B=8,S=16,D=32,F=64", hardware="v5e")
+    assert p.best.name == "matmul"
+    assert p.best.flops_per_device == 2 * 8 * 16 * 32 * 64 // 4
+
+
+def test_serial_time_is_the_sum():
+    p = plan(Q4, "X=4", "B=512,D=8192,F=8192", hardware="v5p", overlap=False)
+    for s in p.strategies:
+        assert s.time == s.compute_time + s.comm_time
+        assert s.overlap_time == max(s.compute_time, s.comm_time)
