@@ -300,11 +300,8 @@ def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
         p = plan(mm, mesh, args.shape, dtype=args.dtype, model=args.model, overlap=not args.serial)
     text = plan_text(p, top=None if args.top == 0 else args.top)
     if chip is not None and not p.numeric:
-        text += (
-            "\n"
-            + f"{chip.label}: "
-            + ", ".join(f"{k} = {format_number(v)}" for k, v in chip.constants(p.dtype).items())
-        )
+        consts = ", ".join(f"{k} = {format_number(v)}" for k, v in chip.constants(p.dtype).items())
+        text += f"\n{chip.label}: {consts}"
     return text, plan_data(p)
 
 

@@ -281,11 +281,11 @@ def test_question_9_communication_ratio():
 def test_impossible_requests_are_explained():
     with pytest.raises(ShardingError, match="mesh axis X shards both I and K"):
         matmul("A[I_X, J] · B[J, K] -> C[I_X, K_X]")
-    with pytest.raises(PlanError, match="output dim L of C\\[I, L\\] appears in neither"):
+    with pytest.raises(PlanError, match=r"output dim L of C\[I, L\] appears in neither"):
         matmul("A[I, J] · B[J, K] -> C[I, L]")
     with pytest.raises(PlanError, match="names K under the product sign, but the contracted dims are J"):
         matmul("A[I, J] ·_K B[J, K]")
-    with pytest.raises(PlanError, match="the local product in .* is C\\[I, K\\]\\{U_X\\}, not C\\[I, K\\]"):
+    with pytest.raises(PlanError, match=r"the local product in .* is C\[I, K\]\{U_X\}, not C\[I, K\]"):
         matmul("A[I, J_X] ·_LOCAL B[J_X, K] -> C[I, K]")
     with pytest.raises(PlanError, match="'Q' does not appear in the strategies' costs"):
         compare(Q4, "Q")
