@@ -22,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 BENCHMARKS = [
     ("bench_import.py", ["--repeats", "5"]),
     ("bench_costing.py", ["--seconds", "0.3", "--repeats", "3"]),
+    ("bench_planner.py", ["--repeats", "5", "--fresh", "2"]),
 ]
 
 

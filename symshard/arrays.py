@@ -89,6 +89,10 @@ class Dim:
 
     name: str
     axes: tuple[str, ...] = ()
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:  # cached: planners use dims as dict keys by the thousand
+        return self._hash
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _DIM.match(self.name):
@@ -100,6 +104,7 @@ class Dim:
         object.__setattr__(self, "axes", axes)
         for a in axes:
             check_axis_name(a)
+        object.__setattr__(self, "_hash", hash((self.name, axes)))
 
     @property
     def sharded(self) -> bool:
@@ -131,6 +136,10 @@ class Array:
     name: str
     dims: tuple[Dim, ...]
     unreduced: frozenset[str] = field(default_factory=frozenset)
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:  # cached: planners use arrays as dict keys by the thousand
+        return self._hash
 
     def __post_init__(self) -> None:
         dims = tuple(_as_dim(d) for d in self.dims)
@@ -150,6 +159,7 @@ class Array:
         if not fine:  # build the text only to explain what is wrong
             text, spans = self.text_and_spans()
             check_array_rules(self.name, self.dims, self.unreduced, text, spans)
+        object.__setattr__(self, "_hash", hash((self.name, dims, self.unreduced)))
 
     # -- reading -------------------------------------------------------------
 

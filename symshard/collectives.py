@@ -698,6 +698,11 @@ class CollectiveExpr:
         crossover = None if bw == 0 else sympy.simplify(lat * volume / bw) if not bw.is_number else lat * volume / bw
 
         assumptions = [f"model {model}: {MODELS[model]}"]
+        if any(not m.axis(a).size.is_number for a in self.op.axes):
+            assumptions.append(
+                "the formula assumes each axis of the collective has at least 2 devices "
+                "(over an axis of size 1 nothing moves)"
+            )
         for a in self.op.axes:
             assumptions.append("axis " + m.axis(a).describe())
         if hw is not None:

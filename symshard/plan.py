@@ -652,6 +652,11 @@ def plan(
         else "time = T_math + T_comms (no overlap)"
     )
     assumptions.append("peak memory: the operands stay resident; each step needs its input and output at once")
+    if not mesh_.is_numeric:
+        assumptions.append(
+            "symbolic formulas assume every axis a collective runs over has at least 2 devices "
+            "(over an axis of size 1 nothing moves)"
+        )
     return Plan(
         matmul=m_,
         classification=m_.classify(),

@@ -238,19 +238,42 @@ def worked_answers() -> list[WorkedAnswer]:
     gather = names.index("AllGather_X(Y) → matmul") + 1
     local = names.index("DynamicSlice_{X,D}(X) → matmul → AllReduce_X(Z)") + 1
     bound = c.regimes[gather - 1].numeric.cases[0].relations[0].rhs
-    add(WorkedAnswer("question-4-regime", "Question 4 (matmul strategies)",
-                     "X[B, D] · Y[D_X, F]: gathering Y is communication-bound below B = C/W_ici on a v5p",
-                     bound, "", "2550", 2550, 0.001))
+    add(
+        WorkedAnswer(
+            "question-4-regime",
+            "Question 4 (matmul strategies)",
+            "X[B, D] · Y[D_X, F]: gathering Y is communication-bound below B = C/W_ici on a v5p",
+            bound,
+            "",
+            "2550",
+            2550,
+            0.001,
+        )
+    )
     pair = next(pr for pr in c.pairs if {pr.a, pr.b} == {gather, local})
     wins = pair.numeric_a_wins if pair.a == local else pair.numeric_b_wins
-    large_batch = next(case for case in wins.cases if any(r.lhs == _B and r.rhs == bound for r in case.relations
-                                                           if isinstance(r, sympy.GreaterThan)))
-    threshold = next(
-        r.rhs for r in large_batch.relations if r.lhs == _D and isinstance(r, sympy.StrictGreaterThan) and r.rhs.is_number
+    large_batch = next(
+        case
+        for case in wins.cases
+        if any(r.lhs == _B and r.rhs == bound for r in case.relations if isinstance(r, sympy.GreaterThan))
     )
-    add(WorkedAnswer("question-4-large-batch", "Question 4 (matmul strategies)",
-                     "... and for B above that, multiplying locally then AllReduce wins when D exceeds",
-                     threshold, "", "5100", 5100, 0.001))
+    threshold = next(
+        r.rhs
+        for r in large_batch.relations
+        if r.lhs == _D and isinstance(r, sympy.StrictGreaterThan) and r.rhs.is_number
+    )
+    add(
+        WorkedAnswer(
+            "question-4-large-batch",
+            "Question 4 (matmul strategies)",
+            "... and for B above that, multiplying locally then AllReduce wins when D exceeds",
+            threshold,
+            "",
+            "5100",
+            5100,
+            0.001,
+        )
+    )
     return out
 
 

@@ -155,7 +155,10 @@ def test_question_4_crossovers():
     assert sympy.Lt(B, D / 2) in both[0].relations
     # and when Strategy 1 is compute-bound (B > 2550) Strategy 2 wins iff D > 2 C / W_ici (5100 on v5p)
     mixed = [cs for cs in two_wins.cases if f"{s1 + 1} compute-bound" in cs.label]
-    assert any(sympy.Lt(D, 2 * C / W_ici).reversed in cs.relations or sympy.Gt(D, 2 * C / W_ici) in cs.relations for cs in mixed)
+    assert any(
+        sympy.Lt(D, 2 * C / W_ici).reversed in cs.relations or sympy.Gt(D, 2 * C / W_ici) in cs.relations
+        for cs in mixed
+    )
     # numerically on a v5p: B = 1000, D = 8192 -> both communication-bound and 8192 > 2000: Strategy 2
     assert two_wins.holds({B: 1000, D: 8192, X: 4, **hardware("v5p").constants()}) is True
     assert two_wins.holds({B: 5000, D: 4096, X: 4, **hardware("v5p").constants()}) is False
