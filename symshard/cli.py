@@ -314,8 +314,10 @@ def _compare(args: argparse.Namespace) -> tuple[str, dict]:
     mm = matmul(args.matmul)
     chip = _chip(args)
     mesh = _matmul_mesh(args, mm, chip)
-    picked = None
-    if args.strategies:
+    picked: list[int] | str | None = None
+    if args.strategies and args.strategies.strip().lower() == "all":
+        picked = "all"
+    elif args.strategies:
         picked = []
         for part in args.strategies.split(","):
             if not part.strip().isdigit():
@@ -325,7 +327,7 @@ def _compare(args: argparse.Namespace) -> tuple[str, dict]:
                 )
             picked.append(int(part))
     p = plan(mm, mesh, args.shape, dtype=args.dtype, model=args.model)
-    c = compare(p, args.solve_for, strategies=picked, hardware=chip)
+    c = compare(p, args.solve_for, strategies=picked, hardware=chip, overlap=not args.serial)
     return compare_text(c), compare_data(c)
 
 
@@ -424,7 +426,9 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="when each strategy is communication-bound, and which wins when")
     p.add_argument("matmul", help="e.g. 'X[B, D] · Y[D_X, F] -> Z[B, F]'")
     p.add_argument("--solve-for", required=True, metavar="SYMBOL", help="a dim (B), an axis (X) or a constant")
-    p.add_argument("--strategies", metavar="1,2", help="strategy numbers to compare (default: the first four)")
+    p.add_argument(
+        "--strategies", metavar="1,2", help="strategy numbers to compare, or 'all' (default: the first four)"
+    )
     _add_sizes(p)
     _add_plan_options(p)
     p.set_defaults(run=_compare)

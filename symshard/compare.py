@@ -219,9 +219,11 @@ def solve_less(lhs: sympy.Expr, rhs: sympy.Expr, x: sympy.Symbol, *, strict: boo
         bound = _tidy_expr(-b / a)
         below = sympy.Lt(x, bound) if strict else sympy.Le(x, bound)
         above = sympy.Gt(x, bound) if strict else sympy.Ge(x, bound)
-        if a.is_positive:
+        sign = sympy.factor(a)
+        # a coefficient that can only vanish on a boundary (|X| - 1 at |X| = 1) counts by its sign
+        if sign.is_positive or sign.is_nonnegative:
             return [c for c in [_tidy([below], x)] if c is not None]
-        if a.is_negative:
+        if sign.is_negative or sign.is_nonpositive:
             return [c for c in [_tidy([above], x)] if c is not None]
         out = []
         for sign_case in _sign_cases(-a, True):  # a > 0
@@ -257,9 +259,10 @@ def _tidy_expr(expr: sympy.Expr) -> sympy.Expr:
 def _sign_cases(expr: sympy.Expr, strict: bool) -> list[list[sympy.Basic]]:
     """Cases for ``expr < 0`` (``<= 0``) when ``expr`` is free of the solved symbol."""
     expr = sympy.expand(expr)
-    if expr.is_negative or (not strict and expr.is_nonpositive):
+    factored = sympy.factor(expr)
+    if factored.is_negative or (not strict and factored.is_nonpositive):
         return [[]]
-    if expr.is_nonnegative and (strict or expr.is_positive):
+    if factored.is_nonnegative and (strict or factored.is_positive):
         return []
     rel = sympy.Lt(expr, 0) if strict else sympy.Le(expr, 0)
     tidy = _simplify_rel(rel, None) if _preferred_symbol(expr) is not None else rel
@@ -381,7 +384,7 @@ def _drop_subsumed(cases: Sequence[Case]) -> tuple[Case, ...]:
                 (ra,), (rb,) = only_a, only_b
                 if isinstance(ra, sympy.core.relational.Relational) and ra.negated == rb:
                     keep = tuple(r for r in cases[i].relations if r != ra)
-                    label = cases[i].label if cases[i].label == cases[j].label else "combined"
+                    label = _merge_labels(cases[i].label, cases[j].label)
                     cases[i] = Case(label, keep)
                     del cases[j]
                     merged = True
@@ -396,6 +399,25 @@ def _drop_subsumed(cases: Sequence[Case]) -> tuple[Case, ...]:
             continue
         out.append(c)
     return tuple(out)
+
+
+def _merge_labels(a: str, b: str) -> str:
+    """``'1 compute-bound, 2 communication-bound'`` + ``'1 compute-bound, 2 compute-bound'``
+    -> ``'1 compute-bound, 2 either'``."""
+    if a == b:
+        return a
+    pa, pb = a.split(", "), b.split(", ")
+    if len(pa) != len(pb):
+        return "combined"
+    out = []
+    for x, y in zip(pa, pb, strict=True):
+        if x == y:
+            out.append(x)
+        elif x.split(" ")[0] == y.split(" ")[0]:
+            out.append(x.split(" ")[0] + " either")
+        else:
+            return "combined"
+    return ", ".join(out)
 
 
 def _union_intervals(cases: list[Case]) -> list[Case]:
@@ -525,12 +547,13 @@ def compare(
     mm: Matmul | Plan | str,
     symbol: str | sympy.Symbol,
     *,
-    strategies: Sequence[int] | None = None,
+    strategies: Sequence[int] | str | None = None,
     mesh: Mesh | Mapping[str, object] | str | None = None,
     shape: ShapeLike = None,
     dtype: str = "bf16",
     hardware: Hardware | str | None = None,
     model: str = "book",
+    overlap: bool | None = None,
 ) -> Comparison:
     """Derive when each strategy is communication-bound and when one beats another.
 
@@ -541,8 +564,10 @@ def compare(
     Args:
         mm: the matmul (or an already symbolic :class:`~symshard.plan.Plan`).
         symbol: what to solve for: a dim (``"B"``), an axis (``"X"`` for ``|X|``), a constant.
-        strategies: 1-based numbers of the strategies to compare pairwise; default
-            the first four listed.
+        strategies: 1-based numbers of the strategies to compare pairwise, or
+            ``'all'``; default the first four listed.
+        overlap: time as ``max(T_math, T_comms)`` (True, the chapter's default) or the
+            sum (False); None takes the plan's setting.
 
     Raises:
         PlanError: the symbol does not appear in the costs, or a strategy number is out of range.
@@ -559,7 +584,13 @@ def compare(
             mesh_ = Mesh({a.name: a.size for a in m0.axes}, hardware=hw)
         p = plan(mm, mesh_, shape, dtype=dtype, model=model)
     x = _resolve_symbol(symbol, p)
-    picked = list(strategies) if strategies else list(range(1, min(4, len(p.strategies)) + 1))
+    if isinstance(strategies, str) and strategies.strip().lower() == "all":
+        picked = list(range(1, len(p.strategies) + 1))
+    elif strategies:
+        picked = [int(i) for i in strategies]
+    else:
+        picked = list(range(1, min(4, len(p.strategies)) + 1))
+    serial = not (p.overlap if overlap is None else overlap)
     for i in picked:
         p.strategy(i)  # range check
     values = dict(hw.constants(p.dtype)) if hw is not None else {}
@@ -577,8 +608,8 @@ def compare(
 
     pairs = []
     for i, j in itertools.combinations(picked, 2):
-        a_wins = _wins(p.strategy(i), p.strategy(j), cases_by_index[i], cases_by_index[j], x, (i, j))
-        b_wins = _wins(p.strategy(j), p.strategy(i), cases_by_index[j], cases_by_index[i], x, (j, i))
+        a_wins = _wins(p.strategy(i), p.strategy(j), cases_by_index[i], cases_by_index[j], x, (i, j), serial)
+        b_wins = _wins(p.strategy(j), p.strategy(i), cases_by_index[j], cases_by_index[i], x, (j, i), serial)
         pairs.append(
             PairComparison(
                 i,
@@ -591,17 +622,23 @@ def compare(
         )
     assumptions = (
         "collective times are bandwidth-bound (hop latency left out), as the chapter reasons",
-        "time = max(T_math, T_comms)",
+        "time = T_math + T_comms (no overlap)" if serial else "time = max(T_math, T_comms)",
+        "a boundary where a coefficient of the solved symbol vanishes exactly is left out",
         f"solved for {x} > 0; other symbols are positive",
         *p.assumptions,
     )
     return Comparison(p, x, tuple(regimes), tuple(pairs), hw, assumptions)
 
 
-def _wins(a: Strategy, b: Strategy, a_cases, b_cases, x: sympy.Symbol, names: tuple[int, int]) -> Condition:
+def _wins(
+    a: Strategy, b: Strategy, a_cases, b_cases, x: sympy.Symbol, names: tuple[int, int], serial: bool = False
+) -> Condition:
     ia, ib = names
     a_math, a_comm = a.compute_time, _bandwidth_comm(a)
     b_math, b_comm = b.compute_time, _bandwidth_comm(b)
+    if serial:
+        better = solve_less(a_math + a_comm, b_math + b_comm, x, strict=True)
+        return Condition(_drop_subsumed(_conjoin("no overlap: T_math + T_comms", [better], x)))
     out: list[Case] = []
     for ra, (a_regime, a_time) in enumerate((("communication-bound", a_comm), ("compute-bound", a_math))):
         for rb, (b_regime, b_time) in enumerate((("communication-bound", b_comm), ("compute-bound", b_math))):

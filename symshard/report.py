@@ -188,10 +188,7 @@ def compare_data(c: Comparison) -> dict:
 def compare_text(c: Comparison) -> str:
     """A comparison for a terminal: each strategy's regime, then who wins when."""
     hw = f" [{c.hardware.label}: " if c.hardware else None
-    lines = [
-        str(c.plan.matmul),
-        f"solving for {c.symbol}; collective times bandwidth-bound; time = max(T_math, T_comms)",
-    ]
+    lines = [str(c.plan.matmul), f"solving for {c.symbol}; collective times bandwidth-bound; {c.assumptions[1]}"]
     for r in c.regimes:
         s = r.strategy
         lines.append(f"{r.index}. {s.name}")
