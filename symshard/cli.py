@@ -357,9 +357,10 @@ def _best(args: argparse.Namespace) -> tuple[str, dict]:
 
 
 def _book(args: argparse.Namespace) -> tuple[str, dict]:
-    from .worked import worked_answers
+    from .worked import open_answers, worked_answers
 
     answers = worked_answers()
+    extra = open_answers()
     data = {
         "answers": [
             {
@@ -377,6 +378,7 @@ def _book(args: argparse.Namespace) -> tuple[str, dict]:
         ],
         "agree": sum(a.agrees for a in answers),
         "total": len(answers),
+        "open": [{"key": o.key, "source": o.source, "question": o.question, "answer": list(o.lines)} for o in extra],
     }
     lines = ["The chapter's worked answers, recomputed by symshard (book model)", ""]
     source = None
@@ -391,6 +393,9 @@ def _book(args: argparse.Namespace) -> tuple[str, dict]:
             lines.append(f"      ({a.note})")
     lines.append("")
     lines.append(f"{data['agree']} of {data['total']} agree with the book within its rounding.")
+    lines += ["", "Questions the chapter leaves open, answered by symshard"]
+    for o in extra:
+        lines += ["", o.source, f"  {o.question}", *[f"      {x}" for x in o.lines]]
     return "\n".join(lines), data
 
 

@@ -26,7 +26,7 @@ from .mesh import Mesh
 from .placement import place
 from .units import format_bytes, format_number, format_seconds
 
-__all__ = ["WorkedAnswer", "worked_answers"]
+__all__ = ["OpenAnswer", "WorkedAnswer", "open_answers", "worked_answers"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,3 +279,61 @@ def worked_answers() -> list[WorkedAnswer]:
 
 _B = sympy.Symbol("B", positive=True, integer=True)
 _D = sympy.Symbol("D", positive=True, integer=True)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAnswer:
+    """symshard's worked answer to a question the chapter leaves unanswered."""
+
+    key: str
+    source: str
+    question: str
+    lines: tuple[str, ...]
+
+
+def open_answers() -> list[OpenAnswer]:
+    """Questions 6 and 7, answered by the planner and the sharding search (the book gives no answer)."""
+    from .plan import plan
+    from .search import best_sharding
+    from .units import pretty
+
+    out: list[OpenAnswer] = []
+    v5e = hardware("v5e")
+    mesh = Mesh("X=4,Y=4", hardware=v5e)
+    sizes = "I=8192,J=8192,K=8192"
+    settings = (
+        ("question-6a", "A[I_X, J_Y] · B[J_Y, K] -> C[I_X, K]", "matmul → AllReduce_Y(C)"),
+        ("question-6b", "A[I_X, J] · B[J_X, K_Y] -> C[I_X, K_Y]", "AllGather_X(B) → matmul"),
+        ("question-6c", "A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]", "matmul"),
+    )
+    for key, text, natural in settings:
+        symbolic = plan(text, mesh)
+        numeric = plan(text, mesh, sizes, hardware=v5e)
+        s = next(x for x in symbolic.strategies if x.name == natural)
+        n = next(x for x in numeric.strategies if x.name == natural)
+        comm = sum((sympy.sympify(st.timing.bandwidth_time) for st in s.collectives), sympy.Integer(0))
+        lines = [
+            symbolic.classification.reason,
+            "steps: " + " ; ".join(s.describe()),
+            f"T_math = {pretty(s.compute_time)} ; T_comms = {pretty(comm) if comm != 0 else '0'}"
+            + (" (4-wide v5e axes have no wraparound)" if comm != 0 else ""),
+            (
+                f"with I = J = K = 8192 in bf16: compute {format_seconds(n.compute_time)}, communication "
+                f"{format_seconds(n.comm_time)}: {n.bound}-bound"
+            ),
+        ]
+        if numeric.best is not None and numeric.best.name != natural:
+            lines.append(f"(fastest at these sizes: {numeric.best.name} in {format_seconds(numeric.best.time)})")
+        out.append(OpenAnswer(key, "Question 6 (TPU v5e 4x4)", text, tuple(lines)))
+
+    chain = ["x[B, D] · W_in[D, F] -> Tmp[B, F]", "Tmp[B, F] · W_out[F, D] -> Out[B, D]"]
+    r = best_sharding(chain, "X=2,Y=2", "B=128,D=8192,F=32768", hardware="v5e", memory_limit="300MB")
+    out.append(
+        OpenAnswer(
+            "question-7",
+            "Question 7 (TPU v5e 2x2, 300 MB free per chip)",
+            "a Transformer block C · B · x with D=8192, F=32768, B=128 in bf16 (here W_in = B, W_out = C)",
+            tuple(r.explain()),
+        )
+    )
+    return out
