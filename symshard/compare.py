@@ -513,7 +513,7 @@ class Comparison:
 def _bandwidth_comm(s: Strategy) -> sympy.Expr:
     total = sympy.Integer(0)
     for st in s.collectives:
-        total = total + sym(st.timing.bandwidth_time)
+        total = total + sym(st.cost.bandwidth_time)
     return total
 
 

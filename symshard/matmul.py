@@ -146,32 +146,32 @@ class Matmul:
         lname, rname = _label(self.lhs, "the left operand"), _label(self.rhs, "the right operand")
         out = self.out_name
         notes: list[str] = []
-        conflicts = []
-        for d1 in self.lhs.dims:
-            if d1.name in self.reduced:
+        conflicts: list[tuple[str, str, str]] = []
+        for ldim in self.lhs.dims:
+            if ldim.name in self.reduced:
                 continue
-            for a in d1.axes:
-                d2 = self.rhs.sharded_dim(a)
-                if d2 is not None and d2 != d1.name and d2 not in self.reduced:
-                    conflicts.append((a, d1.name, d2))
+            for a in ldim.axes:
+                rname_dim = self.rhs.sharded_dim(a)
+                if rname_dim is not None and rname_dim != ldim.name and rname_dim not in self.reduced:
+                    conflicts.append((a, ldim.name, rname_dim))
         contracting = self.contracting
         lsh = {d: self.lhs.dim(d).axes for d in contracting}
         rsh = {d: self.rhs.dim(d).axes for d in contracting}
         sharded = [d for d in contracting if lsh[d] or rsh[d]]
-        for d in self.summed:
-            owner = self.lhs if d in self.lhs.dim_names else self.rhs
-            if owner.dim(d).axes:
+        for name in self.summed:
+            holder = self.lhs if name in self.lhs.dim_names else self.rhs
+            if holder.dim(name).axes:
                 notes.append(
-                    f"{d} is summed inside {_label(owner, 'one operand')} alone; its sharding along "
-                    f"{format_axes(owner.dim(d).axes)} leaves partial sums"
+                    f"{name} is summed inside {_label(holder, 'one operand')} alone; its sharding along "
+                    f"{format_axes(holder.dim(name).axes)} leaves partial sums"
                 )
         if conflicts:
-            a, d1, d2 = conflicts[0]
+            a, first, second = conflicts[0]
             if sharded:
                 notes.append("its contracting dims are sharded too: " + ", ".join(sharded))
             return Classification(
                 4,
-                f"mesh axis {a} shards {d1} of {lname} and {d2} of {rname}, both kept in the output, "
+                f"mesh axis {a} shards {first} of {lname} and {second} of {rname}, both kept in the output, "
                 f"so a device would hold only a diagonal block of {out}; AllGather one operand over {a} first.",
                 tuple(notes),
             )
@@ -194,9 +194,10 @@ class Matmul:
             )
         one_sided = [d for d in sharded if not lsh[d] or not rsh[d]]
         if len(one_sided) == len(sharded) and (all(not rsh[d] for d in sharded) or all(not lsh[d] for d in sharded)):
-            owner, other = (lname, rname) if all(not rsh[d] for d in sharded) else (rname, lname)
-            arr, other_arr = (self.lhs, self.rhs) if owner == lname else (self.rhs, self.lhs)
-            axis_list = [a for d in sharded for a in arr.dim(d).axes]
+            lhs_owns = all(not rsh[d] for d in sharded)
+            owner, other = (lname, rname) if lhs_owns else (rname, lname)
+            owner_arr, other_arr = (self.lhs, self.rhs) if lhs_owns else (self.rhs, self.lhs)
+            axis_list = [a for d in sharded for a in owner_arr.dim(d).axes]
             axes = format_axes(axis_list)
             busy = [a for a in axis_list if other_arr.sharded_dim(a) or a in other_arr.unreduced]
             if busy:
@@ -265,29 +266,28 @@ def local_product(lhs: Array, rhs: Array, out_dims: Sequence[str], name: str = "
     if lhs.unreduced or rhs.unreduced:
         _check_partial_sums(lhs, rhs)
     by_name: dict[str, Dim] = {}
-    for d in itertools.chain(lhs.dims, rhs.dims):
-        by_name.setdefault(d.name, d)
-    for d in out_dims:
-        if d not in by_name:
-            raise PlanError(f"output dim {d} appears in neither {lhs} nor {rhs}", hint="check the output's dims")
-    sharding = {n: d.axes for n, d in by_name.items()}
+    for dim_ in itertools.chain(lhs.dims, rhs.dims):
+        by_name.setdefault(dim_.name, dim_)
+    for n in out_dims:
+        if n not in by_name:
+            raise PlanError(f"output dim {n} appears in neither {lhs} nor {rhs}", hint="check the output's dims")
     unreduced = set(lhs.unreduced) | set(rhs.unreduced)
-    for d, axes in sharding.items():
-        if d not in out_dims:
-            unreduced.update(axes)
+    for n, dim_ in by_name.items():
+        if n not in out_dims:
+            unreduced.update(dim_.axes)
     try:
-        return Array(name, tuple(by_name[d] for d in out_dims), frozenset(unreduced))
+        return Array(name, tuple(by_name[n] for n in out_dims), frozenset(unreduced))
     except SymshardError:
         where = f"{lhs} · {rhs}"
         used: dict[str, str] = {}
-        for d in out_dims:
-            for a in sharding[d]:
+        for n in out_dims:
+            for a in by_name[n].axes:
                 if a in used:
                     raise PlanError(
-                        f"{where} is Case 4: mesh axis {a} shards both {used[a]} and {d} of the result",
+                        f"{where} is Case 4: mesh axis {a} shards both {used[a]} and {n} of the result",
                         hint=f"AllGather one operand over {a} first",
                     ) from None
-                used[a] = d
+                used[a] = n
         raise
 
 

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any
 
 import sympy
 
@@ -73,6 +74,9 @@ __all__ = [
     "sort_strategies",
 ]
 
+Value = Any
+"""A raw cost: an ``int`` or ``Fraction`` on the fast numeric path, a SymPy expression otherwise."""
+
 KEEP = "unreduced"
 """A compute-sharding choice: keep an operand's partial sums over this axis through the product."""
 
@@ -85,14 +89,14 @@ def _exact(value: sympy.Expr) -> int | Fraction:
     return p if q == 1 else Fraction(p, q)
 
 
-def sym(value: object) -> sympy.Expr:
+def sym(value: Value) -> sympy.Expr:
     """A raw planner value (Fraction, int or SymPy) as a SymPy expression."""
     if isinstance(value, Fraction):
         return sympy.Rational(value.numerator, value.denominator)
     return sympy.sympify(value)
 
 
-def _fast(value: object) -> bool:
+def _fast(value: Value) -> bool:
     return isinstance(value, (int, Fraction))
 
 
@@ -103,7 +107,7 @@ def _ratio(num, den):
     return num / den
 
 
-def _is_num(value: object) -> bool:
+def _is_num(value: Value) -> bool:
     return isinstance(value, (int, Fraction)) or (isinstance(value, sympy.Basic) and value.is_number)
 
 
@@ -150,11 +154,11 @@ def _peak(values: Sequence):
 class Timing:
     """The cost of one collective step (raw values: Fractions or SymPy)."""
 
-    bytes: object
-    hops: object
-    bandwidth_time: object
-    latency_time: object
-    time: object
+    bytes: Value
+    hops: Value
+    bandwidth_time: Value
+    latency_time: Value
+    time: Value
 
 
 class CostEnv:
@@ -202,10 +206,10 @@ class CostEnv:
             )
             self.links[a.name] = Link(self.axis[a.name], a.topology, one_way)
         self._cache: dict[tuple, Timing] = {}
-        self._bytes: dict[Array, object] = {}
+        self._bytes: dict[Array, Value] = {}
 
-    def group(self, axes: Iterable[str]):
-        out = 1
+    def group(self, axes: Iterable[str]) -> Value:
+        out: Value = 1
         for a in axes:
             out = out * self.axis[a]
         return out
@@ -214,7 +218,8 @@ class CostEnv:
         """Bytes per device of ``array``."""
         cached = self._bytes.get(array)
         if cached is None:
-            num, den = self.elem, 1
+            num: Value = self.elem
+            den: Value = 1
             for d in array.dims:
                 num = num * self.dim[d.name]
                 den = den * self.group(d.axes)
@@ -225,7 +230,8 @@ class CostEnv:
     def flops(self, lhs: Array, rhs: Array):
         """FLOPs per device of the local product: 2 × the product of every dim's local size."""
         seen: set[str] = set()
-        num, den = 2, 1
+        num: Value = 2
+        den: Value = 1
         for d in itertools.chain(lhs.dims, rhs.dims):
             if d.name not in seen:
                 seen.add(d.name)
@@ -368,12 +374,23 @@ class PlanStep:
     role: str  # "lhs", "rhs", "matmul" or "out"
     op: CollectiveExpr | LocalMatmul
     timing: Timing | None = None
-    flops: object = None
+    flops: Value = None
 
     @property
     def output(self) -> Array:
         """The array this step produces."""
         return self.op.output
+
+    @property
+    def cost(self) -> Timing:
+        """The timing of a collective step.
+
+        Raises:
+            PlanError: for the local product, which has FLOPs instead.
+        """
+        if self.timing is None:
+            raise PlanError(f"the step {self} moves no data", hint="use .flops for the local product")
+        return self.timing
 
     @property
     def is_communication(self) -> bool:
@@ -403,10 +420,10 @@ class Strategy:
     output: Array
     model: str
     overlap: bool
-    raw_flops: object = field(repr=False)
-    raw_compute_time: object = field(repr=False)
-    raw_comm_time: object = field(repr=False)
-    raw_memory: object = field(repr=False)
+    raw_flops: Value = field(repr=False)
+    raw_compute_time: Value = field(repr=False)
+    raw_comm_time: Value = field(repr=False)
+    raw_memory: Value = field(repr=False)
 
     @property
     def name(self) -> str:
@@ -571,19 +588,20 @@ class _Leg:
     """A resharding sequence with its totals: communication time and memory."""
 
     steps: tuple[PlanStep, ...]
-    comm: object
-    peak: object  # most bytes alive at once during the leg, besides the resident operands
-    final: object  # bytes of the leg's result if it is a new array, else 0
+    comm: Value
+    peak: Value  # most bytes alive at once during the leg, besides the resident operands
+    final: Value  # bytes of the leg's result if it is a new array, else 0
 
 
 def _leg(env: CostEnv, src: Array, dst: Array, role: str, resident: bool) -> _Leg:
-    steps = tuple(PlanStep(role, s, env.timing(s)) for s in reshard_steps(src, dst))
-    comm = 0
-    peaks = [0]
-    for st in steps:
+    exprs = reshard_steps(src, dst)
+    steps = tuple(PlanStep(role, s, env.timing(s)) for s in exprs)
+    comm: Value = 0
+    peaks: list[Value] = [0]
+    for st, expr in zip(steps, exprs, strict=True):
         if st.is_communication:
-            comm = comm + st.timing.time
-        before = 0 if (resident and st.op.operand == src) else env.bytes(st.op.operand)
+            comm = comm + st.cost.time
+        before = 0 if (resident and expr.operand == src) else env.bytes(expr.operand)
         peaks.append(before + env.bytes(st.output))
     final = env.bytes(dst) if steps else 0
     return _Leg(steps, comm, _max(peaks) if len(peaks) > 1 else 0, final)
@@ -683,7 +701,7 @@ def _cached_compute(cache: dict, arr: Array, sigma: Mapping[str, str], rank: Map
 
 
 def _choices(mm: Matmul, env: CostEnv) -> list[tuple[str, list[str | None]]]:
-    out = []
+    out: list[tuple[str, list[str | None]]] = []
     for a in env.mesh.names:
         if env.axis[a] == 1:
             out.append((a, [None]))

@@ -66,9 +66,9 @@ def strategy_data(index: int, s: Strategy) -> dict:
         "collectives": [
             {
                 "step": str(st.op),
-                "bytes": json_value(sympy.sympify(st.timing.bytes)),
-                "hops": json_value(sympy.sympify(st.timing.hops)),
-                "time_s": json_value(sympy.sympify(st.timing.time)),
+                "bytes": json_value(sympy.sympify(st.cost.bytes)),
+                "hops": json_value(sympy.sympify(st.cost.hops)),
+                "time_s": json_value(sympy.sympify(st.cost.time)),
             }
             for st in s.collectives
         ],
@@ -195,7 +195,7 @@ def compare_text(c: Comparison) -> str:
         lines.append(f"     T_math = {pretty(s.compute_time)}")
         comm = sympy.Integer(0)
         for st in s.collectives:
-            comm += sympy.sympify(st.timing.bandwidth_time)
+            comm += sympy.sympify(st.cost.bandwidth_time)
         lines.append(f"     T_comms = {pretty(comm)}")
         line = f"     communication-bound iff {r.communication_bound.text()}"
         if hw and r.numeric is not None:

@@ -44,7 +44,7 @@ from .matmul import Matmul, local_product, matmul
 from .mesh import Mesh
 from .notation import parse_array
 from .placement import ShapeLike, check_on_mesh, resolve_shape
-from .plan import KEEP, Builder, CostEnv, Strategy, _compute_array, axis_order, sym
+from .plan import KEEP, Builder, CostEnv, Strategy, Value, _compute_array, axis_order, sym
 from .units import format_bytes, format_seconds
 
 __all__ = ["Candidate", "SearchResult", "best_sharding"]
@@ -56,10 +56,10 @@ class Candidate:
 
     stored: tuple[tuple[str, Array], ...]
     stages: tuple[Strategy, ...]
-    raw_time: object
-    raw_compute_time: object
-    raw_comm_time: object
-    raw_memory: object
+    raw_time: Value
+    raw_compute_time: Value
+    raw_comm_time: Value
+    raw_memory: Value
 
     @property
     def time(self) -> sympy.Expr:
@@ -153,11 +153,11 @@ class _Partial:
     carried: Array | None
     stored: tuple[tuple[str, Array], ...]
     stages: tuple[Strategy, ...]
-    time: object
-    compute: object
-    comm: object
-    resident: object
-    transient: object  # the largest temporary footprint of any stage so far
+    time: Value
+    compute: Value
+    comm: Value
+    resident: Value
+    transient: Value  # the largest temporary footprint of any stage so far
 
 
 def _extensions(arr: Array, used: set[str], free_axes: Sequence[str]) -> list[Array]:
@@ -212,7 +212,7 @@ def best_sharding(
     shape: ShapeLike,
     *,
     hardware: Hardware | str,
-    memory_limit: object = None,
+    memory_limit: Value = None,
     out: Array | str | None = "any",
     fixed: Mapping[str, Array | str] | None = None,
     dtype: str = "bf16",
@@ -396,7 +396,7 @@ def _pareto(partials: list[_Partial], limit) -> list[_Partial]:
     return out
 
 
-def _parse_bytes(value: object) -> int | Fraction | None:
+def _parse_bytes(value: Value) -> int | Fraction | None:
     """Bytes from ``300e6``, ``'300MB'``, ``'16 GiB'`` or None."""
     if value is None:
         return None

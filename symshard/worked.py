@@ -120,8 +120,8 @@ def worked_answers() -> list[WorkedAnswer]:
     )
 
     v5e = hardware("v5e")
-    gather = parse_collective("AllGather_Y([E_Y, F])")
-    ring = gather.cost(Mesh("X=8,Y=4", topology={"Y": "ring"}), "E=2048,F=8192", hardware=v5e)
+    quiz2 = parse_collective("AllGather_Y([E_Y, F])")
+    ring = quiz2.cost(Mesh("X=8,Y=4", topology={"Y": "ring"}), "E=2048,F=8192", hardware=v5e)
     add(
         WorkedAnswer(
             "pop-quiz-2-ring",
@@ -135,7 +135,7 @@ def worked_answers() -> list[WorkedAnswer]:
             "the book rounds the 33.5 MB array up to 34e6 B",
         )
     )
-    line = gather.cost(Mesh("X=8,Y=4", hardware=v5e), "E=2048,F=8192", hardware=v5e)
+    line = quiz2.cost(Mesh("X=8,Y=4", hardware=v5e), "E=2048,F=8192", hardware=v5e)
     add(
         WorkedAnswer(
             "pop-quiz-2-line",
@@ -148,7 +148,7 @@ def worked_answers() -> list[WorkedAnswer]:
             0.01,
         )
     )
-    small = gather.cost(Mesh("X=8,Y=4", hardware=v5e), "E=256,F=256", hardware=v5e)
+    small = quiz2.cost(Mesh("X=8,Y=4", hardware=v5e), "E=256,F=256", hardware=v5e)
     add(
         WorkedAnswer(
             "pop-quiz-2-small",
@@ -233,11 +233,13 @@ def worked_answers() -> list[WorkedAnswer]:
     # Question 4 through the planner and the comparer
     from .compare import compare
 
-    c = compare("X[B, D] · Y[D_X, F] -> Z[B, F]", "B", hardware="tpu-v5p")
-    names = [r.strategy.name for r in c.regimes]
+    q4 = compare("X[B, D] · Y[D_X, F] -> Z[B, F]", "B", hardware="tpu-v5p")
+    names = [r.strategy.name for r in q4.regimes]
     gather = names.index("AllGather_X(Y) → matmul") + 1
     local = names.index("DynamicSlice_{X,D}(X) → matmul → AllReduce_X(Z)") + 1
-    bound = c.regimes[gather - 1].numeric.cases[0].relations[0].rhs
+    regime = q4.regimes[gather - 1].numeric
+    assert regime is not None  # a chip is named, so the numeric conditions exist
+    bound = regime.cases[0].relations[0].rhs
     add(
         WorkedAnswer(
             "question-4-regime",
@@ -250,8 +252,9 @@ def worked_answers() -> list[WorkedAnswer]:
             0.001,
         )
     )
-    pair = next(pr for pr in c.pairs if {pr.a, pr.b} == {gather, local})
+    pair = next(pr for pr in q4.pairs if {pr.a, pr.b} == {gather, local})
     wins = pair.numeric_a_wins if pair.a == local else pair.numeric_b_wins
+    assert wins is not None
     large_batch = next(
         case
         for case in wins.cases
@@ -311,7 +314,7 @@ def open_answers() -> list[OpenAnswer]:
         numeric = plan(text, mesh, sizes, hardware=v5e)
         s = next(x for x in symbolic.strategies if x.name == natural)
         n = next(x for x in numeric.strategies if x.name == natural)
-        comm = sum((sympy.sympify(st.timing.bandwidth_time) for st in s.collectives), sympy.Integer(0))
+        comm = sum((sympy.sympify(st.cost.bandwidth_time) for st in s.collectives), sympy.Integer(0))
         lines = [
             symbolic.classification.reason,
             "steps: " + " ; ".join(s.describe()),
