@@ -59,11 +59,10 @@ from .costmodels import (
 from .errors import CollectiveError, SymshardError
 from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
-from .mesh import Mesh
+from .mesh import Mesh, resolve_mesh
 from .notation import CollectiveSyntax, parse_array, parse_collective_syntax
 from .placement import Placement, ShapeLike, check_on_mesh, resolve_shape
-from .symbols import T_hop, W_dcn, W_ici, W_nvlink, latex
-from .topology import Fabric
+from .symbols import T_hop, latex
 
 __all__ = [
     "AllGather",
@@ -607,8 +606,6 @@ _KINDS: dict[str, type[Collective]] = {
 
 # -- applied collectives -----------------------------------------------------------------
 
-_BANDWIDTH = {Fabric.ICI: W_ici, Fabric.NVLINK: W_nvlink, Fabric.DCN: W_dcn}
-
 
 @dataclass(frozen=True, slots=True)
 class CollectiveExpr:
@@ -662,13 +659,7 @@ class CollectiveExpr:
         model = check_model(model)
         hw = lookup_hardware(hardware) if hardware is not None else None
         text = str(self)
-        if mesh is None:
-            names = [*self.operand.axes, *sorted(self.operand.unreduced), *self.op.axes]
-            m = Mesh(dict.fromkeys(names), hardware=hw)
-        elif isinstance(mesh, Mesh):
-            m = mesh
-        else:
-            m = Mesh(mesh, hardware=hw)
+        m = resolve_mesh(mesh, [*self.operand.axes, *sorted(self.operand.unreduced), *self.op.axes], hw)
         sub_start = len(self.op.kind) + 1
         sub_span = (sub_start, sub_start + len(self.op.subscript))
         for a in self.op.axes:
@@ -686,9 +677,8 @@ class CollectiveExpr:
         links = []
         for a in self.op.axes:
             ax = m.axis(a)
-            w = _BANDWIDTH[ax.fabric]
-            w = sympy.sympify(values.get(w, w))
-            links.append(Link(ax.size, ax.topology, w / 2 if ax.fabric is Fabric.ICI else w))
+            w = sympy.sympify(values.get(ax.fabric.bandwidth, ax.fabric.bandwidth))
+            links.append(Link(ax.size, ax.topology, w / ax.fabric.directions))
         volume = self.op.volume(before.bytes_per_device, after.bytes_per_device, m.group_size(self.op.axes))
         bw = sympy.sympify(self.op.bandwidth_time(links, volume, model))
         hops = sympy.sympify(self.op.hops(links, model))

@@ -32,7 +32,7 @@ from .topology import Fabric, Topology
 if TYPE_CHECKING:
     from .hardware import Hardware
 
-__all__ = ["Mesh", "MeshAxis"]
+__all__ = ["Mesh", "MeshAxis", "resolve_mesh"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,6 +257,20 @@ class Mesh:
     def describe(self) -> list[str]:
         """One line per axis with its wiring and the reason for it."""
         return [a.describe() for a in self.axes]
+
+
+def resolve_mesh(
+    mesh: Mesh | Mapping[str, object] | str | None,
+    axes: Iterable[str],
+    hardware: Hardware | str | None = None,
+) -> Mesh:
+    """The mesh a computation runs on: ``mesh`` itself, or built from text or a mapping with
+    the chip's wiring rules, or (when None) a symbolic mesh of the ``axes`` the notation names."""
+    if isinstance(mesh, Mesh):
+        return mesh
+    if mesh is None:
+        return Mesh(dict.fromkeys(axes), hardware=hardware)
+    return Mesh(mesh, hardware=hardware)
 
 
 def _override(built: list[MeshAxis], value: object, what: str) -> list[MeshAxis]:

@@ -56,10 +56,9 @@ from .errors import PlanError
 from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
 from .matmul import Classification, LocalMatmul, Matmul, local_product, matmul
-from .mesh import Mesh
+from .mesh import Mesh, resolve_mesh
 from .placement import ShapeLike, check_on_mesh, resolve_shape
-from .symbols import C, T_hop, W_dcn, W_ici, W_nvlink
-from .topology import Fabric
+from .symbols import C, T_hop
 
 __all__ = [
     "Builder",
@@ -79,8 +78,6 @@ Value = Any
 
 KEEP = "unreduced"
 """A compute-sharding choice: keep an operand's partial sums over this axis through the product."""
-
-_BANDWIDTH = {Fabric.ICI: W_ici, Fabric.NVLINK: W_nvlink, Fabric.DCN: W_dcn}
 
 
 def _exact(value: sympy.Expr) -> int | Fraction:
@@ -184,7 +181,7 @@ class CostEnv:
         values: dict[sympy.Symbol, object] = dict(hardware.constants(self.dtype)) if hardware else {}
         values.update({k: sympy.sympify(v) for k, v in (constants or {}).items()})
         self.values = values
-        needed = {C, T_hop} | {_BANDWIDTH[a.fabric] for a in mesh.axes}
+        needed = {C, T_hop} | {a.fabric.bandwidth for a in mesh.axes}
         self.numeric = (
             all(sympy.sympify(v).is_number for v in sizes.values())
             and mesh.is_numeric
@@ -198,12 +195,8 @@ class CostEnv:
         self.t_hop = conv(values.get(T_hop, T_hop))
         self.links: dict[str, Link] = {}
         for a in mesh.axes:
-            w = conv(values.get(_BANDWIDTH[a.fabric], _BANDWIDTH[a.fabric]))
-            one_way = (
-                (w / 2 if not isinstance(w, int) else (w // 2 if w % 2 == 0 else Fraction(w, 2)))
-                if a.fabric is Fabric.ICI
-                else w
-            )
+            w = conv(values.get(a.fabric.bandwidth, a.fabric.bandwidth))
+            one_way = _ratio(w, a.fabric.directions)
             self.links[a.name] = Link(self.axis[a.name], a.topology, one_way)
         self._cache: dict[tuple, Timing] = {}
         self._bytes: dict[Array, Value] = {}
@@ -639,13 +632,7 @@ def plan(
     m_ = matmul(mm) if isinstance(mm, str) else mm
     hw = lookup_hardware(hardware) if hardware is not None else None
     arrays = [m_.lhs, m_.rhs] + ([m_.out] if m_.out is not None else [])
-    if mesh is None:
-        names = [a for arr in arrays for a in (*arr.axes, *sorted(arr.unreduced))]
-        mesh_ = Mesh(dict.fromkeys(names), hardware=hw)
-    elif isinstance(mesh, Mesh):
-        mesh_ = mesh
-    else:
-        mesh_ = Mesh(mesh, hardware=hw)
+    mesh_ = resolve_mesh(mesh, [a for arr in arrays for a in (*arr.axes, *sorted(arr.unreduced))], hw)
     context = str(m_)
     sizes = resolve_shape(shape, m_.dims, context=context)
     for arr in arrays:

@@ -41,7 +41,7 @@ from .errors import PlanError
 from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
 from .matmul import Matmul, local_product, matmul
-from .mesh import Mesh
+from .mesh import Mesh, resolve_mesh
 from .notation import parse_array
 from .placement import ShapeLike, check_on_mesh, resolve_shape
 from .plan import KEEP, Builder, CostEnv, Strategy, Value, _compute_array, axis_order, sym
@@ -243,7 +243,7 @@ def best_sharding(
     if not chain:
         raise PlanError("best_sharding needs at least one matmul", hint="pass 'A[I, J] · B[J, K] -> C[I, K]'")
     hw = lookup_hardware(hardware)
-    mesh_ = mesh if isinstance(mesh, Mesh) else Mesh(mesh, hardware=hw)
+    mesh_ = resolve_mesh(mesh, [], hw)
     dims = list(dict.fromkeys(d for mm in chain for d in mm.dims))
     sizes = resolve_shape(shape, tuple(dims), context=" ; ".join(str(m) for m in chain))
     symbolic = [d for d, v in sizes.items() if not v.is_number]

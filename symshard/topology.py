@@ -26,7 +26,10 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+import sympy
+
 from .errors import MeshError, did_you_mean
+from .symbols import W_dcn, W_ici, W_nvlink
 
 __all__ = ["Fabric", "Topology"]
 
@@ -94,6 +97,17 @@ class Fabric(StrEnum):
     ICI = "ici"
     NVLINK = "nvlink"
     DCN = "dcn"
+
+    @property
+    def bandwidth(self) -> sympy.Symbol:
+        """The constant for this fabric: ``W_ici``, ``W_nvlink`` or ``W_dcn``."""
+        return {Fabric.ICI: W_ici, Fabric.NVLINK: W_nvlink, Fabric.DCN: W_dcn}[self]
+
+    @property
+    def directions(self) -> int:
+        """How many link directions the constant counts: ``W_ici`` is the book's two-way
+        figure (so one link carries ``W_ici / 2`` each way); the others are one-way."""
+        return 2 if self is Fabric.ICI else 1
 
     @classmethod
     def parse(cls, value: str | Fabric) -> Fabric:
