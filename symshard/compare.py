@@ -127,7 +127,10 @@ class Condition:
 
 
 def _rel_text(r: sympy.Basic) -> str:
-    text = pretty(r).replace("<=", "≤").replace(">=", "≥")
+    if isinstance(r, sympy.Eq):
+        text = f"{pretty(r.lhs)} = {pretty(r.rhs)}"
+    else:
+        text = pretty(r).replace("<=", "≤").replace(">=", "≥")
     if isinstance(r, sympy.core.relational.Relational):
         side = r.rhs if isinstance(r.lhs, sympy.Symbol) else r.lhs
         if side.is_number and not side.is_Integer:
@@ -172,6 +175,15 @@ def _solve_rel(rel: sympy.Basic, symbol: sympy.Symbol | None) -> sympy.Basic:
     if target is None:
         return sympy.sympify(bool(rel)) if rel.is_number else rel
     lhs, rhs = rel.lhs, rel.rhs
+    if isinstance(rel, sympy.Eq):
+        zero = _zero_cases(lhs - rhs)
+        if not zero:
+            return _FALSE
+        if any(not c for c in zero):
+            return _TRUE
+        return zero[0][0] if len(zero) == 1 and len(zero[0]) == 1 else rel
+    if isinstance(rel, sympy.Ne):
+        return rel
     strict = isinstance(rel, (sympy.StrictLessThan, sympy.StrictGreaterThan))
     if isinstance(rel, (sympy.GreaterThan, sympy.StrictGreaterThan)):
         lhs, rhs = rhs, lhs
@@ -219,17 +231,20 @@ def solve_less(lhs: sympy.Expr, rhs: sympy.Expr, x: sympy.Symbol, *, strict: boo
         bound = _tidy_expr(-b / a)
         below = sympy.Lt(x, bound) if strict else sympy.Le(x, bound)
         above = sympy.Gt(x, bound) if strict else sympy.Ge(x, bound)
-        sign = sympy.factor(a)
-        # a coefficient that can only vanish on a boundary (|X| - 1 at |X| = 1) counts by its sign
-        if sign.is_positive or sign.is_nonnegative:
+        sign = sympy.factor(_at_least_two(a))
+        if sign.is_positive:
             return [c for c in [_tidy([below], x)] if c is not None]
-        if sign.is_negative or sign.is_nonpositive:
+        if sign.is_negative:
             return [c for c in [_tidy([above], x)] if c is not None]
         out = []
         for sign_case in _sign_cases(-a, True):  # a > 0
             out.append(_tidy([*sign_case, below], x))
         for sign_case in _sign_cases(a, True):  # a < 0
             out.append(_tidy([*sign_case, above], x))
+        # a = 0: the condition no longer depends on x
+        for zero_case in _zero_cases(a):
+            for rest in _sign_cases(b, strict):
+                out.append(_tidy([*zero_case, *rest], x))
         return [c for c in out if c is not None]
     try:
         solved = sympy.solve_univariate_inequality(
@@ -243,6 +258,38 @@ def solve_less(lhs: sympy.Expr, rhs: sympy.Expr, x: sympy.Symbol, *, strict: boo
     if solved == _FALSE:
         return []
     return [[solved]]
+
+
+def _at_least_two(expr: sympy.Expr) -> sympy.Expr:
+    """``expr`` with every mesh-axis size ``|X|`` written ``2 + k`` (``k ≥ 0``): symbolic costs
+    assume an axis of at least two devices, and this lets SymPy's sign reasoning use that."""
+    subs = {
+        s: sympy.Dummy(f"k_{s.name}", integer=True, nonnegative=True) + 2
+        for s in sympy.sympify(expr).free_symbols
+        if is_axis_symbol(s)
+    }
+    return sympy.sympify(expr).xreplace(subs) if subs else sympy.sympify(expr)
+
+
+def _zero_cases(expr: sympy.Expr) -> list[list[sympy.Basic]]:
+    """Cases for ``expr = 0``: never if its sign is known, else the equation solved for a preferred symbol."""
+    probe = sympy.factor(_at_least_two(expr))
+    if probe.is_positive or probe.is_negative:
+        return []
+    if probe.is_zero:
+        return [[]]
+    target = _preferred_symbol(expr)
+    if target is not None:
+        try:
+            roots = sympy.solve(sympy.Eq(expr, 0), target)
+        except (NotImplementedError, TypeError, ValueError):
+            roots = []
+        if len(roots) == 1:
+            root = _tidy_expr(roots[0])
+            if root.is_number and root <= 0 and target.is_positive:
+                return []
+            return [[sympy.Eq(target, root)]]
+    return [[sympy.Eq(expr, 0)]]
 
 
 def _tidy_expr(expr: sympy.Expr) -> sympy.Expr:
@@ -259,7 +306,7 @@ def _tidy_expr(expr: sympy.Expr) -> sympy.Expr:
 def _sign_cases(expr: sympy.Expr, strict: bool) -> list[list[sympy.Basic]]:
     """Cases for ``expr < 0`` (``<= 0``) when ``expr`` is free of the solved symbol."""
     expr = sympy.expand(expr)
-    factored = sympy.factor(expr)
+    factored = sympy.factor(_at_least_two(expr))
     if factored.is_negative or (not strict and factored.is_nonpositive):
         return [[]]
     if factored.is_nonnegative and (strict or factored.is_positive):
@@ -321,7 +368,8 @@ def _compare_bounds(b1: sympy.Expr, b2: sympy.Expr) -> str | None:
 
 
 def _compare_one_way(b1: sympy.Expr, b2: sympy.Expr) -> str | None:
-    for probe in (sympy.factor(b1 - b2), (sympy.cancel(b1 / b2) - 1) if b2.is_positive else None):
+    ratio = (sympy.cancel(b1 / b2) - 1) if b2.is_positive else None
+    for probe in (sympy.factor(_at_least_two(b1 - b2)), None if ratio is None else sympy.factor(_at_least_two(ratio))):
         if probe is None:
             continue
         if probe.is_zero:
@@ -382,8 +430,9 @@ def _drop_subsumed(cases: Sequence[Case]) -> tuple[Case, ...]:
             only_a, only_b = a - b, b - a
             if len(only_a) == 1 and len(only_b) == 1:
                 (ra,), (rb,) = only_a, only_b
-                if isinstance(ra, sympy.core.relational.Relational) and ra.negated == rb:
-                    keep = tuple(r for r in cases[i].relations if r != ra)
+                joined = _join_relations(ra, rb)
+                if joined is not None:
+                    keep = tuple(joined if r == ra else r for r in cases[i].relations if joined != _TRUE or r != ra)
                     label = _merge_labels(cases[i].label, cases[j].label)
                     cases[i] = Case(label, keep)
                     del cases[j]
@@ -399,6 +448,22 @@ def _drop_subsumed(cases: Sequence[Case]) -> tuple[Case, ...]:
             continue
         out.append(c)
     return tuple(out)
+
+
+def _join_relations(ra: sympy.Basic, rb: sympy.Basic) -> sympy.Basic | None:
+    """``r or not r`` is always true; ``x > e or x = e`` is ``x ≥ e``; else None."""
+    rel = sympy.core.relational.Relational
+    if not (isinstance(ra, rel) and isinstance(rb, rel)):
+        return None
+    if ra.negated == rb:
+        return _TRUE
+    for strict_, eq in ((ra, rb), (rb, ra)):
+        if isinstance(eq, sympy.Eq) and {strict_.lhs, strict_.rhs} == {eq.lhs, eq.rhs}:
+            if isinstance(strict_, sympy.StrictGreaterThan):
+                return sympy.Ge(strict_.lhs, strict_.rhs)
+            if isinstance(strict_, sympy.StrictLessThan):
+                return sympy.Le(strict_.lhs, strict_.rhs)
+    return None
 
 
 def _merge_labels(a: str, b: str) -> str:
