@@ -688,7 +688,7 @@ def compare(
     assumptions = (
         "collective times are bandwidth-bound (hop latency left out), as the chapter reasons",
         "time = T_math + T_comms (no overlap)" if serial else "time = max(T_math, T_comms)",
-        "a boundary where a coefficient of the solved symbol vanishes exactly is left out",
+        "every mesh axis has at least 2 devices (signs of |X| - 1 and the like are decided with that)",
         f"solved for {x} > 0; other symbols are positive",
         *p.assumptions,
     )
