@@ -35,7 +35,7 @@ from collections.abc import Callable
 
 from symshard.matmul import matmul
 from symshard.mesh import Mesh
-from symshard.plan import plan
+from symshard.planner import plan
 from symshard.search import best_sharding
 from symshard.units import format_bytes, format_seconds
 

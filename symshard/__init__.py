@@ -14,17 +14,33 @@ The names below are the public surface; the submodules (``symshard.symbols``,
 ``symshard.costmodels``, ``symshard.errors``, ...) hold the rest.
 """
 
+import importlib
+
 from .arrays import Array, Dim
 from .collectives import AllGather, AllReduce, AllToAll, CollectivePermute, ReduceScatter
-from .compare import compare
 from .errors import SymshardError
 from .hardware import Hardware, hardware
 from .matmul import matmul
 from .mesh import Mesh
 from .placement import place
-from .plan import plan
 from .read import parse
-from .search import best_sharding
+
+# The planner and its searches load on first use, so that `import symshard` stays
+# close to the cost of `import sympy` (see bench/bench_import.py).
+_LAZY = {"best_sharding": ".search", "compare": ".crossovers", "plan": ".planner"}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'symshard' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __version__ = "0.1.0"
 

@@ -288,7 +288,7 @@ def _matmul_mesh(args: argparse.Namespace, mm, chip: Hardware | None) -> Mesh:
 
 def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
     from .matmul import matmul
-    from .plan import plan
+    from .planner import plan
     from .report import plan_data, plan_text
 
     mm = matmul(args.matmul)
@@ -306,9 +306,9 @@ def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
 
 
 def _compare(args: argparse.Namespace) -> tuple[str, dict]:
-    from .compare import compare
+    from .crossovers import compare
     from .matmul import matmul
-    from .plan import plan
+    from .planner import plan
     from .report import compare_data, compare_text
 
     mm = matmul(args.matmul)

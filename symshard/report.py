@@ -5,7 +5,7 @@ them. Numbers are formatted here, at the edge; formulas come from the algebra
 (``pretty`` for text, ``latex`` for JSON).
 
 Examples:
-    >>> from symshard.plan import plan
+    >>> from symshard.planner import plan
     >>> print(plan_text(plan("A[I, J_X] · B[J_X, K] -> C[I, K]"), top=1))  # doctest: +ELLIPSIS
     A[I, J_X] · B[J_X, K] -> C[I, K]
     Case 3: both operands shard the contracting dim J along X, ...
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import sympy
 
-from .compare import Comparison, Condition
-from .plan import Plan, Strategy
+from .crossovers import Comparison, Condition
+from .planner import Plan, Strategy
 from .search import Candidate, SearchResult
 from .symbols import latex
 from .units import format_bytes, format_flops, format_seconds, format_seconds_expr, json_value, pretty

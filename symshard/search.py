@@ -6,7 +6,7 @@ operands be sharded, and the result, so that everything fits and the matmul is
 fastest?
 
 The search is exhaustive over everything that is not dominated. A strategy is
-fixed by its compute sharding (see :mod:`symshard.plan`); an operand can be
+fixed by its compute sharding (see :mod:`symshard.planner`); an operand can be
 *stored* exactly that way, or split further along axes the product does not use
 (gathered back just before the product, FSDP-style), which trades communication
 for memory. Any other storage needs more communication for the same memory, so
@@ -44,7 +44,7 @@ from .matmul import Matmul, local_product, matmul
 from .mesh import Mesh, resolve_mesh
 from .notation import parse_array
 from .placement import ShapeLike, check_on_mesh, resolve_shape
-from .plan import KEEP, Builder, CostEnv, Strategy, Value, _compute_array, axis_order, sym
+from .planner import KEEP, Builder, CostEnv, Strategy, Value, _compute_array, axis_order, sym
 from .units import format_bytes, format_seconds
 
 __all__ = ["Candidate", "SearchResult", "best_sharding"]

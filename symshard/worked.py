@@ -231,7 +231,7 @@ def worked_answers() -> list[WorkedAnswer]:
         )
 
     # Question 4 through the planner and the comparer
-    from .compare import compare
+    from .crossovers import compare
 
     q4 = compare("X[B, D] · Y[D_X, F] -> Z[B, F]", "B", hardware="tpu-v5p")
     names = [r.strategy.name for r in q4.regimes]
@@ -296,7 +296,7 @@ class OpenAnswer:
 
 def open_answers() -> list[OpenAnswer]:
     """Questions 6 and 7, answered by the planner and the sharding search (the book gives no answer)."""
-    from .plan import plan
+    from .planner import plan
     from .search import best_sharding
     from .units import pretty
 

@@ -10,12 +10,12 @@ import pytest
 import sympy
 
 from symshard.arrays import Array
-from symshard.compare import compare
+from symshard.crossovers import compare
 from symshard.errors import PlanError, ShardingError
 from symshard.hardware import hardware
 from symshard.matmul import local_product, matmul
 from symshard.mesh import Mesh
-from symshard.plan import natural_outputs, plan, reshard_steps
+from symshard.planner import natural_outputs, plan, reshard_steps
 from symshard.search import best_sharding
 from symshard.symbols import C, W_ici, axis, dim
 

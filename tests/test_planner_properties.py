@@ -21,7 +21,7 @@ The properties:
 * numeric plans are sorted by time, so the first strategy is never slower than another;
 * a symbolic plan with the numbers substituted gives exactly the numeric plan's
   FLOPs, compute time, communication time and memory, strategy by strategy;
-* :func:`~symshard.compare.compare`'s "A is faster" condition holds at a point
+* :func:`~symshard.crossovers.compare`'s "A is faster" condition holds at a point
   exactly when A's bandwidth-only time there is smaller than B's;
 * :func:`~symshard.search.best_sharding` is never slower than any plan that starts
   from given stored shardings and fits the same memory, and what it picks fits.
@@ -44,12 +44,12 @@ from hypothesis import strategies as st
 
 from symshard.arrays import Array, Dim
 from symshard.collectives import CollectiveExpr
-from symshard.compare import compare
+from symshard.crossovers import compare
 from symshard.errors import PlanError
 from symshard.hardware import hardware
 from symshard.matmul import LocalMatmul, Matmul, local_product, matmul
 from symshard.mesh import Mesh
-from symshard.plan import Plan, Strategy, natural_outputs, plan
+from symshard.planner import Plan, Strategy, natural_outputs, plan
 from symshard.search import best_sharding
 from symshard.symbols import axis, dim
 

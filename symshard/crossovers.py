@@ -35,7 +35,7 @@ from .hardware import hardware as lookup_hardware
 from .matmul import Matmul
 from .mesh import Mesh
 from .placement import ShapeLike
-from .plan import Plan, Strategy, plan, sym
+from .planner import Plan, Strategy, plan, sym
 from .symbols import is_axis_symbol, latex
 from .units import pretty, sig
 
@@ -627,7 +627,7 @@ def compare(
     constants substituted (``B < 2550`` on a TPU v5p).
 
     Args:
-        mm: the matmul (or an already symbolic :class:`~symshard.plan.Plan`).
+        mm: the matmul (or an already symbolic :class:`~symshard.planner.Plan`).
         symbol: what to solve for: a dim (``"B"``), an axis (``"X"`` for ``|X|``), a constant.
         strategies: 1-based numbers of the strategies to compare pairwise, or
             ``'all'``; default the first four listed.
