@@ -67,6 +67,7 @@ __all__ = [
     "PlanStep",
     "Strategy",
     "axis_order",
+    "compute_array",
     "natural_outputs",
     "plan",
     "reshard_steps",
@@ -566,7 +567,9 @@ def natural_outputs(mm: Matmul) -> tuple[Array, ...]:
     return tuple(dict.fromkeys(results))
 
 
-def _compute_array(arr: Array, sigma: Mapping[str, str | None], rank: Mapping[str, list[str]]) -> Array:
+def compute_array(arr: Array, sigma: Mapping[str, str | None], rank: Mapping[str, list[str]]) -> Array:
+    """``arr`` as the product sees it: each dim split by the axes ``sigma`` assigns to it (in
+    ``rank`` order), partial sums kept over the axes ``sigma`` marks ``KEEP``."""
     dims = []
     for d in arr.dims:
         axes = [a for a, c in sigma.items() if c == d.name]
@@ -683,7 +686,7 @@ def _cached_compute(cache: dict, arr: Array, sigma: Mapping[str, str], rank: Map
     mine = set(arr.dim_names) | {KEEP}
     key = (arr.name, tuple((a, c) for a, c in sigma.items() if c in mine))
     if key not in cache:
-        cache[key] = _compute_array(arr, sigma, rank)
+        cache[key] = compute_array(arr, sigma, rank)
     return cache[key]
 
 

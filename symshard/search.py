@@ -44,7 +44,7 @@ from .matmul import Matmul, local_product, matmul
 from .mesh import Mesh, resolve_mesh
 from .notation import parse_array
 from .placement import ShapeLike, check_on_mesh, resolve_shape
-from .planner import KEEP, Builder, CostEnv, Strategy, Value, _compute_array, axis_order, sym
+from .planner import KEEP, Builder, CostEnv, Strategy, Value, axis_order, compute_array, sym
 from .units import format_bytes, format_seconds
 
 __all__ = ["Candidate", "SearchResult", "best_sharding"]
@@ -341,7 +341,7 @@ def _stage_options(mm, carried, carried_name, fixed, env, builder, rank, names, 
     operands = [mm.lhs, mm.rhs]
     for combo in itertools.product(*per_axis):
         sigma = {a: c for a, c in zip(names, combo, strict=True) if c is not None}
-        computes = [_compute_array(op, sigma, rank) for op in operands]
+        computes = [compute_array(op, sigma, rank) for op in operands]
         sources: list[list[Array]] = []
         for op, comp in zip(operands, computes, strict=True):
             if carried is not None and op.name == carried_name:
