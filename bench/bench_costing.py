@@ -40,6 +40,7 @@ from sympy.core.cache import clear_cache
 
 from symshard import Hardware, Mesh, hardware
 from symshard.collectives import parse_collective
+from symshard.memo import clear_caches
 from symshard.notation import _parse_array as cached_parse_array
 from symshard.placement import resolve_shape
 
@@ -82,6 +83,7 @@ def steady_state() -> Callable[[], int]:
 
     def run() -> int:
         for expr, mesh, shape, chip, model in work:
+            clear_caches()  # time the costing itself, not symshard's memo of it
             expr.cost(mesh, shape, dtype="bf16", hardware=chip, model=model)
         return len(work)
 
@@ -98,6 +100,7 @@ def from_strings(clear_parse_cache: bool = False, clear_sympy_cache: bool = Fals
             for model in MODELS:
                 if clear_sympy_cache:
                     clear_cache()
+                clear_caches()
                 parse_collective(text).cost(mesh_text, shape_text, dtype="bf16", hardware=chip, model=model)
         return len(CASES) * len(MODELS)
 

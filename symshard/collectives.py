@@ -59,6 +59,7 @@ from .costmodels import (
 from .errors import CollectiveError, SymshardError
 from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
+from .memo import memoized
 from .mesh import Mesh, resolve_mesh
 from .notation import CollectiveSyntax, parse_array, parse_collective_syntax
 from .placement import Placement, ShapeLike, check_on_mesh, resolve_shape
@@ -645,6 +646,7 @@ class CollectiveExpr:
     def _repr_latex_(self) -> str:
         return "$" + self.latex() + "$"
 
+    @memoized
     def cost(
         self,
         mesh: Mesh | Mapping[str, object] | str | None = None,
@@ -685,7 +687,7 @@ class CollectiveExpr:
         t_hop = sympy.sympify(values.get(T_hop, T_hop))
         lat = t_hop * hops
         time = (lat if lat > bw else bw) if lat.is_number and bw.is_number else sympy.Max(lat, bw)
-        crossover = None if bw == 0 else sympy.simplify(lat * volume / bw) if not bw.is_number else lat * volume / bw
+        crossover = None if bw == 0 else lat * volume / bw
 
         assumptions = [f"model {model}: {MODELS[model]}"]
         if any(not m.axis(a).size.is_number for a in self.op.axes):

@@ -33,6 +33,7 @@ from .errors import PlanError
 from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
 from .matmul import Matmul
+from .memo import memoized
 from .mesh import Mesh
 from .placement import ShapeLike
 from .planner import Plan, Strategy, plan, sym
@@ -608,6 +609,7 @@ def _resolve_symbol(name: str | sympy.Symbol, plan_: Plan) -> sympy.Symbol:
     )
 
 
+@memoized(maxsize=256)
 def compare(
     mm: Matmul | Plan | str,
     symbol: str | sympy.Symbol,

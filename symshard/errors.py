@@ -28,6 +28,7 @@ The tree::
     ├── UnknownDtypeError (LookupError)
     ├── UnknownModelError (LookupError)  a cost model other than book / ring
     ├── PlanError (ValueError)           a matmul request that cannot be met
+    ├── TemplateError (ValueError)       a problem family that cannot be rendered
     └── UsageError (ValueError)          a command line the CLI cannot read
 """
 
@@ -43,6 +44,7 @@ __all__ = [
     "ShapeError",
     "ShardingError",
     "SymshardError",
+    "TemplateError",
     "UnknownAxisError",
     "UnknownDtypeError",
     "UnknownHardwareError",
@@ -163,6 +165,10 @@ class UnknownModelError(SymshardError, LookupError):
 
 class PlanError(SymshardError, ValueError):
     """A matmul or resharding request that no strategy can satisfy."""
+
+
+class TemplateError(SymshardError, ValueError):
+    """A problem family whose spec or template is broken, or that tries to leave the sandbox."""
 
 
 class UsageError(SymshardError, ValueError):

@@ -56,6 +56,7 @@ from .errors import PlanError
 from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
 from .matmul import Classification, LocalMatmul, Matmul, local_product, matmul
+from .memo import memoized
 from .mesh import Mesh, resolve_mesh
 from .placement import ShapeLike, check_on_mesh, resolve_shape
 from .symbols import C, T_hop
@@ -603,6 +604,7 @@ def _leg(env: CostEnv, src: Array, dst: Array, role: str, resident: bool) -> _Le
     return _Leg(steps, comm, _max(peaks) if len(peaks) > 1 else 0, final)
 
 
+@memoized
 def plan(
     mm: Matmul | str,
     mesh: Mesh | Mapping[str, object] | str | None = None,

@@ -41,6 +41,7 @@ from .errors import PlanError
 from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
 from .matmul import Matmul, local_product, matmul
+from .memo import memoized
 from .mesh import Mesh, resolve_mesh
 from .notation import parse_array
 from .placement import ShapeLike, check_on_mesh, resolve_shape
@@ -206,6 +207,7 @@ def _max(a, b):
     return a if a >= b else b
 
 
+@memoized(maxsize=256)
 def best_sharding(
     matmuls: Matmul | str | Sequence[Matmul | str],
     mesh: Mesh | Mapping[str, object] | str,

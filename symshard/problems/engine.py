@@ -1,0 +1,475 @@
+"""Making problems: seeded variants of a family, rendered in the sandbox, and problem sets.
+
+A variant is a pure function of (family, seed). Each parameter draws from its
+own random stream, seeded by a hash of (family, seed, parameter, attempt), so
+editing one parameter's choices does not reshuffle the others. The family's
+``let`` values are computed by the algebra, its ``checks`` reject degenerate
+variants (the next attempt draws again), its answers are evaluated, and the
+statement, hints and solution are rendered from the template. A problem set
+takes variants round-robin over the chosen families and drops duplicates:
+two variants are the same when their answers and reasoning path are.
+
+Examples:
+    >>> p = variant(family("allgather-time"), 7)
+    >>> p.id, [a.name for a in p.answers]
+    ('allgather-time-7', ['time'])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import os
+import random
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+import jinja2.meta
+import jinja2.sandbox
+import sympy
+
+from ..errors import SymshardError, TemplateError, did_you_mean
+from ..units import format_bytes, format_flops, format_number, format_seconds, json_value
+from .family import AnswerSpec, Family, load_family
+from .sandbox import environment
+
+__all__ = ["Answer", "Mistake", "Problem", "families", "family", "generate", "variant"]
+
+MAX_ATTEMPTS = 200
+"""Draws tried for one variant before the family is declared unable to produce it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Mistake:
+    """What a common mistake gives, and the feedback for it."""
+
+    value: object
+    feedback: str
+
+    @property
+    def number(self) -> float | None:
+        return _as_float(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One answer record: computed value, unit, relative tolerance and common mistakes."""
+
+    name: str
+    label: str
+    value: object
+    unit: str
+    rel_tol: float
+    mistakes: tuple[Mistake, ...] = ()
+
+    @property
+    def number(self) -> float | None:
+        """The value as a float in SI units (None for a text answer)."""
+        return _as_float(self.value)
+
+    @property
+    def show(self) -> str:
+        """The value with sensible units: ``559 µs``, ``32 MiB``, ``8.59 GFLOP``."""
+        return show_value(self.value, self.unit)
+
+    def __str__(self) -> str:
+        return self.show
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "label": self.label,
+            "value": json_value(self.value) if self.unit != "text" else str(self.value),
+            "unit": self.unit,
+            "rel_tol": self.rel_tol,
+            "display": self.show,
+            "mistakes": [
+                {"value": json_value(m.value) if self.unit != "text" else str(m.value), "display":
+                 show_value(m.value, self.unit), "feedback": m.feedback}
+                for m in self.mistakes
+            ],
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One rendered problem."""
+
+    family: Family
+    seed: int
+    params: tuple[tuple[str, object], ...]
+    statement: str
+    hints: tuple[str, ...]
+    solution: str
+    answers: tuple[Answer, ...]
+    path: tuple[tuple[str, str], ...] = ()
+    language: str = "en"
+    attempt: int = field(default=0, compare=False)
+
+    @property
+    def id(self) -> str:
+        return f"{self.family.name}-{self.seed}"
+
+    def answer(self, name: str) -> Answer:
+        return next(a for a in self.answers if a.name == name)
+
+    def key(self) -> tuple:
+        """What makes two variants the same: family, answers and reasoning path."""
+        return (self.family.name, tuple((a.name, _key(a.value)) for a in self.answers), self.path)
+
+    def to_dict(self) -> dict:
+        """The JSON record (DESIGN's keys: id, family, seed, statement, solution, answers)."""
+        return {
+            "id": self.id,
+            "family": self.family.name,
+            "seed": self.seed,
+            "language": self.language,
+            "title": self.family.title,
+            "difficulty": self.family.difficulty,
+            "tags": list(self.family.tags),
+            "objective": self.family.objective,
+            "params": {k: json_value(v) if not isinstance(v, str) else v for k, v in self.params},
+            "statement": self.statement,
+            "hints": list(self.hints),
+            "solution": self.solution,
+            "answers": [a.to_dict() for a in self.answers],
+        }
+
+
+def _as_float(value: object) -> float | None:
+    if isinstance(value, bool) or isinstance(value, str):
+        return None
+    try:
+        return float(sympy.sympify(value))
+    except (TypeError, ValueError, sympy.SympifyError):
+        return None
+
+
+def _key(value: object) -> object:
+    number = _as_float(value)
+    return float(f"{number:.12g}") if number is not None else str(value)
+
+
+def show_value(value: object, unit: str) -> str:
+    """A value in its unit for people (the unit decides the formatting)."""
+    if unit == "text":
+        return str(value)
+    if unit == "s":
+        return format_seconds(value)
+    if unit == "B":
+        return format_bytes(value)
+    if unit == "FLOP":
+        return format_flops(value)
+    if unit == "FLOP/s":
+        return format_flops(value) + "/s"
+    if unit == "B/s":
+        return format_number(value) + " B/s"
+    return format_number(value)
+
+
+# -- loading ---------------------------------------------------------------------------------
+
+
+def _builtin_root() -> Path:
+    return Path(str(importlib.resources.files("symshard.families")))
+
+
+def _roots(extra: Iterable[Path | str] = ()) -> list[Path]:
+    roots = [_builtin_root()]
+    env_dirs = os.environ.get("SYMSHARD_FAMILIES", "")
+    roots += [Path(p) for p in env_dirs.split(os.pathsep) if p]
+    roots += [Path(p) for p in extra]
+    return roots
+
+
+def families(extra: Iterable[Path | str] = ()) -> dict[str, Family]:
+    """Every family, by name: the built-in ones, those in ``$SYMSHARD_FAMILIES`` and in ``extra``.
+
+    Raises:
+        TemplateError: a family folder whose spec is broken.
+    """
+    found: dict[str, Family] = {}
+    for root in _roots(extra):
+        if not root.is_dir():
+            raise TemplateError(f"family folder '{root}' does not exist", hint="point at a folder of family folders")
+        for sub in sorted(root.iterdir()):
+            if sub.is_dir() and (sub / "family.toml").is_file():
+                found[sub.name] = _load(sub)
+    return dict(sorted(found.items()))
+
+
+_LOADED: dict[tuple[Path, float], Family] = {}
+
+
+def _load(path: Path) -> Family:
+    stamp = (path, (path / "family.toml").stat().st_mtime)
+    if stamp not in _LOADED:
+        _LOADED[stamp] = load_family(path)
+    return _LOADED[stamp]
+
+
+def family(name: str, extra: Iterable[Path | str] = ()) -> Family:
+    """The family called ``name``.
+
+    Raises:
+        TemplateError: no such family.
+    """
+    known = families(extra)
+    if name not in known:
+        raise TemplateError(f"unknown problem family '{name}'", hint=did_you_mean(name, list(known)))
+    return known[name]
+
+
+# -- one variant ----------------------------------------------------------------------------------
+
+
+class _Rejected(Exception):
+    """A drawn variant failed a check (or the algebra refused it): draw again."""
+
+
+def _stream(*parts: object) -> random.Random:
+    digest = hashlib.sha256("\0".join(str(p) for p in parts).encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+@lru_cache(maxsize=4096)
+def _compiled(folder: Path, source: str):
+    return environment(folder).compile_expression(source, undefined_to_none=False)
+
+
+@lru_cache(maxsize=4096)
+def _compiled_template(folder: Path, source: str) -> jinja2.Template:
+    return environment(folder).from_string(source)
+
+
+def _evaluate(fam: Family, where: str, source: str, ctx: Mapping[str, object]) -> object:
+    try:
+        value = _compiled(fam.path, source)(**ctx)
+    except SymshardError as err:
+        if isinstance(err, TemplateError):
+            raise
+        raise _Rejected(f"{where}: {err.one_line()}") from None
+    except jinja2.TemplateSyntaxError as err:
+        raise TemplateError(
+            f"family '{fam.name}', family.toml {where}: {err.message}",
+            text=source,
+            hint="the value must be one Jinja expression",
+        ) from None
+    except (jinja2.exceptions.SecurityError, jinja2.UndefinedError) as err:
+        raise TemplateError(f"family '{fam.name}', family.toml {where}: {err}", text=source,
+                            hint="only parameters, earlier lets and the algebra are in scope") from None  # fmt: skip
+    except Exception as err:  # noqa: BLE001 - any other failure of a family expression is the family's bug
+        raise TemplateError(
+            f"family '{fam.name}', family.toml {where}: {type(err).__name__}: {err}",
+            text=source,
+            hint="check the expression",
+        ) from None
+    if isinstance(value, jinja2.Undefined):
+        try:
+            str(value)
+        except (jinja2.UndefinedError, jinja2.exceptions.SecurityError) as err:
+            raise TemplateError(f"family '{fam.name}', family.toml {where}: {err}", text=source,
+                                hint="only parameters, earlier lets and the algebra are in scope") from None  # fmt: skip
+    return value
+
+
+@lru_cache(maxsize=4096)
+def _names(folder: Path, source: str) -> frozenset[str]:
+    env = environment(folder)
+    try:
+        return frozenset(jinja2.meta.find_undeclared_variables(env.parse("{{ " + source + " }}")))
+    except jinja2.TemplateSyntaxError:
+        return frozenset()  # reported with its position when the expression is evaluated
+
+
+def _attempt(fam: Family, seed: int, attempt: int, language: str) -> Problem:
+    ctx: dict[str, object] = {p.name: p.draw(_stream(fam.name, seed, p.name, attempt)) for p in fam.params}
+    params = tuple((p.name, ctx[p.name]) for p in fam.params)
+    pending = list(fam.checks)
+
+    def run_checks() -> None:
+        for name, source in list(pending):
+            if _names(fam.path, source) <= set(ctx) | set(environment(fam.path).globals):
+                pending.remove((name, source))
+                if not _evaluate(fam, f"checks.{name}", source, ctx):
+                    raise _Rejected(f"check {name} failed")
+
+    run_checks()
+    for name, source in fam.lets:
+        ctx[name] = _evaluate(fam, f"let.{name}", source, ctx)
+        run_checks()
+    run_checks()
+    answers = tuple(_answer(fam, spec, ctx) for spec in fam.answers)
+    path = tuple((k, str(_evaluate(fam, f"identity.{k}", s, ctx))) for k, s in fam.identity)
+    ctx["answers"] = {a.name: a for a in answers}
+    ctx["family"] = fam
+    ctx["seed"] = seed
+    statement, hints, solution = _render(fam, ctx, language)
+    return Problem(fam, seed, params, statement, hints, solution, answers, path, language, attempt)
+
+
+def _answer(fam: Family, spec: AnswerSpec, ctx: Mapping[str, object]) -> Answer:
+    where = f"answers.{spec.name}"
+    value = _evaluate(fam, where, spec.value, ctx)
+    if spec.unit != "text" and _as_float(value) is None:
+        raise TemplateError(
+            f"family '{fam.name}', family.toml {where}: the value {value} is not a number",
+            hint="numeric answers need every size and constant known (give the chip and the shapes)",
+        )
+    mistakes: dict[object, Mistake] = {}
+    right = _key(value)
+    for i, m in enumerate(spec.mistakes):
+        wrong = _evaluate(fam, f"{where}.mistakes[{i}]", m.value, ctx)
+        k = _key(wrong)
+        if k == right:
+            continue  # this mistake happens to give the right answer here: no feedback to give
+        feedback = _render_string(fam, f"{where}.mistakes[{i}].feedback", m.feedback, {**ctx, "wrong": wrong})
+        if k in mistakes:  # two mistakes, one wrong value: say both
+            feedback = mistakes[k].feedback + " Or: " + feedback
+        mistakes[k] = Mistake(mistakes[k].value if k in mistakes else wrong, feedback.strip())
+    return Answer(spec.name, spec.label, value, spec.unit, spec.rel_tol, tuple(mistakes.values()))
+
+
+def _template_line(err: BaseException, filename: str) -> int | None:
+    for frame in reversed(traceback.extract_tb(err.__traceback__)):
+        if frame.filename and frame.filename.endswith(filename):
+            return frame.lineno
+    return getattr(err, "lineno", None)
+
+
+def _render(fam: Family, ctx: Mapping[str, object], language: str) -> tuple[str, tuple[str, ...], str]:
+    env = environment(fam.path)
+    name = fam.template_for(language)
+    try:
+        tmpl = env.get_template(name)
+        context = tmpl.new_context(dict(ctx))
+        blocks = {}
+        for block in ("statement", "hint1", "hint2", "hint3", "solution"):
+            if block in tmpl.blocks:
+                blocks[block] = "".join(tmpl.blocks[block](context)).strip() + "\n"
+    except SymshardError as err:
+        if isinstance(err, TemplateError):
+            raise
+        line = _template_line(err, name)
+        raise TemplateError(f"family '{fam.name}', {name} line {line}: {err.one_line()}",
+                            hint="the template called the algebra with values it refuses") from None  # fmt: skip
+    except jinja2.TemplateSyntaxError as err:
+        raise TemplateError(f"family '{fam.name}', {name} line {err.lineno}: {err.message}",
+                            hint="check the Jinja syntax") from None  # fmt: skip
+    except jinja2.TemplateNotFound as err:
+        raise TemplateError(f"family '{fam.name}', {name}: template '{err.name}' not found",
+                            hint="templates may only include files of their own family folder") from None  # fmt: skip
+    except Exception as err:  # noqa: BLE001 - a failing template is the family's bug; say where
+        line = _template_line(err, name)
+        raise TemplateError(f"family '{fam.name}', {name} line {line}: {type(err).__name__}: {err}",
+                            hint="only parameters, lets, answers and the algebra are in scope") from None  # fmt: skip
+    for block in ("statement", "solution"):
+        if block not in blocks or not blocks[block].strip():
+            raise TemplateError(f"family '{fam.name}', {name}: the {block} block is missing or empty",
+                                hint="write {% block " + block + " %}...{% endblock %}")  # fmt: skip
+    hints = tuple(blocks[h] for h in ("hint1", "hint2", "hint3") if h in blocks and blocks[h].strip())
+    return blocks["statement"], hints, blocks["solution"]
+
+
+def _render_string(fam: Family, where: str, source: str, ctx: Mapping[str, object]) -> str:
+    try:
+        return _compiled_template(fam.path, source).render(**ctx)
+    except Exception as err:  # noqa: BLE001 - see _render
+        raise TemplateError(f"family '{fam.name}', family.toml {where}: {type(err).__name__}: {err}",
+                            hint="feedback is a Jinja template over the same values") from None  # fmt: skip
+
+
+def variant(fam: Family, seed: int, language: str = "en") -> Problem:
+    """The problem of family ``fam`` for ``seed`` (the first draw that passes every check).
+
+    Raises:
+        TemplateError: a broken family, or no valid draw in ``MAX_ATTEMPTS`` tries.
+    """
+    last = "no attempt"
+    for attempt in range(MAX_ATTEMPTS):
+        try:
+            return _attempt(fam, seed, attempt, language)
+        except _Rejected as why:
+            last = str(why)
+    raise TemplateError(
+        f"family '{fam.name}' found no valid variant for seed {seed} in {MAX_ATTEMPTS} draws (last: {last})",
+        hint="widen its parameters or loosen its checks",
+    )
+
+
+# -- problem sets --------------------------------------------------------------------------------
+
+
+def _variant_seed(set_seed: int, name: str, index: int, retry: int) -> int:
+    digest = hashlib.sha256(f"{set_seed}\0{name}\0{index}\0{retry}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+def select(
+    known: Mapping[str, Family],
+    names: Sequence[str] | None = None,
+    difficulty: Sequence[str] | None = None,
+) -> list[Family]:
+    """The families to draw from, by name and difficulty.
+
+    Raises:
+        TemplateError: an unknown family name, or nothing selected.
+    """
+    chosen = list(known.values())
+    if names:
+        for n in names:
+            if n not in known:
+                raise TemplateError(f"unknown problem family '{n}'", hint=did_you_mean(n, list(known)))
+        chosen = [known[n] for n in names]
+    if difficulty:
+        chosen = [f for f in chosen if f.difficulty in difficulty]
+    if not chosen:
+        raise TemplateError("no family matches the selection", hint="see 'symshard problems list'")
+    return chosen
+
+
+def generate(
+    seed: int,
+    count: int | None = None,
+    *,
+    names: Sequence[str] | None = None,
+    difficulty: Sequence[str] | None = None,
+    per_family: int | None = None,
+    language: str = "en",
+    extra: Iterable[Path | str] = (),
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Problem]:
+    """A problem set: ``per_family`` variants of each chosen family, or ``count`` problems
+    taken round-robin over them; reproducible from ``seed``, without duplicates.
+
+    Raises:
+        TemplateError: a broken family, or one that cannot produce enough distinct variants.
+    """
+    chosen = select(families(extra), names, difficulty)
+    if per_family is not None:
+        plan_ = [(f, k) for f in chosen for k in range(per_family)]
+    else:
+        total = count if count is not None else len(chosen)
+        plan_ = [(chosen[i % len(chosen)], i // len(chosen)) for i in range(total)]
+    seen: set[tuple] = set()
+    out: list[Problem] = []
+    for n, (fam, index) in enumerate(plan_):
+        for retry in range(50):
+            problem = variant(fam, _variant_seed(seed, fam.name, index, retry), language)
+            key = problem.key()
+            if key not in seen:
+                seen.add(key)
+                out.append(problem)
+                break
+        else:
+            raise TemplateError(
+                f"family '{fam.name}' keeps repeating itself: no new variant in 50 draws",
+                hint="widen its parameters, or ask for fewer problems of it",
+            )
+        if progress is not None:
+            progress(n + 1, len(plan_))
+    return out
