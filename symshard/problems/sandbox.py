@@ -67,6 +67,13 @@ def _texnum(value: object, digits: int = 3) -> str:
     return text
 
 
+def _tex_unit(text: str) -> str:
+    """``559 µs`` -> ``559\\,\\mu\\text{s}`` (a quantity inside LaTeX math)."""
+    number, _, unit = text.partition(" ")
+    unit = unit.replace("µ", "\\mu\\text{") + "}" if "µ" in unit else "\\text{" + unit + "}"
+    return f"{number}\\,{unit}" if unit else number
+
+
 def _tex(value: object) -> str:
     if isinstance(value, Array):
         return value.latex()
@@ -130,6 +137,9 @@ _FILTERS = {
     "sig": sig,
     "tex": _tex,
     "texnum": _texnum,
+    "tex_seconds": lambda v: _tex_unit(format_seconds(v)),
+    "tex_size": lambda v: _tex_unit(_short_bytes(v)),
+    "tex_flops": lambda v: _tex_unit(format_flops(v)),
     "text": pretty,
 }
 
