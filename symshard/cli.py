@@ -19,6 +19,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import sympy
 
@@ -30,7 +31,7 @@ from .mesh import Mesh
 from .notation import parse_array, parse_sizes
 from .placement import place
 from .symbols import C, T_hop, W_ici, latex
-from .units import format_bytes, format_number, format_seconds, format_seconds_expr, json_value, pretty
+from .units import format_bytes, format_number, format_seconds, format_seconds_expr, json_value, pretty, sig
 
 __all__ = ["main"]
 
@@ -353,6 +354,89 @@ def _best(args: argparse.Namespace) -> tuple[str, dict]:
     return search_text(r), search_data(r)
 
 
+# -- problems ------------------------------------------------------------------------------------
+
+
+def _problems_list(args: argparse.Namespace) -> tuple[str, dict]:
+    from .problems import families
+
+    known = families(args.families or ())
+    rows = [("family", "difficulty  title")]
+    data = []
+    for name, fam in known.items():
+        rows.append((name, f"{fam.difficulty:<10}  {fam.title}"))
+        data.append({"name": name, "title": fam.title, "difficulty": fam.difficulty, "tags": list(fam.tags),
+                     "objective": fam.objective, "answers": [a.name for a in fam.answers]})  # fmt: skip
+    return _table(rows) + f"\n{len(known)} families", {"families": data}
+
+
+def _problems_show(args: argparse.Namespace) -> tuple[str, dict]:
+    from .problems import family, variant
+    from .problems.engine import show_value
+
+    p = variant(family(args.family, args.families or ()), args.seed, args.lang)
+    lines = [f"# {p.family.title}  ({p.id}, {p.family.difficulty})", "", p.statement.strip(), ""]
+    for i, h in enumerate(p.hints, 1):
+        lines += [f"Hint {i}: {h.strip()}", ""]
+    lines += ["Solution:", "", p.solution.strip(), "", "Answers:"]
+    for a in p.answers:
+        lines.append(f"  {a.label}: {a.show}" + (f"  (±{sig(a.rel_tol * 100, 3)}%)" if a.rel_tol else ""))
+        for m in a.mistakes:
+            lines.append(f"    mistake {show_value(m.value, a.unit)}: {m.feedback}")
+    return "\n".join(lines), p.to_dict()
+
+
+def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
+    from .problems import generate
+    from .problems.writers import FORMATS, write_set
+
+    if args.count is None and args.per_family is None:
+        raise UsageError("say how many problems: --count N or --per-family K", hint="e.g. --count 20")
+    for flag, value in (("--count", args.count), ("--per-family", args.per_family)):
+        if value is not None and value < 1:
+            raise UsageError(f"{flag} must be at least 1, not {value}", hint=f"e.g. {flag} 10")
+    formats = FORMATS if args.format == "all" else (args.format,)
+    out = Path(args.out)
+    planned = {"md": ["problems.md", "answer-key.md"], "json": ["problems.json", "problems.schema.json"],
+               "moodle": ["problems.moodle.xml"]}  # fmt: skip
+    clash = [out / f for fmt in formats for f in planned.get(fmt, []) if (out / f).exists()]
+    if clash and not args.force:  # refuse before spending time on the set
+        raise UsageError(f"{clash[0]} exists already", hint="pick another --out folder, or pass --force to overwrite")
+    progress = _progress_bar() if sys.stderr.isatty() else None
+    problems = generate(
+        args.seed, args.count, names=args.family, difficulty=args.difficulty, per_family=args.per_family,
+        language=args.lang, extra=args.families or (), progress=progress,
+    )  # fmt: skip
+    written = write_set(problems, out, formats=formats, seed=args.seed, title=args.title,
+                        solutions=args.solutions, force=args.force)  # fmt: skip
+    families_used = sorted({p.family.name for p in problems})
+    text = f"{len(problems)} problems from {len(families_used)} families, seed {args.seed}:\n" + "\n".join(
+        f"  {path}" for path in written
+    )
+    return text, {"count": len(problems), "seed": args.seed, "families": families_used,
+                  "files": [str(p) for p in written], "ids": [p.id for p in problems]}  # fmt: skip
+
+
+def _progress_bar():
+    def show(done: int, total: int) -> None:
+        if total < 50:
+            return
+        width = 30
+        filled = width * done // total
+        print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}", end="", file=sys.stderr, flush=True)
+        if done == total:
+            print(file=sys.stderr)
+
+    return show
+
+
+def _problems_schema(args: argparse.Namespace) -> tuple[str, dict]:
+    from .problems.writers import schema
+
+    data = schema()
+    return json.dumps(data, indent=2), data
+
+
 # -- book -----------------------------------------------------------------------------------------
 
 
@@ -448,6 +532,38 @@ def _parser() -> argparse.ArgumentParser:
         "--fixed", action="append", metavar="ARRAY", help="an operand whose sharding is given, e.g. 'x[B_X, D]'"
     )
     p.set_defaults(run=_best)
+
+    p = sub.add_parser("problems", help="generate worked problems: list, show, generate, schema")
+    psub = p.add_subparsers(dest="problems_command", metavar="ACTION", parser_class=_ArgumentParser, required=True)
+    q = psub.add_parser("list", help="the problem families")
+    q.add_argument("--families", action="append", metavar="DIR", help="also load the families in DIR")
+    q.add_argument("--json", action="store_true", help="print one JSON object")
+    q.set_defaults(run=_problems_list)
+    q = psub.add_parser("show", help="one problem, with hints, solution and answers")
+    q.add_argument("family", help="a family name (see 'symshard problems list')")
+    q.add_argument("--seed", type=int, default=0, help="the variant (default 0)")
+    q.add_argument("--lang", default="en", help="language of the text (default en)")
+    q.add_argument("--families", action="append", metavar="DIR", help="also load the families in DIR")
+    q.add_argument("--json", action="store_true", help="print the problem's JSON record")
+    q.set_defaults(run=_problems_show)
+    q = psub.add_parser("generate", help="a reproducible problem set with its answer key and exports")
+    q.add_argument("--seed", type=int, required=True, help="the set's seed: the same seed gives the same set")
+    q.add_argument("--count", type=int, help="how many problems, taken round-robin over the families")
+    q.add_argument("--per-family", type=int, help="how many problems of each family")
+    q.add_argument("--family", action="append", help="only this family (repeat for several)")
+    q.add_argument("--difficulty", action="append", choices=["easy", "medium", "hard"], help="only this difficulty")
+    q.add_argument("--out", required=True, metavar="DIR", help="folder to write into")
+    q.add_argument("--format", default="all", choices=["md", "json", "moodle", "all"], help="what to write")
+    q.add_argument("--title", default="Problem set", help="the set's title")
+    q.add_argument("--solutions", action="store_true", help="fold the solutions into problems.md too")
+    q.add_argument("--lang", default="en", help="language of the text (default en)")
+    q.add_argument("--families", action="append", metavar="DIR", help="also load the families in DIR")
+    q.add_argument("--force", action="store_true", help="overwrite existing files")
+    q.add_argument("--json", action="store_true", help="print one JSON object")
+    q.set_defaults(run=_problems_generate)
+    q = psub.add_parser("schema", help="the JSON Schema of problems.json")
+    q.add_argument("--json", action="store_true", help="(the output is JSON anyway)")
+    q.set_defaults(run=_problems_schema)
 
     p = sub.add_parser("book", help="the chapter's worked answers, recomputed")
     p.add_argument("--json", action="store_true", help="print one JSON object")

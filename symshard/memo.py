@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 __all__ = ["clear_caches", "memoized"]
 
@@ -38,7 +38,15 @@ def _freeze(value: object) -> object:
     return value
 
 
-def memoized(fn: F | None = None, *, maxsize: int = 2048) -> F:
+@overload
+def memoized(fn: F) -> F: ...
+
+
+@overload
+def memoized(*, maxsize: int = 2048) -> Callable[[F], F]: ...
+
+
+def memoized(fn: F | None = None, *, maxsize: int = 2048) -> F | Callable[[F], F]:
     """Cache ``fn``'s results by (normalised) arguments, least recently used out first."""
 
     def wrap(f: F) -> F:
@@ -64,7 +72,7 @@ def memoized(fn: F | None = None, *, maxsize: int = 2048) -> F:
         inner.__wrapped__ = f  # type: ignore[attr-defined]
         return inner  # type: ignore[return-value]
 
-    return wrap(fn) if fn is not None else wrap  # type: ignore[return-value]
+    return wrap(fn) if fn is not None else wrap
 
 
 def clear_caches() -> None:

@@ -227,7 +227,7 @@ def family(name: str, extra: Iterable[Path | str] = ()) -> Family:
 # -- one variant ----------------------------------------------------------------------------------
 
 
-class _Rejected(Exception):
+class _DrawRejectedError(Exception):
     """A drawn variant failed a check (or the algebra refused it): draw again."""
 
 
@@ -252,7 +252,7 @@ def _evaluate(fam: Family, where: str, source: str, ctx: Mapping[str, object]) -
     except SymshardError as err:
         if isinstance(err, TemplateError):
             raise
-        raise _Rejected(f"{where}: {err.one_line()}") from None
+        raise _DrawRejectedError(f"{where}: {err.one_line()}") from None
     except jinja2.TemplateSyntaxError as err:
         raise TemplateError(
             f"family '{fam.name}', family.toml {where}: {err.message}",
@@ -262,7 +262,7 @@ def _evaluate(fam: Family, where: str, source: str, ctx: Mapping[str, object]) -
     except (jinja2.exceptions.SecurityError, jinja2.UndefinedError) as err:
         raise TemplateError(f"family '{fam.name}', family.toml {where}: {err}", text=source,
                             hint="only parameters, earlier lets and the algebra are in scope") from None  # fmt: skip
-    except Exception as err:  # noqa: BLE001 - any other failure of a family expression is the family's bug
+    except Exception as err:
         raise TemplateError(
             f"family '{fam.name}', family.toml {where}: {type(err).__name__}: {err}",
             text=source,
@@ -296,7 +296,7 @@ def _attempt(fam: Family, seed: int, attempt: int, language: str) -> Problem:
             if _names(fam.path, source) <= set(ctx) | set(environment(fam.path).globals):
                 pending.remove((name, source))
                 if not _evaluate(fam, f"checks.{name}", source, ctx):
-                    raise _Rejected(f"check {name} failed")
+                    raise _DrawRejectedError(f"check {name} failed")
 
     run_checks()
     for name, source in fam.lets:
@@ -363,7 +363,7 @@ def _render(fam: Family, ctx: Mapping[str, object], language: str) -> tuple[str,
     except jinja2.TemplateNotFound as err:
         raise TemplateError(f"family '{fam.name}', {name}: template '{err.name}' not found",
                             hint="templates may only include files of their own family folder") from None  # fmt: skip
-    except Exception as err:  # noqa: BLE001 - a failing template is the family's bug; say where
+    except Exception as err:
         line = _template_line(err, name)
         raise TemplateError(f"family '{fam.name}', {name} line {line}: {type(err).__name__}: {err}",
                             hint="only parameters, lets, answers and the algebra are in scope") from None  # fmt: skip
@@ -378,7 +378,7 @@ def _render(fam: Family, ctx: Mapping[str, object], language: str) -> tuple[str,
 def _render_string(fam: Family, where: str, source: str, ctx: Mapping[str, object]) -> str:
     try:
         return _compiled_template(fam.path, source).render(**ctx)
-    except Exception as err:  # noqa: BLE001 - see _render
+    except Exception as err:
         raise TemplateError(f"family '{fam.name}', family.toml {where}: {type(err).__name__}: {err}",
                             hint="feedback is a Jinja template over the same values") from None  # fmt: skip
 
@@ -393,7 +393,7 @@ def variant(fam: Family, seed: int, language: str = "en") -> Problem:
     for attempt in range(MAX_ATTEMPTS):
         try:
             return _attempt(fam, seed, attempt, language)
-        except _Rejected as why:
+        except _DrawRejectedError as why:
             last = str(why)
     raise TemplateError(
         f"family '{fam.name}' found no valid variant for seed {seed} in {MAX_ATTEMPTS} draws (last: {last})",

@@ -168,7 +168,9 @@ def load_family(path: Path) -> Family:
         elif "range" in p:
             lo, hi = p["range"]
             if not (isinstance(lo, int) and isinstance(hi, int) and 0 < lo <= hi):
-                raise _fail(name, f"[params.{pname}] range {p['range']} is not [lo, hi] with 0 < lo <= hi", "e.g. [1, 64]")
+                raise _fail(
+                    name, f"[params.{pname}] range {p['range']} is not [lo, hi] with 0 < lo <= hi", "e.g. [1, 64]"
+                )
             params.append(ParamSpec(pname, low=lo, high=hi, step=int(p.get("step", 1)),
                                     powers_of_two=bool(p.get("powers_of_two", False))))  # fmt: skip
         else:
