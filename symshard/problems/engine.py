@@ -334,16 +334,18 @@ def _answer(fam: Family, spec: AnswerSpec, ctx: Mapping[str, object]) -> Answer:
     return Answer(spec.name, spec.label, value, spec.unit, spec.rel_tol, tuple(mistakes.values()))
 
 
-def _template_line(err: BaseException, filename: str) -> int | None:
+def _template_line(err: BaseException, filename: str, tmpl: jinja2.Template | None = None) -> int | None:
+    """The template line an error comes from (Jinja compiles templates to Python; map back)."""
     for frame in reversed(traceback.extract_tb(err.__traceback__)):
-        if frame.filename and frame.filename.endswith(filename):
-            return frame.lineno
+        if frame.filename and frame.filename.endswith(filename) and frame.lineno is not None:
+            return tmpl.get_corresponding_lineno(frame.lineno) if tmpl is not None else frame.lineno
     return getattr(err, "lineno", None)
 
 
 def _render(fam: Family, ctx: Mapping[str, object], language: str) -> tuple[str, tuple[str, ...], str]:
     env = environment(fam.path)
     name = fam.template_for(language)
+    tmpl = None
     try:
         tmpl = env.get_template(name)
         context = tmpl.new_context(dict(ctx))
@@ -354,7 +356,7 @@ def _render(fam: Family, ctx: Mapping[str, object], language: str) -> tuple[str,
     except SymshardError as err:
         if isinstance(err, TemplateError):
             raise
-        line = _template_line(err, name)
+        line = _template_line(err, name, tmpl)
         raise TemplateError(f"family '{fam.name}', {name} line {line}: {err.one_line()}",
                             hint="the template called the algebra with values it refuses") from None  # fmt: skip
     except jinja2.TemplateSyntaxError as err:
@@ -364,7 +366,7 @@ def _render(fam: Family, ctx: Mapping[str, object], language: str) -> tuple[str,
         raise TemplateError(f"family '{fam.name}', {name}: template '{err.name}' not found",
                             hint="templates may only include files of their own family folder") from None  # fmt: skip
     except Exception as err:
-        line = _template_line(err, name)
+        line = _template_line(err, name, tmpl)
         raise TemplateError(f"family '{fam.name}', {name} line {line}: {type(err).__name__}: {err}",
                             hint="only parameters, lets, answers and the algebra are in scope") from None  # fmt: skip
     for block in ("statement", "solution"):
