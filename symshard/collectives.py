@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import ClassVar
 
 import sympy
@@ -56,7 +57,7 @@ from .costmodels import (
     permute_hops,
     permute_time,
 )
-from .errors import CollectiveError, SymshardError
+from .errors import CollectiveError, NotationError, SymshardError
 from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
 from .memo import memoized
@@ -736,6 +737,13 @@ def parse_collective(text: str) -> CollectiveExpr:
         CollectiveError: the collective does not fit its operand, or the stated
             result is not what it produces.
     """
+    if not isinstance(text, str):
+        raise NotationError(f"expected a collective as text, got {type(text).__name__}", hint="pass e.g. 'AllGather_X(A[I_X])'")
+    return _parse_collective(text)
+
+
+@lru_cache(maxsize=4096)
+def _parse_collective(text: str) -> CollectiveExpr:
     syntax = parse_collective_syntax(text)
     return _from_syntax(syntax)
 

@@ -30,8 +30,9 @@ __all__ = [
 ]
 
 
-def sig(x: float, digits: int = 3) -> str:
+def sig(x: Any, digits: int = 3) -> str:
     """``x`` with ``digits`` significant figures, without trailing zeros (``'559'``, ``'2.18'``)."""
+    x = float(x)
     if x == 0:
         return "0"
     text = f"{x:.{digits}g}"

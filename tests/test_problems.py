@@ -199,6 +199,27 @@ def test_spec_errors_name_the_key(tmp_path):
         load_family(make_family(tmp_path, "x", GOOD_SPEC.replace('"count"', '"parsecs"'), name="units"))
 
 
+def test_macros_outside_blocks_are_visible_inside(tmp_path):
+    template = (
+        "{% macro twice(x) %}{{ 2 * x }}{% endmacro %}{% set label = 'n' %}"
+        "{% block statement %}{{ label }} = {{ n }}, twice {{ twice(n) }}{% endblock %}"
+        "{% block solution %}{{ answers.x }}{% endblock %}"
+    )
+    p = variant(load_family(make_family(tmp_path, template)), 3)
+    n = dict(p.params)["n"]
+    assert p.statement.strip() == f"n = {n}, twice {2 * n}"
+
+
+def test_mistakes_within_tolerance_are_dropped(tmp_path):
+    spec = GOOD_SPEC.replace('rel_tol = 0', 'rel_tol = 0.02') + (
+        '[[answers.mistakes]]\nvalue = "twice * 1.001"\nfeedback = "too close to tell"\n'
+        '[[answers.mistakes]]\nvalue = "twice * 3"\nfeedback = "three times"\n'
+    )
+    folder = make_family(tmp_path, "{% block statement %}s{% endblock %}{% block solution %}s{% endblock %}", spec)
+    (answer,) = variant(load_family(folder), 2).answers
+    assert [m.feedback for m in answer.mistakes] == ["three times"]
+
+
 def test_impossible_checks_are_reported(tmp_path):
     spec = GOOD_SPEC + '\n[checks]\nnever = "n > 1000"\n'
     folder = make_family(tmp_path, "{% block statement %}s{% endblock %}{% block solution %}s{% endblock %}", spec)

@@ -21,6 +21,7 @@ import hashlib
 import importlib.resources
 import os
 import random
+import re
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -186,20 +187,29 @@ def _roots(extra: Iterable[Path | str] = ()) -> list[Path]:
     return roots
 
 
+def family_folders(extra: Iterable[Path | str] = ()) -> dict[str, Path]:
+    """Every family folder, by name (later roots override earlier ones); nothing is loaded yet.
+
+    Raises:
+        TemplateError: a family root that does not exist.
+    """
+    found: dict[str, Path] = {}
+    for root in _roots(extra):
+        if not root.is_dir():
+            raise TemplateError(f"family folder '{root}' does not exist", hint="point at a folder of family folders")
+        for sub in sorted(root.iterdir()):
+            if sub.is_dir() and (sub / "family.toml").is_file():
+                found[sub.name] = sub
+    return dict(sorted(found.items()))
+
+
 def families(extra: Iterable[Path | str] = ()) -> dict[str, Family]:
     """Every family, by name: the built-in ones, those in ``$SYMSHARD_FAMILIES`` and in ``extra``.
 
     Raises:
         TemplateError: a family folder whose spec is broken.
     """
-    found: dict[str, Family] = {}
-    for root in _roots(extra):
-        if not root.is_dir():
-            raise TemplateError(f"family folder '{root}' does not exist", hint="point at a folder of family folders")
-        for sub in sorted(root.iterdir()):
-            if sub.is_dir() and (sub / "family.toml").is_file():
-                found[sub.name] = _load(sub)
-    return dict(sorted(found.items()))
+    return {name: _load(path) for name, path in family_folders(extra).items()}
 
 
 _LOADED: dict[tuple[Path, float], Family] = {}
@@ -218,10 +228,10 @@ def family(name: str, extra: Iterable[Path | str] = ()) -> Family:
     Raises:
         TemplateError: no such family.
     """
-    known = families(extra)
-    if name not in known:
-        raise TemplateError(f"unknown problem family '{name}'", hint=did_you_mean(name, list(known)))
-    return known[name]
+    folders = family_folders(extra)
+    if name not in folders:
+        raise TemplateError(f"unknown problem family '{name}'", hint=did_you_mean(name, list(folders)))
+    return _load(folders[name])
 
 
 # -- one variant ----------------------------------------------------------------------------------
@@ -325,13 +335,21 @@ def _answer(fam: Family, spec: AnswerSpec, ctx: Mapping[str, object]) -> Answer:
     for i, m in enumerate(spec.mistakes):
         wrong = _evaluate(fam, f"{where}.mistakes[{i}]", m.value, ctx)
         k = _key(wrong)
-        if k == right:
-            continue  # this mistake happens to give the right answer here: no feedback to give
+        if k == right or _within(wrong, value, spec.rel_tol):
+            continue  # here the mistake lands within the answer's tolerance: a grader could not tell
         feedback = _render_string(fam, f"{where}.mistakes[{i}].feedback", m.feedback, {**ctx, "wrong": wrong})
         if k in mistakes:  # two mistakes, one wrong value: say both
             feedback = mistakes[k].feedback + " Or: " + feedback
         mistakes[k] = Mistake(mistakes[k].value if k in mistakes else wrong, feedback.strip())
-    return Answer(spec.name, spec.label, value, spec.unit, spec.rel_tol, tuple(mistakes.values()))
+    label = _render_string(fam, f"{where}.label", spec.label, ctx) if "{" in spec.label else spec.label
+    return Answer(spec.name, label, value, spec.unit, spec.rel_tol, tuple(mistakes.values()))
+
+
+def _within(wrong: object, right: object, rel_tol: float) -> bool:
+    a, b = _as_float(wrong), _as_float(right)
+    if a is None or b is None:
+        return False
+    return abs(a - b) <= rel_tol * abs(b)
 
 
 def _template_line(err: BaseException, filename: str, tmpl: jinja2.Template | None = None) -> int | None:
@@ -349,6 +367,11 @@ def _render(fam: Family, ctx: Mapping[str, object], language: str) -> tuple[str,
     try:
         tmpl = env.get_template(name)
         context = tmpl.new_context(dict(ctx))
+        if _has_top_level_code(tmpl):
+            # run the body once so that macros and sets written outside the blocks exist inside them
+            for _ in tmpl.root_render_func(context):
+                pass
+            context = tmpl.new_context({**ctx, **context.vars})
         blocks = {}
         for block in ("statement", "hint1", "hint2", "hint3", "solution"):
             if block in tmpl.blocks:
@@ -375,6 +398,20 @@ def _render(fam: Family, ctx: Mapping[str, object], language: str) -> tuple[str,
                                 hint="write {% block " + block + " %}...{% endblock %}")  # fmt: skip
     hints = tuple(blocks[h] for h in ("hint1", "hint2", "hint3") if h in blocks and blocks[h].strip())
     return blocks["statement"], hints, blocks["solution"]
+
+
+@lru_cache(maxsize=1024)
+def _top_level(folder: Path, name: str, source: str) -> bool:
+    outside = re.sub(r"\{%-?\s*block\b.*?\{%-?\s*endblock\b[^%]*%\}", "", source, flags=re.S)
+    return bool(re.search(r"\{%-?\s*(macro|set|import|from)\b", outside))
+
+
+def _has_top_level_code(tmpl: jinja2.Template) -> bool:
+    """Whether the template defines macros or variables outside its blocks."""
+    filename = tmpl.filename or ""
+    path = Path(filename)
+    source = path.read_text(encoding="utf-8") if path.is_file() else ""
+    return _top_level(path.parent, path.name, source)
 
 
 def _render_string(fam: Family, where: str, source: str, ctx: Mapping[str, object]) -> str:
@@ -412,7 +449,7 @@ def _variant_seed(set_seed: int, name: str, index: int, retry: int) -> int:
 
 
 def select(
-    known: Mapping[str, Family],
+    folders: Mapping[str, Path],
     names: Sequence[str] | None = None,
     difficulty: Sequence[str] | None = None,
 ) -> list[Family]:
@@ -421,12 +458,13 @@ def select(
     Raises:
         TemplateError: an unknown family name, or nothing selected.
     """
-    chosen = list(known.values())
     if names:
         for n in names:
-            if n not in known:
-                raise TemplateError(f"unknown problem family '{n}'", hint=did_you_mean(n, list(known)))
-        chosen = [known[n] for n in names]
+            if n not in folders:
+                raise TemplateError(f"unknown problem family '{n}'", hint=did_you_mean(n, list(folders)))
+        chosen = [_load(folders[n]) for n in names]
+    else:
+        chosen = [_load(path) for path in folders.values()]
     if difficulty:
         chosen = [f for f in chosen if f.difficulty in difficulty]
     if not chosen:
@@ -451,7 +489,7 @@ def generate(
     Raises:
         TemplateError: a broken family, or one that cannot produce enough distinct variants.
     """
-    chosen = select(families(extra), names, difficulty)
+    chosen = select(family_folders(extra), names, difficulty)
     if per_family is not None:
         plan_ = [(f, k) for f in chosen for k in range(per_family)]
     else:

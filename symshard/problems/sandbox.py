@@ -74,13 +74,31 @@ def _tex_unit(text: str) -> str:
     return f"{number}\\,{unit}" if unit else number
 
 
+def _axes_text(mesh: Mesh) -> str:
+    """A mesh for a sentence: ``$X$ (8 chips), $Y$ (4 chips) and $Z$ (2 chips)``."""
+    parts = [f"${a.name}$ ({a.size} chip{'s' if a.size != 1 else ''})" for a in mesh.axes]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _book_mesh(mesh: Mesh) -> str:
+    """A mesh as the chapter writes it: ``Mesh({'X': 8, 'Y': 2})``."""
+    return "Mesh({" + ", ".join(f"'{a.name}': {a.size}" for a in mesh.axes) + "})"
+
+
+@lru_cache(maxsize=8192)
+def _tex_expr(expr: sympy.Basic) -> str:
+    return symbols.latex(expr)
+
+
 def _tex(value: object) -> str:
+    if isinstance(value, Mesh):
+        return ", ".join(f"|{a.name}| = {a.size}" for a in value.axes)
     if isinstance(value, Array):
         return value.latex()
     latex_method = getattr(value, "latex", None)
     if callable(latex_method) and not isinstance(value, sympy.Basic):
         return str(latex_method())
-    return symbols.latex(sympy.sympify(value))
+    return _tex_expr(sympy.sympify(value))
 
 
 _GLOBALS = {
@@ -141,6 +159,8 @@ _FILTERS = {
     "tex_size": lambda v: _tex_unit(_short_bytes(v)),
     "tex_flops": lambda v: _tex_unit(format_flops(v)),
     "text": pretty,
+    "axes": _axes_text,
+    "book_mesh": _book_mesh,
 }
 
 
