@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -590,10 +591,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except SystemExit as exit_:  # --help and --version
         return int(exit_.code or 0)
-    if getattr(args, "json", False):
-        print(json.dumps(data, indent=2, ensure_ascii=False))
-    else:
-        print(text)
+    try:
+        if getattr(args, "json", False):
+            print(json.dumps(data, indent=2, ensure_ascii=False))
+        else:
+            print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `symshard ... | head`: the reader left; not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
     return 0
 
 

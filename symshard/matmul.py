@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from .arrays import Array, Dim, format_axes
 from .errors import PlanError, SymshardError
+from .memo import memoized
 from .notation import parse_array, parse_matmul_syntax
 
 __all__ = ["Classification", "LocalMatmul", "Matmul", "local_product", "matmul"]
@@ -329,6 +330,7 @@ class LocalMatmul:
         return rf"{self.lhs.latex()} \cdot_{{\text{{LOCAL}}}} {self.rhs.latex()} \rightarrow {self.output.latex()}"
 
 
+@memoized(maxsize=4096)
 def matmul(lhs: Array | str, rhs: Array | str | None = None, out: Array | str | None = None) -> Matmul:
     """Build a :class:`Matmul` from arrays or notation, or from one string ``'A · B -> C'``.
 

@@ -30,7 +30,7 @@ from ..collectives import AllGather, AllReduce, AllToAll, CollectivePermute, Dyn
 from ..crossovers import compare
 from ..dtypes import dtype_bytes
 from ..hardware import hardware
-from ..matmul import matmul
+from ..matmul import local_product, matmul
 from ..mesh import Mesh
 from ..notation import parse_array
 from ..placement import place
@@ -109,6 +109,7 @@ _GLOBALS = {
     "hardware": hardware,
     "place": place,
     "matmul": matmul,
+    "local_product": local_product,
     "plan": plan,
     "compare": compare,
     "best_sharding": best_sharding,
