@@ -687,7 +687,10 @@ class CollectiveExpr:
         hops = sympy.sympify(self.op.hops(links, model))
         t_hop = sympy.sympify(values.get(T_hop, T_hop))
         lat = t_hop * hops
-        time = (lat if lat > bw else bw) if lat.is_number and bw.is_number else sympy.Max(lat, bw)
+        if lat.is_number and bw.is_number:
+            time = lat if lat > bw else bw
+        else:  # SymPy's own Max simplification costs milliseconds and rarely decides anything here
+            time = sympy.Max(lat, bw, evaluate=False) if lat != 0 and bw != 0 and lat != bw else (bw if lat == 0 or lat == bw else lat)
         crossover = None if bw == 0 else lat * volume / bw
 
         assumptions = [f"model {model}: {MODELS[model]}"]

@@ -112,11 +112,12 @@ class Condition:
 
     def holds(self, values: Mapping) -> bool | None:
         """Whether the condition holds at a point (None if it cannot be decided)."""
+        point = {sympy.sympify(k): sympy.sympify(v) for k, v in values.items()}
         result = False
         for c in self.cases:
             truth = True
             for r in c.relations:
-                v = sympy.sympify(r).subs(values)
+                v = sympy.sympify(r).xreplace(point)
                 if v in (_TRUE, True):
                     continue
                 if v in (_FALSE, False):
@@ -609,7 +610,7 @@ def _resolve_symbol(name: str | sympy.Symbol, plan_: Plan) -> sympy.Symbol:
     )
 
 
-@memoized(maxsize=256)
+@memoized(maxsize=1024)
 def compare(
     mm: Matmul | Plan | str,
     symbol: str | sympy.Symbol,
@@ -665,13 +666,12 @@ def compare(
 
     cases_by_index = {}
     regimes = []
-    for i in range(1, len(p.strategies) + 1):
+    for i in sorted(set(picked)):  # only the strategies asked about: each regime is a SymPy solve
         s = p.strategy(i)
         comm_cases, math_cases = _regime_cases(s, x)
         cases_by_index[i] = (comm_cases, math_cases)
-        if i in picked:
-            cond = Condition(_drop_subsumed(_conjoin("communication-bound", [comm_cases], x)))
-            regimes.append(Regime(i, s, cond, cond.subs(values, x) if values else None))
+        cond = Condition(_drop_subsumed(_conjoin("communication-bound", [comm_cases], x)))
+        regimes.append(Regime(i, s, cond, cond.subs(values, x) if values else None))
 
     pairs = []
     for i, j in itertools.combinations(picked, 2):

@@ -189,7 +189,8 @@ class Matmul:
             return Classification(
                 3,
                 f"both operands shard the contracting dim {_join(sharded)} along {axes}, so the local products "
-                f"are partial sums: multiply locally to {out}{{U_{axes}}}, then AllReduce (or ReduceScatter) "
+                f"are partial sums: multiply locally to {out}[{', '.join(self.out_dims)}]{{U_{axes}}}, then AllReduce "
+                f"(or ReduceScatter) "
                 f"over {axes}.",
                 tuple(notes),
             )

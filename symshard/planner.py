@@ -520,6 +520,25 @@ class Plan:
         """The fastest strategy, or None when the costs are symbolic and cannot be ranked."""
         return self.strategies[0] if self.numeric and self.strategies else None
 
+    @property
+    def natural(self) -> Strategy:
+        """The strategy the chapter's rules give: the operands used as they are (no slicing of
+        idle axes), with as few steps as that allows: gather a sharded contracting operand
+        (Case 2), reduce the partial sums (Case 3), gather one side (Case 4), nothing (Case 1).
+
+        Examples:
+            >>> plan("A[I, J_X] · B[J_X, K] -> C[I, K]").natural.name
+            'matmul → AllReduce_X(C)'
+        """
+        def sliced_inputs(s: Strategy) -> int:
+            return sum(
+                1
+                for st in s.steps
+                if st.role in ("lhs", "rhs") and isinstance(st.op, CollectiveExpr) and isinstance(st.op.op, DynamicSlice)
+            )
+
+        return min(self.strategies, key=lambda s: (sliced_inputs(s), len(s.steps), len(s.collectives)))
+
     def strategy(self, key: int | str) -> Strategy:
         """A strategy by 1-based position or by name.
 

@@ -207,7 +207,7 @@ def _max(a, b):
     return a if a >= b else b
 
 
-@memoized(maxsize=256)
+@memoized(maxsize=2048)
 def best_sharding(
     matmuls: Matmul | str | Sequence[Matmul | str],
     mesh: Mesh | Mapping[str, object] | str,

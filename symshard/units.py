@@ -44,7 +44,7 @@ def sig(x: Any, digits: int = 3) -> str:
 
 def format_seconds(seconds: Any, digits: int = 3) -> str:
     """Seconds in the largest unit that keeps the number ≥ 1: s, ms, µs or ns."""
-    x = float(seconds)
+    x = float(f"{float(seconds):.{digits}g}")  # round first: 0.00099956 is 1 ms, not 1e3 µs
     for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
         if abs(x) >= scale or unit == "ns":
             return f"{sig(x / scale, digits)} {unit}"
@@ -64,7 +64,7 @@ def format_bytes(n: object, digits: int = 3) -> str:
 
 def format_flops(flops: Any, digits: int = 3) -> str:
     """FLOPs with a decimal prefix: FLOP, MFLOP, GFLOP, TFLOP, PFLOP."""
-    x = float(flops)
+    x = float(f"{float(flops):.{digits}g}")
     for power, unit in ((15, "PFLOP"), (12, "TFLOP"), (9, "GFLOP"), (6, "MFLOP")):
         if abs(x) >= 10**power:
             return f"{sig(x / 10**power, digits)} {unit}"
@@ -82,7 +82,10 @@ def format_number(x: object, digits: int = 3) -> str:
     if value.is_Integer and abs(value) < 10**6:
         return f"{int(value):,}"
     if value.is_number:
-        return sig(float(value), digits)
+        rounded = float(f"{float(value):.{digits}g}")
+        if 10**digits <= abs(rounded) < 10**6:
+            return f"{int(rounded):,}"  # 2188.89 -> 2,190 rather than 2.19e3
+        return sig(rounded, digits)
     return str(value)
 
 

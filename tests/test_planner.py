@@ -305,3 +305,17 @@ def test_serial_time_is_the_sum():
     for s in p.strategies:
         assert s.time == s.compute_time + s.comm_time
         assert s.overlap_time == max(s.compute_time, s.comm_time)
+
+
+@pytest.mark.parametrize(
+    ("text", "natural"),
+    [
+        ("A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]", "matmul"),  # Case 1
+        ("A[I, J_X] · B[J, K] -> C[I, K]", "AllGather_X(A) → matmul"),  # Case 2
+        ("A[I, J_X] · B[J_X, K] -> C[I, K]", "matmul → AllReduce_X(C)"),  # Case 3
+        ("A[I, J_X] · B[J_X, K] -> C[I, K_X]", "matmul → ReduceScatter_{X,K}(C)"),
+        ("X[B, D] · Y[D_X, F] -> Z[B, F]", "AllGather_X(Y) → matmul"),  # Question 4's Strategy 1
+    ],
+)
+def test_natural_strategy_follows_the_chapters_rules(text, natural):
+    assert plan(text).natural.name == natural

@@ -247,8 +247,22 @@ def _stream(*parts: object) -> random.Random:
 
 
 @lru_cache(maxsize=4096)
-def _compiled(folder: Path, source: str):
-    return environment(folder).compile_expression(source, undefined_to_none=False)
+def _compiled(folder: Path, source: str) -> Callable[[dict], object]:
+    """A compiled expression that runs in a given scope (globals plus values) without copying it.
+
+    Jinja's own ``compile_expression`` builds a fresh context, globals copied, on every
+    call; a variant evaluates dozens of expressions, so it shares one scope instead.
+    """
+    env = environment(folder)
+    tmpl = env.compile_expression(source, undefined_to_none=False)._template  # the expression's template
+
+    def run(scope: dict) -> object:
+        context = jinja2.runtime.Context(env, scope, tmpl.name, tmpl.blocks)
+        for _ in tmpl.root_render_func(context):
+            pass
+        return context.vars["result"]
+
+    return run
 
 
 @lru_cache(maxsize=4096)
@@ -256,9 +270,10 @@ def _compiled_template(folder: Path, source: str) -> jinja2.Template:
     return environment(folder).from_string(source)
 
 
-def _evaluate(fam: Family, where: str, source: str, ctx: Mapping[str, object]) -> object:
+def _evaluate(fam: Family, where: str, source: str, scope: dict) -> object:
+    """Evaluate one expression of ``family.toml`` in ``scope`` (the sandbox's globals and the values)."""
     try:
-        value = _compiled(fam.path, source)(**ctx)
+        value = _compiled(fam.path, source)(scope)
     except SymshardError as err:
         if isinstance(err, TemplateError):
             raise
@@ -299,22 +314,24 @@ def _names(folder: Path, source: str) -> frozenset[str]:
 def _attempt(fam: Family, seed: int, attempt: int, language: str) -> Problem:
     ctx: dict[str, object] = {p.name: p.draw(_stream(fam.name, seed, p.name, attempt)) for p in fam.params}
     params = tuple((p.name, ctx[p.name]) for p in fam.params)
+    globals_ = environment(fam.path).globals
+    scope: dict[str, object] = {**globals_, **ctx}
     pending = list(fam.checks)
 
     def run_checks() -> None:
         for name, source in list(pending):
-            if _names(fam.path, source) <= set(ctx) | set(environment(fam.path).globals):
+            if _names(fam.path, source) <= scope.keys():
                 pending.remove((name, source))
-                if not _evaluate(fam, f"checks.{name}", source, ctx):
+                if not _evaluate(fam, f"checks.{name}", source, scope):
                     raise _DrawRejectedError(f"check {name} failed")
 
     run_checks()
     for name, source in fam.lets:
-        ctx[name] = _evaluate(fam, f"let.{name}", source, ctx)
+        ctx[name] = scope[name] = _evaluate(fam, f"let.{name}", source, scope)
         run_checks()
     run_checks()
-    answers = tuple(_answer(fam, spec, ctx) for spec in fam.answers)
-    path = tuple((k, str(_evaluate(fam, f"identity.{k}", s, ctx))) for k, s in fam.identity)
+    answers = tuple(_answer(fam, spec, ctx, scope) for spec in fam.answers)
+    path = tuple((k, str(_evaluate(fam, f"identity.{k}", s, scope))) for k, s in fam.identity)
     ctx["answers"] = {a.name: a for a in answers}
     ctx["family"] = fam
     ctx["seed"] = seed
@@ -322,9 +339,9 @@ def _attempt(fam: Family, seed: int, attempt: int, language: str) -> Problem:
     return Problem(fam, seed, params, statement, hints, solution, answers, path, language, attempt)
 
 
-def _answer(fam: Family, spec: AnswerSpec, ctx: Mapping[str, object]) -> Answer:
+def _answer(fam: Family, spec: AnswerSpec, ctx: Mapping[str, object], scope: dict) -> Answer:
     where = f"answers.{spec.name}"
-    value = _evaluate(fam, where, spec.value, ctx)
+    value = _evaluate(fam, where, spec.value, scope)
     if spec.unit != "text" and _as_float(value) is None:
         raise TemplateError(
             f"family '{fam.name}', family.toml {where}: the value {value} is not a number",
@@ -333,7 +350,7 @@ def _answer(fam: Family, spec: AnswerSpec, ctx: Mapping[str, object]) -> Answer:
     mistakes: dict[object, Mistake] = {}
     right = _key(value)
     for i, m in enumerate(spec.mistakes):
-        wrong = _evaluate(fam, f"{where}.mistakes[{i}]", m.value, ctx)
+        wrong = _evaluate(fam, f"{where}.mistakes[{i}]", m.value, scope)
         k = _key(wrong)
         if k == right or _within(wrong, value, spec.rel_tol):
             continue  # here the mistake lands within the answer's tolerance: a grader could not tell
