@@ -97,7 +97,7 @@ def allgather_latency(p):
 
 
 def allgather_multi_axis(p):
-    a, b, c = p["roles"]
+    a, b, _ = p["roles"]
     w2 = ss.hardware(p["chip"]).constants()[W_ici]  # bidirectional: every axis of a whole cube is a ring
     full = BYTES[p["dtype"]] * p["B"] * p["D"]
     return {
