@@ -690,7 +690,11 @@ class CollectiveExpr:
         if lat.is_number and bw.is_number:
             time = lat if lat > bw else bw
         else:  # SymPy's own Max simplification costs milliseconds and rarely decides anything here
-            time = sympy.Max(lat, bw, evaluate=False) if lat != 0 and bw != 0 and lat != bw else (bw if lat == 0 or lat == bw else lat)
+            time = (
+                sympy.Max(lat, bw, evaluate=False)
+                if lat != 0 and bw != 0 and lat != bw
+                else (bw if lat == 0 or lat == bw else lat)
+            )
         crossover = None if bw == 0 else lat * volume / bw
 
         assumptions = [f"model {model}: {MODELS[model]}"]
@@ -741,7 +745,9 @@ def parse_collective(text: str) -> CollectiveExpr:
             result is not what it produces.
     """
     if not isinstance(text, str):
-        raise NotationError(f"expected a collective as text, got {type(text).__name__}", hint="pass e.g. 'AllGather_X(A[I_X])'")
+        raise NotationError(
+            f"expected a collective as text, got {type(text).__name__}", hint="pass e.g. 'AllGather_X(A[I_X])'"
+        )
     return _parse_collective(text)
 
 

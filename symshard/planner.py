@@ -530,11 +530,14 @@ class Plan:
             >>> plan("A[I, J_X] · B[J_X, K] -> C[I, K]").natural.name
             'matmul → AllReduce_X(C)'
         """
+
         def sliced_inputs(s: Strategy) -> int:
             return sum(
                 1
                 for st in s.steps
-                if st.role in ("lhs", "rhs") and isinstance(st.op, CollectiveExpr) and isinstance(st.op.op, DynamicSlice)
+                if st.role in ("lhs", "rhs")
+                and isinstance(st.op, CollectiveExpr)
+                and isinstance(st.op.op, DynamicSlice)
             )
 
         return min(self.strategies, key=lambda s: (sliced_inputs(s), len(s.steps), len(s.collectives)))

@@ -265,11 +265,18 @@ def memory_limit_sharding(p, record):
     chain = ["x[B, D] · W_in[D, F] -> Tmp[B, F]", "Tmp[B, F] · W_out[F, D] -> Out[B, D]"]
     shape = {"B": b, "D": d, "F": f}
     limit = int(record["statement"].split("**")[1].split(" B")[0].replace(",", ""))  # the limit the student is given
-    r = ss.best_sharding(chain, mesh, shape, hardware=chip, memory_limit=limit, fixed={"x": "x[B_X, D]"}, out="Out[B_X, D]")
+    r = ss.best_sharding(
+        chain, mesh, shape, hardware=chip, memory_limit=limit, fixed={"x": "x[B_X, D]"}, out="Out[B_X, D]"
+    )
     best = r.best
     assert best.memory_bytes_per_device <= limit
     ways = {name: mesh.group_size(best.sharding(name).axes) for name in ("W_in", "W_out")}
-    return {"time": best.time, "memory": best.memory_bytes_per_device, "ways_in": ways["W_in"], "ways_out": ways["W_out"]}
+    return {
+        "time": best.time,
+        "memory": best.memory_bytes_per_device,
+        "ways_in": ways["W_in"],
+        "ways_out": ways["W_out"],
+    }
 
 
 def reduce_scatter_vs_gather(p, record):

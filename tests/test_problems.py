@@ -171,7 +171,9 @@ def make_family(tmp_path: Path, template: str, spec: str = GOOD_SPEC, name: str 
     ],
 )
 def test_the_sandbox_holds(tmp_path, attack):
-    folder = make_family(tmp_path, "{% block statement %}" + attack + "{% endblock %}{% block solution %}s{% endblock %}")
+    folder = make_family(
+        tmp_path, "{% block statement %}" + attack + "{% endblock %}{% block solution %}s{% endblock %}"
+    )
     with pytest.raises(SymshardError) as info:
         variant(load_family(folder), 1)
     assert isinstance(info.value, TemplateError)
@@ -211,7 +213,7 @@ def test_macros_outside_blocks_are_visible_inside(tmp_path):
 
 
 def test_mistakes_within_tolerance_are_dropped(tmp_path):
-    spec = GOOD_SPEC.replace('rel_tol = 0', 'rel_tol = 0.02') + (
+    spec = GOOD_SPEC.replace("rel_tol = 0", "rel_tol = 0.02") + (
         '[[answers.mistakes]]\nvalue = "twice * 1.001"\nfeedback = "too close to tell"\n'
         '[[answers.mistakes]]\nvalue = "twice * 3"\nfeedback = "three times"\n'
     )
@@ -228,7 +230,9 @@ def test_impossible_checks_are_reported(tmp_path):
 
 
 def test_extra_family_folders(tmp_path, monkeypatch):
-    folder = make_family(tmp_path, "{% block statement %}n is {{ n }}{% endblock %}{% block solution %}{{ answers.x }}{% endblock %}")
+    folder = make_family(
+        tmp_path, "{% block statement %}n is {{ n }}{% endblock %}{% block solution %}{{ answers.x }}{% endblock %}"
+    )
     monkeypatch.setenv("SYMSHARD_FAMILIES", str(folder.parent))
     assert "probe" in families()
     p = variant(family("probe"), 5)
@@ -331,7 +335,10 @@ def test_cli_list_show_generate(tmp_path, capsys):
         (["problems", "show", "nope"], "unknown problem family 'nope'"),
         (["problems", "generate", "--seed", "1", "--out", "/tmp/x"], "say how many problems"),
         (["problems", "generate", "--seed", "1", "--count", "0", "--out", "/tmp/x"], "--count must be at least 1"),
-        (["problems", "generate", "--seed", "1", "--count", "2", "--family", "nope", "--out", "/tmp/x"], "unknown problem family"),
+        (
+            ["problems", "generate", "--seed", "1", "--count", "2", "--family", "nope", "--out", "/tmp/x"],
+            "unknown problem family",
+        ),
         (["problems"], "the following arguments are required"),
     ],
 )
