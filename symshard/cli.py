@@ -387,6 +387,33 @@ def _problems_show(args: argparse.Namespace) -> tuple[str, dict]:
     return "\n".join(lines), p.to_dict()
 
 
+def _problems_check(args: argparse.Namespace) -> tuple[str, dict]:
+    from .problems import family, variant
+
+    p = variant(family(args.family, args.families or ()), args.seed, args.lang)
+    lines, results = [], []
+    for given in args.answers:
+        name, sep, value = given.partition("=")
+        if not sep:
+            if len(p.answers) != 1:
+                names = ", ".join(a.name for a in p.answers)
+                raise UsageError(
+                    f"'{given}' does not say which answer it is", hint=f"write NAME=VALUE; {p.id} has {names}"
+                )
+            name, value = p.answers[0].name, given
+        answer = p.answer(name.strip())
+        grade = answer.grade(value.strip())
+        lines.append(f"{answer.name}: {'right' if grade.correct else 'not right'} ({value.strip()})")
+        if not grade.correct:
+            lines.append(f"  {grade.feedback}")
+        results.append({"name": answer.name, "given": value.strip(), "correct": grade.correct,
+                        "feedback": grade.feedback})  # fmt: skip
+    right = sum(r["correct"] for r in results)
+    lines.append(f"{right} of {len(results)} right")
+    args.exit_code = 0 if right == len(results) else 1
+    return "\n".join(lines), {"id": p.id, "results": results, "right": right, "total": len(results)}
+
+
 def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
     from .problems import generate
     from .problems.writers import FORMATS, write_set
@@ -534,7 +561,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(run=_best)
 
-    p = sub.add_parser("problems", help="generate worked problems: list, show, generate, schema")
+    p = sub.add_parser("problems", help="worked problems: list, show, check, generate, schema")
     psub = p.add_subparsers(dest="problems_command", metavar="ACTION", parser_class=_ArgumentParser, required=True)
     q = psub.add_parser("list", help="the problem families")
     q.add_argument("--families", action="append", metavar="DIR", help="also load the families in DIR")
@@ -547,6 +574,18 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--families", action="append", metavar="DIR", help="also load the families in DIR")
     q.add_argument("--json", action="store_true", help="print the problem's JSON record")
     q.set_defaults(run=_problems_show)
+    q = psub.add_parser(
+        "check", help="grade answers to one problem (exit 1 if any is wrong)",
+        description="Grade answers to one problem: right within its tolerance, a known mistake (with feedback), "
+        "or neither. Exit 0 when every answer is right, 1 otherwise.",
+    )  # fmt: skip
+    q.add_argument("family", help="a family name (see 'symshard problems list')")
+    q.add_argument("answers", nargs="+", metavar="NAME=VALUE", help="e.g. time='5.87 ms' (units optional)")
+    q.add_argument("--seed", type=int, default=0, help="the variant (default 0)")
+    q.add_argument("--lang", default="en", help="language of the text (default en)")
+    q.add_argument("--families", action="append", metavar="DIR", help="also load the families in DIR")
+    q.add_argument("--json", action="store_true", help="print one JSON object")
+    q.set_defaults(run=_problems_check)
     q = psub.add_parser("generate", help="a reproducible problem set with its answer key and exports")
     q.add_argument("--seed", type=int, required=True, help="the set's seed: the same seed gives the same set")
     q.add_argument("--count", type=int, help="how many problems, taken round-robin over the families")
@@ -578,7 +617,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status (0 ok, 2 bad input)."""
+    """Run the command line; return the exit status (0 ok, 2 bad input; ``problems check``: 1 if wrong)."""
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -600,7 +639,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `symshard ... | head`: the reader left; not an error
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    return 0
+    return int(getattr(args, "exit_code", 0))
 
 
 if __name__ == "__main__":  # pragma: no cover

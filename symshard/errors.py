@@ -29,12 +29,14 @@ The tree::
     ├── UnknownModelError (LookupError)  a cost model other than book / ring
     ├── PlanError (ValueError)           a matmul request that cannot be met
     ├── TemplateError (ValueError)       a problem family that cannot be rendered
+    ├── AnswerError (ValueError)         a problem answer that does not exist or cannot be read
     └── UsageError (ValueError)          a command line the CLI cannot read
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "AnswerError",
     "CollectiveError",
     "DivisibilityError",
     "HardwareError",
@@ -169,6 +171,10 @@ class PlanError(SymshardError, ValueError):
 
 class TemplateError(SymshardError, ValueError):
     """A problem family whose spec or template is broken, or that tries to leave the sandbox."""
+
+
+class AnswerError(SymshardError, ValueError):
+    """An answer to a generated problem that does not exist or cannot be read as its unit."""
 
 
 class UsageError(SymshardError, ValueError):

@@ -14,6 +14,8 @@ Examples:
 
 from __future__ import annotations
 
+import re
+from fractions import Fraction
 from typing import Any
 
 import sympy
@@ -25,6 +27,7 @@ __all__ = [
     "format_seconds",
     "format_seconds_expr",
     "json_value",
+    "parse_quantity",
     "pretty",
     "sig",
 ]
@@ -118,3 +121,58 @@ def pretty(expr: object) -> str:
     """An expression for a terminal: ``4·I·J/(W_hbm·|X|·|Y|)``, ``max(...)`` in lower case."""
     text = sympy.sstr(sympy.sympify(expr))
     return text.replace("**", "^").replace("*", "·").replace("Max(", "max(").replace("Min(", "min(")
+
+
+_SCALES: dict[str, dict[str, Fraction]] = {
+    "s": {"s": Fraction(1), "ms": Fraction(1, 10**3), "µs": Fraction(1, 10**6), "μs": Fraction(1, 10**6),
+          "us": Fraction(1, 10**6), "ns": Fraction(1, 10**9)},
+    "B": {"B": Fraction(1), "KiB": Fraction(1024), "MiB": Fraction(1024**2), "GiB": Fraction(1024**3),
+          "TiB": Fraction(1024**4), "kB": Fraction(10**3), "KB": Fraction(10**3), "MB": Fraction(10**6),
+          "GB": Fraction(10**9), "TB": Fraction(10**12)},
+    "FLOP": {"FLOP": Fraction(1), "kFLOP": Fraction(10**3), "MFLOP": Fraction(10**6), "GFLOP": Fraction(10**9),
+             "TFLOP": Fraction(10**12), "PFLOP": Fraction(10**15)},
+}  # fmt: skip
+_QUANTITY = re.compile(r"\s*([-+]?[0-9][0-9,_]*(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?(?:\s*/\s*[0-9]+)?)\s*([A-Za-zµμ]*)\s*")
+
+
+def parse_quantity(text: str | float | int | Fraction, unit: str) -> Fraction:
+    """A value typed by a person, in SI units: ``'186 µs'`` or ``'1.86e-4'`` for seconds, ``'32 MiB'`` for bytes.
+
+    Accepts the units this module prints (s, ms, µs or us, ns; B, KiB ... TiB and
+    decimal kB ... TB; FLOP, MFLOP ... PFLOP), thousands separators, exponents and
+    fractions such as ``1/4``, and bytes as :func:`format_bytes` prints them. A bare
+    number is taken to be in ``unit`` already.
+    ``FLOPs`` reads as ``FLOP``.
+
+    Raises:
+        ValueError: the text is not a number, or its unit does not measure ``unit``.
+
+    Examples:
+        >>> parse_quantity("186 µs", "s"), parse_quantity("32 MiB", "B"), parse_quantity("1/4", "ratio")
+        (Fraction(93, 500000), Fraction(33554432, 1), Fraction(1, 4))
+        >>> float(parse_quantity("8.59 GFLOPs", "FLOP"))
+        8590000000.0
+    """
+    if isinstance(text, bool):
+        raise ValueError(f"expected a number, got {text!r}")
+    if isinstance(text, (int, Fraction)):
+        return Fraction(text)
+    if isinstance(text, float):
+        return Fraction(repr(text))
+    match = _QUANTITY.fullmatch(re.sub(r"\s*\([^()]*\)\s*$", "", str(text)))  # '16,384 B (16 KiB)' as printed
+    if not match:
+        raise ValueError(f"'{text}' is not a number with a unit, such as 186 µs, 32 MiB or 1/4")
+    number, suffix = match.groups()
+    try:
+        value = Fraction(re.sub(r"[\s,_]", "", number))
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"'{text}' is not a number, such as 186 µs, 32 MiB or 1/4") from None
+    if suffix.endswith("FLOPs"):
+        suffix = suffix[:-1]
+    if not suffix:
+        return value
+    scales = _SCALES.get(unit, {})
+    if suffix not in scales:
+        known = ", ".join(scales) if scales else "none: type the bare number"
+        raise ValueError(f"'{text}' has the unit '{suffix}', which does not measure {unit} (units: {known})")
+    return value * scales[suffix]

@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 
 from symshard.cli import main
-from symshard.errors import SymshardError, TemplateError
+from symshard.errors import AnswerError, SymshardError, TemplateError
 from symshard.problems import families, family, generate, variant
 from symshard.problems.family import load_family
 from symshard.problems.writers import answer_key_markdown, schema, to_json, to_markdown, to_moodle, write_set
@@ -340,9 +340,56 @@ def test_cli_list_show_generate(tmp_path, capsys):
             "unknown problem family",
         ),
         (["problems"], "the following arguments are required"),
+        (["problems", "check", "allgather-time", "time=5 MiB"], "has the unit 'MiB', which does not measure s"),
+        (["problems", "check", "allgather-time", "tme=5 ms"], "has no answer 'tme'; hint: did you mean 'time'?"),
+        (["problems", "check", "unreduced-chain", "12"], "'12' does not say which answer it is"),
     ],
 )
 def test_cli_problem_errors(capsys, argv, pattern):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and pattern in err
+
+
+# -- grading -------------------------------------------------------------------------------------------------
+
+
+def test_grading_a_known_problem():
+    answer = variant(family("allgather-time"), 7).answer("time")
+    assert answer.show == "5.87 ms"
+    for given in ("5.87 ms", "5870 us", "5870 µs", 0.00587, "5.9ms"):
+        assert answer.grade(given).correct, given
+    half = answer.grade("2.94 ms")  # one byte per bf16 element
+    assert not half.correct and "2 bytes" in half.feedback
+    assert not answer.grade("1 s").correct and "Not within 2%" in answer.grade("1 s").feedback
+
+
+def test_every_answer_accepts_its_own_display_and_rejects_its_mistakes(mixed_set):
+    checked = 0
+    for p in mixed_set:
+        for a in p.answers:
+            if a.unit == "text" or a.rel_tol >= 0.005:  # three significant figures are within 0.5%
+                assert a.grade(a.show).correct, (p.id, a.name, a.show)
+            if a.unit != "text":
+                assert a.grade(a.number).correct, (p.id, a.name)
+            for m in a.mistakes:
+                grade = a.grade(m.value if a.unit == "text" else m.number)
+                assert not grade.correct and grade.feedback, (p.id, a.name, m.value)
+                checked += 1
+    assert checked > len(mixed_set)
+
+
+def test_grading_errors_teach():
+    p = variant(family("allgather-time"), 7)
+    with pytest.raises(AnswerError, match=r"(?s)cannot read 'soon'.*like '5.87 ms'"):
+        p.answer("time").grade("soon")
+    with pytest.raises(AnswerError, match="has no answer 'tme'"):
+        p.answer("tme")
+
+
+def test_cli_check(capsys):
+    assert main(["problems", "check", "allgather-time", "--seed", "7", "time=5.87 ms"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["time: right (5.87 ms)", "1 of 1 right"]
+    assert main(["problems", "check", "allgather-time", "--seed", "7", "2.94 ms", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["right"] == 0 and "2 bytes" in data["results"][0]["feedback"]

@@ -8,7 +8,7 @@ Markdown (student set and answer key), JSON (with a shipped JSON Schema) and
 Moodle XML. Loading this package imports Jinja2, which ``import symshard`` never does.
 """
 
-from .engine import Answer, Mistake, Problem, families, family, generate, variant
+from .engine import Answer, Grade, Mistake, Problem, families, family, generate, variant
 from .family import Family
 
-__all__ = ["Answer", "Family", "Mistake", "Problem", "families", "family", "generate", "variant"]
+__all__ = ["Answer", "Family", "Grade", "Mistake", "Problem", "families", "family", "generate", "variant"]

@@ -33,12 +33,12 @@ import jinja2.meta
 import jinja2.sandbox
 import sympy
 
-from ..errors import SymshardError, TemplateError, did_you_mean
-from ..units import format_bytes, format_flops, format_number, format_seconds, json_value
+from ..errors import AnswerError, SymshardError, TemplateError, did_you_mean
+from ..units import format_bytes, format_flops, format_number, format_seconds, json_value, parse_quantity
 from .family import AnswerSpec, Family, load_family
 from .sandbox import environment
 
-__all__ = ["Answer", "Mistake", "Problem", "families", "family", "generate", "variant"]
+__all__ = ["Answer", "Grade", "Mistake", "Problem", "families", "family", "generate", "variant"]
 
 MAX_ATTEMPTS = 200
 """Draws tried for one variant before the family is declared unable to produce it."""
@@ -54,6 +54,15 @@ class Mistake:
     @property
     def number(self) -> float | None:
         return _as_float(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class Grade:
+    """The verdict on one answer: whether it is right, feedback, and the expected value as shown."""
+
+    correct: bool
+    feedback: str
+    expected: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +88,42 @@ class Answer:
 
     def __str__(self) -> str:
         return self.show
+
+    def grade(self, given: object) -> Grade:
+        """Check a student's answer: right within the tolerance, a known mistake, or neither.
+
+        ``given`` is a number in SI units or text with a unit (``'186 µs'``, ``'32 MiB'``).
+
+        Raises:
+            AnswerError: ``given`` cannot be read as a value of this answer's unit.
+
+        Examples:
+            >>> a = variant(family("allgather-time"), 7).answer("time")
+            >>> a.show, a.grade("5.9 ms").correct, a.grade(0.00293).feedback[:40]
+            ('5.87 ms', True, 'This counts one byte per element, but ea')
+        """
+        if self.unit == "text":
+            said = _normal_text(str(given))
+            if said == _normal_text(str(self.value)):
+                return Grade(True, "Right.", self.show)
+            for m in self.mistakes:
+                if said == _normal_text(str(m.value)):
+                    return Grade(False, m.feedback, self.show)
+            return Grade(False, f"Not what the solution finds ({self.show}).", self.show)
+        try:
+            number = float(parse_quantity(given, self.unit))  # type: ignore[arg-type]
+        except ValueError as err:
+            raise AnswerError(
+                f"cannot read {given!r} as the answer '{self.name}' ({self.label}): {err}",
+                hint=f"type a number in {self.unit} or with a unit, like {self.show!r}",
+            ) from None
+        tol = max(self.rel_tol, 1e-9)
+        if _close(number, self.number, tol):
+            return Grade(True, "Right.", self.show)
+        for m in self.mistakes:
+            if _close(number, m.number, tol):
+                return Grade(False, m.feedback, self.show)
+        return Grade(False, f"Not within {tol:.0%} of the solution's value; see the worked solution.", self.show)
 
     def to_dict(self) -> dict:
         return {
@@ -116,7 +161,16 @@ class Problem:
         return f"{self.family.name}-{self.seed}"
 
     def answer(self, name: str) -> Answer:
-        return next(a for a in self.answers if a.name == name)
+        """The answer record called ``name``.
+
+        Raises:
+            AnswerError: there is no such answer (the message lists the ones there are).
+        """
+        for a in self.answers:
+            if a.name == name:
+                return a
+        names = [a.name for a in self.answers]
+        raise AnswerError(f"problem {self.id} has no answer '{name}'", hint=did_you_mean(name, names))
 
     def key(self) -> tuple:
         """What makes two variants the same: family, answers and reasoning path."""
@@ -148,6 +202,14 @@ def _as_float(value: object) -> float | None:
         return float(sympy.sympify(value))
     except (TypeError, ValueError, sympy.SympifyError):
         return None
+
+
+def _close(x: float, target: float | None, rel_tol: float) -> bool:
+    return target is not None and abs(x - target) <= rel_tol * abs(target)
+
+
+def _normal_text(text: str) -> str:
+    return " ".join(text.replace(" ", "").replace(",", ", ").split()).casefold()
 
 
 def _key(value: object) -> object:
