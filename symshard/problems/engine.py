@@ -505,8 +505,10 @@ def variant(fam: Family, seed: int, language: str = "en") -> Problem:
     """The problem of family ``fam`` for ``seed`` (the first draw that passes every check).
 
     Raises:
-        TemplateError: a broken family, or no valid draw in ``MAX_ATTEMPTS`` tries.
+        TemplateError: a broken family, no text in ``language``, or no valid draw in
+            ``MAX_ATTEMPTS`` tries.
     """
+    fam.template_for(language)  # an unknown language fails before any drawing
     last = "no attempt"
     for attempt in range(MAX_ATTEMPTS):
         try:

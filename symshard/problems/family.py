@@ -120,13 +120,28 @@ class Family:
     identity: tuple[tuple[str, str], ...] = ()
     template: str = "problem.md.j2"
 
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The languages this family has text in: ``en`` and every ``problem.LANG.md.j2`` beside it."""
+        found = {p.name.split(".")[1] for p in self.path.glob("problem.*.md.j2")}
+        return ("en", *sorted(found - {"en"}))
+
     def template_for(self, language: str) -> str:
-        """The template file for a language: ``problem.zh.md.j2`` if it exists, else English."""
-        if language != "en":
-            localized = f"problem.{language}.md.j2"
-            if (self.path / localized).is_file():
-                return localized
-        return self.template
+        """The template file for a language: ``problem.md.j2`` for English, ``problem.zh.md.j2`` for Chinese.
+
+        Raises:
+            TemplateError: the family has no text in ``language`` (a silent English fallback
+                would label English text as another language).
+        """
+        if language == "en":
+            return self.template
+        localized = f"problem.{language}.md.j2"
+        if re.fullmatch(r"[a-z]{2,3}(-[A-Za-z]{2,4})?", language) and (self.path / localized).is_file():
+            return localized
+        raise TemplateError(
+            f"problem family '{self.name}' has no text in language '{language}' (no {localized})",
+            hint=f"its languages: {', '.join(self.languages)}; pass --lang en, or add {localized} to {self.path}",
+        )
 
 
 def load_family(path: Path) -> Family:
