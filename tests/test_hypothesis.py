@@ -15,12 +15,12 @@ and the time is the larger of the latency and bandwidth times.
 
 from __future__ import annotations
 
-import itertools
 import random
 from collections.abc import Sequence
 
 import pytest
 import sympy
+from helpers import ordered_subsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -117,11 +117,6 @@ def unreduced_placements(draw: st.DrawFn) -> tuple[Array, Mesh, dict[str, int], 
         dims = [Dim(d.name, tuple(a for a in d.axes if a != axis)) for d in array.dims]
         array = Array(array.name, tuple(dims), frozenset({axis}))
     return array, mesh, shape, draw(st.sampled_from(sorted(array.unreduced)))
-
-
-def ordered_subsets(axes: Sequence[str]) -> list[tuple[str, ...]]:
-    """Every non-empty ordered selection of ``axes``."""
-    return [p for r in range(1, len(axes) + 1) for p in itertools.permutations(axes, r)]
 
 
 def applicable(array: Array, mesh: Mesh) -> list[Collective]:

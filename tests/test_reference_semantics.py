@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from helpers import ordered_subsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -472,19 +473,14 @@ def sharded_arrays(draw: st.DrawFn, mesh: Mesh, *, stacked: bool = False) -> Arr
     return Array("A", tuple(Dim(n, tuple(owners[n])) for n in names), frozenset(unreduced))
 
 
-def subsets(axes: Sequence[str]) -> list[tuple[str, ...]]:
-    """Every non-empty ordered selection of ``axes``."""
-    return [p for r in range(1, len(axes) + 1) for p in itertools.permutations(axes, r)]
-
-
 def applicable(array: Array, mesh: Mesh) -> list[Collective]:
     """Every collective the simulator can run on ``array``."""
-    ops: list[Collective] = [AllGather(s) for s in subsets(array.axes)]
-    for s in subsets(sorted(array.unreduced)):
+    ops: list[Collective] = [AllGather(s) for s in ordered_subsets(array.axes)]
+    for s in ordered_subsets(sorted(array.unreduced)):
         ops.append(AllReduce(s))
         ops.extend(ReduceScatter(s, d) for d in array.dim_names)
     for d in array.dims:
-        for s in subsets(d.axes):
+        for s in ordered_subsets(d.axes):
             ops.extend(AllToAll(s, t) for t in array.dim_names if t != d.name)
     ops.extend(CollectivePermute(a) for a in mesh.names)
     return ops
