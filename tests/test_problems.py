@@ -118,9 +118,10 @@ def test_byte_identical_across_processes_and_hash_seeds(tmp_path):
             [sys.executable, "-m", "symshard", "problems", "generate", "--seed", "99", "--count", "25", "--out", str(out)],
             check=True, env=env, capture_output=True,
         )  # fmt: skip
-        outputs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
+        outputs.append({str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
     assert outputs[0] == outputs[1]
-    assert len(outputs[0]) == 5
+    assert len([name for name in outputs[0] if "/" not in name]) == 5
+    assert any(name.startswith("figures/") and name.endswith(".svg") for name in outputs[0])  # figures too
 
 
 # -- the sandbox and errors that name the place -------------------------------------------------------------

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jinja2
 import jinja2.meta
@@ -36,7 +37,11 @@ import sympy
 from ..errors import AnswerError, SymshardError, TemplateError, did_you_mean
 from ..units import format_bytes, format_flops, format_number, format_seconds, json_value, parse_quantity
 from .family import AnswerSpec, Family, load_family
+from .figures import FigureBook
 from .sandbox import environment
+
+if TYPE_CHECKING:
+    from ..render import Figure
 
 __all__ = ["Answer", "Grade", "Mistake", "Problem", "families", "family", "generate", "variant"]
 
@@ -155,6 +160,8 @@ class Problem:
     path: tuple[tuple[str, str], ...] = ()
     language: str = "en"
     attempt: int = field(default=0, compare=False)
+    figures: tuple[tuple[str, Figure], ...] = field(default=(), compare=False)
+    """``(file name, figure)`` for each figure the template drew, in order (see :mod:`~symshard.problems.figures`)."""
 
     @property
     def id(self) -> str:
@@ -192,6 +199,7 @@ class Problem:
             "hints": list(self.hints),
             "solution": self.solution,
             "answers": [a.to_dict() for a in self.answers],
+            "figures": [{"name": name, "title": f.title, "alt": f.alt, "svg": f.svg} for name, f in self.figures],
         }
 
 
@@ -397,8 +405,10 @@ def _attempt(fam: Family, seed: int, attempt: int, language: str) -> Problem:
     ctx["answers"] = {a.name: a for a in answers}
     ctx["family"] = fam
     ctx["seed"] = seed
-    statement, hints, solution = _render(fam, ctx, language)
-    return Problem(fam, seed, params, statement, hints, solution, answers, path, language, attempt)
+    book = FigureBook(f"{fam.name}-{seed}")
+    statement, hints, solution = _render(fam, ctx, language, book)
+    figures = tuple(book.items)
+    return Problem(fam, seed, params, statement, hints, solution, answers, path, language, attempt, figures)
 
 
 def _answer(fam: Family, spec: AnswerSpec, ctx: Mapping[str, object], scope: dict) -> Answer:
@@ -439,10 +449,13 @@ def _template_line(err: BaseException, filename: str, tmpl: jinja2.Template | No
     return getattr(err, "lineno", None)
 
 
-def _render(fam: Family, ctx: Mapping[str, object], language: str) -> tuple[str, tuple[str, ...], str]:
+def _render(
+    fam: Family, ctx: Mapping[str, object], language: str, book: FigureBook
+) -> tuple[str, tuple[str, ...], str]:
     env = environment(fam.path)
     name = fam.template_for(language)
     tmpl = None
+    ctx = {"figure": book, **ctx}  # a parameter or let called figure wins, as a name in a template does
     try:
         tmpl = env.get_template(name)
         context = tmpl.new_context(dict(ctx))
@@ -450,6 +463,7 @@ def _render(fam: Family, ctx: Mapping[str, object], language: str) -> tuple[str,
             # run the body once so that macros and sets written outside the blocks exist inside them
             for _ in tmpl.root_render_func(context):
                 pass
+            book.clear()  # that pass drew the blocks' figures too; the real pass below draws them again
             context = tmpl.new_context({**ctx, **context.vars})
         blocks = {}
         for block in ("statement", "hint1", "hint2", "hint3", "solution"):

@@ -7,7 +7,9 @@ Templates and ``family.toml`` expressions see the public algebra (``parse``,
 else: no Python builtins beyond a few pure ones, no imports, no files outside
 the family's folder. ``StrictUndefined`` turns every misspelt name into an
 error instead of an empty string; an attempt to reach ``__class__`` and the like
-is a :class:`~symshard.errors.TemplateError`.
+is a :class:`~symshard.errors.TemplateError`. Templates (not ``family.toml``) also
+see ``figure(kind, ...)``, which the engine adds for the problem being rendered
+(see :mod:`symshard.problems.figures`).
 
 Examples:
     >>> env = environment(None)

@@ -15,6 +15,11 @@ student set, its answer key and the LMS export always hold the same variants.
   numeric answer carries its tolerance, and each common mistake is a 0% answer
   with its feedback.
 
+Figures (see :mod:`~symshard.problems.figures`) stay Markdown image links to
+``figures/<name>.svg`` in the Markdown exports, and :func:`write_set` writes the
+files there; the JSON carries each figure's SVG text; the Moodle XML embeds each
+file in its question (Moodle's ``<file>`` elements, linked as ``@@PLUGINFILE@@``).
+
 Examples:
     >>> from symshard.problems import family, variant
     >>> xml = to_moodle([variant(family("allgather-time"), 1)])
@@ -37,10 +42,12 @@ from .. import __version__
 from ..errors import UsageError
 from ..units import sig
 from .engine import Answer, Problem, show_value
+from .figures import FOLDER, moodle_files, to_html_images
 
 __all__ = [
     "answer_key_markdown",
     "entry_unit",
+    "figure_files",
     "schema",
     "to_json",
     "to_markdown",
@@ -161,13 +168,20 @@ def _prompt(a: Answer) -> str:
     return f"{a.label}" + (f" (in {unit})" if unit else "")
 
 
+def _pluginfile(name: str) -> str:
+    return "@@PLUGINFILE@@/" + name
+
+
 def to_moodle(problems: Sequence[Problem], *, category: str = "symshard") -> str:
     """The set as Moodle XML, one question per problem, ready for Moodle's import."""
     out = ['<?xml version="1.0" encoding="UTF-8"?>', "<quiz>"]
     out.append(f'  <question type="category"><category><text>$course$/{escape(category)}</text></category></question>')
     for p in problems:
-        statement = _moodle_math(p.statement.strip())
-        general = _moodle_math(p.solution.strip())
+        figures = dict(p.figures)
+        statement, in_statement = to_html_images(_moodle_math(p.statement.strip()), figures, _pluginfile)
+        general, in_general = to_html_images(_moodle_math(p.solution.strip()), figures, _pluginfile)
+        files = moodle_files(in_statement, figures)
+        general_files = moodle_files(in_general, figures)
         name = escape(f"{p.id}: {p.family.title}")
         numeric = [a for a in p.answers if a.unit != "text"]
         if len(p.answers) == 1 and numeric:
@@ -178,8 +192,8 @@ def to_moodle(problems: Sequence[Problem], *, category: str = "symshard") -> str
             out += [
                 '  <question type="numerical">',
                 f"    <name><text>{name}</text></name>",
-                f'    <questiontext format="markdown"><text>{_cdata(text)}</text></questiontext>',
-                f'    <generalfeedback format="markdown"><text>{_cdata(general)}</text></generalfeedback>',
+                f'    <questiontext format="markdown"><text>{_cdata(text)}</text>{files}</questiontext>',
+                f'    <generalfeedback format="markdown"><text>{_cdata(general)}</text>{general_files}</generalfeedback>',
                 "    <defaultgrade>1</defaultgrade>",
                 (
                     f'    <answer fraction="100"><text>{_num(value)}</text><tolerance>{_tolerance(a, value)}</tolerance>'
@@ -199,8 +213,8 @@ def to_moodle(problems: Sequence[Problem], *, category: str = "symshard") -> str
             out += [
                 '  <question type="shortanswer">',
                 f"    <name><text>{name}</text></name>",
-                f'    <questiontext format="markdown"><text>{_cdata(text)}</text></questiontext>',
-                f'    <generalfeedback format="markdown"><text>{_cdata(general)}</text></generalfeedback>',
+                f'    <questiontext format="markdown"><text>{_cdata(text)}</text>{files}</questiontext>',
+                f'    <generalfeedback format="markdown"><text>{_cdata(general)}</text>{general_files}</generalfeedback>',
                 "    <defaultgrade>1</defaultgrade>",
                 "    <usecase>1</usecase>",
                 f'    <answer fraction="100"><text>{escape(str(a.value))}</text><feedback><text>Right.</text></feedback></answer>',
@@ -219,8 +233,8 @@ def to_moodle(problems: Sequence[Problem], *, category: str = "symshard") -> str
             out += [
                 '  <question type="cloze">',
                 f"    <name><text>{name}</text></name>",
-                f'    <questiontext format="markdown"><text>{_cdata(chr(10).join(parts))}</text></questiontext>',
-                f'    <generalfeedback format="markdown"><text>{_cdata(general)}</text></generalfeedback>',
+                f'    <questiontext format="markdown"><text>{_cdata(chr(10).join(parts))}</text>{files}</questiontext>',
+                f'    <generalfeedback format="markdown"><text>{_cdata(general)}</text>{general_files}</generalfeedback>',
                 "  </question>",
             ]
     out.append("</quiz>")
@@ -244,6 +258,12 @@ def _cloze(a: Answer) -> str:
 # -- writing a set ------------------------------------------------------------------------------------------
 
 
+def figure_files(problems: Sequence[Problem]) -> dict[str, str]:
+    """Every figure of the set as ``{file name: SVG text}``, in problem order: what goes in ``figures/``
+    next to the Markdown pages (whose image links point there)."""
+    return {name: fig.svg for p in problems for name, fig in p.figures}
+
+
 def write_set(
     problems: Sequence[Problem],
     out: Path | str,
@@ -256,8 +276,9 @@ def write_set(
 ) -> list[Path]:
     """Write the set in each format under ``out``; refuse to overwrite unless ``force``.
 
-    Files: ``problems.md`` and ``answer-key.md`` (md), ``problems.json`` and
-    ``problems.schema.json`` (json), ``problems.moodle.xml`` (moodle).
+    Files: ``problems.md`` and ``answer-key.md`` with the figures they show in
+    ``figures/`` (md), ``problems.json`` and ``problems.schema.json`` (json),
+    ``problems.moodle.xml`` (moodle). JSON and Moodle XML carry their figures inside.
 
     Raises:
         UsageError: an unknown format, or files that exist already (without ``force``).
@@ -268,6 +289,8 @@ def write_set(
         if fmt == "md":
             targets[folder / "problems.md"] = to_markdown(problems, title=title, solutions=solutions)
             targets[folder / "answer-key.md"] = answer_key_markdown(problems, title=f"{title}: answer key")
+            for name, svg in figure_files(problems).items():
+                targets[folder / FOLDER / name] = svg
         elif fmt == "json":
             targets[folder / "problems.json"] = (
                 json.dumps(to_json(problems, seed=seed), indent=2, ensure_ascii=False) + "\n"
@@ -285,5 +308,6 @@ def write_set(
         )
     folder.mkdir(parents=True, exist_ok=True)
     for path, text in targets.items():
+        path.parent.mkdir(exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return list(targets)

@@ -1,0 +1,111 @@
+"""Figures in problems: the ``figure(...)`` that templates call, and how each export shows them.
+
+A template writes ``{{ figure('layout', arr, m, shape) }}`` (or ``'collective'``,
+``'regimes'``, with the arguments of :mod:`symshard.render`'s functions). The
+call draws the figure, files it with the problem being rendered under the name
+``<problem id>-<n>.svg`` (numbered in the order the template draws them, the
+same figure drawn twice filed once), and returns the Markdown image
+``![alt](figures/<name>)``. Figures never change a problem's answers or its
+identity. The exports show them the way each medium can: Markdown keeps the
+relative link (the files go to ``figures/``), JSON carries each figure's SVG
+text, Moodle XML embeds each file in the question.
+
+Examples:
+    >>> book = FigureBook("device-memory-7")
+    >>> print(book("layout", "A[I_X, J]", "X=2").split(":")[0])
+    ![A\\[I\\_X, J\\] on a mesh of 2 devices (X=2)
+    >>> book("layout", "A[I_X, J]", "X=2").endswith("](figures/device-memory-7-1.svg)")  # the same figure, filed once
+    True
+    >>> [name for name, _ in book.items]
+    ['device-memory-7-1.svg']
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+from xml.sax.saxutils import quoteattr
+
+from ..errors import UsageError, did_you_mean
+
+if TYPE_CHECKING:
+    from ..render import Figure
+
+__all__ = ["FOLDER", "KINDS", "FigureBook", "moodle_files", "to_html_images"]
+
+FOLDER = "figures"
+"""Where the Markdown export puts the SVG files, relative to the Markdown pages."""
+
+KINDS = ("collective", "layout", "regimes")
+"""What ``figure(kind, ...)`` can draw: the functions of :mod:`symshard.render` of those names."""
+
+_REF = re.compile(r"!\[(?:[^\]\\]|\\.)*\]\(" + FOLDER + r"/([A-Za-z0-9_.-]+\.svg)\)")
+_MARKDOWN_SPECIAL = re.compile(r"([\\\[\]_*`<>])")
+
+
+def _alt_markdown(alt: str) -> str:
+    """``alt`` safe inside ``![...]``: one line, Markdown's special characters escaped."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(alt.split()))
+
+
+class FigureBook:
+    """The figures of one problem as its template draws them; called as ``figure(kind, ...)``.
+
+    Args:
+        prefix: the problem's id; figure files are named ``<prefix>-<n>.svg``.
+    """
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.items: list[tuple[str, Figure]] = []
+
+    def __call__(self, kind: str, *args: object, **kwargs: object) -> str:
+        from .. import render
+
+        if kind not in KINDS:
+            raise UsageError(f"figure('{kind}', ...) is not a kind of figure", hint=did_you_mean(str(kind), KINDS))
+        draw: Callable[..., Figure] = getattr(render, kind)
+        fig = draw(*args, **kwargs)
+        for name, known in self.items:
+            if known.svg == fig.svg:
+                return f"![{_alt_markdown(fig.alt)}]({FOLDER}/{name})"
+        name = f"{self.prefix}-{len(self.items) + 1}.svg"
+        self.items.append((name, fig))
+        return f"![{_alt_markdown(fig.alt)}]({FOLDER}/{name})"
+
+    def clear(self) -> None:
+        """Forget every figure (a template's first, discarded pass draws them too)."""
+        self.items.clear()
+
+
+def to_html_images(text: str, figures: Mapping[str, Figure], src: Callable[[str], str]) -> tuple[str, list[str]]:
+    """``text`` with each Markdown figure link replaced by an HTML ``<img>``; and the names used, in order.
+
+    Args:
+        text: Markdown as the templates wrote it.
+        figures: the problem's figures by file name.
+        src: the image address for a file name.
+    """
+    used: list[str] = []
+
+    def image(m: re.Match) -> str:
+        name = m.group(1)
+        fig = figures.get(name)
+        if fig is None:
+            return m.group(0)
+        if name not in used:
+            used.append(name)
+        return f'<img src={quoteattr(src(name))} alt={quoteattr(fig.alt)} role="img"/>'
+
+    return _REF.sub(image, text), used
+
+
+def moodle_files(names: list[str], figures: Mapping[str, Figure]) -> str:
+    """Moodle XML ``<file>`` elements carrying the named figures (base64), for ``@@PLUGINFILE@@`` links."""
+    return "".join(
+        f'<file name={quoteattr(name)} path="/" encoding="base64">'
+        f"{base64.b64encode(figures[name].svg.encode('utf-8')).decode('ascii')}</file>"
+        for name in names
+    )

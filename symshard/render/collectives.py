@@ -1,0 +1,190 @@
+"""Before/after pictures of a collective: the operand's layout, an arrow, the result's layout.
+
+Both layouts are drawn by :func:`symshard.render.layouts.panel` on one common grid
+of atoms (see :mod:`symshard.render.holdings`), so the same piece of the array
+has the same colour before and after: an AllGather turns a device's single
+colour into all of them, a ReduceScatter turns hatched partial sums into one
+clean slice each, an AllToAll turns rows into columns.
+
+Examples:
+    >>> fig = collective("AllGather_X(A[I_X, J])", "X=2")
+    >>> fig.title
+    'AllGather_X: A[I_X, J] → A[I, J]'
+    >>> fig.svg.count('class="device"')
+    4
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..arrays import format_axes
+from ..collectives import (
+    AllGather,
+    AllReduce,
+    AllToAll,
+    Collective,
+    CollectiveExpr,
+    CollectivePermute,
+    DynamicSlice,
+    ReduceScatter,
+)
+from ..errors import CollectiveError, NotationError
+from ..memo import memoized
+from ..mesh import Mesh
+from ..placement import ShapeLike, place
+from ..read import parse
+from .canvas import Canvas
+from .figure import Figure
+from .holdings import atoms_for
+from .layouts import (
+    DEFAULT_AXIS_SIZE,
+    LABELLED,
+    frame,
+    holding_words,
+    local_text,
+    mesh_words,
+    panel,
+    resolve_mesh,
+    scene,
+)
+from .style import INK, MUTED, SIZE, TITLE, hatch_defs, text_width
+
+__all__ = ["collective", "describe", "resolve_collective"]
+
+
+def resolve_collective(op: object) -> CollectiveExpr:
+    """A collective applied to its operand, from itself or its notation.
+
+    Raises:
+        NotationError: text that is not a collective, or an object of another kind.
+        CollectiveError: a collective with no operand, or one that does not fit it.
+    """
+    if isinstance(op, CollectiveExpr):
+        return op
+    if isinstance(op, Collective):
+        raise CollectiveError(
+            f"{op} has no operand to draw",
+            hint=f"apply it to an array first, e.g. {type(op).__name__}({op.axes!r})('A[I_X, J]'), "
+            f"or pass the text '{op}(A[I_X, J])'",
+        )
+    if isinstance(op, str):
+        value = parse(op)
+        if isinstance(value, CollectiveExpr):
+            return value
+        kind = "an array" if hasattr(value, "dims") else "a matmul"
+        draw = "layout()" if kind == "an array" else "regimes()"
+        raise NotationError(f"'{op}' is {kind}, not a collective", hint=f"draw it with {draw}, or write e.g. "
+                            f"'AllGather_X(A[I_X, J])'")  # fmt: skip
+    raise NotationError(
+        f"collective() draws a collective, not {type(op).__name__} {op!r}",
+        hint="pass a collective or its notation, e.g. 'AllGather_X(A[I_X, J])'",
+    )
+
+
+def describe(expr: CollectiveExpr) -> str:
+    """What the collective does, in one clause."""
+    op, axes = expr.op, format_axes(expr.op.axes)
+    if isinstance(op, AllGather):
+        dims = [d.name for d in expr.operand.dims if set(d.axes) & set(op.axes)]
+        return f"every device along {axes} receives the blocks the others hold; {', '.join(dims)} is whole again"
+    if isinstance(op, ReduceScatter):
+        return f"the partial sums along {axes} are added, and each device keeps one {op.target(expr.operand)} slice"
+    if isinstance(op, AllReduce):
+        return f"the partial sums along {axes} are added, and every device keeps the whole sum"
+    if isinstance(op, AllToAll):
+        src = [d.name for d in expr.operand.dims if set(d.axes) & set(op.axes)]
+        return (
+            f"the split over {axes} moves from {', '.join(src)} to {op.target(expr.operand)}: "
+            "each device sends one piece to every other"
+        )
+    if isinstance(op, CollectivePermute):
+        return f"each device passes its block to the next device along {axes} (the last to the first)"
+    if isinstance(op, DynamicSlice):
+        return f"each device keeps one slice of what it holds, along {axes}: no data moves"
+    return f"{op} runs along {axes}"  # pragma: no cover - every kind is listed above
+
+
+def _arrow(label: str, words: str, width: float) -> Canvas:
+    c = Canvas()
+    x, h = 40.0, 54.0
+    c.path(f"M{x - 5} 4 H{x + 5} V{h - 18} H{x + 13} L{x} {h - 2} L{x - 13} {h - 18} H{x - 5} Z", fill=INK)
+    c.text(x + 28, 24, label, size=TITLE - 1, font_weight="bold", fill=INK)
+    c.text(x + 28, 44, words, size=SIZE, fill=MUTED)
+    c.grow(max(width, x + 28 + text_width(words, SIZE)), h)
+    return c
+
+
+@memoized(maxsize=1024)
+def collective(
+    op: CollectiveExpr | str,
+    mesh: Mesh | Mapping[str, object] | str | None = None,
+    shape: ShapeLike = None,
+    *,
+    title: str | None = None,
+) -> Figure:
+    """Draw a collective as before and after: the operand's layout, an arrow, the result's layout.
+
+    Args:
+        op: a collective applied to its operand (``parse("AllGather_X(A[I_X, J])")``) or its
+            notation; AllGather, ReduceScatter, AllReduce, AllToAll, CollectivePermute
+            and DynamicSlice all draw.
+        mesh: a numeric mesh; None draws each axis involved with 2 devices (and says so).
+        shape: dim sizes, for index ranges and the per-device shapes in the caption.
+        title: the heading; default ``"<collective>: <operand> → <result>"``.
+
+    Returns:
+        A :class:`~symshard.render.Figure`.
+
+    Raises:
+        NotationError: text that is not a collective.
+        CollectiveError: a collective with no operand, or one that does not fit it.
+        MeshError: a symbolic mesh, or one of more than 256 devices.
+        UnknownAxisError: the collective or its operand names an axis the mesh lacks.
+        DivisibilityError: a dim size that the operand's or the result's shards do not divide.
+        ShapeError: sizes that are not positive integers, or for dims the operand lacks.
+
+    Examples:
+        >>> fig = collective("ReduceScatter_{X,K}(C[I, K]{U_X})", "X=2", "I=64,K=128")
+        >>> fig.svg.count('class="device partial"'), fig.svg.count('class="device"')
+        (2, 2)
+    """
+    expr = resolve_collective(op)
+    text = f"{expr.op}({expr.operand})"
+    m, made_up = resolve_mesh(mesh, [*expr.operand.axes, *sorted(expr.operand.unreduced), *expr.op.axes])
+    for a in expr.op.axes:
+        m.axis(a, context=text)
+    before = place(expr.operand, m, shape)
+    after = place(expr.output, m, shape)
+    atoms = atoms_for([expr.operand, expr.output], m)
+    shift = (expr.op.axes[0], 1) if isinstance(expr.op, CollectivePermute) else None
+    top = panel(scene(before, atoms), array_heading=f"before: {expr.operand}",
+                mesh_heading=f"mesh {m}: what each device holds before", tag="b")  # fmt: skip
+    bottom = panel(scene(after, atoms, shift=shift), array_heading=f"after: {expr.output}",
+                   mesh_heading="what each device holds after", tag="a")  # fmt: skip
+    words = describe(expr)
+    arrow = _arrow(str(expr.op), words, 0)
+    body = Canvas()
+    body.place(top, 0, 0)
+    body.place(arrow, 0, top.height + 14)
+    body.place(bottom, 0, top.height + 14 + arrow.height + 14)
+    heading = title if title is not None else f"{expr.op}: {expr.operand} → {expr.output}"
+    caption = [
+        (
+            "the same colour is the same piece of the array, before and after; "
+            "a device holding several pieces shows each in its place"
+        ),
+        f"per device: {local_text(before)} → {local_text(after)}",
+    ]
+    if expr.operand.unreduced or expr.output.unreduced:
+        caption.append("hatched: a partial sum, which must be added to the partials along its unreduced axes")
+    if int(m.devices) > LABELLED:
+        caption.append(f"more than {LABELLED} devices: each device shows the colours of what it holds, without labels")
+    if made_up:
+        caption.append(f"no mesh was given: each mesh axis is drawn with {DEFAULT_AXIS_SIZE} devices")
+    alt = (
+        f"{expr.op} on {mesh_words(m)}: {words}. Before, {expr.operand}: {holding_words(before)}. "
+        f"After, {expr.output}: {holding_words(after)}."
+    )
+    defs = hatch_defs() if expr.operand.unreduced or expr.output.unreduced else ""
+    return frame(body, title=heading, caption=caption, alt=alt, defs=defs)

@@ -1,0 +1,104 @@
+"""One call for any drawable value: :func:`svg` picks the picture from what it is given.
+
+An array (or its notation) gets a layout, a collective a before/after picture,
+a plan or matmul a regime plot. Keyword arguments go to the chosen function; a
+keyword it does not take is refused with the list of those it does, instead of
+being silently dropped.
+
+Examples:
+    >>> svg("A[I_X, J]", mesh="X=2").startswith('<svg xmlns="http://www.w3.org/2000/svg"')
+    True
+    >>> svg("A[I_X, J]", hardware="tpu-v5e")
+    Traceback (most recent call last):
+    ...
+    symshard.errors.UsageError: a layout of A[I_X, J] takes no hardware= argument
+    hint: a layout takes mesh, shape and title; hardware belongs to a regime plot of a matmul
+"""
+
+from __future__ import annotations
+
+from ..arrays import Array
+from ..collectives import Collective, CollectiveExpr
+from ..errors import NotationError, PlanError, UsageError
+from ..matmul import Matmul
+from ..planner import Plan
+from ..read import parse
+from .collectives import collective, resolve_collective
+from .figure import Figure
+from .layouts import layout
+from .plot import regimes
+
+__all__ = ["svg"]
+
+_TAKES = {
+    "layout": ("mesh", "shape", "title"),
+    "collective": ("mesh", "shape", "title"),
+    "regime plot": ("dim", "mesh", "shape", "hardware", "lo", "hi", "points", "title", "labels", "dtype", "model",
+                    "overlap", "constants"),
+}  # fmt: skip
+
+
+def _join(names: tuple[str, ...]) -> str:
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def svg(obj: object, **kwargs: object) -> str:
+    """SVG text for ``obj``: a layout, a collective's before/after picture or a regime plot.
+
+    Args:
+        obj: an :class:`~symshard.arrays.Array`, a collective applied to an array, a
+            :class:`~symshard.planner.Plan` or :class:`~symshard.matmul.Matmul`, the
+            notation of any of them, or a :class:`~symshard.render.Figure`.
+        **kwargs: passed on: ``mesh``, ``shape``, ``title`` for arrays and collectives;
+            ``dim`` (required), ``mesh``, ``shape``, ``hardware``, ``lo``, ``hi``, ... for plans.
+
+    Returns:
+        The SVG text.
+
+    Raises:
+        UsageError: a keyword the chosen picture does not take.
+        NotationError: text that does not parse, or a value that is not drawable.
+        SymshardError: whatever the chosen function raises (see :func:`~symshard.render.layout`,
+            :func:`~symshard.render.collective` and :func:`~symshard.render.regimes`).
+
+    Examples:
+        >>> text = svg("AllToAll_{X,J}(A[I_X, J])", mesh="X=4")
+        >>> text.count('class="device"')
+        8
+    """
+    if isinstance(obj, Figure):
+        if kwargs:
+            raise UsageError("a finished Figure takes no arguments", hint="use its .svg, or draw it again with them")
+        return obj.svg
+    value = parse(obj) if isinstance(obj, str) else obj
+    if isinstance(value, Collective):
+        resolve_collective(value)  # explains that it needs an operand
+    if isinstance(value, Array):
+        kind, name = "layout", f"a layout of {value}"
+    elif isinstance(value, CollectiveExpr):
+        kind, name = "collective", f"a picture of {value.op}({value.operand})"
+    elif isinstance(value, (Plan, Matmul)):
+        mm = value.matmul if isinstance(value, Plan) else value
+        kind, name = "regime plot", f"a regime plot of {mm}"
+    else:
+        raise NotationError(
+            f"svg() cannot draw {type(obj).__name__} {obj!r}",
+            hint="pass an array, a collective, a plan or their notation, e.g. 'A[I_X, J]'",
+        )
+    for key in sorted(kwargs):
+        if key not in _TAKES[kind]:
+            owner = next((k for k, v in _TAKES.items() if key in v and k != kind), None)
+            where = (
+                f"; {key} belongs to a {owner} of a {'matmul' if owner == 'regime plot' else 'array'}" if owner else ""
+            )
+            raise UsageError(f"{name} takes no {key}= argument", hint=f"a {kind} takes {_join(_TAKES[kind])}{where}")
+    if kind == "layout":
+        return layout(value, **kwargs).svg  # type: ignore[arg-type]
+    if kind == "collective":
+        return collective(value, **kwargs).svg  # type: ignore[arg-type]
+    options = dict(kwargs)
+    dim = options.pop("dim", None)
+    if not isinstance(dim, str):
+        dims = mm.dims
+        raise PlanError(f"{name} needs the dim to sweep", hint=f"pass dim='{dims[0]}' (one of {', '.join(dims)})")
+    return regimes(value, dim, **options).svg  # type: ignore[arg-type]
