@@ -465,6 +465,42 @@ def _problems_schema(args: argparse.Namespace) -> tuple[str, dict]:
     return json.dumps(data, indent=2), data
 
 
+# -- site -----------------------------------------------------------------------------------------
+
+
+def _site_prepare(args: argparse.Namespace) -> tuple[str, dict]:
+    from .site import prepare
+
+    config = prepare(Path(args.out))
+    return f"wrote the MkDocs project {config.parent} (build it with: mkdocs build -f {config})", {
+        "project": str(config.parent),
+        "config": str(config),
+    }
+
+
+def _site_build(args: argparse.Namespace) -> tuple[str, dict]:
+    from .site import build
+
+    built = build(Path(args.out), src=Path(args.src) if args.src else None)
+    text = f"built {built.pages} pages into {built.out} in {built.seconds:.1f} s; view it with: symshard site serve"
+    return text, {"out": str(built.out), "pages": built.pages, "seconds": round(built.seconds, 2)}
+
+
+def _site_serve(args: argparse.Namespace) -> tuple[str, dict]:
+    from .site import build, serve
+
+    out = Path(args.out)
+    if not args.no_build:
+        built = build(out)
+        print(f"built {built.pages} pages into {built.out} in {built.seconds:.1f} s", flush=True)
+
+    def ready(url: str) -> None:
+        print(f"serving {out} at {url} (Ctrl-C stops)", flush=True)
+
+    serve(out, args.port, ready=ready)
+    return "stopped", {"stopped": True}
+
+
 # -- book -----------------------------------------------------------------------------------------
 
 
@@ -604,6 +640,23 @@ def _parser() -> argparse.ArgumentParser:
     q = psub.add_parser("schema", help="the JSON Schema of problems.json")
     q.add_argument("--json", action="store_true", help="(the output is JSON anyway)")
     q.set_defaults(run=_problems_schema)
+
+    p = sub.add_parser("site", help="the docs site with generated problem sets: build, serve, prepare")
+    psub = p.add_subparsers(dest="site_command", metavar="ACTION", parser_class=_ArgumentParser, required=True)
+    q = psub.add_parser("build", help="build the static site (needs the docs extra)")
+    q.add_argument("--out", default="_site", metavar="DIR", help="where the site goes (default _site)")
+    q.add_argument("--src", metavar="DIR", help="also keep the generated MkDocs project in DIR")
+    q.add_argument("--json", action="store_true", help="print one JSON object")
+    q.set_defaults(run=_site_build)
+    q = psub.add_parser("serve", help="build the site, then serve it on localhost")
+    q.add_argument("--port", type=int, default=8000, help="the port (default 8000)")
+    q.add_argument("--out", default="_site", metavar="DIR", help="where the site goes (default _site)")
+    q.add_argument("--no-build", action="store_true", help="serve what is in --out without building")
+    q.set_defaults(run=_site_serve)
+    q = psub.add_parser("prepare", help="write the MkDocs project (pages, problem sets, mkdocs.yml) and stop")
+    q.add_argument("--out", required=True, metavar="DIR", help="folder for the project")
+    q.add_argument("--json", action="store_true", help="print one JSON object")
+    q.set_defaults(run=_site_prepare)
 
     p = sub.add_parser("book", help="the chapter's worked answers, recomputed")
     p.add_argument("--json", action="store_true", help="print one JSON object")

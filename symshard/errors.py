@@ -30,7 +30,8 @@ The tree::
     ├── PlanError (ValueError)           a matmul request that cannot be met
     ├── TemplateError (ValueError)       a problem family that cannot be rendered
     ├── AnswerError (ValueError)         a problem answer that does not exist or cannot be read
-    └── UsageError (ValueError)          a command line the CLI cannot read
+    ├── UsageError (ValueError)          a command line the CLI cannot read
+    └── SiteError (RuntimeError)         a docs site that cannot be prepared, built or served
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ __all__ = [
     "PlanError",
     "ShapeError",
     "ShardingError",
+    "SiteError",
     "SymshardError",
     "TemplateError",
     "UnknownAxisError",
@@ -179,6 +181,10 @@ class AnswerError(SymshardError, ValueError):
 
 class UsageError(SymshardError, ValueError):
     """A command line the ``symshard`` CLI cannot read (unknown option, missing argument)."""
+
+
+class SiteError(SymshardError, RuntimeError):
+    """A docs site that cannot be prepared, built or served (MkDocs missing, a warning, a taken port)."""
 
 
 def did_you_mean(word: str, options: list[str] | tuple[str, ...]) -> str:

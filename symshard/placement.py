@@ -247,7 +247,10 @@ def place(
         dtype: element type (``bf16``, ``fp32``, ``int8``, ...).
 
     Raises:
-        UnknownAxisError, DivisibilityError, ShapeError, UnknownDtypeError.
+        UnknownAxisError: the array names an axis the mesh lacks.
+        DivisibilityError: a dim size its shards do not divide.
+        ShapeError: sizes that are not positive integers, or for dims the array lacks.
+        UnknownDtypeError: a dtype symshard does not know.
     """
     arr = parse_array(array) if isinstance(array, str) else array
     if mesh is None:

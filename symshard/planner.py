@@ -654,7 +654,10 @@ def plan(
 
     Raises:
         PlanError: a requested output no strategy can produce (with the reason).
-        UnknownAxisError, DivisibilityError, ShapeError, UnknownHardwareError, ...
+        UnknownAxisError: an operand names an axis the mesh lacks.
+        DivisibilityError: a dim size its shards do not divide.
+        ShapeError: sizes that are not positive integers, or for dims no operand has.
+        UnknownHardwareError: a chip name not in the catalogue.
     """
     m_ = matmul(mm) if isinstance(mm, str) else mm
     hw = lookup_hardware(hardware) if hardware is not None else None

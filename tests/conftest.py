@@ -13,3 +13,21 @@ from hypothesis import settings
 settings.register_profile("repeatable", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("explore", derandomize=False, deadline=None, max_examples=300, print_blob=True)
 settings.load_profile("repeatable")
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory):
+    """The docs site, built once per test session: ``(site_dir, project_dir)``.
+
+    The project is the prepared MkDocs project (rendered pages, generated problem sets,
+    mkdocs.yml); the site is the output of ``mkdocs build --strict`` on it.
+    """
+    pytest.importorskip("mkdocs", reason="the site tests need the docs extra")
+    from symshard.site import build
+
+    root = tmp_path_factory.mktemp("site")
+    built = build(root / "site", src=root / "project")
+    return built.out, root / "project"

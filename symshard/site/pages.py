@@ -1,0 +1,367 @@
+"""The hand-written pages are Jinja templates; this module is what they can call.
+
+A page never types a formula or an output: it asks symshard. ``{{ x | math }}``
+prints ``sympy.latex`` of a real expression (or an array's, a collective's) as
+MathML; ``eq("T", expr)`` prints an equation; ``pycon(...)`` runs Python and
+shows what it printed, ``console(...)`` runs the ``symshard`` command the same
+way; ``figure(...)`` saves an SVG from :mod:`symshard.render` next to the page;
+the reference tables (hardware, errors, CLI, grammar, families) are generated
+from the code they document. A page that calls something wrongly fails the
+build with a :class:`~symshard.errors.TemplateError` naming the page and line.
+
+Examples:
+    >>> page = Page("tour.md", None)
+    >>> "<math" in page.render("{{ ss.parse('AllGather_X(A[I_X, J])').cost().time | math }}")
+    True
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import os
+import shlex
+import tempfile
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import jinja2
+import sympy
+
+import symshard
+
+from .. import errors
+from ..errors import SymshardError, TemplateError
+from ..hardware import HARDWARE
+from ..symbols import W_dcn, W_ici
+from ..symbols import latex as symbol_latex
+from ..units import format_bytes, format_number, format_seconds
+from .mathml import to_mathml
+
+__all__ = ["Page", "cli_reference", "error_tree", "grammar", "hardware_table", "latex_of"]
+
+
+def latex_of(value: object) -> str:
+    """LaTeX for a SymPy expression, or anything with a ``latex()`` method (arrays, collectives, matmuls).
+
+    A string is read as notation first (``'A[I_X, J]'``, ``'AllGather_X(A[I_X])'``).
+    """
+    if isinstance(value, str):
+        value = symshard.parse(value)
+    method = getattr(value, "latex", None)
+    if callable(method):
+        return str(method())
+    return symbol_latex(sympy.sympify(value))
+
+
+def _name_latex(name: str) -> str:
+    """A symbol name as LaTeX with an upright multi-letter subscript: ``T_comms`` → ``T_{\\text{comms}}``."""
+    base, _, sub = name.partition("_")
+    sub = sub.strip("{}")
+    if not sub:
+        return base
+    return f"{base}_{{{sub}}}" if len(sub) == 1 else f"{base}_{{\\text{{{sub}}}}}"
+
+
+@dataclass
+class Page:
+    """One page being written: its path under ``docs/`` and where its figures go.
+
+    ``figures_dir`` is ``docs/figures`` of the prepared project, or None (no figures).
+    """
+
+    path: str
+    figures_dir: Path | None
+    namespace: dict = field(default_factory=dict)
+    figures: dict[str, str] = field(default_factory=dict)
+    """Figure names already taken, by any page of the site (shared between pages): name → page."""
+
+    @property
+    def root(self) -> str:
+        """The relative path from this page to the top of ``docs/`` (``''``, ``'../'``, ...)."""
+        depth = len(PurePosixPath(self.path).parent.parts)
+        return "../" * depth
+
+    # -- math --------------------------------------------------------------------------------
+
+    def math(self, value: object) -> str:
+        return to_mathml(latex_of(value))
+
+    def display(self, value: object) -> str:
+        return "\n\n" + to_mathml(latex_of(value), display=True) + "\n\n"
+
+    def eq(self, lhs: object, rhs: object, *more: object, display: bool = True) -> str:
+        """``lhs = rhs (= more...)``; a string ``lhs`` is a symbol name like ``'T_comms'``."""
+        parts = [_name_latex(lhs) if isinstance(lhs, str) else latex_of(lhs)]
+        parts += [latex_of(x) for x in (rhs, *more)]
+        markup = to_mathml(" = ".join(parts), display=display)
+        return "\n\n" + markup + "\n\n" if display else markup
+
+    # -- running code ------------------------------------------------------------------------
+
+    def pycon(self, source: str) -> str:
+        """Run Python statements like a REPL session and show them with their results."""
+        source = textwrap.dedent(source).strip("\n")
+        tree = ast.parse(source)
+        lines = source.splitlines()
+        shown: list[str] = []
+        for stmt in tree.body:
+            code_lines = lines[stmt.lineno - 1 : stmt.end_lineno]
+            shown += [(">>> " if i == 0 else "... ") + line for i, line in enumerate(code_lines)]
+            if isinstance(stmt, ast.FunctionDef | ast.ClassDef | ast.For | ast.While | ast.If | ast.With):
+                shown.append("...")
+            printed = io.StringIO()
+            try:
+                with contextlib.redirect_stdout(printed):
+                    if isinstance(stmt, ast.Expr):
+                        value = eval(compile(ast.Expression(stmt.value), self.path, "eval"), self.namespace)
+                    else:
+                        exec(compile(ast.Module([stmt], []), self.path, "exec"), self.namespace)
+                        value = None
+                shown += printed.getvalue().splitlines()
+                if value is not None:
+                    shown += repr(value).splitlines()
+            except SymshardError as err:
+                shown += printed.getvalue().splitlines()
+                shown += ["Traceback (most recent call last):", "  ..."]
+                shown += f"{type(err).__name__}: {err}".splitlines()
+        return "```pycon\n" + "\n".join(shown) + "\n```"
+
+    def console(self, command: str, status: int = 0, env: dict[str, str] | None = None) -> str:
+        """Run ``symshard ...`` in this process and show the command with its output.
+
+        ``env`` sets environment variables for this one command (e.g. ``SYMSHARD_FAMILIES``).
+        """
+        from ..cli import main
+
+        argv = shlex.split(command)
+        if argv[:1] != ["symshard"]:
+            raise TemplateError(f"console() runs symshard commands, not '{command}'", hint="start it with 'symshard '")
+        out, err = io.StringIO(), io.StringIO()
+        with (
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+            _environ({"COLUMNS": "100", **(env or {})}),
+        ):
+            got = main(argv[1:])
+        if got != status:
+            raise TemplateError(
+                f"'{command}' exited with {got}, the page expects {status}: {err.getvalue().strip()}",
+                hint="fix the command on the page, or pass status=N for an error on purpose",
+            )
+        text = (out.getvalue() + err.getvalue()).rstrip("\n")
+        return f"```console\n$ {command}\n{text}\n```"
+
+    # -- figures -----------------------------------------------------------------------------
+
+    def figure(self, name: str, fig: object, caption: str | None = None) -> str:
+        """Save ``fig`` (a :class:`symshard.render.Figure`) as ``figures/NAME.svg``; return the image."""
+        if self.figures_dir is None:
+            raise TemplateError(f"page {self.path} has no figures folder", hint="build the page with prepare()")
+        if not name.replace("-", "").isalnum():
+            raise TemplateError(f"figure name '{name}' must be letters, digits and '-'", hint="e.g. 'layout-ixj'")
+        if name in self.figures:
+            raise TemplateError(
+                f"page {self.path} uses the figure name '{name}', which page {self.figures[name]} uses already",
+                hint="give each figure of the site its own name",
+            )
+        self.figures[name] = self.path
+        self.figures_dir.mkdir(parents=True, exist_ok=True)
+        (self.figures_dir / f"{name}.svg").write_text(str(getattr(fig, "svg", fig)), encoding="utf-8")
+        alt = str(getattr(fig, "alt", name)).replace("[", "(").replace("]", ")")
+        image = f"![{alt}]({self.root}figures/{name}.svg)"
+        return f"<figure markdown>\n{image}\n<figcaption>{caption}</figcaption>\n</figure>" if caption else image
+
+    # -- rendering ---------------------------------------------------------------------------
+
+    def context(self) -> dict[str, object]:
+        import symshard.render as render
+
+        return {
+            "ss": symshard,
+            "render": render,
+            "sympy": sympy,
+            "eq": self.eq,
+            "display": self.display,
+            "pycon": self.pycon,
+            "console": self.console,
+            "figure": self.figure,
+            "root": self.root,
+            "hardware_table": hardware_table,
+            "error_tree": error_tree,
+            "cli_reference": cli_reference,
+            "grammar": grammar,
+            "families_table": families_table,
+            "seconds": format_seconds,
+            "bytes": format_bytes,
+            "num": format_number,
+        }
+
+    def render(self, text: str) -> str:
+        env = _environment()
+        env.filters["math"] = self.math
+        env.filters["display"] = self.display
+        env.filters["pycon"] = self.pycon
+        context = self.context()
+        # a page's examples run in a fresh, empty working folder, deleted afterwards, so files they
+        # write (a problem family, a generated set) have the short relative names the text uses
+        here = os.getcwd()
+        with tempfile.TemporaryDirectory(prefix="symshard-page-") as scratch:
+            os.chdir(scratch)
+            try:
+                return self._render(env, text, context)
+            finally:
+                os.chdir(here)
+
+    def _render(self, env: jinja2.Environment, text: str, context: dict[str, object]) -> str:
+        try:
+            return env.from_string(text).render(context)
+        except TemplateError:
+            raise
+        except jinja2.TemplateSyntaxError as err:
+            raise TemplateError(f"page {self.path}, line {err.lineno}: {err.message}", hint="check the {{ }}") from None
+        except Exception as err:
+            line = _template_line(err)
+            where = f"page {self.path}" + (f", line {line}" if line else "")
+            raise TemplateError(f"{where}: {type(err).__name__}: {err}", hint="fix the call on that page") from None
+
+
+def _template_line(err: BaseException) -> int | None:
+    """The page line Jinja was rendering when ``err`` was raised (Jinja rewrites its frames)."""
+    import traceback
+
+    lines = [f.lineno for f in traceback.extract_tb(err.__traceback__) if f.filename == "<template>"]
+    return lines[-1] if lines else None
+
+
+def _environment() -> jinja2.Environment:
+    # Jinja's default comment marker {# collides with Markdown's {#anchor}; pages use {## ... ##}.
+    return jinja2.Environment(
+        undefined=jinja2.StrictUndefined,
+        comment_start_string="{##",
+        comment_end_string="##}",
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+@contextlib.contextmanager
+def _environ(values: dict[str, str]):
+    """Environment variables set for the duration of a block, then restored."""
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _columns(width: int):
+    return _environ({"COLUMNS": str(width)})
+
+
+# -- generated reference content ----------------------------------------------------------------
+
+
+def _cell(value: object, fmt: Callable[[object], str] = format_number) -> str:
+    return "—" if value is None else fmt(value)
+
+
+def hardware_table() -> str:
+    """The preset catalogue as a Markdown table, then each chip's sources and notes."""
+    head = "| preset | chip | bf16 FLOP/s (C) | HBM | W_hbm (B/s) | W_ici, one axis, both ways (B/s) | NVLink (B/s) | W_dcn (B/s) | T_hop | wraparound |"
+    rows = [head, "| " + " | ".join(["---"] * 10) + " |"]
+    wiring = {
+        "torus-16": "axes of 16",
+        "cube": "whole 4×4×4 cubes",
+        "nvlink": "NVLink switch",
+        "ring": "every axis",
+    }
+    for chip in HARDWARE.values():
+        c = chip.constants()
+        cells = [
+            f"`{chip.name}`",
+            chip.label,
+            _cell(chip.flops_bf16),
+            _cell(chip.hbm_bytes, lambda b: format_bytes(b).split("(")[-1].rstrip(")")),
+            _cell(chip.hbm_bandwidth),
+            _cell(c.get(W_ici)),
+            _cell(chip.nvlink_bandwidth),
+            _cell(c.get(W_dcn)),
+            _cell(chip.hop_latency, format_seconds),
+            wiring.get(chip.wiring, chip.wiring)
+            + (f" ({chip.node_size} GPUs)" if chip.node_size and chip.wiring == "nvlink" else ""),
+        ]
+        rows.append("| " + " | ".join(cells) + " |")
+    out = ["\n".join(rows), ""]
+    for chip in HARDWARE.values():
+        cites = sorted({text for _, text in chip.sources})
+        out.append(f"- **{chip.label}** (`{chip.name}`): " + "; ".join(cites) + ".")
+    return "\n".join(out)
+
+
+def error_tree() -> str:
+    """The exception tree, from the classes themselves: name, built-in bases, what it means."""
+    lines: list[str] = []
+
+    def walk(cls: type, depth: int) -> None:
+        builtins = [b.__name__ for b in cls.__bases__ if b.__module__ == "builtins" and b is not Exception]
+        doc = (cls.__doc__ or "").strip().splitlines()[0]
+        also = f" (also a {', '.join(builtins)})" if builtins else ""
+        lines.append(f"{'    ' * depth}- `{cls.__name__}`{also}: {doc}")
+        subclasses: list[type] = sorted(cls.__subclasses__(), key=lambda c: c.__name__)
+        for sub in subclasses:
+            if sub.__module__ == errors.__name__:
+                walk(sub, depth + 1)
+
+    walk(SymshardError, 0)
+    return "\n".join(lines)
+
+
+def cli_reference() -> str:
+    """Every ``symshard`` command's ``--help``, as printed by the CLI itself."""
+    import argparse
+
+    from ..cli import _parser
+
+    out: list[str] = []
+
+    def visit(parser: argparse.ArgumentParser, words: list[str], level: int) -> None:
+        with _columns(100):
+            help_text = parser.format_help().rstrip()
+        heading = "#" * level + " `" + " ".join(words) + "`"
+        out.extend([heading, "", "```text", help_text, "```", ""])
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    visit(sub, [*words, name], min(level + 1, 4))
+
+    visit(_parser(), ["symshard"], 2)
+    return "\n".join(out)
+
+
+def grammar() -> str:
+    """The notation's EBNF, taken from the parser's own docstring."""
+    from .. import notation
+
+    doc = notation.__doc__ or ""
+    start = doc.index("::", doc.index("Grammar")) + 2
+    body = textwrap.dedent(doc[start:].split("\n\n", 2)[1])
+    return "```ebnf\n" + body.rstrip() + "\n```"
+
+
+def families_table() -> str:
+    """The problem families: name, title, difficulty, tags, objective."""
+    from ..problems import families
+
+    rows = ["| family | title | difficulty | tags |", "| --- | --- | --- | --- |"]
+    for name, fam in sorted(families().items()):
+        rows.append(f"| `{name}` | {fam.title} | {fam.difficulty} | {', '.join(fam.tags)} |")
+    return "\n".join(rows)

@@ -1,0 +1,282 @@
+"""The docs site: built once with ``mkdocs build --strict``, then checked page by page.
+
+Every nav page exists, no internal link or anchor is broken, nothing is loaded from
+another host, math is MathML with no ``$...$`` left, each problem page has its
+folded solution, every figure is a valid SVG, the downloads parse, and the
+hand-written sources type no formula of their own.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+pytest.importorskip("mkdocs", reason="the site tests need the docs extra")
+yaml = pytest.importorskip("yaml")
+
+from symshard.cli import main  # noqa: E402
+from symshard.site import prepare, sources  # noqa: E402
+from symshard.site.mathml import convert_markdown, to_mathml  # noqa: E402
+
+SVG = "{http://www.w3.org/2000/svg}svg"
+
+
+class _Page(HTMLParser):
+    """Ids, links and the text outside code of one built page."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.ids: set[str] = set()
+        self.links: list[tuple[str, str]] = []  # (tag, url)
+        self.text: list[str] = []
+        self.math = 0
+        self.details: list[tuple[str, bool]] = []  # (class, open)
+        self.summaries: list[str] = []
+        self._skip = 0  # depth inside <pre>, <code>, <script>, <style>, <math>
+        self._summary = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if a.get("id"):
+            self.ids.add(str(a["id"]))
+        if tag == "a" and a.get("name"):
+            self.ids.add(str(a["name"]))
+        for key in ("href", "src"):
+            if a.get(key) and tag in ("a", "img", "link", "script", "source", "iframe"):
+                self.links.append((tag, str(a[key])))
+        if tag in ("pre", "code", "script", "style", "math"):
+            self._skip += 1
+        if tag == "math":
+            self.math += 1
+        if tag == "details":
+            self.details.append((str(a.get("class", "")), "open" in a))
+        if tag == "summary":
+            self._summary = True
+            self.summaries.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("pre", "code", "script", "style", "math"):
+            self._skip = max(0, self._skip - 1)
+        if tag == "summary":
+            self._summary = False
+
+    def handle_data(self, data: str) -> None:
+        if self._summary:
+            self.summaries[-1] += data
+        if not self._skip:
+            self.text.append(data)
+
+
+def _parse(path: Path) -> _Page:
+    page = _Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+@pytest.fixture(scope="module")
+def site(built_site):
+    out, project = built_site
+    pages = {p: _parse(p) for p in sorted(out.rglob("*.html"))}
+    return out, project, pages
+
+
+def _nav_files(nav: list) -> list[str]:
+    found: list[str] = []
+    for item in nav:
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            for value in item.values():
+                found += _nav_files(value) if isinstance(value, list) else [value]
+    return found
+
+
+def _html_for(out: Path, md: str) -> Path:
+    stem = md[: -len(".md")]
+    if stem == "index" or stem.endswith("/index"):
+        return out / (stem[: -len("index")] + "index.html")
+    return out / stem / "index.html"
+
+
+def test_every_nav_page_is_built(site):
+    out, project, _ = site
+    config = yaml.safe_load((project / "mkdocs.yml").read_text(encoding="utf-8"))
+    files = _nav_files(config["nav"])
+    assert len(files) >= 40  # hand-written pages plus the problem sets
+    missing = [f for f in files if not _html_for(out, f).is_file()]
+    assert missing == []
+    titles = [t for t in ("tutorial/notation.md", "reference/api.md", "problems/index.md") if t in files]
+    assert len(titles) == 3
+
+
+def test_no_broken_links_or_anchors_and_nothing_from_other_hosts(site):
+    out, _, pages = site
+    broken: list[str] = []
+    for path, page in pages.items():
+        for tag, url in page.links:
+            parts = urlsplit(url)
+            if parts.scheme in ("http", "https") or url.startswith("//"):
+                if tag != "a":
+                    broken.append(f"{path.relative_to(out)}: loads {url} from another host")
+                continue
+            if parts.scheme in ("mailto", "data", "javascript"):
+                continue
+            if not parts.path:
+                target = path
+            elif parts.path.startswith("/"):  # 404.html links from the site's root
+                target = (out / unquote(parts.path).lstrip("/")).resolve()
+            else:
+                target = (path.parent / unquote(parts.path)).resolve()
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.exists():
+                broken.append(f"{path.relative_to(out)}: {url} does not exist")
+                continue
+            if parts.fragment and target.suffix == ".html":
+                ids = pages[target].ids if target in pages else _parse(target).ids
+                if unquote(parts.fragment) not in ids:
+                    broken.append(f"{path.relative_to(out)}: no anchor #{parts.fragment} in {url}")
+    assert broken == []
+
+
+def test_math_is_mathml_and_no_dollars_are_left(site):
+    out, _, pages = site
+    leftovers = {}
+    for path, page in pages.items():
+        text = "".join(page.text)
+        if re.search(r"\$[^$\s][^$]*\$", text):
+            leftovers[str(path.relative_to(out))] = re.search(r"\$[^$\s][^$]*\$", text).group(0)[:80]
+    assert leftovers == {}
+    for rel in ("tutorial/notation/index.html", "tutorial/collectives/index.html", "reference/notation/index.html"):
+        assert pages[out / rel].math > 0, rel
+
+
+def test_each_problem_page_has_its_folded_solution(site):
+    out, project, pages = site
+    problem_pages = [
+        p for p in (project / "docs" / "problems").rglob("*.md") if p.name not in ("index.md", "answer-key.md")
+    ]
+    assert len(problem_pages) >= 20
+    for md in problem_pages:
+        html = _html_for(out, md.relative_to(project / "docs").as_posix())
+        page = pages[html]
+        assert page.math > 0, html
+        solution = [cls for cls, is_open in page.details if "success" in cls and not is_open]
+        assert len(solution) == 1, html
+        assert "Solution" in [s.strip() for s in page.summaries], html
+        assert any(s.strip().startswith("Hint") for s in page.summaries), html
+
+
+def test_every_figure_is_a_valid_svg(site):
+    out, _, _ = site
+    figures = sorted(out.rglob("*.svg"))
+    for svg in figures:
+        root = ET.parse(svg).getroot()
+        assert root.tag == SVG, svg
+        assert root.get("viewBox"), svg
+
+
+def test_downloads_parse_and_match_their_pages(site):
+    out, _, _ = site
+    from jsonschema import validate
+
+    from symshard.problems.writers import schema
+
+    sets = sorted(p.parent for p in out.glob("problems/*/problems.json"))
+    assert len(sets) >= 4
+    for folder in sets:
+        data = json.loads((folder / "problems.json").read_text(encoding="utf-8"))
+        validate(data, schema())
+        questions = ET.parse(folder / "problems.moodle.xml").getroot().findall("question")
+        assert len([q for q in questions if q.get("type") != "category"]) == data["count"]
+        for record in data["problems"]:
+            assert (folder / record["id"] / "index.html").is_file()
+
+
+def test_the_build_log_has_no_warning(built_site):
+    # build() raises on a warning; this checks the log the strict build left too
+    out, project = built_site
+    assert (out / "index.html").is_file()
+    assert (project / "mkdocs.yml").is_file()
+
+
+def _prose(markdown: str) -> str:
+    """The page source without code fences, inline code and pycon/console calls."""
+    markdown = re.sub(r"\{% filter pycon %\}.*?\{% endfilter %\}", "", markdown, flags=re.DOTALL)
+    markdown = re.sub(r"(?ms)^( *)(```|~~~).*?^\1\2", "", markdown)
+    markdown = re.sub(r"\{\{.*?\}\}", "", markdown, flags=re.DOTALL)
+    return re.sub(r"`[^`\n]+`", "", markdown)
+
+
+def test_hand_written_pages_type_no_formula():
+    pages = sorted((sources() / "docs").rglob("*.md"))
+    assert len(pages) >= 15
+    typed = {str(p.relative_to(sources())): _prose(p.read_text(encoding="utf-8")) for p in pages}
+    assert {k: v for k, v in typed.items() if "$" in v or "\\frac" in v or "\\(" in v} == {}
+
+
+def test_prepare_is_deterministic(tmp_path, built_site):
+    _, project = built_site
+    again = tmp_path / "again"
+    prepare(again)
+    compared = filecmp.dircmp(project, again)
+
+    def differences(c: filecmp.dircmp) -> list[str]:
+        out = [*c.left_only, *c.right_only, *c.diff_files, *c.funny_files]
+        for sub in c.subdirs.values():
+            out += differences(sub)
+        return out
+
+    assert differences(compared) == []
+
+
+@pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
+        ("a $x$ b", 1),
+        ("$$x^2$$", 1),
+        ("costs \\$5 and $y$", 1),
+        ("`$x$` in code", 0),
+        ("```\n$x$\n```", 0),
+        ("$ not math $", 0),  # Pandoc's rule: no space inside the dollars
+        ("| $|Y|$ | b |", 1),
+    ],
+)
+def test_markdown_math_becomes_mathml(markdown, expected):
+    converted = convert_markdown(markdown)
+    assert converted.count("<math") == expected
+    maths = re.findall(r"<math.*?</math>", converted)
+    for m in maths:
+        assert not set(re.sub(r"<[^>]+>", "", m)) & set("$|*_[]\\")  # nothing Markdown could read
+    if expected:
+        assert "$" not in re.sub(r"<math.*?</math>", "", converted).replace("$5", "")
+
+
+def test_mathml_hides_markdown_syntax():
+    markup = to_mathml(r"|Y| \cdot I_{X} * [J]")
+    inside = re.sub(r"<[^>]+>", "", markup)
+    assert not set(inside) & set("|*_[]\\{}$")
+    assert to_mathml("x", display=True).count('display="block"') == 1
+
+
+def test_bad_latex_is_a_template_error():
+    from symshard.errors import TemplateError
+
+    with pytest.raises(TemplateError, match="cannot turn the LaTeX"):
+        to_mathml(r"\frac{1}{")
+
+
+def test_cli_refuses_a_folder_it_did_not_write(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
+    assert main(["site", "build", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "was not written by symshard" in err
+    assert main(["site", "serve", "--no-build", "--out", str(tmp_path / "nothing")]) == 2
+    assert "holds no built site" in capsys.readouterr().err
