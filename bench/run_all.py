@@ -24,6 +24,7 @@ BENCHMARKS = [
     ("bench_costing.py", ["--seconds", "0.3", "--repeats", "3"]),
     ("bench_planner.py", ["--repeats", "5", "--fresh", "2"]),
     ("bench_problems.py", ["--count", "300", "--runs", "1"]),
+    ("bench_site.py", ["--runs", "1"]),
 ]
 
 

@@ -438,9 +438,11 @@ def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
     written = write_set(problems, out, formats=formats, seed=args.seed, title=args.title,
                         solutions=args.solutions, force=args.force)  # fmt: skip
     families_used = sorted({p.family.name for p in problems})
-    text = f"{len(problems)} problems from {len(families_used)} families, seed {args.seed}:\n" + "\n".join(
-        f"  {path}" for path in written
-    )
+    figures = [path for path in written if path.parent.name == "figures"]
+    shown = [f"  {path}" for path in written if path not in figures]
+    if figures:
+        shown.append(f"  {figures[0].parent}/ ({len(figures)} figure{'s' if len(figures) != 1 else ''})")
+    text = f"{len(problems)} problems from {len(families_used)} families, seed {args.seed}:\n" + "\n".join(shown)
     return text, {"count": len(problems), "seed": args.seed, "families": families_used,
                   "files": [str(p) for p in written], "ids": [p.id for p in problems]}  # fmt: skip
 

@@ -258,7 +258,7 @@ def best_sharding(
     if not env.numeric:
         raise PlanError(
             f"{hw.label} lacks a constant the search needs (e.g. T_hop)",
-            hint="supply it with hardware.with_constants(T_hop=...)",
+            hint="supply it: hardware.with_constants(T_hop=1e-6) in Python, --hw-set T_hop=1e-6 on the command line",
         )
     limit = _parse_bytes(memory_limit)
     fixed_arrays = {k: (parse_array(v) if isinstance(v, str) else v) for k, v in (fixed or {}).items()}

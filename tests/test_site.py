@@ -9,6 +9,7 @@ hand-written sources type no formula of their own.
 from __future__ import annotations
 
 import filecmp
+import itertools
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -280,3 +281,18 @@ def test_cli_refuses_a_folder_it_did_not_write(tmp_path, capsys):
     assert err.count("\n") == 1 and "was not written by symshard" in err
     assert main(["site", "serve", "--no-build", "--out", str(tmp_path / "nothing")]) == 2
     assert "holds no built site" in capsys.readouterr().err
+
+
+def test_no_list_is_glued_to_a_paragraph(built_site):
+    """A Markdown list needs a blank line before it, or it renders as one run-on paragraph."""
+    _, project = built_site
+    glued = []
+    for md in sorted((project / "docs").rglob("*.md")):
+        lines = re.sub(r"(?ms)^( *)(```|~~~).*?^\1\2", "", md.read_text(encoding="utf-8")).splitlines()
+        for before, line in itertools.pairwise(lines):
+            item, prev = line.lstrip(), before.strip()
+            if not re.match(r"(- |\d+\. )", item) or not prev or prev.startswith("|"):
+                continue
+            if not re.match(r"(- |\d+\. |\?\?\?|!!!|<)", prev) and not before.startswith(" "):
+                glued.append(f"{md.relative_to(project)}: {prev[:60]!r} then {item[:40]!r}")
+    assert glued == []

@@ -22,8 +22,6 @@ import shutil
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -77,16 +75,14 @@ def browser_tools() -> str:
     return chromium
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def site(built_site) -> Iterator[tuple[str, Path]]:
-    """``(base URL, project dir)``: the built site served on 127.0.0.1 on a free port."""
+    """``(base URL, project dir)``: the built site served on 127.0.0.1 on a free port,
+    by the server behind ``symshard site serve``."""
+    from symshard.site import server as site_server
+
     site_dir, project_dir = built_site
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietHandler, directory=str(site_dir)))
+    server = site_server(site_dir, 0)
     thread = threading.Thread(target=server.serve_forever, name="site-server", daemon=True)
     thread.start()
     try:

@@ -6,6 +6,6 @@ static site with ``mkdocs build --strict``, ``serve(out, port)`` serves it.
 Not imported by ``import symshard``.
 """
 
-from .build import Built, build, prepare, serve, sources
+from .build import Built, build, prepare, serve, server, sources
 
-__all__ = ["Built", "build", "prepare", "serve", "sources"]
+__all__ = ["Built", "build", "prepare", "serve", "server", "sources"]

@@ -32,7 +32,7 @@ from ..errors import SiteError
 from .pages import Page
 from .problemsets import load_sets, write_sets
 
-__all__ = ["Built", "build", "prepare", "serve", "sources"]
+__all__ = ["Built", "build", "prepare", "serve", "server", "sources"]
 
 MARKER = ".symshard-site"
 """A file ``prepare`` leaves in its output, so it may overwrite that folder next time."""
@@ -169,10 +169,10 @@ def build(out: Path | str = "_site", *, src: Path | str | None = None, strict: b
     return Built(out, pages, time.perf_counter() - started, log)
 
 
-def serve(
-    folder: Path | str, port: int = 8000, *, host: str = "127.0.0.1", ready: Callable[[str], None] | None = None
-) -> None:
-    """Serve a built site on ``http://host:port/`` until interrupted.
+def server(folder: Path | str, port: int = 8000, *, host: str = "127.0.0.1") -> http.server.ThreadingHTTPServer:
+    """An HTTP server for a built site, bound but not yet serving (port 0 picks a free port).
+
+    Call ``serve_forever()`` on it (in a thread, if you like) and ``shutdown()`` to stop it.
 
     Raises:
         SiteError: the folder holds no built site, or the port is taken.
@@ -182,14 +182,24 @@ def serve(
         raise SiteError(f"{folder} holds no built site", hint="run 'symshard site build' first")
     handler = functools.partial(_QuietHandler, directory=str(folder))
     try:
-        server = http.server.ThreadingHTTPServer((host, port), handler)
+        return http.server.ThreadingHTTPServer((host, port), handler)
     except OSError as err:
         raise SiteError(f"cannot serve on {host}:{port}: {err.strerror}", hint="pick another --port") from None
-    with server:
+
+
+def serve(
+    folder: Path | str, port: int = 8000, *, host: str = "127.0.0.1", ready: Callable[[str], None] | None = None
+) -> None:
+    """Serve a built site on ``http://host:port/`` until interrupted.
+
+    Raises:
+        SiteError: the folder holds no built site, or the port is taken.
+    """
+    with server(folder, port, host=host) as httpd:
         if ready is not None:
-            ready(f"http://{host}:{server.server_address[1]}/")
+            ready(f"http://{host}:{httpd.server_address[1]}/")
         try:
-            server.serve_forever()
+            httpd.serve_forever()
         except KeyboardInterrupt:
             pass
 
