@@ -58,7 +58,7 @@ from .costmodels import (
     permute_time,
 )
 from .errors import CollectiveError, NotationError, SymshardError
-from .hardware import Hardware
+from .hardware import Hardware, exact_number
 from .hardware import hardware as lookup_hardware
 from .memo import memoized
 from .mesh import Mesh, resolve_mesh
@@ -676,7 +676,7 @@ class CollectiveExpr:
         after = Placement(out, m, tuple(sizes.items()), before.dtype)
 
         values: dict[sympy.Symbol, object] = dict(hw.constants(before.dtype)) if hw else {}
-        values.update(constants or {})
+        values.update({k: exact_number(v, str(k)) for k, v in (constants or {}).items()})
         links = []
         for a in self.op.axes:
             ax = m.axis(a)

@@ -280,6 +280,11 @@ def _zero_cases(expr: sympy.Expr) -> list[list[sympy.Basic]]:
         return []
     if probe.is_zero:
         return [[]]
+    # a positive factor (F, 4, ...) does not change where the expression is zero: drop it
+    factors = sympy.Mul.make_args(sympy.factor(expr))
+    kept = [f for f in factors if not sympy.factor(_at_least_two(f)).is_positive]
+    if kept and len(kept) < len(factors):
+        expr = sympy.Mul(*kept)
     target = _preferred_symbol(expr)
     if target is not None:
         try:
@@ -394,6 +399,9 @@ def _merge_bounds(relations: Sequence[sympy.Basic], x: sympy.Symbol | None) -> t
         if r == _FALSE:
             return None
     relations = [r for r in relations if r != _TRUE]
+    relations = _apply_equalities(relations)
+    if relations is None:
+        return None
     bounds = {i: _bound_of(r) for i, r in enumerate(relations)}
     drop: set[int] = set()
     for i, j in itertools.combinations(range(len(relations)), 2):
@@ -417,7 +425,48 @@ def _merge_bounds(relations: Sequence[sympy.Basic], x: sympy.Symbol | None) -> t
             strict = bi[3] or bj[3]
             if gap == "gt" or (gap in ("ge", "eq") and strict):
                 return None
-    return tuple(r for k, r in enumerate(relations) if k not in drop)
+    kept = tuple(r for k, r in enumerate(relations) if k not in drop)
+    equal = {r.lhs: r.rhs for r in kept if isinstance(r, sympy.Eq) and isinstance(r.lhs, sympy.Symbol)}
+    if equal:
+        # the bounds on other symbols must also agree once the pinned value is put in (B > 3·D/4 with
+        # D = C·|X|/W and B < C/W cannot all hold when |X| ≥ 2); the case is still shown as written
+        rest = [r.subs(equal) for r in kept if not (isinstance(r, sympy.Eq) and r.lhs in equal)]
+        if _merge_bounds(rest, x) is None:
+            return None
+    return kept
+
+
+def _apply_equalities(relations: list[sympy.Basic]) -> list[sympy.Basic] | None:
+    """Check each bound on a symbol against an equality on it (``D = C·|X|/W``): None when they
+    contradict (``D = a`` with ``D ≥ 2·a``), and bounds the equality implies are dropped."""
+    equal = [r for r in relations if isinstance(r, sympy.Eq) and isinstance(r.lhs, sympy.Symbol)]
+    if not equal:
+        return relations
+    kept: list[sympy.Basic] = []
+    for r in relations:
+        bound = _bound_of(r)
+        implied = False
+        for eq in equal:
+            if eq is r or eq.lhs != (bound[0] if bound else r.lhs if isinstance(r, sympy.Eq) else None):
+                continue
+            if isinstance(r, sympy.Eq):  # two equalities on one symbol
+                order = _compare_bounds(eq.rhs, r.rhs)
+                if order in ("lt", "gt"):
+                    return None
+                continue
+            assert bound is not None
+            order = _compare_bounds(eq.rhs, bound[2])
+            if order is None:
+                continue
+            low, strict = bound[1] == "low", bound[3]
+            if (low and (order == "lt" or (order in ("le", "eq") and strict))) or (
+                not low and (order == "gt" or (order in ("ge", "eq") and strict))
+            ):
+                return None
+            implied = order in (("gt", "ge", "eq") if low else ("lt", "le", "eq")) and not (order == "eq" and strict)
+        if not implied:
+            kept.append(r)
+    return kept
 
 
 def _drop_subsumed(cases: Sequence[Case]) -> tuple[Case, ...]:

@@ -35,9 +35,21 @@ from .errors import HardwareError, UnknownHardwareError, did_you_mean
 from .symbols import HARDWARE_SYMBOLS, C, T_hop, W_dcn, W_hbm, W_ici, W_nvlink
 from .topology import Fabric, Topology
 
-__all__ = ["HARDWARE", "Hardware", "hardware"]
+__all__ = ["HARDWARE", "Hardware", "exact_number", "hardware"]
 
 Number: TypeAlias = sympy.Rational
+
+
+def exact_number(value: object, what: str) -> sympy.Expr:
+    """A constant as an exact SymPy value: numbers (``1e-6``, ``'4.5e10'``) become rationals, so costs stay
+    exact; a symbolic expression is kept as it is.
+
+    Raises:
+        HardwareError: a number out of range, or text that is not a number.
+    """
+    if isinstance(value, sympy.Basic) and not value.is_number:
+        return value
+    return _num(value, what)
 
 
 def _num(value: object, what: str) -> sympy.Rational:

@@ -53,7 +53,7 @@ from .collectives import (
 from .costmodels import MODELS, Link, check_model
 from .dtypes import canonical_dtype, dtype_bytes
 from .errors import PlanError
-from .hardware import Hardware
+from .hardware import Hardware, exact_number
 from .hardware import hardware as lookup_hardware
 from .matmul import Classification, LocalMatmul, Matmul, local_product, matmul
 from .memo import memoized
@@ -181,7 +181,7 @@ class CostEnv:
         self.dtype = canonical_dtype(dtype)
         self.hardware = hardware
         values: dict[sympy.Symbol, object] = dict(hardware.constants(self.dtype)) if hardware else {}
-        values.update({k: sympy.sympify(v) for k, v in (constants or {}).items()})
+        values.update({k: exact_number(v, str(k)) for k, v in (constants or {}).items()})
         self.values = values
         needed = {C, T_hop} | {a.fabric.bandwidth for a in mesh.axes}
         self.numeric = (

@@ -10,6 +10,7 @@ import pytest
 import sympy
 
 from symshard.arrays import Array
+from symshard.collectives import parse_collective
 from symshard.crossovers import compare
 from symshard.errors import PlanError, ShardingError
 from symshard.hardware import hardware
@@ -319,3 +320,42 @@ def test_serial_time_is_the_sum():
 )
 def test_natural_strategy_follows_the_chapters_rules(text, natural):
     assert plan(text).natural.name == natural
+
+
+def test_float_constants_are_made_exact():
+    """A constant given as a float (1e-6 s) is read as the exact decimal, as hardware presets are."""
+    from symshard.symbols import T_hop, W_ici
+
+    p = plan("X[B, D] · Y[D_X, F] -> Z[B, F]", mesh="X=4", shape="B=1024,D=8192,F=8192", hardware="tpu-v5p",
+             constants={T_hop: 1e-6})  # fmt: skip
+    q = plan("X[B, D] · Y[D_X, F] -> Z[B, F]", mesh="X=4", shape="B=1024,D=8192,F=8192", hardware="tpu-v5p",
+             constants={T_hop: sympy.Rational(1, 10**6)})  # fmt: skip
+    assert [s.time for s in p.strategies] == [s.time for s in q.strategies]
+    gather = parse_collective("AllGather_X([E_X, F])")
+    given = gather.cost("X=4", "E=1024,F=1024", hardware="tpu-v5p", constants={W_ici: 1e11})
+    exact = gather.cost("X=4", "E=1024,F=1024", hardware="tpu-v5p", constants={W_ici: sympy.Integer(10**11)})
+    assert given.time == exact.time and given.time.is_Rational
+
+
+def test_compare_drops_cases_that_contradict_themselves():
+    """Every case of every pair can happen: a case that pins a dim (``D = C·|X|/W``) keeps no bound that
+    excludes that value, and a sampled point satisfies each case with an equality."""
+    import random
+
+    c = compare("X[B, D] · Y[D_X, F] -> Z[B, F]", "B", strategies="all")
+    rng = random.Random(4)
+    for pair in c.pairs:
+        for case in (*pair.a_wins.cases, *pair.b_wins.cases):
+            equalities = [r for r in case.relations if isinstance(r, sympy.Eq)]
+            if not equalities:
+                continue
+            found = False
+            for _ in range(400):
+                symbols = {sym for r in case.relations for sym in r.free_symbols}
+                values = {sym: sympy.Integer(rng.choice([2, 3, 4, 8, 16, 100, 2550, 10**4, 10**6])) for sym in symbols}
+                for eq in equalities:
+                    values[eq.lhs] = eq.rhs.subs(values)
+                if all(bool(r.subs(values)) for r in case.relations):
+                    found = True
+                    break
+            assert found, f"{pair.a} vs {pair.b}: {case.text()} never holds"
