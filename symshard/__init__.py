@@ -27,7 +27,13 @@ from .read import parse
 
 # The planner and its searches load on first use, so that `import symshard` stays
 # close to the cost of `import sympy` (see bench/bench_import.py).
-_LAZY = {"best_sharding": ".search", "compare": ".crossovers", "plan": ".planner"}
+_LAZY = {
+    "Program": ".program",
+    "best_sharding": ".search",
+    "compare": ".crossovers",
+    "layer": ".schemes",
+    "plan": ".planner",
+}
 
 
 def __getattr__(name: str) -> object:
@@ -53,11 +59,13 @@ __all__ = [
     "Dim",
     "Hardware",
     "Mesh",
+    "Program",
     "ReduceScatter",
     "SymshardError",
     "best_sharding",
     "compare",
     "hardware",
+    "layer",
     "matmul",
     "parse",
     "place",

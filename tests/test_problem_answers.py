@@ -308,6 +308,29 @@ def unreduced_chain(p, record):
     }
 
 
+def _axis_bandwidth(chip):
+    """The bandwidth a collective gets along one axis: W_ici (both ways) on a TPU, the NVLink egress on a GPU."""
+    hw = ss.hardware(chip)
+    return Fraction(2 * hw.ici_link_bandwidth) if hw.ici_link_bandwidth else Fraction(hw.nvlink_bandwidth)
+
+
+def mlp_tp_degree(p):
+    # forward: AllGather of In and ReduceScatter of Out, 2BD bytes each over M_Y·W, against 4BDF/|Y| FLOPs
+    c, w = Fraction(ss.hardware(p["chip"]).flops_bf16), _axis_bandwidth(p["chip"]) * p["my"]
+    largest = int(Fraction(p["F"]) * w / c)
+    return {"largest": largest, "comm": Fraction(4 * p["B"] * p["D"]) / w}
+
+
+def fsdp_min_batch(p):
+    c, w = Fraction(ss.hardware(p["chip"]).flops_bf16), _axis_bandwidth(p["chip"]) * p["mx"]
+    d = p["D"]
+    f = d * p["ratio"] // 2 if p["ratio"] == 7 else d * p["ratio"]
+    # backward: two weight-sized collectives of 2DF bytes each, AllReduce (2x) for DP, gather + scatter for FSDP
+    comm = Fraction(2 * 2 * 2 * d * f) / w
+    math_time = Fraction(8 * p["per_chip"] * d * f) / c
+    return {"threshold": round(c / w), "regime": "compute" if comm <= math_time else "communication", "comm": comm}
+
+
 DERIVE = {
     "device-memory": device_memory,
     "total-memory": total_memory,
@@ -328,6 +351,8 @@ DERIVE = {
     "memory-limit-sharding": memory_limit_sharding,
     "reduce-scatter-vs-gather": reduce_scatter_vs_gather,
     "unreduced-chain": unreduced_chain,
+    "mlp-tp-degree": mlp_tp_degree,
+    "fsdp-min-batch": fsdp_min_batch,
 }
 
 NEEDS_RECORD = {

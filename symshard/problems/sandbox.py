@@ -38,6 +38,8 @@ from ..notation import parse_array
 from ..placement import place
 from ..planner import plan
 from ..read import parse
+from ..schemes import fsdp_tp_split, largest_tp
+from ..schemes import layer as mlp_layer
 from ..search import best_sharding
 from ..units import format_bytes, format_flops, format_number, format_seconds, pretty, sig
 
@@ -115,6 +117,9 @@ _GLOBALS = {
     "plan": plan,
     "compare": compare,
     "best_sharding": best_sharding,
+    "mlp_layer": mlp_layer,
+    "fsdp_tp_split": fsdp_tp_split,
+    "largest_tp": largest_tp,
     "AllGather": AllGather,
     "ReduceScatter": ReduceScatter,
     "AllReduce": AllReduce,
