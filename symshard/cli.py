@@ -307,6 +307,25 @@ def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
     return text, plan_data(p)
 
 
+def _verify(args: argparse.Namespace) -> tuple[str, dict]:
+    from .matmul import matmul
+
+    mm = matmul(args.matmul)
+    if not args.mesh or not args.shape:
+        raise UsageError("verify needs numbers: --mesh and --shape", hint="e.g. --mesh X=4,Y=2 --shape I=64,J=64,K=64")
+    mesh = Mesh(args.mesh)
+    if not mesh.is_numeric:
+        raise UsageError(f"verify needs every mesh size, not '{args.mesh}'", hint="e.g. --mesh X=4,Y=2")
+    from .jax._runtime import configure_host_devices, require_jax
+
+    configure_host_devices(max(8, int(mesh.devices)))  # only takes effect before JAX is imported
+    require_jax()
+    from .jax.verify import verify
+
+    v = verify(mm, mesh, args.shape, dtype=args.dtype, hardware=args.hw, model=args.model, run=args.execute)
+    return v.text(), v.to_json()
+
+
 def _compare(args: argparse.Namespace) -> tuple[str, dict]:
     from .crossovers import compare
     from .matmul import matmul
@@ -353,6 +372,133 @@ def _best(args: argparse.Namespace) -> tuple[str, dict]:
         dtype=args.dtype, model=args.model, overlap=not args.serial,
     )  # fmt: skip
     return search_text(r), search_data(r)
+
+
+# -- layer ------------------------------------------------------------------------------------
+
+
+def _int_sizes(text: str | None, what: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    if not text:
+        return out
+    for name, value, _ in parse_sizes(text, what=what):
+        if not value.isdigit() or int(value) < 1:
+            raise UsageError(
+                f"{what} {name} must be a positive whole number, not '{value}'",
+                hint=f"write {name}=8 (leave {name} out to keep it symbolic)",
+            )
+        out[name] = int(value)
+    return out
+
+
+def _layer(args: argparse.Namespace) -> tuple[str, dict]:
+    from .schemes import ADAM_BYTES_PER_PARAM, SCHEMES, fsdp_tp_split, layer
+    from .symbols import axis as axis_symbol
+    from .symbols import dim as dim_symbol
+
+    chip = _chip(args)
+    lay = layer(args.scheme, training=not args.serve, hardware=chip)
+    mesh = _int_sizes(args.mesh, "mesh axis")
+    shape = _int_sizes(args.shape, "dim")
+    spread_values = _int_sizes(args.spread, "spread of axis")
+    used = {a for s in lay.program.steps for a in s.axes} | {
+        a for n in lay.program.held for arr in lay.program.versions(n) for a in arr.axes
+    }
+    for name in [*mesh, *spread_values]:
+        if name not in used:
+            raise UsageError(
+                f"the {lay.scheme} scheme has no mesh axis {name}",
+                hint="its axes: " + (", ".join(sorted(used)) or "none"),
+            )
+    for name in shape:
+        if name not in ("B", "D", "F"):
+            raise UsageError(f"the MLP block has no dim {name}", hint="give B (tokens), D and F")
+    values = lay.values(mesh, shape, chip, {a: spread_values.get(a, 1) for a in used})
+    if chip is None:
+        values = {k: v for k, v in values.items() if k.name.startswith(("|", "M_")) or k.name in "BDF"}
+    solve = args.solve_for or ("Y" if lay.scheme == "tp" else "B_chip")
+    x, _ = lay._symbol(solve)
+    phases = {}
+    head = f"{lay.scheme} MLP block, {'training' if lay.training else 'serving'}, {lay.program.dtype}; "
+    lines = [head + f"bandwidth-only collectives over {lay.fabric} ({pretty(lay.W)})"]
+
+    def num(expr, fmt):
+        return _equation(expr, sympy.sympify(expr).xreplace(values), fmt)
+
+    for ph in lay.phases:
+        colls = []
+        lines.append(f"{ph}:")
+        for st in lay.program.select(ph):
+            if st.is_matmul:
+                lines.append(f"  {st.op}   FLOPs {num(st.flops, format_number)}")
+                continue
+            if not st.is_collective:
+                continue
+            over = [m.index for m in lay.program.overlaps(st)]
+            lines.append(
+                f"  {st.op}   V {num(st.bytes, format_bytes)}, T {num(st.time, format_seconds)}"
+                + (f", overlaps steps {', '.join(map(str, over))}" if over else ", overlaps no matmul")
+            )
+            colls.append({"step": st.index, "collective": str(st.op), "bytes": json_value(st.bytes.xreplace(values)),
+                          "bytes_formula": pretty(st.bytes), "time_s": json_value(st.time.xreplace(values)),
+                          "time_formula": pretty(st.time), "overlaps": over})  # fmt: skip
+        m, c = lay.math_time(ph), lay.comm_time(ph)
+        mv, cv = sympy.sympify(m).xreplace(values), sympy.sympify(c).xreplace(values)
+        bound = None
+        if mv.is_number and cv.is_number:
+            bound = "compute" if cv <= mv else "communication"
+        lines.append(f"  T_math   {num(m, format_seconds)}")
+        lines.append(f"  T_comms  {num(c, format_seconds)}" + (f"  -> {bound}-bound" if bound else ""))
+        phases[ph] = {
+            "flops_per_device": json_value(lay.flops(ph).xreplace(values)),
+            "flops_formula": pretty(lay.flops(ph)),
+            "math_time_s": json_value(mv),
+            "comm_time_s": json_value(cv),
+            "comm_bytes": json_value(lay.comm_bytes(ph).xreplace(values)),
+            "math_formula": pretty(m),
+            "comm_formula": pretty(c),
+            "bound": bound,
+            "collectives": colls,
+        }
+    mem = lay.memory
+    kinds = ("weights", "gradients", "optimizer", "activations", "transient", "peak")
+    lines.append(f"memory per device (Adam: {ADAM_BYTES_PER_PARAM} B per parameter, fp32 master + m + v):")
+    for k in kinds:
+        lines.append(f"  {k.ljust(11)} {num(getattr(mem, k), format_bytes)}")
+    cond = lay.condition(solve)
+    hidden = {x, dim_symbol("B")} if x.name in ("B_chip", "B_pod") else {x}
+    numeric = cond.subs({k: v for k, v in values.items() if k not in hidden}, x) if values else None
+    lines.append(f"compute-bound when: {cond.text()}")
+    if numeric is not None and numeric.text() != cond.text():
+        lines.append(f"  with these numbers: {numeric.text()}")
+    data: dict = {
+        "scheme": lay.scheme,
+        "training": lay.training,
+        "fabric": lay.fabric,
+        "phases": phases,
+        "memory_bytes": {k: json_value(sympy.sympify(getattr(mem, k)).xreplace(values)) for k in kinds},
+        "memory_formulas": {k: pretty(getattr(mem, k)) for k in kinds},
+        "optimizer_bytes_per_param": ADAM_BYTES_PER_PARAM,
+        "total_flops": pretty(lay.total_flops()),
+        "solve_for": str(x),
+        "condition": {"text": cond.text(), "latex": cond.latex(), "numeric": numeric.text() if numeric else None},
+        "schemes": list(SCHEMES),
+    }
+    if lay.scheme == "fsdp+tp":
+        split = fsdp_tp_split(hardware=chip)
+        best = split.x.xreplace({k: v for k, v in values.items() if k not in (axis_symbol("X"), axis_symbol("Y"))})
+        lines.append(f"best split (forward T_comms): |X| = {pretty(split.x)}, |Y| = N/|X|")
+        lines.append(f"communication-bound below B/N = {pretty(split.min_batch_per_chip)}")
+        data["split"] = {"x_formula": pretty(split.x), "min_batch_per_chip_formula": pretty(split.min_batch_per_chip),
+                         "x": json_value(best) if best.free_symbols - {sympy.Symbol("N", positive=True, integer=True)}
+                         == set() and "X" in mesh and "Y" in mesh else None}  # fmt: skip
+        if "X" in mesh and "Y" in mesh and chip is not None:
+            n = mesh["X"] * mesh["Y"]
+            pick = split.best_integer(n, {**values, sympy.Symbol("N", positive=True, integer=True): n})
+            if pick is not None:
+                lines.append(f"  for N = {n}: best divisor split |X| = {pick[0]}, |Y| = {pick[1]}")
+                data["split"]["best_integer"] = {"X": pick[0], "Y": pick[1], "comm_time_s": json_value(pick[2])}
+    return "\n".join(lines), data
 
 
 # -- problems ------------------------------------------------------------------------------------
@@ -578,6 +724,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--top", type=int, default=10, help="strategies to print (0: all); --json has them all")
     p.set_defaults(run=_matmul)
 
+    p = sub.add_parser("verify", help="run a matmul's strategies in JAX and compare with XLA's plan (jax extra)")
+    p.add_argument("matmul", help="e.g. 'A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]'")
+    p.add_argument("--mesh", metavar="X=4,Y=2", help="mesh axes and sizes (JAX needs that many devices)")
+    p.add_argument("--shape", metavar="I=64,J=64,K=64", help="every dim's size")
+    p.add_argument("--dtype", default="fp32", help="fp32 (default) or bf16 (on CPU XLA runs bf16 dots in f32)")
+    p.add_argument("--hw", metavar="CHIP", default="tpu-v5e", help="chip whose constants rank the strategies")
+    p.add_argument("--model", default="book", help="collective cost model: book (default) or ring")
+    p.add_argument(
+        "--run", dest="execute", default="all", choices=["all", "best", "none"], help="strategies to run in shard_map"
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=_verify)
+
     p = sub.add_parser("compare", help="when each strategy is communication-bound, and which wins when")
     p.add_argument("matmul", help="e.g. 'X[B, D] · Y[D_X, F] -> Z[B, F]'")
     p.add_argument("--solve-for", required=True, metavar="SYMBOL", help="a dim (B), an axis (X) or a constant")
@@ -598,6 +757,14 @@ def _parser() -> argparse.ArgumentParser:
         "--fixed", action="append", metavar="ARRAY", help="an operand whose sharding is given, e.g. 'x[B_X, D]'"
     )
     p.set_defaults(run=_best)
+
+    p = sub.add_parser("layer", help="an MLP block under a parallelism scheme: costs, memory, compute-bound condition")
+    p.add_argument("--scheme", required=True, metavar="SCHEME", help="dp, fsdp, tp or fsdp+tp")
+    _add_sizes(p)
+    p.add_argument("--spread", metavar="X=2,Y=1", help="physical axes each logical axis spans (default 1; M_X)")
+    p.add_argument("--solve-for", metavar="SYMBOL", help="B_chip (default; tp: Y), B, D, F, X, Y, M_X, ...")
+    p.add_argument("--serve", action="store_true", help="the forward pass only (default: training)")
+    p.set_defaults(run=_layer)
 
     p = sub.add_parser("problems", help="worked problems: list, show, check, generate, schema")
     psub = p.add_subparsers(dest="problems_command", metavar="ACTION", parser_class=_ArgumentParser, required=True)

@@ -398,10 +398,10 @@ def _merge_bounds(relations: Sequence[sympy.Basic], x: sympy.Symbol | None) -> t
     for r in relations:
         if r == _FALSE:
             return None
-    relations = [r for r in relations if r != _TRUE]
-    relations = _apply_equalities(relations)
-    if relations is None:
+    checked = _apply_equalities([r for r in relations if r != _TRUE])
+    if checked is None:
         return None
+    relations = checked
     bounds = {i: _bound_of(r) for i, r in enumerate(relations)}
     drop: set[int] = set()
     for i, j in itertools.combinations(range(len(relations)), 2):

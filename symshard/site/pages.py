@@ -198,6 +198,7 @@ class Page:
             "seconds": format_seconds,
             "bytes": format_bytes,
             "num": format_number,
+            "load_json": load_json,
         }
 
     def render(self, text: str) -> str:
@@ -227,6 +228,19 @@ class Page:
             line = _template_line(err)
             where = f"page {self.path}" + (f", line {line}" if line else "")
             raise TemplateError(f"{where}: {type(err).__name__}: {err}", hint="fix the call on that page") from None
+
+
+def load_json(rel_path: str) -> object:
+    """A JSON data file of the site's sources (e.g. ``data/jax-agreement.json``, written by a script
+    that needs extras the site build does not), read at build time."""
+    import json
+
+    from .build import sources
+
+    path = sources() / rel_path
+    if not path.is_file():
+        raise TemplateError(f"the site has no data file {rel_path}", hint=f"look under {sources()}")
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _template_line(err: BaseException) -> int | None:

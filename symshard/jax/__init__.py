@@ -1,0 +1,46 @@
+"""Checking symshard against JAX and XLA (the ``jax`` extra: ``pip install 'symshard[jax]'``).
+
+- :mod:`~symshard.jax.interop`: the notation as ``PartitionSpec`` / ``NamedSharding``, meshes both ways;
+- :mod:`~symshard.jax.execute`: a strategy's steps run under ``shard_map``, checked against the product;
+- :mod:`~symshard.jax.hlo`: the collectives in XLA's compiled HLO;
+- :mod:`~symshard.jax.verify`: the report for one matmul; :mod:`~symshard.jax.sweep`: every sharding.
+
+Importing this package does not import JAX; its functions load it when called.
+On a CPU, JAX needs ``XLA_FLAGS=--xla_force_host_platform_device_count=8`` (set before
+JAX is imported) to simulate 8 devices; :func:`configure_host_devices` sets it.
+
+Examples:
+    >>> import symshard.jax as sj
+    >>> v = sj.verify("A[I, J_X] · B[J_X, K] -> C[I, K_X]", "X=4,Y=2", "I=64,J=64,K=64")  # doctest: +SKIP
+    >>> v.match, v.rank, v.matched  # doctest: +SKIP
+    (True, 1, 'matmul → ReduceScatter_{X,K}(C)')
+"""
+
+from __future__ import annotations
+
+# None of these modules imports JAX at import time; each function loads it when called.
+# (The names are bound here, not lazily: three of them share their name with their module.)
+from ._runtime import configure_host_devices
+from .execute import Execution, execute
+from .hlo import collectives
+from .interop import array_from_sharding, array_from_spec, jax_mesh, mesh_from_jax, named_sharding, partition_spec
+from .sweep import Sweep, sweep
+from .verify import Verification, verify, xla_plan
+
+__all__ = [
+    "Execution",
+    "Sweep",
+    "Verification",
+    "array_from_sharding",
+    "array_from_spec",
+    "collectives",
+    "configure_host_devices",
+    "execute",
+    "jax_mesh",
+    "mesh_from_jax",
+    "named_sharding",
+    "partition_spec",
+    "sweep",
+    "verify",
+    "xla_plan",
+]

@@ -1,0 +1,421 @@
+"""Does symshard's plan match what XLA does? One matmul, checked three ways.
+
+:func:`verify` plans a matmul with symshard, then:
+
+1. runs every strategy (or the best) under ``shard_map`` and compares the result with
+   the unsharded product and every device's blocks with symshard's local shapes
+   (:mod:`symshard.jax.execute`);
+2. jits the same product with the same input and output shardings on a mesh whose
+   axes are ``AxisType.Auto``, so that XLA's SPMD partitioner picks the collectives,
+   and reads them from ``compiled.as_text()`` (:mod:`symshard.jax.hlo`), with the
+   per-device FLOPs of ``compiled.cost_analysis()``;
+3. looks for a symshard strategy with exactly XLA's collectives (kind, mesh axes,
+   elements each device contributes) and says where it ranks under symshard's cost
+   model, or why none matches.
+
+Backend lowering is accounted for explicitly and recorded in ``lowering``: on CPU a
+reduce-scatter is an all-reduce plus a ``dynamic-slice`` (read back as the
+reduce-scatter it was), and a bf16 dot and its reductions run in f32, so the HLO's
+collectives move twice the bytes of the bf16 plan; the match compares elements,
+which are exact, and both byte counts are reported.
+
+The result is a frozen :class:`Verification` with ``text()`` and ``to_json()`` forms.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..dtypes import dtype_bytes
+from ..hardware import Hardware
+from ..matmul import Matmul, matmul
+from ..mesh import Mesh
+from ..placement import ShapeLike
+from ..planner import Plan, Strategy, plan
+from ._runtime import require_jax
+from .execute import Execution, execute, jax_dtype
+from .hlo import HloCollective, collectives, dot_flops, group_axes
+from .interop import jax_mesh, partition_spec
+
+__all__ = ["Signature", "Verification", "XlaCollective", "XlaPlan", "signature", "verify", "xla_plan"]
+
+Signature = tuple[tuple[str, tuple[str, ...], int], ...]
+"""A plan's communication, order-free: sorted (kind, mesh axes, elements per device) triples."""
+
+
+@dataclass(frozen=True, slots=True)
+class XlaCollective:
+    """One collective XLA inserted, in symshard's terms."""
+
+    kind: str
+    axes: tuple[str, ...] | None  # None: the device groups are not whole mesh axes
+    elements: int
+    hlo_dtype: str
+    hlo_bytes: int
+    dim: int | None
+    lowered: str = ""
+
+    def describe(self) -> str:
+        axes = ",".join(self.axes) if self.axes is not None else "?"
+        note = f", {self.lowered}" if self.lowered else ""
+        return f"{self.kind}_{axes} ({self.elements} elements, {self.hlo_bytes} B as {self.hlo_dtype}{note})"
+
+
+@dataclass(frozen=True, slots=True)
+class XlaPlan:
+    """What XLA compiled for one sharded matmul."""
+
+    collectives: tuple[XlaCollective, ...]
+    flops: int  # compiled.cost_analysis()["flops"], per device
+    dot_flops: int  # the dots alone, from the HLO
+    compile_seconds: float
+    hlo: str = field(repr=False, compare=False)
+
+    @property
+    def signature(self) -> Signature:
+        return tuple(sorted((c.kind, tuple(sorted(c.axes or ("?",))), c.elements) for c in self.collectives))
+
+
+def signature(strategy: Strategy, plan_: Plan) -> Signature:
+    """The (kind, axes, elements per device) of each communication step of ``strategy``."""
+    sizes = {k: int(v) for k, v in plan_.sizes}
+    out = []
+    for st in strategy.collectives:
+        expr = st.op
+        elements = 1
+        for d in expr.operand.dims:  # type: ignore[union-attr]
+            n = sizes[d.name]
+            for a in d.axes:
+                n //= int(plan_.mesh.size(a))
+            elements *= n
+        out.append((expr.op.kind, tuple(sorted(expr.op.axes)), elements))  # type: ignore[union-attr]
+    return tuple(sorted(out))
+
+
+def _einsum(mm: Matmul) -> str:
+    letters: dict[str, str] = {}
+    for d in (*mm.lhs.dim_names, *mm.rhs.dim_names):
+        letters.setdefault(d, "abcdefghijklmnopqrstuvwxyz"[len(letters)])
+    return (
+        "".join(letters[d] for d in mm.lhs.dim_names)
+        + ","
+        + "".join(letters[d] for d in mm.rhs.dim_names)
+        + "->"
+        + "".join(letters[d] for d in mm.out_dims)
+    )
+
+
+def xla_plan(p: Plan) -> XlaPlan:
+    """Compile ``p``'s matmul with its shardings and let XLA choose the collectives."""
+    jax = require_jax()
+    mm = p.matmul
+    out = p.strategies[0].output
+    mesh = Mesh({a.name: a.size for a in p.mesh.axes})
+    jm = jax_mesh(mesh, axis_types="auto")
+    sizes = {k: int(v) for k, v in p.sizes}
+    dtype = jax_dtype(p.dtype)
+    S = jax.sharding.NamedSharding
+    spec = _einsum(mm)
+    fn = jax.jit(
+        lambda a, b: jax.numpy.einsum(spec, a, b),
+        in_shardings=(S(jm, partition_spec(mm.lhs)), S(jm, partition_spec(mm.rhs))),
+        out_shardings=S(jm, partition_spec(out)),
+    )
+    args = [jax.ShapeDtypeStruct(tuple(sizes[d] for d in arr.dim_names), dtype) for arr in (mm.lhs, mm.rhs)]
+    start = time.perf_counter()
+    compiled = fn.lower(*args).compile()
+    seconds = time.perf_counter() - start
+    text = compiled.as_text()
+    cost = compiled.cost_analysis()
+    cost = cost[0] if isinstance(cost, list) else cost
+    devices = int(mesh.devices)
+    shape = [(a.name, int(a.size)) for a in mesh.axes]
+    found = []
+    for c in collectives(text, devices):
+        found.append(_translate(c, shape, p.dtype))
+    return XlaPlan(tuple(found), int(cost.get("flops", 0)), dot_flops(text), seconds, text)
+
+
+def _translate(c: HloCollective, shape: list[tuple[str, int]], dtype: str) -> XlaCollective:
+    if c.kind == "CollectivePermute":
+        sizes = [s for _, s in shape]
+
+        def coords(dev: int) -> list[int]:
+            out = []
+            for size in reversed(sizes):
+                out.append(dev % size)
+                dev //= size
+            return out[::-1]
+
+        changed = {i for a, b in c.groups for i, (x, y) in enumerate(zip(coords(a), coords(b), strict=True)) if x != y}
+        axes = tuple(shape[i][0] for i in sorted(changed))
+        return XlaCollective(c.kind, axes, c.operand_elements, c.dtype, c.operand_bytes, None)
+    return XlaCollective(
+        c.kind, group_axes(c.groups, shape), c.operand_elements, c.dtype, c.operand_bytes, c.dim, c.lowered
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    """symshard's plan for one matmul next to JAX's execution and XLA's own plan."""
+
+    matmul: str
+    mesh: str
+    shape: str
+    dtype: str
+    hardware: str | None
+    strategies: int
+    best: str
+    xla: tuple[str, ...]
+    xla_flops: int
+    xla_dot_flops: int
+    xla_repeats_work: bool
+    match: bool
+    matched: str | None
+    rank: int | None
+    flops_agree: bool | None
+    reason: str
+    lowering: tuple[str, ...]
+    executions: tuple[Execution, ...]
+    symshard_seconds: float
+    xla_compile_seconds: float
+
+    @property
+    def executed_ok(self) -> bool:
+        """Every strategy that ran gave the unsharded product with symshard's block shapes."""
+        return all(e.correct and e.shapes_ok for e in self.executions)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "matmul": self.matmul,
+            "mesh": self.mesh,
+            "shape": self.shape,
+            "dtype": self.dtype,
+            "hardware": self.hardware,
+            "strategies": self.strategies,
+            "best": self.best,
+            "xla_collectives": list(self.xla),
+            "xla_flops_per_device": self.xla_flops,
+            "xla_dot_flops_per_device": self.xla_dot_flops,
+            "xla_repeats_work": self.xla_repeats_work,
+            "match": self.match,
+            "matched_strategy": self.matched,
+            "rank": self.rank,
+            "flops_agree": self.flops_agree,
+            "reason": self.reason,
+            "lowering": list(self.lowering),
+            "executed": [
+                {
+                    "strategy": e.strategy,
+                    "correct": e.correct,
+                    "exact": e.exact,
+                    "max_error": e.max_error,
+                    "shapes_ok": e.shapes_ok,
+                    "shape_problems": list(e.shape_problems),
+                }
+                for e in self.executions
+            ],
+            "executed_ok": self.executed_ok,
+            "symshard_seconds": round(self.symshard_seconds, 6),
+            "xla_compile_seconds": round(self.xla_compile_seconds, 6),
+        }
+
+    def json(self) -> str:
+        """:meth:`to_json` as text."""
+        return json.dumps(self.to_json(), indent=2, ensure_ascii=False)
+
+    def text(self) -> str:
+        """The report, for people."""
+        rows = [
+            (
+                "mesh",
+                f"{self.mesh}; shape {self.shape}; {self.dtype}" + (f"; {self.hardware}" if self.hardware else ""),
+            ),
+            ("symshard", f"{self.strategies} strategies; best: {self.best}"),
+            ("XLA", "; ".join(self.xla) or "no collectives"),
+        ]
+        if self.match:
+            rows.append(("agreement", f"yes: XLA's plan is symshard's strategy {self.rank}, {self.matched}"))
+        else:
+            rows.append(("agreement", f"no: {self.reason}"))
+        flops = f"XLA {self.xla_flops:,} per device (dots {self.xla_dot_flops:,})"
+        if self.flops_agree is not None:
+            flops += "; symshard agrees" if self.flops_agree else "; symshard DIFFERS"
+        if self.xla_repeats_work:
+            flops += "; XLA repeats work across devices"
+        rows.append(("FLOPs", flops))
+        if self.executions:
+            ok = sum(e.correct and e.shapes_ok for e in self.executions)
+            rows.append(("shard_map", f"{ok} of {len(self.executions)} strategies ran and matched the product"))
+            rows += [("  failed", f"{e.strategy}: {e.shape_problems or e.max_error}") for e in self.executions
+                     if not (e.correct and e.shapes_ok)]  # fmt: skip
+        rows.append(
+            (
+                "time",
+                f"symshard {self.symshard_seconds * 1e3:.1f} ms; XLA compile {self.xla_compile_seconds * 1e3:.1f} ms",
+            )
+        )
+        rows += [("lowering", note) for note in self.lowering]
+        width = max(len(k) for k, _ in rows)
+        return self.matmul + "\n" + "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
+
+
+def _describe(sig: Signature) -> str:
+    return (
+        " + ".join(f"{k}_{''.join(a) if all(len(x) == 1 for x in a) else ','.join(a)}[{n}]" for k, a, n in sig)
+        or "nothing"
+    )
+
+
+def compare(p: Plan, x: XlaPlan) -> tuple[Strategy | None, int | None, str]:
+    """The best-ranked strategy whose communication is exactly XLA's and whose devices do as many FLOPs
+    as XLA's dots, its rank, and the reason when there is none."""
+    target = x.signature
+    hits = [(i, s) for i, s in enumerate(p.strategies) if signature(s, p) == target]
+    same_flops = [(i, s) for i, s in hits if int(s.raw_flops) == x.dot_flops]
+    if same_flops:
+        i, s = same_flops[0]
+        return s, i + 1, ""
+    reasons = []
+    if hits:
+        i, s = hits[0]
+        reasons.append(
+            f"XLA runs the collectives of strategy {i + 1} ({s.name}), but each device's dots do "
+            f"{x.dot_flops:,} FLOPs where that strategy does {int(s.raw_flops):,}: XLA slices (or gathers) at "
+            "another point of the plan, which no symshard strategy does with these collectives"
+        )
+    if any(c.kind == "CollectivePermute" for c in x.collectives):
+        reasons.append(
+            "XLA moves whole blocks between devices with a collective-permute (a sharding moved to another axis "
+            "of the same size, e.g. K_Y to K_X, or axes reordered, e.g. I_XY to I_YX); symshard's planner reshards "
+            "with gathers, slices and all-to-alls only"
+        )
+    steps = {t for s in p.strategies for t in signature(s, p)}
+    wider = [
+        c
+        for c in x.collectives
+        if c.kind in ("AllGather", "AllToAll")
+        and c.axes is not None
+        and len(c.axes) > 1
+        and (c.kind, tuple(sorted(c.axes)), c.elements) not in steps
+    ]
+    if wider:
+        c = wider[0]
+        reasons.append(
+            f"XLA runs {c.kind} over {','.join(c.axes or ())} on {c.elements} elements per device, which no "
+            "symshard strategy does: it first slices along an axis the array is replicated over, then moves the "
+            "data over more axes at once; symshard's planner only gathers or moves the axes that shard the array"
+        )
+    if any(c.axes is None for c in x.collectives if c.kind != "CollectivePermute"):
+        reasons.append("XLA's device groups are not whole mesh axes")
+    xla_counts = Counter(target)
+
+    def distance(s: Strategy) -> int:
+        mine = Counter(signature(s, p))
+        return sum(((mine - xla_counts) + (xla_counts - mine)).values())
+
+    closest_i, closest = min(enumerate(p.strategies), key=lambda t: (distance(t[1]), t[0]))
+    reasons.append(
+        f"XLA runs {_describe(target)}; the closest symshard strategy ({closest_i + 1}, {closest.name}) runs "
+        f"{_describe(signature(closest, p))}"
+    )
+    return None, None, "; ".join(reasons)
+
+
+def verify(
+    mm: Matmul | str,
+    mesh: Mesh | Mapping[str, object] | str,
+    shape: ShapeLike,
+    *,
+    dtype: str = "fp32",
+    hardware: Hardware | str | None = "tpu-v5e",
+    model: str = "book",
+    run: str = "all",
+    fused: bool = True,
+    memo: dict | None = None,
+) -> Verification:
+    """Check symshard's plan for ``mm`` against JAX (execution) and XLA (its own plan).
+
+    Args:
+        mm: the matmul with its output sharding, e.g. ``'A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]'``.
+        mesh: the mesh, with sizes; JAX needs that many devices.
+        shape: every dim's size.
+        dtype: ``fp32`` or ``bf16`` (on CPU, XLA runs bf16 dots in f32: see ``lowering``).
+        hardware: the chip whose constants rank symshard's strategies.
+        model: symshard's collective cost model.
+        run: which strategies to run under ``shard_map``: ``'all'``, ``'best'`` or ``'none'``.
+        fused: one program per strategy (True) or cached programs per leg (False).
+        memo: shared between calls on the same mesh, shape and dtype (a sweep): placed operands
+            and operand legs already run (see :func:`symshard.jax.execute.execute`).
+
+    Raises:
+        PlanError, ShardingError, ...: as :func:`symshard.plan`; MeshError: too few devices.
+    """
+    m_ = matmul(mm) if isinstance(mm, str) else mm
+    start = time.perf_counter()
+    p = plan.__wrapped__(m_, mesh, shape, dtype=dtype, hardware=hardware, model=model)  # type: ignore[attr-defined]
+    seconds = time.perf_counter() - start
+    x = xla_plan(p)
+    strategy, rank, reason = compare(p, x)
+    sizes = {k: int(v) for k, v in p.sizes}
+    total = 2
+    for d in m_.dims:
+        total *= sizes[d]
+    devices = int(p.mesh.devices)
+    repeats = x.dot_flops * devices > total
+    # FLOPs: against the matched strategy; without one, where XLA repeats no work, against the
+    # product's FLOPs split over every device (what symshard counts for a fully split product)
+    flops_agree: bool | None = None
+    if strategy is not None:
+        flops_agree = int(strategy.raw_flops) == x.dot_flops
+    elif not repeats:
+        flops_agree = any(int(s.raw_flops) == x.dot_flops for s in p.strategies)
+    lowering = []
+    if any(c.lowered for c in x.collectives):
+        lowering.append("a reduce-scatter is lowered on CPU as all-reduce + dynamic-slice; read back as reduce-scatter")
+    hlo_types = {c.hlo_dtype for c in x.collectives}
+    if p.dtype == "bf16" and "f32" in hlo_types:
+        lowering.append(
+            "bf16 on CPU: XLA runs the dot and its reductions in f32, so the HLO's collectives move 4-byte "
+            f"elements where the bf16 plan moves {dtype_bytes('bf16')}; elements are compared, not bytes"
+        )
+    elementwise = x.flops - x.dot_flops
+    if elementwise:
+        lowering.append(
+            f"cost_analysis counts {elementwise:,} FLOPs besides the dots (the adds of its reductions, converts, "
+            "index arithmetic); FLOPs are compared on the dots"
+        )
+    chosen = {"all": list(p.strategies), "best": p.strategies[:1], "none": []}.get(run)
+    if chosen is None:
+        from ..errors import UsageError
+
+        raise UsageError(f"run must be all, best or none, not {run!r}", hint="e.g. run='best'")
+    executions = tuple(execute(p, s, fused=fused, memo=memo) for s in chosen)
+    return Verification(
+        matmul=str(m_),
+        mesh=str(p.mesh),
+        shape=",".join(f"{k}={v}" for k, v in p.sizes),
+        dtype=p.dtype,
+        hardware=p.hardware.name if p.hardware else None,
+        strategies=len(p.strategies),
+        best=p.strategies[0].name,
+        xla=tuple(c.describe() for c in x.collectives),
+        xla_flops=x.flops,
+        xla_dot_flops=x.dot_flops,
+        xla_repeats_work=repeats,
+        match=strategy is not None,
+        matched=strategy.name if strategy is not None else None,
+        rank=rank,
+        flops_agree=flops_agree,
+        reason=reason,
+        lowering=tuple(lowering),
+        executions=executions,
+        symshard_seconds=seconds,
+        xla_compile_seconds=x.compile_seconds,
+    )

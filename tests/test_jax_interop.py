@@ -1,0 +1,206 @@
+"""symshard ↔ JAX: PartitionSpec, NamedSharding and meshes both ways; strategies under shard_map; HLO parsing.
+
+Needs the jax extra; marked ``jax`` (``pytest -m 'not jax'`` skips them). XLA reads the device
+count once, when JAX starts, so the flag is set here before anything imports JAX.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+
+import pytest
+
+jax = pytest.importorskip("jax")
+
+import symshard as ss  # noqa: E402
+import symshard.jax as sj  # noqa: E402
+from symshard.errors import MeshError, ShardingError  # noqa: E402
+from symshard.jax import hlo  # noqa: E402
+
+pytestmark = pytest.mark.jax
+P = jax.sharding.PartitionSpec
+
+
+@pytest.mark.parametrize(
+    ("text", "spec"),
+    [
+        ("A[I, J]", P(None, None)),  # replicated
+        ("A[I_X, J]", P("X", None)),  # one axis
+        ("A[I_XY, J]", P(("X", "Y"), None)),  # two axes on one dim, major first
+        ("A[I_YX, J_Z]", P(("Y", "X"), "Z")),  # the order is kept
+        ("A[I, J_{data,model}]", P(None, ("data", "model"))),  # long axis names
+        ("C[I, K]{U_X}", P(None, None, unreduced={"X"})),  # partial sums: JAX's unreduced set
+    ],
+)
+def test_partition_spec_round_trip(text, spec):
+    a = ss.parse(text)
+    assert sj.partition_spec(a) == spec
+    assert sj.array_from_spec(spec, a.dim_names, name=a.name) == a
+
+
+def test_short_spec_leaves_the_last_dims_unsharded():
+    assert str(sj.array_from_spec(P("X"), ("I", "J"))) == "A[I_X, J]"
+
+
+@pytest.mark.parametrize(
+    ("spec", "match"),
+    [
+        (P(P.UNCONSTRAINED, None), "UNCONSTRAINED"),
+        (P("X", None, None), "has 3 entries but the array has 2 dims"),
+        (P("X", "X"), "mesh axis X shards both I and J"),
+        (P(None, None, reduced={"X"}), "reduced"),
+    ],
+)
+def test_what_the_notation_cannot_say(spec, match):
+    with pytest.raises(ShardingError, match=match):
+        sj.array_from_spec(spec, ("I", "J"))
+
+
+def test_mesh_both_ways():
+    jm = sj.jax_mesh("X=4,Y=2")
+    assert dict(jm.shape) == {"X": 4, "Y": 2}
+    assert all(t == jax.sharding.AxisType.Auto for t in jm.axis_types)
+    assert sj.mesh_from_jax(jm) == ss.Mesh("X=4,Y=2")
+
+
+def test_mesh_errors():
+    with pytest.raises(MeshError, match="symbolic sizes"):
+        sj.jax_mesh("X,Y=2")
+    with pytest.raises(MeshError, match="xla_force_host_platform_device_count"):
+        sj.jax_mesh("X=16,Y=2")
+    import numpy as np
+
+    jm = jax.sharding.Mesh(np.array(jax.devices()[:2]), ("DP",))
+    with pytest.raises(MeshError, match="would read as the axes D, P"):
+        sj.mesh_from_jax(jm)
+
+
+def test_named_sharding_places_blocks_as_symshard_says():
+    sharding = sj.named_sharding("A[I_XY, J]", "X=4,Y=2")
+    x = jax.device_put(jax.numpy.zeros((64, 32)), sharding)
+    place = ss.place("A[I_XY, J]", "X=4,Y=2", "I=64,J=32")
+    assert {tuple(s.data.shape) for s in x.addressable_shards} == {tuple(int(n) for n in place.local_shape)}
+    assert sj.array_from_sharding(sharding, ("I", "J")) == ss.parse("A[I_XY, J]")
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]",  # Case 1
+        "A[I, J_X] · B[J, K] -> C[I, K]",  # Case 2
+        "A[I, J_XY] · B[J_XY, K] -> C[I_X, K_Y]",  # Case 3, two reduce-scatters
+        "A[I_X, J] · B[J, K_X] -> C[I_X, K]",  # Case 4
+        "A[I, J]{U_Y} · B[J, K_X] -> C[I, K_X]",  # an unreduced operand
+        "A[I, J_X] · B[J_X, K] -> C[I, K]{U_X}",  # an unreduced result
+    ],
+)
+def test_every_strategy_runs_fused(text, dtype):
+    p = ss.plan(text, "X=4,Y=2", "I=64,J=64,K=64", dtype=dtype, hardware="tpu-v5e")
+    for s in p.strategies[:6]:
+        e = sj.execute(p, s)
+        assert e.correct and e.exact and e.shapes_ok, (s.name, e)
+
+
+def test_execute_with_given_operands():
+    import numpy as np
+
+    p = ss.plan("A[I, J_X] · B[J_X, K] -> C[I, K_X]", "X=4", "I=8,J=16,K=8", dtype="fp32", hardware="tpu-v5e")
+    rng = np.random.default_rng(1)
+    e = sj.execute(p, 1, (rng.normal(size=(8, 16)), rng.normal(size=(16, 8))))
+    assert e.correct and not e.exact and e.max_error < 1e-4
+
+
+def test_unknown_dtype_is_refused():
+    p = ss.plan("A[I, J_X] · B[J_X, K] -> C[I, K]", "X=4", "I=8,J=16,K=8", dtype="int8", hardware="tpu-v5e")
+    with pytest.raises(ShardingError, match="cannot run int8"):
+        sj.execute(p)
+
+
+# -- HLO text ----------------------------------------------------------------------------------
+
+HLO = """
+HloModule m
+
+%fused_computation.1 (param_0.1: f32[64,64], param_1.2: u32[]) -> f32[64,16] {
+  %param_0.1 = f32[64,64]{1,0} parameter(0)
+  ROOT %dynamic-slice.4 = f32[64,16]{1,0} dynamic-slice(%param_0.1, %param_1.2), dynamic_slice_sizes={64,16}
+}
+
+ENTRY %main (param: f32[64,16], param.1: f32[16,64]) -> f32[64,16] {
+  %partition-id.1 = u32[] partition-id()
+  %param = f32[64,16]{1,0} parameter(0)
+  %param.1 = f32[16,64]{1,0} parameter(1)
+  %dot.1 = f32[64,64]{1,0} dot(%param, %param.1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %all-reduce = f32[64,64]{1,0} all-reduce(%dot.1), channel_id=1, replica_groups=mesh['axis_0'=1,'axis_1'=4,'axis_2'=2] {'axis_1'}, use_global_device_ids=true, to_apply=%add
+  %all-gather = f32[64,64]{1,0} all-gather(%param), channel_id=2, replica_groups=[2,4]<=[4,2]T(1,0), dimensions={1}, use_global_device_ids=true
+  %all-to-all.1 = (f32[16,1,16]{2,1,0}, f32[16,1,16]{2,1,0}, /*index=2*/f32[16,1,16]{2,1,0}, f32[16,1,16]{2,1,0}) all-to-all(%a, %b, %c, %d), channel_id=3, replica_groups={{0,2,4,6},{1,3,5,7}}
+  ROOT %fusion = f32[64,16]{1,0} fusion(%all-reduce, %partition-id.1), kind=kLoop, calls=%fused_computation.1
+}
+"""
+
+
+def test_hlo_collectives():
+    found = hlo.collectives(HLO, 8)
+    mesh = [("X", 4), ("Y", 2)]
+    rs, ag, a2a = found
+    # the CPU's all-reduce + dynamic-slice, read back as a reduce-scatter onto dim 1
+    assert (rs.kind, rs.dim, rs.operand_shape, rs.shape) == ("ReduceScatter", 1, (64, 64), (64, 16))
+    assert "dynamic-slice" in rs.lowered
+    assert hlo.group_axes(rs.groups, mesh) == ("X",)
+    assert (ag.kind, ag.operand_shape, hlo.group_axes(ag.groups, mesh)) == ("AllGather", (64, 16), ("X",))
+    assert (a2a.kind, a2a.operand_elements, hlo.group_axes(a2a.groups, mesh)) == ("AllToAll", 1024, ("X",))
+    assert hlo.dot_flops(HLO) == 2 * 64 * 64 * 16
+
+
+@pytest.mark.parametrize(
+    ("spec", "groups"),
+    [
+        ("{{0,1},{2,3}}", ((0, 1), (2, 3))),
+        ("[4,2]<=[8]", ((0, 1), (2, 3), (4, 5), (6, 7))),
+        ("[1,8]<=[4,2]T(1,0)", ((0, 2, 4, 6, 1, 3, 5, 7),)),
+        ("mesh['axis_0'=8,'axis_1'=1], device_ids=([4,2]T(1,0)) {'axis_0'}", ((0, 2, 4, 6, 1, 3, 5, 7),)),
+        ("{}", ((0, 1, 2, 3, 4, 5, 6, 7),)),
+    ],
+)
+def test_replica_group_spellings(spec, groups):
+    assert hlo.expand_groups(spec, 8) == groups
+
+
+def test_group_axes_order_and_refusal():
+    mesh = [("X", 4), ("Y", 2)]
+    assert hlo.group_axes(((0, 2, 4, 6, 1, 3, 5, 7),), mesh) == ("Y", "X")
+    assert hlo.group_axes(((0, 1), (2, 3), (4, 5), (6, 7)), mesh) == ("Y",)
+    assert hlo.group_axes(((0, 3), (1, 2), (4, 7), (5, 6)), mesh) is None
+
+
+# -- one verification, and the CLI ----------------------------------------------------------------
+
+
+def test_verify_report():
+    v = sj.verify("A[I, J_X] · B[J_X, K] -> C[I, K_X]", "X=4,Y=2", "I=64,J=64,K=64", run="best")
+    assert v.match and v.rank == 1 and v.matched == "matmul → ReduceScatter_{X,K}(C)"
+    assert v.flops_agree is True and v.executed_ok
+    assert any("all-reduce + dynamic-slice" in n for n in v.lowering)
+    assert v.to_json()["match"] is True and "agreement  yes" in v.text()
+
+
+def test_verify_bf16_notes_the_f32_lowering():
+    v = sj.verify("A[I, J_X] · B[J_X, K] -> C[I, K]", "X=4,Y=2", "I=64,J=64,K=64", dtype="bf16", run="best")
+    assert v.match and v.executed_ok
+    assert any("bf16 on CPU" in n for n in v.lowering)
+
+
+def test_cli_verify(capsys):
+    import json
+
+    from symshard.cli import main
+
+    code = main(["verify", "A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]", "--mesh", "X=4,Y=2",
+                 "--shape", "I=64,J=64,K=64", "--run", "best", "--json"])  # fmt: skip
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["match"] and data["rank"] == 1 and data["xla_collectives"] == []
+    assert main(["verify", "A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]", "--mesh", "X=4,Y=2"]) == 2
+    assert "verify needs numbers" in capsys.readouterr().err
