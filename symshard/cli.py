@@ -522,14 +522,24 @@ def _problems_show(args: argparse.Namespace) -> tuple[str, dict]:
     from .problems.engine import show_value
 
     p = variant(family(args.family, args.families or ()), args.seed, args.lang)
-    lines = [f"# {p.family.title}  ({p.id}, {p.family.difficulty})", "", p.statement.strip(), ""]
+    from .i18n import ui
+
+    lang = p.language
+    colon = "：" if lang == "zh" else ": "  # a full-width colon carries its own space
+    lines = [f"# {p.title}  ({p.id}, {p.family.difficulty})", "", p.statement.strip(), ""]
     for i, h in enumerate(p.hints, 1):
-        lines += [f"Hint {i}: {h.strip()}", ""]
-    lines += ["Solution:", "", p.solution.strip(), "", "Answers:"]
+        lines += [f"{ui('hint', lang, k=i)}{colon}{h.strip()}", ""]
+    lines += [
+        f"{ui('solution', lang)}{colon.strip()}",
+        "",
+        p.solution.strip(),
+        "",
+        f"{ui('answers', lang)}{colon.strip()}",
+    ]
     for a in p.answers:
-        lines.append(f"  {a.label}: {a.show}" + (f"  (±{sig(a.rel_tol * 100, 3)}%)" if a.rel_tol else ""))
+        lines.append(f"  {a.label}{colon}{a.show}" + (f"  (±{sig(a.rel_tol * 100, 3)}%)" if a.rel_tol else ""))
         for m in a.mistakes:
-            lines.append(f"    mistake {show_value(m.value, a.unit)}: {m.feedback}")
+            lines.append(f"    {ui('mistake', lang)} {show_value(m.value, a.unit)}{colon}{m.feedback}")
     return "\n".join(lines), p.to_dict()
 
 

@@ -344,7 +344,7 @@ def test_cli_list_show_generate(tmp_path, capsys):
         (["problems", "check", "allgather-time", "time=5 MiB"], "has the unit 'MiB', which does not measure s"),
         (["problems", "check", "allgather-time", "tme=5 ms"], "has no answer 'tme'; hint: did you mean 'time'?"),
         (["problems", "check", "unreduced-chain", "12"], "'12' does not say which answer it is"),
-        (["problems", "show", "allgather-time", "--lang", "zh"], "has no text in language 'zh'"),
+        (["problems", "show", "allgather-time", "--lang", "fr"], "has no text in language 'fr'"),
         (["problems", "generate", "--seed", "1", "--count", "2", "--lang", "../x", "--out", "/tmp/x"], "no text in"),
     ],
 )

@@ -167,6 +167,16 @@ class Problem:
     def id(self) -> str:
         return f"{self.family.name}-{self.seed}"
 
+    @property
+    def title(self) -> str:
+        """The family's title in the problem's language."""
+        return self.family.title_in(self.language)
+
+    @property
+    def objective(self) -> str:
+        """The family's objective in the problem's language."""
+        return self.family.objective_in(self.language)
+
     def answer(self, name: str) -> Answer:
         """The answer record called ``name``.
 
@@ -190,10 +200,10 @@ class Problem:
             "family": self.family.name,
             "seed": self.seed,
             "language": self.language,
-            "title": self.family.title,
+            "title": self.title,
             "difficulty": self.family.difficulty,
             "tags": list(self.family.tags),
-            "objective": self.family.objective,
+            "objective": self.objective,
             "params": {k: json_value(v) if not isinstance(v, str) else v for k, v in self.params},
             "statement": self.statement,
             "hints": list(self.hints),
@@ -400,7 +410,7 @@ def _attempt(fam: Family, seed: int, attempt: int, language: str) -> Problem:
         ctx[name] = scope[name] = _evaluate(fam, f"let.{name}", source, scope)
         run_checks()
     run_checks()
-    answers = tuple(_answer(fam, spec, ctx, scope) for spec in fam.answers)
+    answers = tuple(_answer(fam, spec, ctx, scope, language) for spec in fam.answers)
     path = tuple((k, str(_evaluate(fam, f"identity.{k}", s, scope))) for k, s in fam.identity)
     ctx["answers"] = {a.name: a for a in answers}
     ctx["family"] = fam
@@ -411,7 +421,7 @@ def _attempt(fam: Family, seed: int, attempt: int, language: str) -> Problem:
     return Problem(fam, seed, params, statement, hints, solution, answers, path, language, attempt, figures)
 
 
-def _answer(fam: Family, spec: AnswerSpec, ctx: Mapping[str, object], scope: dict) -> Answer:
+def _answer(fam: Family, spec: AnswerSpec, ctx: Mapping[str, object], scope: dict, language: str = "en") -> Answer:
     where = f"answers.{spec.name}"
     value = _evaluate(fam, where, spec.value, scope)
     if spec.unit != "text" and _as_float(value) is None:
@@ -426,11 +436,13 @@ def _answer(fam: Family, spec: AnswerSpec, ctx: Mapping[str, object], scope: dic
         k = _key(wrong)
         if k == right or _within(wrong, value, spec.rel_tol):
             continue  # here the mistake lands within the answer's tolerance: a grader could not tell
-        feedback = _render_string(fam, f"{where}.mistakes[{i}].feedback", m.feedback, {**ctx, "wrong": wrong})
+        source = fam.feedback_in(spec, i, language)
+        feedback = _render_string(fam, f"{where}.mistakes[{i}].feedback", source, {**ctx, "wrong": wrong})
         if k in mistakes:  # two mistakes, one wrong value: say both
-            feedback = mistakes[k].feedback + " Or: " + feedback
+            feedback = mistakes[k].feedback + (" 或者：" if language == "zh" else " Or: ") + feedback
         mistakes[k] = Mistake(mistakes[k].value if k in mistakes else wrong, feedback.strip())
-    label = _render_string(fam, f"{where}.label", spec.label, ctx) if "{" in spec.label else spec.label
+    label = fam.label_in(spec, language)
+    label = _render_string(fam, f"{where}.label", label, ctx) if "{" in label else label
     return Answer(spec.name, label, value, spec.unit, spec.rel_tol, tuple(mistakes.values()))
 
 

@@ -28,6 +28,9 @@ about and how to make variants of it::
     value = "2 * cost.time"
     feedback = "That is an AllReduce's time: an AllGather moves the array once."
 
+Every text field may have a sibling in another language, ``title_zh``,
+``objective_zh``, ``label_zh``, ``feedback_zh``, used with ``problem.zh.md.j2``.
+
 ``problem.md.j2`` holds the wording, in Jinja blocks ``statement``,
 ``hint1``..``hint3`` and ``solution``; every number in it comes from the values
 above. No Python is needed to add a family.
@@ -83,12 +86,36 @@ class ParamSpec:
         return values[rng.randrange(len(values))]
 
 
+def _localized(family: str, where: str, english: str, translations: tuple[tuple[str, str], ...], language: str) -> str:
+    """The text in ``language``: the English field, or its ``_LANG`` sibling from family.toml."""
+    if language == "en":
+        return english
+    for lang, text in translations:
+        if lang == language:
+            return text
+    raise TemplateError(
+        f"family '{family}', family.toml: {where} has no text in '{language}'",
+        hint=f"add {where.rsplit('.', 1)[-1]}_{language} = \"...\" next to it",
+    )
+
+
+def _translations(table: dict, key: str) -> tuple[tuple[str, str], ...]:
+    """The ``key_LANG`` siblings of ``key`` in a TOML table, sorted by language."""
+    found = []
+    for k, v in table.items():
+        m = re.fullmatch(re.escape(key) + r"_([a-z]{2,3})", k)
+        if m:
+            found.append((m.group(1), str(v)))
+    return tuple(sorted(found))
+
+
 @dataclass(frozen=True, slots=True)
 class MistakeSpec:
     """A value a common mistake produces, and what to tell the student who gave it."""
 
     value: str
     feedback: str
+    feedback_i18n: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +128,7 @@ class AnswerSpec:
     unit: str
     rel_tol: float
     mistakes: tuple[MistakeSpec, ...] = ()
+    label_i18n: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +147,34 @@ class Family:
     answers: tuple[AnswerSpec, ...]
     identity: tuple[tuple[str, str], ...] = ()
     template: str = "problem.md.j2"
+    title_i18n: tuple[tuple[str, str], ...] = ()
+    objective_i18n: tuple[tuple[str, str], ...] = ()
+
+    def title_in(self, language: str) -> str:
+        """The title in ``language`` (``title_zh`` in family.toml for Chinese).
+
+        Raises:
+            TemplateError: the family has no title in that language.
+        """
+        return _localized(self.name, "family.title", self.title, self.title_i18n, language)
+
+    def objective_in(self, language: str) -> str:
+        """The objective in ``language``.
+
+        Raises:
+            TemplateError: the family has no objective in that language.
+        """
+        return _localized(self.name, "family.objective", self.objective, self.objective_i18n, language)
+
+    def label_in(self, answer: AnswerSpec, language: str) -> str:
+        """An answer's label in ``language``."""
+        return _localized(self.name, f"answers.{answer.name}.label", answer.label, answer.label_i18n, language)
+
+    def feedback_in(self, answer: AnswerSpec, index: int, language: str) -> str:
+        """A mistake's feedback in ``language``."""
+        m = answer.mistakes[index]
+        where = f"answers.{answer.name}.mistakes[{index}].feedback"
+        return _localized(self.name, where, m.feedback, m.feedback_i18n, language)
 
     @property
     def languages(self) -> tuple[str, ...]:
@@ -202,7 +258,11 @@ def load_family(path: Path) -> Family:
         if a["unit"] not in UNITS:
             raise _fail(name, f"{where} unit '{a['unit']}' is not one of {', '.join(UNITS)}", "pick one")
         mistakes = tuple(
-            MistakeSpec(_expr(name, f"{where}.mistakes", m.get("value", "")), str(m.get("feedback", "")))
+            MistakeSpec(
+                _expr(name, f"{where}.mistakes", m.get("value", "")),
+                str(m.get("feedback", "")),
+                _translations(m, "feedback"),
+            )
             for m in a.get("mistakes", [])
         )
         for m in mistakes:
@@ -216,6 +276,7 @@ def load_family(path: Path) -> Family:
                 unit=str(a["unit"]),
                 rel_tol=float(a.get("rel_tol", 0.01 if a["unit"] != "text" else 0.0)),
                 mistakes=mistakes,
+                label_i18n=_translations(a, "label"),
             )
         )
     if not answers:
@@ -236,6 +297,8 @@ def load_family(path: Path) -> Family:
         checks=checks,
         answers=tuple(answers),
         identity=identity,
+        title_i18n=_translations(meta, "title"),
+        objective_i18n=_translations(meta, "objective"),
     )
 
 

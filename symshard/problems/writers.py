@@ -40,6 +40,7 @@ import sympy
 
 from .. import __version__
 from ..errors import UsageError
+from ..i18n import ui
 from ..units import sig
 from .engine import Answer, Problem, show_value
 from .figures import FOLDER, moodle_files, to_html_images
@@ -71,19 +72,21 @@ def to_markdown(problems: Sequence[Problem], *, title: str = "Problem set", solu
     the worked solution and answers, folded."""
     out = [f"# {title}", ""]
     for i, p in enumerate(problems, 1):
-        out += [f"## {i}. {p.family.title} {{#{p.id}}}", "", _meta(p), "", p.statement.strip(), ""]
+        out += [f"## {i}. {p.title} {{#{p.id}}}", "", _meta(p), "", p.statement.strip(), ""]
         for k, hint in enumerate(p.hints, 1):
-            out += [f'??? tip "Hint {k}"', "", _indent(hint), ""]
+            out += [f'??? tip "{ui("hint", p.language, k=k)}"', "", _indent(hint), ""]
         if solutions:
-            out += ['??? success "Solution"', "", _indent(p.solution), ""]
+            out += [f'??? success "{ui("solution", p.language)}"', "", _indent(p.solution), ""]
             out += [_indent(_answer_lines(p)), ""]
     return "\n".join(out).rstrip() + "\n"
 
 
 def _answer_lines(p: Problem) -> str:
-    lines = ["| answer | value | tolerance |", "| --- | --- | --- |"]
+    """The answers as a table, headed in the problem's language."""
+    lang = p.language
+    lines = [f"| {ui('answer', lang)} | {ui('value', lang)} | {ui('tolerance', lang)} |", "| --- | --- | --- |"]
     for a in p.answers:
-        tol = "exact" if a.rel_tol == 0 else f"±{sig(a.rel_tol * 100, 3)}%"
+        tol = ui("exact", lang) if a.rel_tol == 0 else f"±{sig(a.rel_tol * 100, 3)}%"
         lines.append(f"| {a.label} | {a.show} | {tol} |")
     return "\n".join(lines)
 
@@ -93,13 +96,13 @@ def answer_key_markdown(problems: Sequence[Problem], *, title: str = "Answer key
     with their feedback, and the worked solution."""
     out = [f"# {title}", ""]
     for i, p in enumerate(problems, 1):
-        out += [f"## {i}. {p.family.title} {{#{p.id}-key}}", "", _meta(p), "", _answer_lines(p), ""]
+        out += [f"## {i}. {p.title} {{#{p.id}-key}}", "", _meta(p), "", _answer_lines(p), ""]
         for a in p.answers:
             for m in a.mistakes:
                 out.append(f"- {a.label} = {show_value(m.value, a.unit)}: {m.feedback}")
         if any(a.mistakes for a in p.answers):
             out.append("")
-        out += ['??? note "Worked solution"', "", _indent(p.solution), ""]
+        out += [f'??? note "{ui("worked_solution", p.language)}"', "", _indent(p.solution), ""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -163,9 +166,21 @@ def _cloze_escape(text: str) -> str:
     return re.sub(r"([#~/\"}{\\])", r"\\\1", text)
 
 
-def _prompt(a: Answer) -> str:
+def _prompt(a: Answer, language: str = "en") -> str:
     unit, _ = entry_unit(a)
+    if language == "zh":
+        return f"{a.label}" + (f"（单位：{unit}）" if unit else "")
     return f"{a.label}" + (f" (in {unit})" if unit else "")
+
+
+def _give(what: str, language: str) -> str:
+    return f"请给出{what}。" if language == "zh" else f"Give {what}."
+
+
+def _tags(p: Problem) -> str:
+    """Moodle tags: the family, its difficulty and the language of the text."""
+    tags = [p.family.name, p.family.difficulty, f"lang:{p.language}"]
+    return "    <tags>" + "".join(f"<tag><text>{escape(t)}</text></tag>" for t in tags) + "</tags>"
 
 
 def _pluginfile(name: str) -> str:
@@ -182,13 +197,13 @@ def to_moodle(problems: Sequence[Problem], *, category: str = "symshard") -> str
         general, in_general = to_html_images(_moodle_math(p.solution.strip()), figures, _pluginfile)
         files = moodle_files(in_statement, figures)
         general_files = moodle_files(in_general, figures)
-        name = escape(f"{p.id}: {p.family.title}")
+        name = escape(f"{p.id}: {p.title}")
         numeric = [a for a in p.answers if a.unit != "text"]
         if len(p.answers) == 1 and numeric:
             a = p.answers[0]
             _unit, scale = entry_unit(a)
             value = (a.number or 0.0) / scale
-            text = statement + f"\n\nGive {_prompt(a)}."
+            text = statement + "\n\n" + _give(_prompt(a, p.language), p.language)
             out += [
                 '  <question type="numerical">',
                 f"    <name><text>{name}</text></name>",
@@ -197,7 +212,7 @@ def to_moodle(problems: Sequence[Problem], *, category: str = "symshard") -> str
                 "    <defaultgrade>1</defaultgrade>",
                 (
                     f'    <answer fraction="100"><text>{_num(value)}</text><tolerance>{_tolerance(a, value)}</tolerance>'
-                    f"<feedback><text>Right: {escape(a.show)}.</text></feedback></answer>"
+                    f"<feedback><text>{ui('right', p.language)}: {escape(a.show)}.</text></feedback></answer>"
                 ),
             ]
             for m in a.mistakes:
@@ -206,10 +221,10 @@ def to_moodle(problems: Sequence[Problem], *, category: str = "symshard") -> str
                     f'    <answer fraction="0"><text>{_num(wrong)}</text><tolerance>{_tolerance(a, wrong)}</tolerance>'
                     f"<feedback>{_cdata(_moodle_math(m.feedback))}</feedback></answer>"
                 )
-            out += ["    <unitgradingtype>0</unitgradingtype>", "    <showunits>3</showunits>", "  </question>"]
+            out += ["    <unitgradingtype>0</unitgradingtype>", "    <showunits>3</showunits>", _tags(p), "  </question>"]
         elif len(p.answers) == 1:
             a = p.answers[0]
-            text = statement + f"\n\nGive {a.label}."
+            text = statement + "\n\n" + _give(a.label, p.language)
             out += [
                 '  <question type="shortanswer">',
                 f"    <name><text>{name}</text></name>",
@@ -217,38 +232,39 @@ def to_moodle(problems: Sequence[Problem], *, category: str = "symshard") -> str
                 f'    <generalfeedback format="markdown"><text>{_cdata(general)}</text>{general_files}</generalfeedback>',
                 "    <defaultgrade>1</defaultgrade>",
                 "    <usecase>1</usecase>",
-                f'    <answer fraction="100"><text>{escape(str(a.value))}</text><feedback><text>Right.</text></feedback></answer>',
+                f'    <answer fraction="100"><text>{escape(str(a.value))}</text><feedback><text>{ui("right", p.language)}.</text></feedback></answer>',
             ]
             for m in a.mistakes:
                 out.append(
                     f'    <answer fraction="0"><text>{escape(str(m.value))}</text>'
                     f"<feedback>{_cdata(_moodle_math(m.feedback))}</feedback></answer>"
                 )
-            out.append("  </question>")
+            out += [_tags(p), "  </question>"]
         else:
             parts = [statement, ""]
             for a in p.answers:
-                parts.append(f"{_prompt(a)}: {_cloze(a)}")
+                parts.append(f"{_prompt(a, p.language)}: {_cloze(a, p.language)}")
                 parts.append("")
             out += [
                 '  <question type="cloze">',
                 f"    <name><text>{name}</text></name>",
                 f'    <questiontext format="markdown"><text>{_cdata(chr(10).join(parts))}</text>{files}</questiontext>',
                 f'    <generalfeedback format="markdown"><text>{_cdata(general)}</text>{general_files}</generalfeedback>',
+                _tags(p),
                 "  </question>",
             ]
     out.append("</quiz>")
     return "\n".join(out) + "\n"
 
 
-def _cloze(a: Answer) -> str:
+def _cloze(a: Answer, language: str = "en") -> str:
     if a.unit == "text":
-        options = [f"%100%{_cloze_escape(str(a.value))}#Right"]
+        options = [f"%100%{_cloze_escape(str(a.value))}#{ui('right', language)}"]
         options += [f"%0%{_cloze_escape(str(m.value))}#{_cloze_escape(m.feedback)}" for m in a.mistakes]
         return "{1:SHORTANSWER:" + "~".join(options) + "}"
     _, scale = entry_unit(a)
     value = (a.number or 0.0) / scale
-    options = [f"%100%{_num(value)}:{_tolerance(a, value)}#Right"]
+    options = [f"%100%{_num(value)}:{_tolerance(a, value)}#{ui('right', language)}"]
     for m in a.mistakes:
         wrong = float(sympy.sympify(m.value)) / scale
         options.append(f"%0%{_num(wrong)}:{_tolerance(a, wrong)}#{_cloze_escape(m.feedback)}")

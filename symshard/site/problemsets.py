@@ -97,11 +97,11 @@ def _answers_table(p: Problem) -> str:
 def problem_page(p: Problem, number: int, s: ProblemSet) -> str:
     """One problem: statement, hints folded, worked solution and answers folded."""
     out = [
-        f"# {number}. {p.family.title}",
+        f"# {number}. {p.title}",
         "",
         (f"*{p.family.difficulty}* · {' · '.join(p.family.tags)} · variant `{p.id}` of the set [{s.title}](index.md)"),
         "",
-        f"**Objective.** {p.family.objective}",
+        f"**Objective.** {p.objective}",
         "",
         convert_markdown(p.statement.strip()),
         "",
@@ -174,7 +174,7 @@ def _overview(s: ProblemSet, problems: Sequence[Problem]) -> str:
     ]
     for i, p in enumerate(problems, 1):
         labels = "; ".join(a.label for a in p.answers)
-        out.append(f"| {i} | [{p.family.title}]({p.id}.md) | {p.family.difficulty} | {labels} |")
+        out.append(f"| {i} | [{p.title}]({p.id}.md) | {p.family.difficulty} | {labels} |")
     out += [
         "",
         "## Downloads",
