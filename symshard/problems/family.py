@@ -95,7 +95,7 @@ def _localized(family: str, where: str, english: str, translations: tuple[tuple[
             return text
     raise TemplateError(
         f"family '{family}', family.toml: {where} has no text in '{language}'",
-        hint=f"add {where.rsplit('.', 1)[-1]}_{language} = \"...\" next to it",
+        hint=f'add {where.rsplit(".", 1)[-1]}_{language} = "..." next to it',
     )
 
 

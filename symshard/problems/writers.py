@@ -221,7 +221,12 @@ def to_moodle(problems: Sequence[Problem], *, category: str = "symshard") -> str
                     f'    <answer fraction="0"><text>{_num(wrong)}</text><tolerance>{_tolerance(a, wrong)}</tolerance>'
                     f"<feedback>{_cdata(_moodle_math(m.feedback))}</feedback></answer>"
                 )
-            out += ["    <unitgradingtype>0</unitgradingtype>", "    <showunits>3</showunits>", _tags(p), "  </question>"]
+            out += [
+                "    <unitgradingtype>0</unitgradingtype>",
+                "    <showunits>3</showunits>",
+                _tags(p),
+                "  </question>",
+            ]
         elif len(p.answers) == 1:
             a = p.answers[0]
             text = statement + "\n\n" + _give(a.label, p.language)
