@@ -47,10 +47,11 @@ from .collectives import (
     AllReduce,
     AllToAll,
     CollectiveExpr,
+    CollectivePermute,
     DynamicSlice,
     ReduceScatter,
 )
-from .costmodels import MODELS, Link, check_model
+from .costmodels import MODELS, Link, check_model, permute_hops, permute_time
 from .dtypes import canonical_dtype, dtype_bytes
 from .errors import PlanError
 from .hardware import Hardware, exact_number
@@ -66,11 +67,13 @@ __all__ = [
     "CostEnv",
     "Plan",
     "PlanStep",
+    "Repermute",
     "Strategy",
     "axis_order",
     "compute_array",
     "natural_outputs",
     "plan",
+    "reshard_routes",
     "reshard_steps",
     "sort_strategies",
 ]
@@ -359,6 +362,205 @@ def reshard_steps(src: Array, dst: Array) -> tuple[CollectiveExpr, ...]:
     raise PlanError(f"cannot reshard {src} into {dst}", hint="this is a bug in symshard; please report it")
 
 
+# -- collective-permutes that reshard -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Repermute(CollectivePermute):
+    """``CollectivePermute_XY(B[J, K_Y]) -> B[J, K_X]``: a reshard done by moving blocks, not gathering.
+
+    Valid when every device's new block lies inside one block some device holds now
+    (for each dim the new shard count is a multiple of the old one) and the partial
+    sums are unchanged. Each device cuts from its block the piece one other device
+    needs and sends it there (XLA's ``collective-permute``): every device sends and
+    receives one block of the *result*, once. ``axes`` are the mesh axes whose
+    shardings change; the time is that of a permute over the slowest of their links,
+    the hops the sum of theirs.
+
+    Examples:
+        >>> str(Repermute(("X", "Y"), (Dim("J"), Dim("K", ("X",)))).apply(Array.parse("B[J, K_Y]")))
+        'B[J, K_X]'
+    """
+
+    dims: tuple[Dim, ...] = ()
+
+    @property
+    def subscript(self) -> str:
+        """The axes, then where the moved dims go: ``{XY,K_X}``."""
+        moved = ",".join(str(d) for d in self.dims if set(d.axes) & set(self.axes))
+        return "{" + format_axes(self.axes).strip("{}") + "," + moved + "}"
+
+    def latex(self) -> str:
+        moved = ",".join(d.latex() for d in self.dims if set(d.axes) & set(self.axes))
+        return rf"\text{{{self.kind}}}_{{{format_axes(self.axes).strip('{}')},{moved}}}"
+
+    def apply(self, array: Array) -> Array:
+        if tuple(d.name for d in self.dims) != array.dim_names:
+            raise self._fail(array, "the new sharding names other dims", "permute keeps the dims")
+        out = array.with_dims(self.dims)
+        if out == array:
+            raise self._fail(array, "the sharding does not change", "a permute here would move nothing")
+        return out
+
+    def volume(self, bytes_in, bytes_out, group):
+        return bytes_out
+
+    def bandwidth_time(self, links, volume, model):
+        times = [permute_time(link, volume, model) for link in links]
+        return _max(times) if len(times) > 1 else times[0]
+
+    def hops(self, links, model):
+        total = 0
+        for link in links:
+            total = total + permute_hops(link, model)
+        return total
+
+
+def _divides(small: tuple[str, ...], big: tuple[str, ...], sizes: Mapping[str, Value] | None) -> bool:
+    """Whether the shard count over ``small`` divides that over ``big``: known when ``small``'s axes are
+    among ``big``'s or the sizes are numbers, assumed when they are symbols (the plan says so)."""
+    if set(small) <= set(big):
+        return True
+    if not big:  # one block cannot come from a part of one
+        return False
+    if sizes is None:  # symbolic sizes: assumed to divide (as dims are), unless big's axes are fewer of small's
+        return not set(big) < set(small)
+    n_small = n_big = 1
+    for a in small:
+        n_small *= sizes[a]
+    for a in big:
+        n_big *= sizes[a]
+    return n_big % n_small == 0
+
+
+def _permute(src: Array, dst: Array, sizes: Mapping[str, Value] | None) -> CollectiveExpr | None:
+    """One collective-permute from ``src`` to ``dst``, when one can do it (see :class:`Repermute`)."""
+    if src == dst or src.unreduced != dst.unreduced or src.dim_names != dst.dim_names:
+        return None
+    changed: set[str] = set()
+    for s, t in zip(src.dims, dst.dims, strict=True):
+        if s.axes == t.axes:
+            continue
+        if not _divides(s.axes, t.axes, sizes):
+            return None
+        if t.axes[: len(s.axes)] == s.axes:  # only new minor axes: a free slice, not a permute
+            extra = [a for a in t.axes[len(s.axes) :] if a in src.axes]
+            if not extra:
+                continue
+        changed.update(s.axes)
+        changed.update(t.axes)
+    if not changed:
+        return None
+    return Repermute(tuple(sorted(changed)), dst.dims)(src)
+
+
+def _only_gathers(steps: Sequence[CollectiveExpr]) -> bool:
+    return all(isinstance(s.op, (AllGather, DynamicSlice)) for s in steps)
+
+
+@lru_cache(maxsize=65536)
+def reshard_routes(
+    src: Array, dst: Array, sizes: tuple[tuple[str, Value], ...] | None = None
+) -> tuple[tuple[CollectiveExpr, ...], ...]:
+    """Every route from ``src`` to ``dst`` the planner costs: :func:`reshard_steps` first, then the
+    routes through one collective-permute (after any reductions): straight to ``dst``, or to
+    ``dst`` with the axes that must go moved to the minor end, then one gather.
+
+    ``sizes`` (axis name to size, when numbers) lets a permute change an axis for another of a
+    size it divides (``K_Y`` to ``K_X`` on a mesh with ``|Y|`` dividing ``|X|``).
+
+    Examples:
+        >>> routes = reshard_routes(Array.parse("C[I, K_XY]"), Array.parse("C[I, K_Y]"))
+        >>> [[str(s.op) for s in r] for r in routes]
+        [['AllGather_XY', 'DynamicSlice_{Y,K}'], ['CollectivePermute_{XY,K_YX}', 'AllGather_X']]
+    """
+    base = reshard_steps(src, dst)
+    routes = [base]
+    if not base or all(isinstance(s.op, DynamicSlice) for s in base):
+        return tuple(routes)
+    axis_sizes = dict(sizes) if sizes is not None else None
+    # the permute comes once the partial sums are what dst keeps
+    k = 0
+    cur = src
+    while cur.unreduced != dst.unreduced and k < len(base):
+        cur = base[k].output
+        k += 1
+    if cur.unreduced != dst.unreduced:
+        return tuple(routes)
+    head = base[:k]
+    rest = base[k:]
+    if (
+        not rest
+        or all(isinstance(s.op, DynamicSlice) for s in rest)
+        or any(isinstance(s.op, (ReduceScatter, AllReduce)) for s in rest)
+    ):
+        return tuple(routes)
+    candidates: list[tuple[CollectiveExpr, ...]] = []
+    # gather everything that leaves first, then slice (XLA's order; moves more, same product)
+    common = Array(
+        cur.name,
+        tuple(Dim(s.name, s.axes[: _lcp(s.axes, t.axes)]) for s, t in zip(cur.dims, dst.dims, strict=True)),
+        cur.unreduced,
+    )
+    if common != cur and common != dst:
+        gather = reshard_steps(cur, common)
+        slices = reshard_steps(common, dst)
+        if _only_gathers(gather) and all(isinstance(s.op, DynamicSlice) for s in slices):
+            candidates.append((*head, *gather, *slices))
+    # move a run of several axes to another dim in one AllToAll over all of them
+    for s_dim, t_dim in itertools.permutations(zip(cur.dims, dst.dims, strict=True), 2):
+        go = s_dim[0].axes[_lcp(s_dim[0].axes, s_dim[1].axes) :]
+        come = t_dim[1].axes[_lcp(t_dim[0].axes, t_dim[1].axes) :]
+        if len(go) > 1 and come[: len(go)] == go and t_dim[0].axes == t_dim[1].axes[: len(t_dim[0].axes)]:
+            move = AllToAll(go, t_dim[0].name)(cur)
+            after = reshard_steps(move.output, dst)
+            if not any(isinstance(x.op, (ReduceScatter, AllReduce)) for x in after):
+                candidates.append((*head, move, *after))
+    direct = _permute(cur, dst, axis_sizes)
+    if direct is not None:
+        candidates.append((*head, direct))
+    # permute to dst with the departing axes kept at the minor end of their dim, then gather them
+    target_axes = set(dst.axes)
+    dims = []
+    for s, t in zip(cur.dims, dst.dims, strict=True):
+        going = tuple(a for a in s.axes if a not in target_axes)
+        dims.append(Dim(s.name, t.axes + going))
+    mid = Array(cur.name, tuple(dims), cur.unreduced)
+    if mid != dst and mid != cur:
+        first = _permute(cur, mid, axis_sizes)
+        if first is not None:
+            after = reshard_steps(mid, dst)
+            if _only_gathers(after):
+                candidates.append((*head, first, *after))
+    for c in [base, *candidates]:
+        for split in _split_gathers(c):
+            if split not in candidates:
+                candidates.append(split)
+    for c in candidates:
+        if c not in routes:
+            routes.append(c)
+    return tuple(routes)
+
+
+def _split_gathers(route: tuple[CollectiveExpr, ...]) -> list[tuple[CollectiveExpr, ...]]:
+    """``route`` with each AllGather that spans several dims done one dim at a time, the last dim
+    first (an XLA all-gather runs along one dim: this is the order its partitioner uses)."""
+    out: list[CollectiveExpr] = []
+    split = False
+    for step in route:
+        arr = step.operand
+        dims = [d for d in arr.dims if any(a in step.op.axes for a in d.axes)]
+        if not isinstance(step.op, AllGather) or len(dims) < 2:
+            out.append(step)
+            continue
+        split = True
+        for d in reversed(dims):
+            expr = AllGather(tuple(a for a in d.axes if a in step.op.axes))(arr)
+            out.append(expr)
+            arr = expr.output
+    return [tuple(out)] if split else []
+
+
 # -- strategies ----------------------------------------------------------------------------------
 
 
@@ -612,8 +814,9 @@ class _Leg:
     final: Value  # bytes of the leg's result if it is a new array, else 0
 
 
-def _leg(env: CostEnv, src: Array, dst: Array, role: str, resident: bool) -> _Leg:
-    exprs = reshard_steps(src, dst)
+def _leg(env: CostEnv, src: Array, dst: Array, role: str, resident: bool, exprs=None) -> _Leg:
+    if exprs is None:
+        exprs = reshard_steps(src, dst)
     steps = tuple(PlanStep(role, s, env.timing(s)) for s in exprs)
     comm: Value = 0
     peaks: list[Value] = [0]
@@ -692,6 +895,10 @@ def plan(
             "symbolic formulas assume every axis a collective runs over has at least 2 devices "
             "(over an axis of size 1 nothing moves)"
         )
+        assumptions.append(
+            "a collective-permute that moves a dim's sharding onto other axes assumes their shard count is a "
+            "multiple of the old one's"
+        )
     return Plan(
         matmul=m_,
         classification=m_.classify(),
@@ -740,12 +947,26 @@ class Builder:
         self.env = env
         self.overlap = overlap
         self.legs: dict[tuple[Array, Array, str], _Leg] = {}
+        self.route_legs: dict[tuple[Array, Array, str], tuple[_Leg, ...]] = {}
+        sizes = env.axis
+        numeric = all(_is_num(v) for v in sizes.values())
+        self.sizes = tuple(sorted((a, int(v)) for a, v in sizes.items())) if numeric else None
 
     def leg(self, src: Array, dst: Array, role: str) -> _Leg:
         key = (src, dst, role)
         if key not in self.legs:
             self.legs[key] = _leg(self.env, src, dst, role, resident=role != "out")
         return self.legs[key]
+
+    def routes(self, src: Array, dst: Array, role: str) -> tuple[_Leg, ...]:
+        """Every costed route from ``src`` to ``dst`` (:func:`reshard_routes`), the plain one first."""
+        key = (src, dst, role)
+        found = self.route_legs.get(key)
+        if found is None:
+            alts = reshard_routes(src, dst, self.sizes)
+            found = (self.leg(src, dst, role), *(_leg(self.env, src, dst, role, role != "out", r) for r in alts[1:]))
+            self.route_legs[key] = found
+        return found
 
     def strategy(
         self,
@@ -758,19 +979,50 @@ class Builder:
     ) -> Strategy | None:
         """The strategy that reshards ``lhs``/``rhs`` to ``lhs_c``/``rhs_c``, multiplies, and
         reshards the product to ``target``; None if the blocks cannot give ``target``."""
-        env = self.env
+        found = self.strategies(lhs, rhs, lhs_c, rhs_c, target, sharding, routes=False)
+        return found[0] if found else None
+
+    def strategies(
+        self,
+        lhs: Array,
+        rhs: Array,
+        lhs_c: Array,
+        rhs_c: Array,
+        target: Array,
+        sharding: tuple[tuple[str, str | None], ...],
+        routes: bool = True,
+    ) -> list[Strategy]:
+        """The strategies with these compute shardings: the plain resharding first, then (with
+        ``routes``) every combination of the routes through a collective-permute."""
         try:
             local_out = local_product(lhs_c, rhs_c, target.dim_names, target.name)
         except PlanError:
-            return None
+            return []
         if not target.unreduced <= local_out.unreduced:
-            return None
+            return []
         if not lhs_c.unreduced <= lhs.unreduced or not rhs_c.unreduced <= rhs.unreduced:
-            return None
-        pre_l = self.leg(lhs, lhs_c, "lhs")
-        pre_r = self.leg(rhs, rhs_c, "rhs")
-        post = self.leg(local_out, target, "out")
+            return []
+        legs_l: tuple[_Leg, ...]
+        legs_r: tuple[_Leg, ...]
+        legs_o: tuple[_Leg, ...]
+        if not routes:
+            legs_l = (self.leg(lhs, lhs_c, "lhs"),)
+            legs_r = (self.leg(rhs, rhs_c, "rhs"),)
+            legs_o = (self.leg(local_out, target, "out"),)
+        else:
+            legs_l = self.routes(lhs, lhs_c, "lhs")
+            legs_r = self.routes(rhs, rhs_c, "rhs")
+            legs_o = self.routes(local_out, target, "out")
         local = LocalMatmul(lhs_c, rhs_c, local_out)
+        return [
+            self._build(lhs, rhs, lhs_c, rhs_c, local_out, local, target, sharding, pre_l, pre_r, post)
+            for pre_l in legs_l
+            for pre_r in legs_r
+            for post in legs_o
+        ]
+
+    def _build(self, lhs, rhs, lhs_c, rhs_c, local_out, local, target, sharding, pre_l, pre_r, post) -> Strategy:
+        env = self.env
         flops = env.flops(lhs_c, rhs_c)
         steps = (*pre_l.steps, *pre_r.steps, PlanStep("matmul", local, None, flops), *post.steps)
         product = pre_l.final + pre_r.final + env.bytes(local_out)
@@ -818,9 +1070,11 @@ def _enumerate(mm: Matmul, env: CostEnv, targets: Sequence[Array], overlap: bool
             key = (lhs_c, rhs_c, target)
             if key in found:
                 continue
-            s = builder.strategy(mm.lhs, mm.rhs, lhs_c, rhs_c, target, tuple((a, sigma.get(a)) for a in names))
-            if s is not None:
-                found[key] = s
+            built = builder.strategies(mm.lhs, mm.rhs, lhs_c, rhs_c, target, tuple((a, sigma.get(a)) for a in names))
+            if built:
+                found[key] = built[0]
+                for i, s in enumerate(built[1:]):
+                    found[(*key, i)] = s
     strategies = list(found.values())
     sort_strategies(strategies, env.numeric)
     return strategies

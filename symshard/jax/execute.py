@@ -10,7 +10,10 @@ step                         inside the body
 ``ReduceScatter_{X,K}``      ``psum_scatter(x, 'X', scatter_dimension=K, tiled=True)``
 ``AllReduce_X``              ``psum(x, 'X')``
 ``AllToAll_{X,K}``           ``all_to_all(x, 'X', split_axis=K, concat_axis=src, tiled=True)``
+                             (a run of one dim's axes: one ``all_to_all`` over them all)
 ``CollectivePermute_X``      ``ppermute(x, 'X', [(i, i + 1 mod |X|)])``
+a reshard by permute         each device slices the block one receiver needs, then one ``ppermute``
+                             over every mesh axis (a one-to-one matching of senders and receivers)
 ``DynamicSlice_{X,K}``       ``dynamic_slice_in_dim(x, axis_index('X') · n, n, K)``
 local product                ``einsum`` of the two blocks
 ===========================  ===========================================================
@@ -31,6 +34,8 @@ compiled programs.
 
 from __future__ import annotations
 
+import itertools
+import math
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -50,7 +55,7 @@ from ..dtypes import canonical_dtype
 from ..errors import ShardingError
 from ..matmul import LocalMatmul
 from ..mesh import Mesh
-from ..planner import Plan, PlanStep, Strategy
+from ..planner import Plan, PlanStep, Repermute, Strategy
 from ._runtime import require_jax
 from .interop import jax_mesh, local_shape, stacked_shape, stacked_spec
 
@@ -191,10 +196,16 @@ class _Runner:
             return lax.psum(x, group(op.axes))
         if isinstance(op, AllToAll):
             target = names.index(op.target(src))
+            sources = {src.sharded_dim(a) for a in op.axes}
+            if len(op.axes) > 1 and len(sources) == 1:  # a run of one dim's axes, moved at once
+                source = names.index(sources.pop() or "")
+                return lax.all_to_all(x, tuple(op.axes), split_axis=target, concat_axis=source, tiled=True)
             for a in op.axes:
                 source = names.index(src.sharded_dim(a) or "")
                 x = lax.all_to_all(x, a, split_axis=target, concat_axis=source, tiled=True)
             return x
+        if isinstance(op, Repermute):
+            return self._repermute(x, expr)
         if isinstance(op, CollectivePermute):
             n = int(self.mesh.size(op.axes[0]))
             return lax.ppermute(x, op.axes[0], [(i, (i + 1) % n) for i in range(n)])
@@ -209,6 +220,61 @@ class _Runner:
             size = x.shape[target] // count
             return lax.dynamic_slice_in_dim(x, index * size, size, axis=target)
         raise ShardingError(f"symshard cannot run {expr} in JAX", hint="use the planner's collectives")
+
+    def _repermute(self, x: Any, expr: CollectiveExpr) -> Any:
+        """A reshard by collective-permute: each device cuts the block one other device needs from
+        its own and sends it there (a perfect matching of senders to receivers, computed here)."""
+        jax = require_jax()
+        lax, jnp = jax.lax, jax.numpy
+        src, dst = expr.operand, expr.output
+        names = [a.name for a in self.mesh.axes]
+        sizes = [int(a.size) for a in self.mesh.axes]
+        devices = list(itertools.product(*[range(n) for n in sizes]))
+
+        def blocks(arr: Array, coords: tuple[int, ...]) -> tuple[int, ...]:
+            at = dict(zip(names, coords, strict=True))
+            out = []
+            for d in arr.dims:
+                b = 0
+                for a in d.axes:  # major first
+                    b = b * sizes[names.index(a)] + at[a]
+                out.append(b)
+            return tuple(out)
+
+        def count(axes: Sequence[str]) -> int:
+            return math.prod(sizes[names.index(a)] for a in axes)
+
+        # what each receiver needs, as (source blocks, offsets inside the source block)
+        need = {}
+        for dev in devices:
+            want = blocks(dst, dev)
+            src_b, offs = [], []
+            for d_s, d_t, b in zip(src.dims, dst.dims, want, strict=True):
+                ratio = count(d_t.axes) // count(d_s.axes)
+                src_b.append(b // ratio)
+                offs.append((b % ratio) * (self.sizes[d_t.name] // count(d_t.axes)))
+            need[dev] = (tuple(src_b), tuple(offs))
+        holders: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+        for dev in devices:
+            holders.setdefault(blocks(src, dev), []).append(dev)
+        sender: dict[tuple[int, ...], tuple[int, ...]] = {}
+        for dev in devices:  # the holders of a block serve its receivers one to one, the receiver itself first
+            pool = holders[need[dev][0]]
+            free = [h for h in pool if h not in sender.values()]
+            pick = dev if dev in free else min(free, key=lambda h: sum(a != b for a, b in zip(h, dev, strict=True)))
+            sender[dev] = pick
+        flat = {dev: i for i, dev in enumerate(devices)}
+        offsets = [[0] * len(src.dims) for _ in devices]
+        for dev, s in sender.items():
+            offsets[flat[s]] = list(need[dev][1])
+        table = jnp.asarray(offsets, dtype=jnp.int32)
+        index: Any = 0
+        for a, n in zip(names, sizes, strict=True):
+            index = index * n + lax.axis_index(a)
+        local = self.local(dst)
+        piece = lax.dynamic_slice(x, tuple(table[index, i] for i in range(len(src.dims))), local)
+        pairs = [(flat[s], flat[dev]) for dev, s in sender.items()]
+        return lax.ppermute(piece, tuple(names), pairs)
 
     # -- programs ---------------------------------------------------------------------------------
 

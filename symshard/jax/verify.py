@@ -88,7 +88,9 @@ def signature(strategy: Strategy, plan_: Plan) -> Signature:
     for st in strategy.collectives:
         expr = st.op
         elements = 1
-        for d in expr.operand.dims:  # type: ignore[union-attr]
+        # a permute sends one block of its result (cut from the operand's block when that is larger)
+        moved = expr.output if expr.op.kind == "CollectivePermute" else expr.operand  # type: ignore[union-attr]
+        for d in moved.dims:
             n = sizes[d.name]
             for a in d.axes:
                 n //= int(plan_.mesh.size(a))
@@ -292,9 +294,10 @@ def compare(p: Plan, x: XlaPlan) -> tuple[Strategy | None, int | None, str]:
         )
     if any(c.kind == "CollectivePermute" for c in x.collectives):
         reasons.append(
-            "XLA moves whole blocks between devices with a collective-permute (a sharding moved to another axis "
-            "of the same size, e.g. K_Y to K_X, or axes reordered, e.g. I_XY to I_YX); symshard's planner reshards "
-            "with gathers, slices and all-to-alls only"
+            "XLA moves whole blocks between devices with a collective-permute in a plan no symshard strategy "
+            "has: symshard permutes an operand or the result once, straight to its new sharding (e.g. K_Y to K_X, "
+            "I_XY to I_YX) or to one that a single gather finishes, never combined with an all-to-all or a "
+            "reduction after it"
         )
     steps = {t for s in p.strategies for t in signature(s, p)}
     wider = [
@@ -310,7 +313,8 @@ def compare(p: Plan, x: XlaPlan) -> tuple[Strategy | None, int | None, str]:
         reasons.append(
             f"XLA runs {c.kind} over {','.join(c.axes or ())} on {c.elements} elements per device, which no "
             "symshard strategy does: it first slices along an axis the array is replicated over, then moves the "
-            "data over more axes at once; symshard's planner only gathers or moves the axes that shard the array"
+            "data over more axes at once; symshard gathers, or moves to another dim in one all-to-all, only the "
+            "axes that shard the array"
         )
     if any(c.axes is None for c in x.collectives if c.kind != "CollectivePermute"):
         reasons.append("XLA's device groups are not whole mesh axes")
