@@ -47,6 +47,7 @@ from .figures import FOLDER, moodle_files, to_html_images
 
 __all__ = [
     "answer_key_markdown",
+    "answer_table",
     "entry_unit",
     "figure_files",
     "schema",
@@ -77,11 +78,11 @@ def to_markdown(problems: Sequence[Problem], *, title: str = "Problem set", solu
             out += [f'??? tip "{ui("hint", p.language, k=k)}"', "", _indent(hint), ""]
         if solutions:
             out += [f'??? success "{ui("solution", p.language)}"', "", _indent(p.solution), ""]
-            out += [_indent(_answer_lines(p)), ""]
+            out += [_indent(answer_table(p)), ""]
     return "\n".join(out).rstrip() + "\n"
 
 
-def _answer_lines(p: Problem) -> str:
+def answer_table(p: Problem) -> str:
     """The answers as a table, headed in the problem's language."""
     lang = p.language
     lines = [f"| {ui('answer', lang)} | {ui('value', lang)} | {ui('tolerance', lang)} |", "| --- | --- | --- |"]
@@ -96,7 +97,7 @@ def answer_key_markdown(problems: Sequence[Problem], *, title: str = "Answer key
     with their feedback, and the worked solution."""
     out = [f"# {title}", ""]
     for i, p in enumerate(problems, 1):
-        out += [f"## {i}. {p.title} {{#{p.id}-key}}", "", _meta(p), "", _answer_lines(p), ""]
+        out += [f"## {i}. {p.title} {{#{p.id}-key}}", "", _meta(p), "", answer_table(p), ""]
         for a in p.answers:
             for m in a.mistakes:
                 out.append(f"- {a.label} = {show_value(m.value, a.unit)}: {m.feedback}")

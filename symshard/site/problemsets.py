@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import TemplateError, UsageError
+from ..i18n import ui
 from ..problems import Problem, generate
-from ..problems.writers import answer_key_markdown, to_json, to_moodle
-from ..units import sig
+from ..problems.writers import answer_key_markdown, answer_table, to_json, to_moodle
 from .mathml import convert_markdown
 
 __all__ = ["ProblemSet", "load_sets", "write_sets"]
@@ -86,14 +86,6 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line if line.strip() else "" for line in text.strip("\n").splitlines())
 
 
-def _answers_table(p: Problem) -> str:
-    lines = ["| answer | value | tolerance |", "| --- | --- | --- |"]
-    for a in p.answers:
-        tol = "exact" if a.rel_tol == 0 else f"±{sig(a.rel_tol * 100, 3)}%"
-        lines.append(f"| {a.label} | {a.show} | {tol} |")
-    return "\n".join(lines)
-
-
 def problem_page(p: Problem, number: int, s: ProblemSet) -> str:
     """One problem: statement, hints folded, worked solution and answers folded."""
     out = [
@@ -107,9 +99,9 @@ def problem_page(p: Problem, number: int, s: ProblemSet) -> str:
         "",
     ]
     for k, hint in enumerate(p.hints, 1):
-        out += [f'??? tip "Hint {k}"', "", _indent(convert_markdown(hint)), ""]
-    solution = convert_markdown(p.solution.strip()) + "\n\n" + _answers_table(p)
-    out += ['??? success "Solution"', "", _indent(solution), ""]
+        out += [f'??? tip "{ui("hint", p.language, k=k)}"', "", _indent(convert_markdown(hint)), ""]
+    solution = convert_markdown(p.solution.strip()) + "\n\n" + answer_table(p)
+    out += [f'??? success "{ui("solution", p.language)}"', "", _indent(solution), ""]
     return "\n".join(out).rstrip() + "\n"
 
 
