@@ -127,14 +127,18 @@ def _iota(spec: str) -> list[int]:
     shape_t = [dims[p] for p in perm]
     out = []
     for flat in range(len(ids)):
-        idx_t = []
-        rest = flat
-        for size in reversed(shape_t):
-            idx_t.append(rest % size)
-            rest //= size
-        idx_t.reverse()
+        idx_t = _unravel(flat, shape_t)
         out.append(sum(idx_t[k] * strides[perm[k]] for k in range(len(perm))))
     return out
+
+
+def _unravel(flat: int, sizes: Sequence[int]) -> list[int]:
+    """Row-major coordinates of index ``flat`` in an array of ``sizes`` (numpy's ``unravel_index``)."""
+    coords = []
+    for size in reversed(sizes):
+        coords.append(flat % size)
+        flat //= size
+    return coords[::-1]
 
 
 def expand_groups(spec: str, devices: int | None = None) -> tuple[tuple[int, ...], ...]:
@@ -155,12 +159,7 @@ def expand_groups(spec: str, devices: int | None = None) -> tuple[tuple[int, ...
         others = [i for i in range(len(names)) if i not in chosen]
         groups: dict[tuple[int, ...], list[tuple[tuple[int, ...], int]]] = {}
         for flat, dev in enumerate(order):
-            coords = []
-            rest = flat
-            for size in reversed(sizes):
-                coords.append(rest % size)
-                rest //= size
-            coords.reverse()
+            coords = _unravel(flat, sizes)
             key = tuple(coords[i] for i in others)
             pos = tuple(coords[i] for i in chosen)
             groups.setdefault(key, []).append((pos, dev))
