@@ -3,9 +3,34 @@
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Sequence
 
 
 def ordered_subsets(axes: Sequence[str]) -> list[tuple[str, ...]]:
     """Every non-empty ordered selection of ``axes``: the axis tuples a collective can name."""
     return [p for r in range(1, len(axes) + 1) for p in itertools.permutations(axes, r)]
+
+
+# What may stay in Latin letters inside Chinese text: math, code, link and image targets (an
+# image's alt text is prose and must be Chinese), and names, units and abbreviations. An English "sentence" is then a run of three or more Latin words.
+CHINESE_TEXT_KEEPS = re.compile(
+    r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`|\]\([^)]*\)|https?://\S+|"
+    r"\b(?:TPU|GPU|ICI|HBM|DCN|NVLink|NVL\d+|FSDP|TP|DP|ZeRO|Adam|fp32|bf16|fp16|fp8|int8|int4|"
+    r"AllGather|ReduceScatter|AllReduce|AllToAll|CollectivePermute|DynamicSlice|"
+    r"v\d+[a-z]?|H100|H200|A100|B200|GB200|FLOPs?|MiB|GiB|KiB|TiB|ms|µs|ns|s|B|x)\b",
+    re.DOTALL,
+)
+_ENGLISH_RUN = re.compile(r"\b[A-Za-z]{2,}(?:[ ,'-]+[A-Za-z]{2,}){2,}\b")
+
+
+def english_left(text: str, *, keep: Sequence[str] = ()) -> str | None:
+    """The first run of English words left in Chinese ``text`` (None if there is none).
+
+    ``keep``: further phrases allowed to stay in English (a book's title, say).
+    """
+    stripped = CHINESE_TEXT_KEEPS.sub(" ", text)
+    for phrase in keep:
+        stripped = stripped.replace(phrase, " ")
+    found = _ENGLISH_RUN.search(stripped)
+    return found.group(0) if found else None

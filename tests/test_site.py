@@ -1,9 +1,12 @@
 """The docs site: built once with ``mkdocs build --strict``, then checked page by page.
 
-Every nav page exists, no internal link or anchor is broken, nothing is loaded from
+Every nav page exists in both languages, no internal link or anchor is broken, nothing is loaded from
 another host, math is MathML with no ``$...$`` left, each problem page has its
 folded solution, every figure is a valid SVG, the downloads parse, and the
-hand-written sources type no formula of their own.
+hand-written sources type no formula of their own. The Chinese site (``zh/``) has every
+page of the English one, at the same path, linked both ways by the language switch; its
+translated pages and its problem sets read as Chinese, with the glossary's terms and the
+English problems' answers.
 """
 
 from __future__ import annotations
@@ -22,7 +25,10 @@ import pytest
 pytest.importorskip("mkdocs", reason="the site tests need the docs extra")
 yaml = pytest.importorskip("yaml")
 
+from helpers import english_left  # noqa: E402
+
 from symshard.cli import main  # noqa: E402
+from symshard.i18n import glossary, term  # noqa: E402
 from symshard.site import prepare, sources  # noqa: E402
 from symshard.site.mathml import convert_markdown, to_mathml  # noqa: E402
 
@@ -40,11 +46,21 @@ class _Page(HTMLParser):
         self.math = 0
         self.details: list[tuple[str, bool]] = []  # (class, open)
         self.summaries: list[str] = []
+        self.lang = ""
+        self.article: list[str] = []  # the text of the page's content, outside code and math
+        self.switch: dict[str, str] = {}  # the language switch: language → link
         self._skip = 0  # depth inside <pre>, <code>, <script>, <style>, <math>
         self._summary = False
+        self._article = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
+        if tag == "html":
+            self.lang = str(a.get("lang", ""))
+        if tag == "article":
+            self._article += 1
+        if tag == "a" and a.get("data-symshard-language"):
+            self.switch[str(a["data-symshard-language"])] = str(a.get("href", ""))
         if a.get("id"):
             self.ids.add(str(a["id"]))
         if tag == "a" and a.get("name"):
@@ -63,6 +79,8 @@ class _Page(HTMLParser):
             self.summaries.append("")
 
     def handle_endtag(self, tag: str) -> None:
+        if tag == "article":
+            self._article -= 1
         if tag in ("pre", "code", "script", "style", "math"):
             self._skip = max(0, self._skip - 1)
         if tag == "summary":
@@ -73,6 +91,8 @@ class _Page(HTMLParser):
             self.summaries[-1] += data
         if not self._skip:
             self.text.append(data)
+            if self._article:
+                self.article.append(data)
 
 
 def _parse(path: Path) -> _Page:
@@ -106,9 +126,15 @@ def _html_for(out: Path, md: str) -> Path:
     return out / stem / "index.html"
 
 
-def test_every_nav_page_is_built(site):
+LANGUAGES = {"en": "", "zh": "zh/"}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_nav_page_is_built(site, language):
     out, project, _ = site
+    out, project = out / LANGUAGES[language], project / LANGUAGES[language]
     config = yaml.safe_load((project / "mkdocs.yml").read_text(encoding="utf-8"))
+    assert config["theme"]["language"] == language
     files = _nav_files(config["nav"])
     assert len(files) >= 40  # hand-written pages plus the problem sets
     missing = [f for f in files if not _html_for(out, f).is_file()]
@@ -159,8 +185,12 @@ def test_math_is_mathml_and_no_dollars_are_left(site):
         assert pages[out / rel].math > 0, rel
 
 
-def test_each_problem_page_has_its_folded_solution(site):
+@pytest.mark.parametrize(
+    ("language", "hint_word", "solution_word"), [("en", "Hint", "Solution"), ("zh", "提示", "解答")]
+)
+def test_each_problem_page_has_its_folded_solution(site, language, hint_word, solution_word):
     out, project, pages = site
+    out, project = out / LANGUAGES[language], project / LANGUAGES[language]
     problem_pages = [
         p for p in (project / "docs" / "problems").rglob("*.md") if p.name not in ("index.md", "answer-key.md")
     ]
@@ -171,8 +201,8 @@ def test_each_problem_page_has_its_folded_solution(site):
         assert page.math > 0, html
         solution = [cls for cls, is_open in page.details if "success" in cls and not is_open]
         assert len(solution) == 1, html
-        assert "Solution" in [s.strip() for s in page.summaries], html
-        assert any(s.strip().startswith("Hint") for s in page.summaries), html
+        assert solution_word in [s.strip() for s in page.summaries], html
+        assert any(s.strip().startswith(hint_word) for s in page.summaries), html
 
 
 def test_every_figure_is_a_valid_svg(site):
@@ -217,8 +247,8 @@ def _prose(markdown: str) -> str:
 
 
 def test_hand_written_pages_type_no_formula():
-    pages = sorted((sources() / "docs").rglob("*.md"))
-    assert len(pages) >= 15
+    pages = sorted((sources() / "docs").rglob("*.md")) + sorted((sources() / "zh" / "docs").rglob("*.md"))
+    assert len(pages) >= 25
     typed = {str(p.relative_to(sources())): _prose(p.read_text(encoding="utf-8")) for p in pages}
     assert {k: v for k, v in typed.items() if "$" in v or "\\frac" in v or "\\(" in v} == {}
 
@@ -287,7 +317,7 @@ def test_no_list_is_glued_to_a_paragraph(built_site):
     """A Markdown list needs a blank line before it, or it renders as one run-on paragraph."""
     _, project = built_site
     glued = []
-    for md in sorted((project / "docs").rglob("*.md")):
+    for md in sorted((project / "docs").rglob("*.md")) + sorted((project / "zh" / "docs").rglob("*.md")):
         lines = re.sub(r"(?ms)^( *)(```|~~~).*?^\1\2", "", md.read_text(encoding="utf-8")).splitlines()
         for before, line in itertools.pairwise(lines):
             item, prev = line.lstrip(), before.strip()
@@ -296,3 +326,84 @@ def test_no_list_is_glued_to_a_paragraph(built_site):
             if not re.match(r"(- |\d+\. |\?\?\?|!!!|<)", prev) and not before.startswith(" "):
                 glued.append(f"{md.relative_to(project)}: {prev[:60]!r} then {item[:40]!r}")
     assert glued == []
+
+
+# -- the Chinese site ---------------------------------------------------------------------------------------------
+
+BOOK = "How to Scale Your Model"
+
+
+def test_the_chinese_site_has_every_page_at_the_same_path(site):
+    out, _, pages = site
+    english = [p.relative_to(out) for p in pages if not p.relative_to(out).parts[0] == "zh"]
+    missing = [str(rel) for rel in english if not (out / "zh" / rel).is_file()]
+    assert missing == ["404.html"]  # a host serves the top one for every missing path
+    for path, page in pages.items():
+        expected = "zh" if path.relative_to(out).parts[0] == "zh" else "en"
+        assert page.lang == expected, path
+
+
+def test_the_language_switch_links_each_page_to_itself_in_the_other_language(site):
+    out, _, pages = site
+    checked = 0
+    for path, page in pages.items():
+        rel = path.relative_to(out)
+        if rel.name == "404.html":  # served at any depth, so it links to each language's home
+            continue
+        english = rel.relative_to("zh") if rel.parts[0] == "zh" else rel
+        assert set(page.switch) == {"en", "zh"}, rel
+        for language, href in page.switch.items():
+            target = (path.parent / unquote(href)).resolve()
+            target = target / "index.html" if target.is_dir() else target
+            assert target == (out / LANGUAGES[language] / english).resolve(), (rel, language, href)
+        checked += 1
+    assert checked >= 100
+
+
+def test_translated_pages_read_as_chinese_with_the_glossary_terms(site):
+    out, _, pages = site
+    translated = sorted((sources() / "zh" / "docs").rglob("*.md"))
+    assert {"index.md", "tour.md", "tutorial/notation.md", "tutorial/matmuls.md", "tutorial/crossovers.md"} <= {
+        p.relative_to(sources() / "zh" / "docs").as_posix() for p in translated
+    }
+    avoid = [(k, w) for k, e in glossary().items() for w in e.get("avoid", [])]  # type: ignore[union-attr]
+    chinese = [_html_for(out / "zh", p.relative_to(sources() / "zh" / "docs").as_posix()) for p in translated]
+    chinese += sorted((out / "zh" / "problems").rglob("index.html"))
+    for html in chinese:
+        text = " ".join("".join(pages[html].article).split())
+        assert re.search(r"[\u4e00-\u9fff]", text), html
+        left = english_left(text, keep=(BOOK,))
+        assert left is None, f"{html.relative_to(out)}: English left: {left!r}"
+        for key, word in avoid:
+            assert word not in text, f"{html.relative_to(out)}: '{word}' (glossary {key}: use {term(key, 'zh')})"
+
+
+def test_untranslated_pages_say_so_in_chinese(site):
+    out, _, pages = site
+    translated = {
+        p.relative_to(sources() / "zh" / "docs").as_posix() for p in (sources() / "zh" / "docs").rglob("*.md")
+    }
+    for md in sorted((sources() / "docs").rglob("*.md")):
+        rel = md.relative_to(sources() / "docs").as_posix()
+        text = "".join(pages[_html_for(out / "zh", rel)].article)
+        assert ("本页暂无中文版" in text) == (rel not in translated), rel
+
+
+def test_chinese_problem_sets_are_the_english_variants(site):
+    out, _, _ = site
+    sets = sorted(p.parent.name for p in out.glob("problems/*/problems.json"))
+    assert sets == sorted(p.parent.name for p in out.glob("zh/problems/*/problems.json"))
+    for name in sets:
+        en = json.loads((out / "problems" / name / "problems.json").read_text(encoding="utf-8"))
+        zh = json.loads((out / "zh" / "problems" / name / "problems.json").read_text(encoding="utf-8"))
+        assert (en["language"], zh["language"]) == ("en", "zh")
+        assert [p["id"] for p in en["problems"]] == [p["id"] for p in zh["problems"]]
+        assert [_answers(p) for p in en["problems"]] == [_answers(p) for p in zh["problems"]]
+
+
+def _answers(problem: dict) -> list[tuple]:
+    """A problem's answer records without their wording: name, value, unit, tolerance, the mistakes' values."""
+    return [
+        (a["name"], a["value"], a["unit"], a["rel_tol"], a["display"], [m["value"] for m in a["mistakes"]])
+        for a in problem["answers"]
+    ]

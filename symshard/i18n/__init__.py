@@ -39,6 +39,9 @@ _UI = {
     "mistake": {"en": "mistake", "zh": "常见错误"},
     "answer_key": {"en": "answer key", "zh": "答案"},
     "right": {"en": "Right", "zh": "正确"},
+    "easy": {"en": "easy", "zh": "简单"},
+    "medium": {"en": "medium", "zh": "中等"},
+    "hard": {"en": "hard", "zh": "困难"},
 }
 
 

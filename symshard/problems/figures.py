@@ -1,7 +1,9 @@
 """Figures in problems: the ``figure(...)`` that templates call, and how each export shows them.
 
 A template writes ``{{ figure('layout', arr, m, shape) }}`` (or ``'collective'``,
-``'regimes'``, with the arguments of :mod:`symshard.render`'s functions). The
+``'regimes'``, with the arguments of :mod:`symshard.render`'s functions; ``alt='...'``
+describes the picture in the template's language, since the drawing describes itself in
+English, and is shared by every language). The
 call draws the figure, files it with the problem being rendered under the name
 ``<problem id>-<n>.svg`` (numbered in the order the template draws them, the
 same figure drawn twice filed once), and returns the Markdown image
@@ -61,13 +63,17 @@ class FigureBook:
         self.prefix = prefix
         self.items: list[tuple[str, Figure]] = []
 
-    def __call__(self, kind: str, *args: object, **kwargs: object) -> str:
+    def __call__(self, kind: str, *args: object, alt: str | None = None, **kwargs: object) -> str:
+        import dataclasses
+
         from .. import render
 
         if kind not in KINDS:
             raise UsageError(f"figure('{kind}', ...) is not a kind of figure", hint=did_you_mean(str(kind), KINDS))
         draw: Callable[..., Figure] = getattr(render, kind)
         fig = draw(*args, **kwargs)
+        if alt is not None:
+            fig = dataclasses.replace(fig, alt=" ".join(str(alt).split()))
         for name, known in self.items:
             if known.svg == fig.svg:
                 return f"![{_alt_markdown(fig.alt)}]({FOLDER}/{name})"

@@ -65,7 +65,8 @@ def _indent(text: str, prefix: str = "    ") -> str:
 
 
 def _meta(p: Problem) -> str:
-    return f"*{p.family.difficulty} · {', '.join(p.family.tags)} · `{p.id}`*"
+    tags = ", ".join(f"`{tag}`" for tag in p.family.tags)
+    return f"*{ui(p.family.difficulty, p.language)}* · {tags} · `{p.id}`"
 
 
 def to_markdown(problems: Sequence[Problem], *, title: str = "Problem set", solutions: bool = False) -> str:

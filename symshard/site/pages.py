@@ -78,6 +78,8 @@ class Page:
     namespace: dict = field(default_factory=dict)
     figures: dict[str, str] = field(default_factory=dict)
     """Figure names already taken, by any page of the site (shared between pages): name → page."""
+    language: str = "en"
+    """The page's language: a figure's caption is its alt text outside English (the drawing is shared)."""
 
     @property
     def root(self) -> str:
@@ -157,8 +159,12 @@ class Page:
 
     # -- figures -----------------------------------------------------------------------------
 
-    def figure(self, name: str, fig: object, caption: str | None = None) -> str:
-        """Save ``fig`` (a :class:`symshard.render.Figure`) as ``figures/NAME.svg``; return the image."""
+    def figure(self, name: str, fig: object, caption: str | None = None, alt: str | None = None) -> str:
+        """Save ``fig`` (a :class:`symshard.render.Figure`) as ``figures/NAME.svg``; return the image.
+
+        The image's alt text is ``alt``, else the figure's own description in English, else the
+        caption (a figure describes itself in English only).
+        """
         if self.figures_dir is None:
             raise TemplateError(f"page {self.path} has no figures folder", hint="build the page with prepare()")
         if not name.replace("-", "").isalnum():
@@ -171,7 +177,9 @@ class Page:
         self.figures[name] = self.path
         self.figures_dir.mkdir(parents=True, exist_ok=True)
         (self.figures_dir / f"{name}.svg").write_text(str(getattr(fig, "svg", fig)), encoding="utf-8")
-        alt = str(getattr(fig, "alt", name)).replace("[", "(").replace("]", ")")
+        if alt is None:
+            alt = caption if self.language != "en" and caption else str(getattr(fig, "alt", name))
+        alt = alt.replace("[", "(").replace("]", ")")
         image = f"![{alt}]({self.root}figures/{name}.svg)"
         return f"<figure markdown>\n{image}\n<figcaption>{caption}</figcaption>\n</figure>" if caption else image
 
@@ -190,6 +198,7 @@ class Page:
             "console": self.console,
             "figure": self.figure,
             "root": self.root,
+            "lang": self.language,
             "hardware_table": hardware_table,
             "error_tree": error_tree,
             "cli_reference": cli_reference,
