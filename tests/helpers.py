@@ -22,6 +22,8 @@ CHINESE_TEXT_KEEPS = re.compile(
     re.DOTALL,
 )
 _ENGLISH_RUN = re.compile(r"\b[A-Za-z]{2,}(?:[ ,'-]+[A-Za-z]{2,}){2,}\b")
+# a lone English connective between formulas ("$B = 16$ and $D = 128$") is English left too
+_ENGLISH_WORD = re.compile(r"\b(?:and|or|the|of|with|is|are|to|for|from|then|but|if|per|where|each|so)\b")
 
 
 def english_left(text: str, *, keep: Sequence[str] = ()) -> str | None:
@@ -32,5 +34,5 @@ def english_left(text: str, *, keep: Sequence[str] = ()) -> str | None:
     stripped = CHINESE_TEXT_KEEPS.sub(" ", text)
     for phrase in keep:
         stripped = stripped.replace(phrase, " ")
-    found = _ENGLISH_RUN.search(stripped)
+    found = _ENGLISH_RUN.search(stripped) or _ENGLISH_WORD.search(stripped)
     return found.group(0) if found else None

@@ -1,10 +1,11 @@
 """The built docs site in a real browser: headless Chromium driven by Playwright, fully offline.
 
 Serves the site built by the ``built_site`` fixture on 127.0.0.1 and loads the home page, a
-tutorial page and a problem page. On each: the title and main heading, no console errors, no
-failed requests and no request leaving 127.0.0.1, math laid out natively as MathML (no raw
-``$...$`` left in the text), SVG figures loaded. On the problem page the Solution starts closed
-and opens on a click. Full-page screenshots go to ``$SYMSHARD_SCREENSHOTS`` (default: a pytest
+tutorial page and a problem page in English and in Chinese. On each: the title and main heading,
+no console errors, no failed requests and no request leaving 127.0.0.1, math laid out natively as
+MathML (no raw ``$...$`` left in the text), SVG figures loaded. On the problem pages the Solution
+starts closed and opens on a click. The header's language switch leads from an English tutorial
+page to the same page in Chinese and back. Full-page screenshots go to ``$SYMSHARD_SCREENSHOTS`` (default: a pytest
 temporary folder; the path is printed).
 
 Needs Debian's chromium (``apt-get install chromium``) and the ``playwright`` package (dev
@@ -254,7 +255,7 @@ def test_tutorial_page(site, page, visit, shots):
 
 
 def _first_problem(project: Path) -> tuple[str, str]:
-    """The first problem page of the set 'collectives': (its stem, its heading in the Markdown)."""
+    """The first problem page of the set 'collectives' in this project: (its stem, its heading)."""
     pages = sorted(
         p for p in (project / "docs/problems/collectives").glob("*.md") if p.name not in ("index.md", "answer-key.md")
     )
@@ -264,16 +265,19 @@ def _first_problem(project: Path) -> tuple[str, str]:
     return first.stem, heading
 
 
-def test_problem_page_and_solution(site, page, visit, shots):
+@pytest.mark.parametrize(("folder", "solution_word"), [("", "Solution"), ("zh/", "解答")], ids=["en", "zh"])
+def test_problem_page_and_solution(site, page, visit, shots, folder, solution_word):
     base, project = site
-    stem, heading = _first_problem(project)
-    url = f"{base}/problems/collectives/{stem}/"
+    stem, heading = _first_problem(project / folder)
+    url = f"{base}/{folder}problems/collectives/{stem}/"
     _check_page(page, visit, url, f"{heading} - {SITE}", heading)
     assert _heading(page) == heading
-    _screenshot(page, shots, "problem")
+    assert page.locator("html").get_attribute("lang") == ("zh" if folder else "en")
+    name = "problem" + ("-" + folder.strip("/") if folder else "")
+    _screenshot(page, shots, name)
 
-    solution = page.locator("details.success", has=page.locator("summary", has_text="Solution"))
-    assert solution.count() == 1, "expected one Solution block (details.success)"
+    solution = page.locator("details.success", has=page.locator("summary", has_text=solution_word))
+    assert solution.count() == 1, f"expected one {solution_word} block (details.success)"
     solution = solution.first
     inside = solution.locator("math, table").first
     assert inside.count() == 1, "the Solution holds neither math nor a table"
@@ -291,4 +295,31 @@ def test_problem_page_and_solution(site, page, visit, shots):
     assert all(m["display"] in MATHML_DISPLAYS and m["width"] > 0 and m["height"] > 0 for m in shown), shown[:3]
     assert not RAW_TEX.findall(solution.evaluate(_PROSE)), "raw TeX in the Solution"
     visit.check()
-    _screenshot(page, shots, "problem-solution")
+    _screenshot(page, shots, name + "-solution")
+
+
+def _switch_language(page, name: str) -> None:
+    """Open the header's language menu and pick ``name``; wait for the new page."""
+    page.locator(".md-header .md-select").first.hover()
+    link = page.locator(".md-header .md-select__link", has_text=name)
+    link.wait_for(state="visible")
+    with page.expect_navigation():
+        link.click()
+    page.wait_for_load_state("load")
+
+
+def test_the_language_switch_keeps_the_page(site, page, visit, shots):
+    base, _ = site
+    _check_page(page, visit, f"{base}/tutorial/matmuls/", f"Sharded matmuls - {SITE}", "matmul")
+    _switch_language(page, "简体中文")
+    assert page.url == f"{base}/zh/tutorial/matmuls/"
+    assert page.locator("html").get_attribute("lang") == "zh"
+    assert re.search(r"[\u4e00-\u9fff]", _heading(page)), "the Chinese page's heading is not Chinese"
+    _check_math(page)
+    _check_svgs(page)
+    visit.check()
+    _screenshot(page, shots, "tutorial-matmuls-zh")
+    _switch_language(page, "English")
+    assert page.url == f"{base}/tutorial/matmuls/"
+    assert page.locator("html").get_attribute("lang") == "en"
+    visit.check()

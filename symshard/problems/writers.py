@@ -101,7 +101,8 @@ def answer_key_markdown(problems: Sequence[Problem], *, title: str = "Answer key
         out += [f"## {i}. {p.title} {{#{p.id}-key}}", "", _meta(p), "", answer_table(p), ""]
         for a in p.answers:
             for m in a.mistakes:
-                out.append(f"- {a.label} = {show_value(m.value, a.unit)}: {m.feedback}")
+                colon = "：" if p.language == "zh" else ": "  # a full-width colon carries its own space
+                out.append(f"- {a.label} = {show_value(m.value, a.unit)}{colon}{m.feedback}")
         if any(a.mistakes for a in p.answers):
             out.append("")
         out += [f'??? note "{ui("worked_solution", p.language)}"', "", _indent(p.solution), ""]
