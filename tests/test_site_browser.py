@@ -5,8 +5,9 @@ tutorial page and a problem page in English and in Chinese. On each: the title a
 no console errors, no failed requests and no request leaving 127.0.0.1, math laid out natively as
 MathML (no raw ``$...$`` left in the text), SVG figures loaded. On the problem pages the Solution
 starts closed and opens on a click. The header's language switch leads from an English tutorial
-page to the same page in Chinese and back. Full-page screenshots go to ``$SYMSHARD_SCREENSHOTS`` (default: a pytest
-temporary folder; the path is printed).
+page to the same page in Chinese and back, and the Chinese site's search finds a Chinese term.
+Full-page screenshots go to ``$SYMSHARD_SCREENSHOTS`` (default: a pytest temporary folder; the
+path is printed).
 
 Needs Debian's chromium (``apt-get install chromium``) and the ``playwright`` package (dev
 extra); ``playwright install`` is never needed: the test launches ``/usr/bin/chromium``. Without
@@ -323,3 +324,23 @@ def test_the_language_switch_keeps_the_page(site, page, visit, shots):
     assert page.url == f"{base}/tutorial/matmuls/"
     assert page.locator("html").get_attribute("lang") == "en"
     visit.check()
+
+
+def test_chinese_search_finds_chinese_words(site, page, visit, shots):
+    base, _ = site
+    _load(page, f"{base}/zh/")
+    box = page.locator(".md-search__input").first
+    box.click()
+    results = page.locator(".md-search-result__item")
+    for _ in range(TIMEOUT_MS // 500):  # the search worker builds its index after the page loads
+        box.fill("")
+        box.fill("收缩维度")
+        page.wait_for_timeout(500)
+        if results.count():
+            break
+    assert results.count() >= 1, "no search result for 收缩维度 (contracting dimension) on the Chinese site"
+    assert "收缩" in (results.first.text_content() or "")
+    links = [results.nth(i).locator("a").first.get_attribute("href") or "" for i in range(results.count())]
+    assert any("/zh/" in href or not href.startswith(("http", "/")) for href in links), links
+    visit.check()
+    _screenshot(page, shots, "search-zh")
