@@ -25,12 +25,14 @@ from .mesh import Mesh
 from .placement import place
 from .read import parse
 
-# The planner and its searches load on first use, so that `import symshard` stays
-# close to the cost of `import sympy` (see bench/bench_import.py).
+# The planner, its searches and the explainer (with its Chinese catalogue) load on first
+# use, so that `import symshard` stays close to the cost of `import sympy` (see
+# bench/bench_import.py and tests/test_i18n_explain.py).
 _LAZY = {
     "Program": ".program",
     "best_sharding": ".search",
     "compare": ".crossovers",
+    "explain": ".i18n.explain",
     "layer": ".schemes",
     "plan": ".planner",
 }
@@ -64,6 +66,7 @@ __all__ = [
     "SymshardError",
     "best_sharding",
     "compare",
+    "explain",
     "hardware",
     "layer",
     "matmul",

@@ -4,12 +4,25 @@ Every command prints a readable answer (the formula, then the number with
 units) by default and one JSON object with ``--json``. Bad input prints one
 line on stderr and exits with status 2; nothing below this module prints.
 
+``--lang zh`` (or ``SYMSHARD_LANG=zh`` in the environment) prints the words in
+Simplified Chinese, error messages and hints included; numbers, units, notation,
+formulas and collective names are the same in both languages, and ``--json``
+keeps its keys (adding ``*_zh`` fields next to the sentences it carries).
+
 Examples:
     >>> main(["shard", "A[I_XY, J]", "--mesh", "X=8,Y=2", "--shape", "I=1024,J=4096",
     ...       "--dtype", "fp32", "--json"])  # doctest: +ELLIPSIS
     {
       "array": "A[I_XY, J]",
     ...
+    0
+    >>> main(["shard", "A[I_XY, J]", "--mesh", "X=8,Y=2", "--lang", "zh"])
+    A[I_XY, J]，网格 X=8,Y=2，bf16
+    本地形状      [I/(|X|·|Y|), J] = [I/16, J]
+    每设备字节数  2·I·J/(|X|·|Y|) = I·J/8
+    总字节数      2·I·J，分布在 16 个设备上
+    副本数        1
+    HBM 读取时间  I·J/(8·W_hbm)（用 --hw 指定芯片即可得到秒数）
     0
 """
 
@@ -28,6 +41,7 @@ from . import __version__
 from .collectives import CollectiveCost, parse_collective
 from .errors import HardwareError, SymshardError, UsageError
 from .hardware import HARDWARE, Hardware, hardware
+from .i18n import ENVIRONMENT, LANGUAGES, language_from
 from .mesh import Mesh
 from .notation import parse_array, parse_sizes
 from .placement import place
@@ -35,6 +49,129 @@ from .symbols import C, T_hop, W_ici, latex
 from .units import format_bytes, format_number, format_seconds, format_seconds_expr, json_value, pretty, sig
 
 __all__ = ["main"]
+
+
+ENGLISH: dict[str, str] = {
+    "error.prefix": "symshard: error: ",
+    "cli.one_device": "(one device)",
+    "cli.shard_head": "{array} on mesh {mesh}, {dtype}",
+    "cli.local_shape": "local shape",
+    "cli.bytes_per_device": "bytes per device",
+    "cli.total_bytes": "total bytes",
+    "cli.over_devices": " over {devices} devices",
+    "cli.copies": "copies",
+    "cli.partial_sums": "partial sums",
+    "cli.hbm_time": "HBM read time",
+    "cli.hbm_on": " on {chip} (W_hbm = {bandwidth} B/s)",
+    "cli.hbm_no_chip": "  (name a chip with --hw for seconds)",
+    "cli.model": "model",
+    "cli.mesh": "mesh",
+    "cli.hardware": "hardware",
+    "cli.hops": "hops",
+    "cli.bandwidth": "bandwidth",
+    "cli.latency": "latency",
+    "cli.time": "time",
+    "cli.regime": ", {regime}",
+    "cli.latency_below": " ({regime} below V = {bytes})",
+    "cli.note": "note: {note}",
+    "cli.layer_head": "{scheme} MLP block, {mode}, {dtype}; bandwidth-only collectives over {fabric} ({bandwidth})",
+    "cli.training": "training",
+    "cli.serving": "serving",
+    "cli.phase.forward": "forward",
+    "cli.phase.backward": "backward",
+    "cli.phase.step": "step",
+    "cli.phase": "{phase}:",
+    "cli.overlaps": ", overlaps steps {steps}",
+    "cli.overlaps_none": ", overlaps no matmul",
+    "cli.bound_arrow": "  -> {bound}",
+    "cli.memory_head": "memory per device (Adam: {bytes} B per parameter, fp32 master + m + v):",
+    "cli.memory.weights": "weights",
+    "cli.memory.gradients": "gradients",
+    "cli.memory.optimizer": "optimizer",
+    "cli.memory.activations": "activations",
+    "cli.memory.transient": "transient",
+    "cli.memory.peak": "peak",
+    "cli.compute_bound_when": "compute-bound when: {condition}",
+    "cli.with_numbers": "  with these numbers: {condition}",
+    "cli.best_split": "best split (forward T_comms): |X| = {x}, |Y| = N/|X|",
+    "cli.communication_bound_below": "communication-bound below B/N = {value}",
+    "cli.best_divisor_split": "  for N = {n}: best divisor split |X| = {x}, |Y| = {y}",
+    "cli.verify.mesh": "mesh",
+    "cli.verify.mesh_value": "{mesh}; shape {shape}; {dtype}",
+    "cli.verify.symshard_value": "{count} strategies; best: {best}",
+    "cli.verify.no_collectives": "no collectives",
+    "cli.verify.agreement": "agreement",
+    "cli.verify.yes": "yes: XLA's plan is symshard's strategy {rank}, {name}",
+    "cli.verify.no": "no: {reason}",
+    "cli.verify.flops": "XLA {flops} per device (dots {dots})",
+    "cli.verify.agrees": "; symshard agrees",
+    "cli.verify.differs": "; symshard DIFFERS",
+    "cli.verify.repeats": "; XLA repeats work across devices",
+    "cli.verify.ran": "{ok} of {total} strategies ran and matched the product",
+    "cli.verify.failed": "  failed",
+    "cli.verify.time": "time",
+    "cli.verify.time_value": "symshard {symshard} ms; XLA compile {xla} ms",
+    "cli.verify.lowering": "lowering",
+    "cli.hardware.head": "name",
+    "cli.hardware.columns": "bf16 FLOP/s   HBM B/s    W_ici B/s  W_nvlink   T_hop   wiring",
+    "cli.hardware.substitutes": "  substitutes: {constants}",
+    "cli.check.right": "{name}: right ({value})",
+    "cli.check.wrong": "{name}: not right ({value})",
+    "cli.check.total": "{right} of {total} right",
+    "cli.generated": "{count} problems from {families} families, seed {seed}:",
+    "cli.figures": "{folder}/ ({count} figures)",
+    "cli.figure": "{folder}/ (1 figure)",
+    "cli.families.head": "family",
+    "cli.families.columns": "difficulty  title",
+    "cli.families.count": "{count} families",
+}
+"""The English of the command line's own words by key; other languages are in the catalogue."""
+
+
+def _say(key: str, language: str, **values: object) -> str:
+    if language == "en":
+        return ENGLISH[key].format(**values)
+    from .i18n.catalog import text
+
+    return text(key, language, **values)
+
+
+def _sentence(english: str, language: str) -> str:
+    """A sentence the library wrote in English, in ``language``."""
+    if language == "en":
+        return english
+    from .i18n.catalog import translate
+
+    return translate(english, language)
+
+
+def _condition(formula: str, language: str) -> str:
+    """A condition's relations as they are, the words between them in ``language``."""
+    if language == "en":
+        return formula
+    from .i18n.catalog import condition
+
+    return condition(formula, language)
+
+
+def _bound(word: str, language: str) -> str:
+    """``compute-bound``, ``bandwidth-bound``, ... in ``language`` (the glossary's terms)."""
+    if language == "en":
+        return f"{word}-bound"
+    from .i18n import term
+
+    return term(f"{word}_bound", language)
+
+
+def _width(text: str) -> int:
+    """Columns ``text`` takes in a terminal (a CJK character takes two)."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _ljust(text: str, width: int) -> str:
+    return text + " " * max(0, width - _width(text))
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -65,6 +202,17 @@ def _add_sizes(p: argparse.ArgumentParser) -> None:
         help="rewire axes: ring, one-way-ring, line or switch (default: the chip's rules, else ring)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_lang(p)
+
+
+_LANG_HELP = f"language of the text: en (default) or zh; the environment variable {ENVIRONMENT} sets the default"
+_PROBLEM_LANG_HELP = (
+    f"language of the text (default en, or ${ENVIRONMENT}); 'symshard problems list' shows each family's"
+)
+
+
+def _add_lang(p: argparse.ArgumentParser, help: str = _LANG_HELP) -> None:
+    p.add_argument("--lang", metavar="LANG", help=help)
 
 
 def _add_plan_options(p: argparse.ArgumentParser) -> None:
@@ -114,8 +262,8 @@ def _equation(symbolic: object, numeric: object, fmt) -> str:
 
 
 def _table(rows: list[tuple[str, str]]) -> str:
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
+    width = max(_width(k) for k, _ in rows)
+    return "\n".join(f"{_ljust(k, width)}  {v}" for k, v in rows)
 
 
 # -- shard -----------------------------------------------------------------------------
@@ -149,30 +297,32 @@ def _shard(args: argparse.Namespace) -> tuple[str, dict]:
             "hbm_time": latex(s.hbm_time()),
         },
     }
+    lang = args.language
     shape_sym = "[" + ", ".join(pretty(x) for x in s.local_shape) + "]"
     shape_num = "[" + ", ".join(pretty(x) for x in p.local_shape) + "]"
     rows = [
-        ("local shape", shape_sym if shape_sym == shape_num else f"{shape_sym} = {shape_num}"),
-        ("bytes per device", _equation(s.bytes_per_device, p.bytes_per_device, format_bytes)),
+        (_say("cli.local_shape", lang), shape_sym if shape_sym == shape_num else f"{shape_sym} = {shape_num}"),
+        (_say("cli.bytes_per_device", lang), _equation(s.bytes_per_device, p.bytes_per_device, format_bytes)),
         (
-            "total bytes",
-            _equation(s.total_bytes, p.total_bytes, format_bytes) + f" over {pretty(mesh.devices)} devices",
+            _say("cli.total_bytes", lang),
+            _equation(s.total_bytes, p.total_bytes, format_bytes)
+            + _say("cli.over_devices", lang, devices=pretty(mesh.devices)),
         ),
-        ("copies", _equation(s.copies, p.copies, format_number)),
+        (_say("cli.copies", lang), _equation(s.copies, p.copies, format_number)),
     ]
     if p.array.unreduced:
-        rows.append(("partial sums", _equation(s.partial_sums, p.partial_sums, format_number)))
+        rows.append((_say("cli.partial_sums", lang), _equation(s.partial_sums, p.partial_sums, format_number)))
     if chip is not None and hbm is not None:
         rows.append(
             (
-                "HBM read time",
+                _say("cli.hbm_time", lang),
                 _equation(s.hbm_time(), hbm, format_seconds)
-                + f" on {chip.label} (W_hbm = {format_number(chip.hbm_bandwidth)} B/s)",
+                + _say("cli.hbm_on", lang, chip=chip.label, bandwidth=format_number(chip.hbm_bandwidth)),
             )
         )
     else:
-        rows.append(("HBM read time", pretty(p.hbm_time()) + "  (name a chip with --hw for seconds)"))
-    head = f"{array} on mesh {mesh or '(one device)'}, {p.dtype}"
+        rows.append((_say("cli.hbm_time", lang), pretty(p.hbm_time()) + _say("cli.hbm_no_chip", lang)))
+    head = _say("cli.shard_head", lang, array=array, mesh=mesh or _say("cli.one_device", lang), dtype=p.dtype)
     return head + "\n" + _table(rows), data
 
 
@@ -209,7 +359,10 @@ def _collective(args: argparse.Namespace) -> tuple[str, dict]:
         "hardware": chip.name if chip else None,
         "assumptions": list(cost.assumptions),
     }
-    return _collective_text(expr, mesh, cost, sym, _chip_summary(chip)), data
+    if args.language != "en":
+        data["language"] = args.language
+        data[f"assumptions_{args.language}"] = [_sentence(a, args.language) for a in cost.assumptions]
+    return _collective_text(expr, mesh, cost, sym, _chip_summary(chip), args.language), data
 
 
 def _chip_summary(chip: Hardware | None) -> str | None:
@@ -221,26 +374,34 @@ def _chip_summary(chip: Hardware | None) -> str | None:
     return f"{chip.label} ({', '.join(shown)})"
 
 
-def _collective_text(expr, mesh: Mesh, cost: CollectiveCost, sym: CollectiveCost, chip: str | None) -> str:
+def _collective_text(
+    expr, mesh: Mesh, cost: CollectiveCost, sym: CollectiveCost, chip: str | None, lang: str = "en"
+) -> str:
+    described = [_sentence(d, lang) for d in mesh.describe()]
     rows = [
-        ("model", cost.model),
-        ("mesh", "; ".join(mesh.describe()) or "(one device)"),
-        *([("hardware", chip)] if chip else []),
+        (_say("cli.model", lang), cost.model),
+        (_say("cli.mesh", lang), ("; " if lang == "en" else "；").join(described) or _say("cli.one_device", lang)),
+        *([(_say("cli.hardware", lang), chip)] if chip else []),
         ("V", _equation(sym.bytes, cost.bytes, format_bytes)),
-        ("hops", _equation(sym.hops, cost.hops, format_number)),
-        ("bandwidth", _equation(sym.bandwidth_time, cost.bandwidth_time, format_seconds)),
-        ("latency", _equation(sym.latency_time, cost.latency_time, format_seconds)),
+        (_say("cli.hops", lang), _equation(sym.hops, cost.hops, format_number)),
+        (_say("cli.bandwidth", lang), _equation(sym.bandwidth_time, cost.bandwidth_time, format_seconds)),
+        (_say("cli.latency", lang), _equation(sym.latency_time, cost.latency_time, format_seconds)),
     ]
     verdict = _equation(sym.time, cost.time, format_seconds)
     if cost.regime is not None:
-        verdict += f", {cost.regime}-bound"
+        verdict += _say("cli.regime", lang, regime=_bound(cost.regime, lang))
         if cost.crossover_bytes is not None and cost.crossover_bytes.is_number:
-            verdict += f" (latency-bound below V = {format_bytes(sympy.ceiling(cost.crossover_bytes))})"
-    rows.append(("time", verdict))
+            verdict += _say(
+                "cli.latency_below",
+                lang,
+                regime=_bound("latency", lang),
+                bytes=format_bytes(sympy.ceiling(cost.crossover_bytes)),
+            )
+    rows.append((_say("cli.time", lang), verdict))
     notes = [a for a in cost.assumptions if not a.startswith(("model ", "axis ", "hardware "))]
     text = f"{expr}\n" + _table(rows)
     if notes:
-        text += "\n" + "\n".join("note: " + n for n in notes)
+        text += "\n" + "\n".join(_say("cli.note", lang, note=_sentence(n, lang)) for n in notes)
     return text
 
 
@@ -260,9 +421,9 @@ def _hardware(args: argparse.Namespace) -> tuple[str, dict]:
             shown = "—" if value is None else format_number(value) if not isinstance(value, str) else value
             lines.append(f"  {key.ljust(19)} {shown}" + (f"   [{source}]" if source else ""))
         consts = ", ".join(f"{k} = {format_number(v)}" for k, v in chip.constants().items())
-        lines.append(f"  substitutes: {consts}")
+        lines.append(_say("cli.hardware.substitutes", args.language, constants=consts))
         return "\n".join(lines), one
-    rows = [("name", "bf16 FLOP/s   HBM B/s    W_ici B/s  W_nvlink   T_hop   wiring")]
+    rows = [(_say("cli.hardware.head", args.language), _say("cli.hardware.columns", args.language))]
     presets: list[dict] = []
     for chip in HARDWARE.values():
         c = chip.constants()
@@ -300,11 +461,11 @@ def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
     if not p.numeric and chip is not None:
         # sizes are symbolic: keep C, W_ici, ... as symbols too, so the formulas stay readable
         p = plan(mm, mesh, args.shape, dtype=args.dtype, model=args.model, overlap=not args.serial)
-    text = plan_text(p, top=None if args.top == 0 else args.top)
+    text = plan_text(p, top=None if args.top == 0 else args.top, language=args.language, explain=args.explain)
     if chip is not None and not p.numeric:
         consts = ", ".join(f"{k} = {format_number(v)}" for k, v in chip.constants(p.dtype).items())
-        text += f"\n{chip.label}: {consts}"
-    return text, plan_data(p)
+        text += f"\n{chip.label}{'：' if args.language == 'zh' else ': '}{consts}"
+    return text, plan_data(p, args.language)
 
 
 def _verify(args: argparse.Namespace) -> tuple[str, dict]:
@@ -323,7 +484,47 @@ def _verify(args: argparse.Namespace) -> tuple[str, dict]:
     from .jax.verify import verify
 
     v = verify(mm, mesh, args.shape, dtype=args.dtype, hardware=args.hw, model=args.model, run=args.execute)
-    return v.text(), v.to_json()
+    data = v.to_json()
+    if args.language != "en":
+        data["language"] = args.language
+        data[f"reason_{args.language}"] = _sentence(v.reason, args.language)
+        data[f"lowering_{args.language}"] = [_sentence(n, args.language) for n in v.lowering]
+    return (v.text() if args.language == "en" else _verify_text(v, args.language)), data
+
+
+def _verify_text(v, lang: str) -> str:
+    """``Verification.text()`` in another language: the same rows and values, other words."""
+    mesh_value = _say("cli.verify.mesh_value", lang, mesh=v.mesh, shape=v.shape, dtype=v.dtype)
+    rows = [
+        (_say("cli.verify.mesh", lang), mesh_value + (f"；{v.hardware}" if v.hardware else "")),
+        ("symshard", _say("cli.verify.symshard_value", lang, count=v.strategies, best=v.best)),
+        ("XLA", "；".join(_sentence(x, lang) for x in v.xla) or _say("cli.verify.no_collectives", lang)),
+    ]
+    if v.match:
+        rows.append((_say("cli.verify.agreement", lang), _say("cli.verify.yes", lang, rank=v.rank, name=v.matched)))
+    else:
+        reason = _sentence(v.reason, lang)
+        rows.append((_say("cli.verify.agreement", lang), _say("cli.verify.no", lang, reason=reason)))
+    flops = _say("cli.verify.flops", lang, flops=f"{v.xla_flops:,}", dots=f"{v.xla_dot_flops:,}")
+    if v.flops_agree is not None:
+        flops += _say("cli.verify.agrees" if v.flops_agree else "cli.verify.differs", lang)
+    if v.xla_repeats_work:
+        flops += _say("cli.verify.repeats", lang)
+    rows.append(("FLOPs", flops))
+    if v.executions:
+        ok = sum(e.correct and e.shapes_ok for e in v.executions)
+        rows.append(("shard_map", _say("cli.verify.ran", lang, ok=ok, total=len(v.executions))))
+        rows += [(_say("cli.verify.failed", lang), f"{e.strategy}: {e.shape_problems or e.max_error}")
+                 for e in v.executions if not (e.correct and e.shapes_ok)]  # fmt: skip
+    times = _say(
+        "cli.verify.time_value",
+        lang,
+        symshard=f"{v.symshard_seconds * 1e3:.1f}",
+        xla=f"{v.xla_compile_seconds * 1e3:.1f}",
+    )
+    rows.append((_say("cli.verify.time", lang), times))
+    rows += [(_say("cli.verify.lowering", lang), _sentence(note, lang)) for note in v.lowering]
+    return v.matmul + "\n" + _table(rows)
 
 
 def _compare(args: argparse.Namespace) -> tuple[str, dict]:
@@ -349,7 +550,7 @@ def _compare(args: argparse.Namespace) -> tuple[str, dict]:
             picked.append(int(part))
     p = plan(mm, mesh, args.shape, dtype=args.dtype, model=args.model)
     c = compare(p, args.solve_for, strategies=picked, hardware=chip, overlap=not args.serial)
-    return compare_text(c), compare_data(c)
+    return compare_text(c, language=args.language), compare_data(c, args.language)
 
 
 def _best(args: argparse.Namespace) -> tuple[str, dict]:
@@ -371,7 +572,7 @@ def _best(args: argparse.Namespace) -> tuple[str, dict]:
         chain, mesh, args.shape, hardware=chip, memory_limit=args.memory, out=args.out, fixed=fixed,
         dtype=args.dtype, model=args.model, overlap=not args.serial,
     )  # fmt: skip
-    return search_text(r), search_data(r)
+    return search_text(r, language=args.language), search_data(r, args.language)
 
 
 # -- layer ------------------------------------------------------------------------------------
@@ -419,15 +620,26 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
     solve = args.solve_for or ("Y" if lay.scheme == "tp" else "B_chip")
     x, _ = lay._symbol(solve)
     phases = {}
-    head = f"{lay.scheme} MLP block, {'training' if lay.training else 'serving'}, {lay.program.dtype}; "
-    lines = [head + f"bandwidth-only collectives over {lay.fabric} ({pretty(lay.W)})"]
+    lang = args.language
+    mode = _say("cli.training" if lay.training else "cli.serving", lang)
+    lines = [
+        _say(
+            "cli.layer_head",
+            lang,
+            scheme=lay.scheme,
+            mode=mode,
+            dtype=lay.program.dtype,
+            fabric=lay.fabric,
+            bandwidth=pretty(lay.W),
+        )
+    ]
 
     def num(expr, fmt):
         return _equation(expr, sympy.sympify(expr).xreplace(values), fmt)
 
     for ph in lay.phases:
         colls = []
-        lines.append(f"{ph}:")
+        lines.append(_say("cli.phase", lang, phase=_say(f"cli.phase.{ph}", lang)))
         for st in lay.program.select(ph):
             if st.is_matmul:
                 lines.append(f"  {st.op}   FLOPs {num(st.flops, format_number)}")
@@ -435,9 +647,10 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
             if not st.is_collective:
                 continue
             over = [m.index for m in lay.program.overlaps(st)]
+            steps = (", " if lang == "en" else "、").join(map(str, over))
             lines.append(
                 f"  {st.op}   V {num(st.bytes, format_bytes)}, T {num(st.time, format_seconds)}"
-                + (f", overlaps steps {', '.join(map(str, over))}" if over else ", overlaps no matmul")
+                + (_say("cli.overlaps", lang, steps=steps) if over else _say("cli.overlaps_none", lang))
             )
             colls.append({"step": st.index, "collective": str(st.op), "bytes": json_value(st.bytes.xreplace(values)),
                           "bytes_formula": pretty(st.bytes), "time_s": json_value(st.time.xreplace(values)),
@@ -448,7 +661,8 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
         if mv.is_number and cv.is_number:
             bound = "compute" if cv <= mv else "communication"
         lines.append(f"  T_math   {num(m, format_seconds)}")
-        lines.append(f"  T_comms  {num(c, format_seconds)}" + (f"  -> {bound}-bound" if bound else ""))
+        arrow = _say("cli.bound_arrow", lang, bound=_bound(bound, lang)) if bound else ""
+        lines.append(f"  T_comms  {num(c, format_seconds)}" + arrow)
         phases[ph] = {
             "flops_per_device": json_value(lay.flops(ph).xreplace(values)),
             "flops_formula": pretty(lay.flops(ph)),
@@ -462,15 +676,15 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
         }
     mem = lay.memory
     kinds = ("weights", "gradients", "optimizer", "activations", "transient", "peak")
-    lines.append(f"memory per device (Adam: {ADAM_BYTES_PER_PARAM} B per parameter, fp32 master + m + v):")
+    lines.append(_say("cli.memory_head", lang, bytes=ADAM_BYTES_PER_PARAM))
     for k in kinds:
-        lines.append(f"  {k.ljust(11)} {num(getattr(mem, k), format_bytes)}")
+        lines.append(f"  {_ljust(_say(f'cli.memory.{k}', lang), 11)} {num(getattr(mem, k), format_bytes)}")
     cond = lay.condition(solve)
     hidden = {x, dim_symbol("B")} if x.name in ("B_chip", "B_pod") else {x}
     numeric = cond.subs({k: v for k, v in values.items() if k not in hidden}, x) if values else None
-    lines.append(f"compute-bound when: {cond.text()}")
+    lines.append(_say("cli.compute_bound_when", lang, condition=_condition(cond.text(), lang)))
     if numeric is not None and numeric.text() != cond.text():
-        lines.append(f"  with these numbers: {numeric.text()}")
+        lines.append(_say("cli.with_numbers", lang, condition=_condition(numeric.text(), lang)))
     data: dict = {
         "scheme": lay.scheme,
         "training": lay.training,
@@ -487,8 +701,8 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
     if lay.scheme == "fsdp+tp":
         split = fsdp_tp_split(hardware=chip)
         best = split.x.xreplace({k: v for k, v in values.items() if k not in (axis_symbol("X"), axis_symbol("Y"))})
-        lines.append(f"best split (forward T_comms): |X| = {pretty(split.x)}, |Y| = N/|X|")
-        lines.append(f"communication-bound below B/N = {pretty(split.min_batch_per_chip)}")
+        lines.append(_say("cli.best_split", lang, x=pretty(split.x)))
+        lines.append(_say("cli.communication_bound_below", lang, value=pretty(split.min_batch_per_chip)))
         data["split"] = {"x_formula": pretty(split.x), "min_batch_per_chip_formula": pretty(split.min_batch_per_chip),
                          "x": json_value(best) if best.free_symbols - {sympy.Symbol("N", positive=True, integer=True)}
                          == set() and "X" in mesh and "Y" in mesh else None}  # fmt: skip
@@ -496,7 +710,7 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
             n = mesh["X"] * mesh["Y"]
             pick = split.best_integer(n, {**values, sympy.Symbol("N", positive=True, integer=True): n})
             if pick is not None:
-                lines.append(f"  for N = {n}: best divisor split |X| = {pick[0]}, |Y| = {pick[1]}")
+                lines.append(_say("cli.best_divisor_split", lang, n=n, x=pick[0], y=pick[1]))
                 data["split"]["best_integer"] = {"X": pick[0], "Y": pick[1], "comm_time_s": json_value(pick[2])}
     return "\n".join(lines), data
 
@@ -508,13 +722,17 @@ def _problems_list(args: argparse.Namespace) -> tuple[str, dict]:
     from .problems import families
 
     known = families(args.families or ())
-    rows = [("family", "difficulty  title")]
+    lang = args.language
+    rows = [(_say("cli.families.head", lang), _say("cli.families.columns", lang))]
     data = []
     for name, fam in known.items():
-        rows.append((name, f"{fam.difficulty:<10}  {fam.title}"))
+        title = fam.title if lang == "en" or lang not in fam.languages else fam.title_in(lang)
+        rows.append((name, f"{fam.difficulty:<10}  {title}"))
         data.append({"name": name, "title": fam.title, "difficulty": fam.difficulty, "tags": list(fam.tags),
                      "objective": fam.objective, "answers": [a.name for a in fam.answers]})  # fmt: skip
-    return _table(rows) + f"\n{len(known)} families", {"families": data}
+        if lang != "en":
+            data[-1][f"title_{lang}"] = title
+    return _table(rows) + "\n" + _say("cli.families.count", lang, count=len(known)), {"families": data}
 
 
 def _problems_show(args: argparse.Namespace) -> tuple[str, dict]:
@@ -559,13 +777,14 @@ def _problems_check(args: argparse.Namespace) -> tuple[str, dict]:
             name, value = p.answers[0].name, given
         answer = p.answer(name.strip())
         grade = answer.grade(value.strip())
-        lines.append(f"{answer.name}: {'right' if grade.correct else 'not right'} ({value.strip()})")
+        verdict = "cli.check.right" if grade.correct else "cli.check.wrong"
+        lines.append(_say(verdict, _shown_language(p.language), name=answer.name, value=value.strip()))
         if not grade.correct:
-            lines.append(f"  {grade.feedback}")
+            lines.append(f"  {_sentence(grade.feedback, _shown_language(p.language))}")
         results.append({"name": answer.name, "given": value.strip(), "correct": grade.correct,
                         "feedback": grade.feedback})  # fmt: skip
     right = sum(r["correct"] for r in results)
-    lines.append(f"{right} of {len(results)} right")
+    lines.append(_say("cli.check.total", _shown_language(p.language), right=right, total=len(results)))
     args.exit_code = 0 if right == len(results) else 1
     return "\n".join(lines), {"id": p.id, "results": results, "right": right, "total": len(results)}
 
@@ -596,11 +815,19 @@ def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
     families_used = sorted({p.family.name for p in problems})
     figures = [path for path in written if path.parent.name == "figures"]
     shown = [f"  {path}" for path in written if path not in figures]
+    lang = _shown_language(args.lang)
     if figures:
-        shown.append(f"  {figures[0].parent}/ ({len(figures)} figure{'s' if len(figures) != 1 else ''})")
-    text = f"{len(problems)} problems from {len(families_used)} families, seed {args.seed}:\n" + "\n".join(shown)
+        key = "cli.figure" if len(figures) == 1 else "cli.figures"
+        shown.append("  " + _say(key, lang, folder=figures[0].parent, count=len(figures)))
+    head = _say("cli.generated", lang, count=len(problems), families=len(families_used), seed=args.seed)
+    text = head + "\n" + "\n".join(shown)
     return text, {"count": len(problems), "seed": args.seed, "families": families_used,
                   "files": [str(p) for p in written], "ids": [p.id for p in problems]}  # fmt: skip
+
+
+def _shown_language(language: str) -> str:
+    """The language of the command line's own words: a problem's language if symshard speaks it."""
+    return language if language in LANGUAGES else "en"
 
 
 def _progress_bar():
@@ -714,6 +941,12 @@ def _parser() -> argparse.ArgumentParser:
         description="Exact, symbolic costs of sharded arrays, collectives and matmuls.",
     )
     parser.add_argument("--version", action="version", version=f"symshard {__version__}")
+    parser.add_argument(
+        "--lang",
+        dest="global_lang",
+        metavar="LANG",
+        help=f"language of answers and errors: en (default) or zh; also after the command, or set {ENVIRONMENT}",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_ArgumentParser)
 
     p = sub.add_parser("shard", help="what each device holds of a sharded array")
@@ -732,6 +965,11 @@ def _parser() -> argparse.ArgumentParser:
     _add_sizes(p)
     _add_plan_options(p)
     p.add_argument("--top", type=int, default=10, help="strategies to print (0: all); --json has them all")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="say under each step what moves over which axis, and why (--json always has it)",
+    )
     p.set_defaults(run=_matmul)
 
     p = sub.add_parser("verify", help="run a matmul's strategies in JAX and compare with XLA's plan (jax extra)")
@@ -745,6 +983,7 @@ def _parser() -> argparse.ArgumentParser:
         "--run", dest="execute", default="all", choices=["all", "best", "none"], help="strategies to run in shard_map"
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_lang(p)
     p.set_defaults(run=_verify)
 
     p = sub.add_parser("compare", help="when each strategy is communication-bound, and which wins when")
@@ -781,11 +1020,12 @@ def _parser() -> argparse.ArgumentParser:
     q = psub.add_parser("list", help="the problem families")
     q.add_argument("--families", action="append", metavar="DIR", help="also load the families in DIR")
     q.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_lang(q)
     q.set_defaults(run=_problems_list)
     q = psub.add_parser("show", help="one problem, with hints, solution and answers")
     q.add_argument("family", help="a family name (see 'symshard problems list')")
     q.add_argument("--seed", type=int, default=0, help="the variant (default 0)")
-    q.add_argument("--lang", default="en", help="language of the text (default en)")
+    _add_lang(q, help=_PROBLEM_LANG_HELP)
     q.add_argument("--families", action="append", metavar="DIR", help="also load the families in DIR")
     q.add_argument("--json", action="store_true", help="print the problem's JSON record")
     q.set_defaults(run=_problems_show)
@@ -797,7 +1037,7 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("family", help="a family name (see 'symshard problems list')")
     q.add_argument("answers", nargs="+", metavar="NAME=VALUE", help="e.g. time='5.87 ms' (units optional)")
     q.add_argument("--seed", type=int, default=0, help="the variant (default 0)")
-    q.add_argument("--lang", default="en", help="language of the text (default en)")
+    _add_lang(q, help=_PROBLEM_LANG_HELP)
     q.add_argument("--families", action="append", metavar="DIR", help="also load the families in DIR")
     q.add_argument("--json", action="store_true", help="print one JSON object")
     q.set_defaults(run=_problems_check)
@@ -811,7 +1051,7 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--format", default="all", choices=["md", "json", "moodle", "all"], help="what to write")
     q.add_argument("--title", default="Problem set", help="the set's title")
     q.add_argument("--solutions", action="store_true", help="fold the solutions into problems.md too")
-    q.add_argument("--lang", default="en", help="language of the text (default en)")
+    _add_lang(q, help=_PROBLEM_LANG_HELP)
     q.add_argument("--families", action="append", metavar="DIR", help="also load the families in DIR")
     q.add_argument("--force", action="store_true", help="overwrite existing files")
     q.add_argument("--json", action="store_true", help="print one JSON object")
@@ -844,21 +1084,60 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("hardware", help="the hardware presets and their sources")
     p.add_argument("name", nargs="?", help="one preset to show in full")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_lang(p)
     p.set_defaults(run=_hardware)
     return parser
 
 
+def _language_in(argv: Sequence[str]) -> str:
+    """The language to print an error in before (or without) a parsed command line."""
+    value = None
+    for i, token in enumerate(argv):
+        if token == "--lang" and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif token.startswith("--lang="):
+            value = token.partition("=")[2]
+    try:
+        return language_from(value if value in LANGUAGES else None)
+    except SymshardError:
+        return "en"
+
+
+def _language(args: argparse.Namespace) -> str:
+    """``--lang`` (after or before the command), else ``$SYMSHARD_LANG``, else English.
+
+    A problem command passes its language to the family, which says which languages it has.
+    """
+    explicit = getattr(args, "lang", None) or getattr(args, "global_lang", None)
+    if args.command == "problems":
+        chosen = explicit or language_from(None)
+        args.lang = chosen
+        return _shown_language(chosen)
+    return language_from(explicit)
+
+
+def _error_line(err: SymshardError, language: str) -> str:
+    if language == "en":
+        return ENGLISH["error.prefix"] + err.one_line()
+    from .i18n.explain import error_line
+
+    return _say("error.prefix", language) + error_line(err, language)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 2 bad input; ``problems check``: 1 if wrong)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    language = _language_in(argv)
     parser = _parser()
     try:
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help()
             return 0
+        args.language = language = _language(args)
         text, data = args.run(args)
     except SymshardError as err:
-        print(f"symshard: error: {err.one_line()}", file=sys.stderr)
+        print(_error_line(err, language), file=sys.stderr)
         return 2
     except SystemExit as exit_:  # --help and --version
         return int(exit_.code or 0)

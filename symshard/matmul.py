@@ -30,19 +30,76 @@ from .errors import PlanError, SymshardError
 from .memo import memoized
 from .notation import parse_array, parse_matmul_syntax
 
-__all__ = ["Classification", "LocalMatmul", "Matmul", "local_product", "matmul"]
+__all__ = ["ENGLISH", "Classification", "LocalMatmul", "Matmul", "Message", "local_product", "matmul"]
+
+
+# The English sentences of classify(), by key. Other languages live in symshard/i18n (loaded on
+# first use, never by `import symshard`); a value is text, a tuple of names ("J and K") or a
+# nested Message (a fallback word such as "the left operand", an optional clause).
+ENGLISH: dict[str, str] = {
+    "case.1": "no contracting dim ({names}) is sharded, so each device multiplies its own blocks and the "
+    "result keeps the operands' shardings with no communication.",
+    "case.1.none": "no contracting dim (dim) is sharded, so each device multiplies its own blocks and the "
+    "result keeps the operands' shardings with no communication.",
+    "case.2.one_sided": "{owner} shards the contracting dim {dims} along {axes} but {other} does not, so the "
+    "blocks do not line up: AllGather {owner} over {axes} first{alternative}.",
+    "case.2.busy": " ({other} cannot be sliced to match: {axis} already shards {dim})",
+    "case.2.slice": " (or slice {other} to match, multiply locally and AllReduce)",
+    "case.2.mismatch": "the contracting dim {dim} is sharded along {lhs_axes} in {lhs} but along {rhs_axes} in "
+    "{rhs}, so the blocks do not line up: gather (or reshard) one operand so that both split {dim} the same way.",
+    "case.3": "both operands shard the contracting dim {dims} along {axes}, so the local products are partial "
+    "sums: multiply locally to {out}[{out_dims}]{{U_{axes}}}, then AllReduce (or ReduceScatter) over {axes}.",
+    "case.4": "mesh axis {axis} shards {first} of {lhs} and {second} of {rhs}, both kept in the output, so a "
+    "device would hold only a diagonal block of {out}; AllGather one operand over {axis} first.",
+    "note.summed": "{dim} is summed inside {holder} alone; its sharding along {axes} leaves partial sums",
+    "note.contracting_sharded": "its contracting dims are sharded too: {dims}",
+    "word.left_operand": "the left operand",
+    "word.right_operand": "the right operand",
+    "word.one_operand": "one operand",
+    "word.nothing": "nothing",
+    "word.it": "it",
+}
 
 
 @dataclass(frozen=True, slots=True)
-class Classification:
-    """Which of the chapter's four cases a matmul is in, and why."""
+class Message:
+    """A sentence kept as a key and its values, so that it can be said in any language.
 
-    case: int
-    reason: str
-    notes: tuple[str, ...] = ()
+    ``values`` are ``(name, value)`` pairs; a value is text (notation, names: the same in
+    every language), a tuple of names (joined as ``J and K``, ``J 和 K``) or a nested
+    :class:`Message`. English needs nothing beyond this module; other languages load
+    their catalogue from :mod:`symshard.i18n` on first use.
 
-    def __str__(self) -> str:
-        return f"Case {self.case}: {self.reason}"
+    Examples:
+        >>> m = Message("case.2.slice", (("other", "B"),))
+        >>> m.text()
+        ' (or slice B to match, multiply locally and AllReduce)'
+        >>> m.text("zh")
+        '（也可以把 B 按相同方式切分，在本地相乘后再做 AllReduce）'
+    """
+
+    key: str
+    values: tuple[tuple[str, object], ...] = ()
+
+    def text(self, language: str = "en") -> str:
+        """The sentence in ``language`` (``'en'`` or ``'zh'``)."""
+        if language == "en":
+            return ENGLISH[self.key].format(**{k: _english(v) for k, v in self.values})
+        from .i18n.catalog import say
+
+        return say(self, language)
+
+
+def _english(value: object) -> str:
+    if isinstance(value, Message):
+        return value.text()
+    if isinstance(value, tuple):
+        return _join(value)
+    return str(value)
+
+
+def _message(key: str, **values: object) -> Message:
+    return Message(key, tuple(values.items()))
 
 
 def _join(names: Sequence[str]) -> str:
@@ -54,6 +111,43 @@ def _join(names: Sequence[str]) -> str:
 
 def _label(array: Array, fallback: str) -> str:
     return array.name or fallback
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    """Which of the chapter's four cases a matmul is in, and why.
+
+    ``reason`` and ``notes`` are English; ``message`` and ``note_messages`` hold the same
+    sentences as keys and values, so :meth:`explain` can say them in another language.
+
+    Examples:
+        >>> c = matmul("A[I, J_X] · B[J_X, K] -> C[I, K]").classify()
+        >>> print(c.explain("zh"))  # doctest: +NORMALIZE_WHITESPACE
+        情况 3：两个操作数都沿 X 对收缩维度 J 分片，所以各设备的本地乘积只是部分和：先在本地相乘得到
+        C[I, K]{U_X}，再沿 X 做 AllReduce（或 ReduceScatter）。
+    """
+
+    case: int
+    reason: str
+    notes: tuple[str, ...] = ()
+    message: Message | None = field(default=None, compare=False)
+    note_messages: tuple[Message, ...] = field(default=(), compare=False)
+
+    def __str__(self) -> str:
+        return f"Case {self.case}: {self.reason}"
+
+    def explain(self, language: str = "en") -> str:
+        """``Case N: reason`` in ``language``; English is ``str(self)``."""
+        if language == "en" or self.message is None:
+            return str(self)
+        from .i18n.explain import explain
+
+        return explain(self, language)
+
+    @classmethod
+    def of(cls, case: int, message: Message, notes: Sequence[Message] = ()) -> Classification:
+        """A classification whose English texts are rendered from ``message`` and ``notes``."""
+        return cls(case, message.text(), tuple(n.text() for n in notes), message, tuple(notes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +238,10 @@ class Matmul:
             Case 4: mesh axis X shards I of A and K of B, both kept in the output, so a device
             would hold only a diagonal block of C; AllGather one operand over X first.
         """
-        lname, rname = _label(self.lhs, "the left operand"), _label(self.rhs, "the right operand")
+        lname = self.lhs.name or _message("word.left_operand")
+        rname = self.rhs.name or _message("word.right_operand")
         out = self.out_name
-        notes: list[str] = []
+        notes: list[Message] = []
         conflicts: list[tuple[str, str, str]] = []
         for ldim in self.lhs.dims:
             if ldim.name in self.reduced:
@@ -163,37 +258,27 @@ class Matmul:
             holder = self.lhs if name in self.lhs.dim_names else self.rhs
             if holder.dim(name).axes:
                 notes.append(
-                    f"{name} is summed inside {_label(holder, 'one operand')} alone; its sharding along "
-                    f"{format_axes(holder.dim(name).axes)} leaves partial sums"
+                    _message(
+                        "note.summed",
+                        dim=name,
+                        holder=holder.name or _message("word.one_operand"),
+                        axes=format_axes(holder.dim(name).axes),
+                    )
                 )
         if conflicts:
             a, first, second = conflicts[0]
             if sharded:
-                notes.append("its contracting dims are sharded too: " + ", ".join(sharded))
-            return Classification(
-                4,
-                f"mesh axis {a} shards {first} of {lname} and {second} of {rname}, both kept in the output, "
-                f"so a device would hold only a diagonal block of {out}; AllGather one operand over {a} first.",
-                tuple(notes),
-            )
+                notes.append(_message("note.contracting_sharded", dims=", ".join(sharded)))
+            reason = _message("case.4", axis=a, first=first, lhs=lname, second=second, rhs=rname, out=out)
+            return Classification.of(4, reason, notes)
         if not sharded:
-            names = _join(contracting) or "dim"
-            return Classification(
-                1,
-                f"no contracting dim ({names}) is sharded, so each device multiplies its own blocks and the "
-                f"result keeps the operands' shardings with no communication.",
-                tuple(notes),
-            )
+            if not contracting:
+                return Classification.of(1, _message("case.1.none"), notes)
+            return Classification.of(1, _message("case.1", names=tuple(contracting)), notes)
         if all(lsh[d] == rsh[d] for d in contracting):
             axes = format_axes([a for d in sharded for a in lsh[d]])
-            return Classification(
-                3,
-                f"both operands shard the contracting dim {_join(sharded)} along {axes}, so the local products "
-                f"are partial sums: multiply locally to {out}[{', '.join(self.out_dims)}]{{U_{axes}}}, then AllReduce "
-                f"(or ReduceScatter) "
-                f"over {axes}.",
-                tuple(notes),
-            )
+            reason = _message("case.3", dims=tuple(sharded), axes=axes, out=out, out_dims=", ".join(self.out_dims))
+            return Classification.of(3, reason, notes)
         one_sided = [d for d in sharded if not lsh[d] or not rsh[d]]
         if len(one_sided) == len(sharded) and (all(not rsh[d] for d in sharded) or all(not lsh[d] for d in sharded)):
             lhs_owns = all(not rsh[d] for d in sharded)
@@ -203,25 +288,30 @@ class Matmul:
             axes = format_axes(axis_list)
             busy = [a for a in axis_list if other_arr.sharded_dim(a) or a in other_arr.unreduced]
             if busy:
-                alternative = f" ({other} cannot be sliced to match: {busy[0]} already shards {other_arr.sharded_dim(busy[0]) or 'it'})"
+                alternative = _message(
+                    "case.2.busy",
+                    other=other,
+                    axis=busy[0],
+                    dim=other_arr.sharded_dim(busy[0]) or _message("word.it"),
+                )
             else:
-                alternative = f" (or slice {other} to match, multiply locally and AllReduce)"
-            return Classification(
-                2,
-                f"{owner} shards the contracting dim {_join(sharded)} along {axes} but {other} does not, so the "
-                f"blocks do not line up: AllGather {owner} over {axes} first{alternative}.",
-                tuple(notes),
+                alternative = _message("case.2.slice", other=other)
+            reason = _message(
+                "case.2.one_sided", owner=owner, dims=tuple(sharded), axes=axes, other=other, alternative=alternative
             )
+            return Classification.of(2, reason, notes)
         mismatch = [d for d in sharded if lsh[d] != rsh[d]]
         d = mismatch[0]
-        lax = format_axes(lsh[d]) or "nothing"
-        rax = format_axes(rsh[d]) or "nothing"
-        return Classification(
-            2,
-            f"the contracting dim {d} is sharded along {lax} in {lname} but along {rax} in {rname}, so the "
-            f"blocks do not line up: gather (or reshard) one operand so that both split {d} the same way.",
-            tuple(notes),
+        nothing = _message("word.nothing")
+        reason = _message(
+            "case.2.mismatch",
+            dim=d,
+            lhs_axes=format_axes(lsh[d]) or nothing,
+            lhs=lname,
+            rhs_axes=format_axes(rsh[d]) or nothing,
+            rhs=rname,
         )
+        return Classification.of(2, reason, notes)
 
     # -- printing ------------------------------------------------------------------------
 

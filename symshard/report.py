@@ -4,24 +4,47 @@ The command line prints these; the docs site and the problem generator reuse
 them. Numbers are formatted here, at the edge; formulas come from the algebra
 (``pretty`` for text, ``latex`` for JSON).
 
+Text comes in English (the default, and a stable contract: tests, the README and the docs
+compare it byte for byte) or in Simplified Chinese (``language="zh"``): the words change,
+the numbers, units, notation and formulas do not. The JSON keeps its English keys and
+sentences and adds ``*_zh`` fields next to the sentences it carries.
+
 Examples:
     >>> from symshard.planner import plan
     >>> print(plan_text(plan("A[I, J_X] · B[J_X, K] -> C[I, K]"), top=1))  # doctest: +ELLIPSIS
     A[I, J_X] · B[J_X, K] -> C[I, K]
     Case 3: both operands shard the contracting dim J along X, ...
+    >>> p = plan("A[I, J_X] · B[J_X, K] -> C[I, K]", "X=4")
+    >>> print(plan_text(p, top=1, language="zh", explain=True))  # doctest: +ELLIPSIS
+    A[I, J_X] · B[J_X, K] -> C[I, K]
+    情况 3：两个操作数都沿 X 对收缩维度 J 分片，...
+    网格：X=4（带环绕链路的双向环，ici）
+    共 ... 种策略，按集合通信次数从少到多排列（尺寸是符号）；time = max(T_math, T_comms)，模型 book：
+      1. matmul → AllReduce_X(C)
+           A[I, J_X] · B[J_X, K] -> C[I, K]{U_X}
+             每个设备把自己持有的块相乘，A[I, J_X] · B[J_X, K] -> C[I, K]{U_X}：J 沿 X 被切分，...
+           AllReduce_X(C[I, K]{U_X}) -> C[I, K]
+             沿 X 对 C 做 AllReduce：把 4 个设备上的部分和相加，每个设备都得到完整的总和，即 C[I, K]。
+           T_math  = I·J·K/(2·C)
+    ...
+    最优：尺寸或常数仍是符号，无法判定（请给出 --shape 和 --hw）
 """
 
 from __future__ import annotations
 
+import re
+
 import sympy
 
 from .crossovers import Comparison, Condition
+from .mesh import Mesh
 from .planner import Plan, Strategy
 from .search import Candidate, SearchResult
 from .symbols import latex
 from .units import format_bytes, format_flops, format_seconds, format_seconds_expr, json_value, pretty
 
 __all__ = [
+    "ENGLISH",
     "compare_data",
     "compare_text",
     "plan_data",
@@ -30,6 +53,88 @@ __all__ = [
     "search_text",
     "strategy_data",
 ]
+
+
+ENGLISH: dict[str, str] = {
+    "report.note": "  note: {note}",
+    "report.mesh": "mesh: {mesh}",
+    "report.one_device": "one device",
+    "report.hardware": "hardware: {label}",
+    "report.fastest_first": "fastest first",
+    "report.fewest_first": "fewest collectives first (sizes are symbolic)",
+    "report.strategies": "{count} strategies, {order}; time = {mode}, model {model}:",
+    "report.numbers": "{flops}/device; compute {compute}, comms {comms}, time {time} ({bound}); peak {peak}",
+    "report.memory": "memory  = {memory}",
+    "report.more": "  ... {count} more (--top N or --json shows them all)",
+    "report.best": "best: {index}. {name} in {time}",
+    "report.best_unknown": "best: undecided while sizes or constants are symbolic (give --shape and --hw)",
+    "report.solving": "solving for {symbol}; collective times bandwidth-bound; {overlap}",
+    "report.communication_bound_iff": "     {bound} iff {condition}",
+    "report.beats": "{a} beats {b} iff:",
+    "report.never": "     never",
+    "report.either": "either",
+    "report.on": "on {mesh} ({hardware})",
+    "report.best_search": "best: {line}",
+    "report.ranked": "ranked:",
+}
+"""The English of this module's words by key; other languages are in the catalogue."""
+
+
+def _say(key: str, language: str, **values: object) -> str:
+    if language == "en":
+        return ENGLISH[key].format(**values)
+    from .i18n.catalog import text
+
+    return text(key, language, **values)
+
+
+def _sentence(english: str, language: str) -> str:
+    """A sentence the library wrote in English, in ``language``."""
+    if language == "en":
+        return english
+    from .i18n.catalog import translate
+
+    return translate(english, language)
+
+
+def _bound(bound: str | None, language: str) -> str:
+    """``compute-bound`` / ``计算受限``."""
+    if language == "en" or bound is None:
+        return f"{bound}-bound"
+    from .i18n import term
+
+    return term(f"{bound}_bound", language)
+
+
+def _regimes(label: str, language: str) -> str:
+    """A case label such as ``1 compute-bound, 2 either`` in ``language``."""
+    if language == "en":
+        return label
+    if not re.fullmatch(r"[0-9]+ [a-z-]+(?:, [0-9]+ [a-z-]+)*", label):
+        return _sentence(label, language)  # "no overlap: ...", "combined"
+    parts = []
+    for part in label.split(", "):
+        index, _, word = part.partition(" ")
+        if word == "either":
+            parts.append(f"{index} {_say('report.either', language)}")
+        else:
+            parts.append(f"{index} {_bound(word.removesuffix('-bound'), language)}")
+    return "，".join(parts)
+
+
+def _condition(text: str, language: str) -> str:
+    """A condition's text: the relations as they are, the words between them in ``language``."""
+    if language == "en":
+        return text
+    from .i18n.catalog import condition
+
+    return condition(text, language)
+
+
+def _explanation(s: Strategy, mesh: Mesh | None, language: str) -> list[str]:
+    from .i18n.explain import strategy_sentences
+
+    return strategy_sentences(s, language, mesh=mesh)
 
 
 def _num(value: sympy.Expr) -> bool:
@@ -48,9 +153,12 @@ def _bytes(value: sympy.Expr) -> str:
     return format_bytes(value) if _num(value) else pretty(value)
 
 
-def strategy_data(index: int, s: Strategy) -> dict:
-    """One strategy as a JSON-ready dict (DESIGN's keys, plus formulas)."""
-    return {
+def strategy_data(index: int, s: Strategy, mesh: Mesh | None = None, language: str = "en") -> dict:
+    """One strategy as a JSON-ready dict (DESIGN's keys, plus formulas and a sentence per step).
+
+    ``explanation`` is English; with another ``language`` an ``explanation_<language>`` follows it.
+    """
+    data = {
         "index": index,
         "name": s.name,
         "steps": s.describe(),
@@ -77,13 +185,21 @@ def strategy_data(index: int, s: Strategy) -> dict:
             "comm_time": latex(s.comm_time),
             "time": latex(s.time),
         },
+        "explanation": _explanation(s, mesh, "en"),
     }
+    if language != "en":
+        data[f"explanation_{language}"] = _explanation(s, mesh, language)
+    return data
 
 
-def plan_data(p: Plan) -> dict:
-    """A plan as one JSON-ready dict: ``case``, ``strategies``, ``best`` and context."""
+def plan_data(p: Plan, language: str = "en") -> dict:
+    """A plan as one JSON-ready dict: ``case``, ``strategies``, ``best`` and context.
+
+    With another ``language``, ``reason``, ``notes`` and ``assumptions`` are followed by
+    ``reason_<language>``, ``notes_<language>`` and ``assumptions_<language>``.
+    """
     best = p.best
-    return {
+    data = {
         "matmul": str(p.matmul),
         "case": p.classification.case,
         "reason": p.classification.reason,
@@ -98,44 +214,106 @@ def plan_data(p: Plan) -> dict:
         "overlap": p.overlap,
         "hardware": p.hardware.name if p.hardware else None,
         "outputs": [str(t) for t in p.targets],
-        "strategies": [strategy_data(i, s) for i, s in enumerate(p.strategies, 1)],
+        "strategies": [strategy_data(i, s, p.mesh, language) for i, s in enumerate(p.strategies, 1)],
         "best": {"index": p.strategies.index(best) + 1, "name": best.name} if best else None,
         "assumptions": list(p.assumptions),
     }
+    if language != "en":
+        data["language"] = language
+        data[f"reason_{language}"] = _reason(p, language)
+        data[f"notes_{language}"] = _notes(p, language)
+        data[f"assumptions_{language}"] = [_sentence(a, language) for a in p.assumptions]
+    return _ordered(data, language)
 
 
-def plan_text(p: Plan, top: int | None = 10) -> str:
-    """The plan for a terminal: the case, then each strategy with its steps and costs."""
-    lines = [str(p.matmul), str(p.classification)]
-    lines += [f"  note: {n}" for n in p.classification.notes]
-    lines.append("mesh: " + ("; ".join(p.mesh.describe()) or "one device"))
+def _ordered(data: dict, language: str) -> dict:
+    """``data`` with each ``<key>_<language>`` right after its ``<key>``."""
+    if language == "en":
+        return data
+    out: dict = {}
+    suffix = f"_{language}"
+    for key, value in data.items():
+        if key.endswith(suffix) and key.removesuffix(suffix) in data:
+            continue
+        out[key] = value
+        if key + suffix in data:
+            out[key + suffix] = data[key + suffix]
+    return out
+
+
+def _reason(p: Plan, language: str) -> str:
+    """The case's reason in ``language`` (without ``Case N:``)."""
+    c = p.classification
+    if language == "en" or c.message is None:
+        return c.reason
+    return c.message.text(language)
+
+
+def _notes(p: Plan, language: str) -> list[str]:
+    c = p.classification
+    if language == "en" or len(c.note_messages) != len(c.notes):
+        return list(c.notes)
+    return [m.text(language) for m in c.note_messages]
+
+
+def _case_line(p: Plan, language: str) -> str:
+    return str(p.classification) if language == "en" else p.classification.explain(language)
+
+
+def _mesh_line(mesh: Mesh, language: str) -> str:
+    described = [_sentence(d, language) for d in mesh.describe()]
+    joined = ("; " if language == "en" else "；").join(described)
+    return _say("report.mesh", language, mesh=joined or _say("report.one_device", language))
+
+
+def plan_text(p: Plan, top: int | None = 10, *, language: str = "en", explain: bool = False) -> str:
+    """The plan for a terminal: the case, then each strategy with its steps and costs.
+
+    Args:
+        top: how many strategies to show (None: all).
+        language: ``'en'`` or ``'zh'``.
+        explain: add one sentence under each step saying what moves and why.
+    """
+    lines = [str(p.matmul), _case_line(p, language)]
+    lines += [_say("report.note", language, note=n) for n in _notes(p, language)]
+    lines.append(_mesh_line(p.mesh, language))
     if p.hardware is not None:
-        lines.append(f"hardware: {p.hardware.label}")
+        lines.append(_say("report.hardware", language, label=p.hardware.label))
     mode = "max(T_math, T_comms)" if p.overlap else "T_math + T_comms"
     shown = p.strategies if top is None else p.strategies[:top]
-    order = "fastest first" if p.numeric else "fewest collectives first (sizes are symbolic)"
-    lines.append(f"{len(p.strategies)} strategies, {order}; time = {mode}, model {p.model}:")
+    order = _say("report.fastest_first" if p.numeric else "report.fewest_first", language)
+    lines.append(_say("report.strategies", language, count=len(p.strategies), order=order, mode=mode, model=p.model))
     for i, s in enumerate(shown, 1):
         lines.append(f"{i:>3}. {s.name}")
-        for step in s.describe():
+        sentences = _explanation(s, p.mesh, language) if explain else [None] * len(s.steps)
+        for step, sentence in zip(s.describe(), sentences, strict=True):
             lines.append(f"       {step}")
+            if sentence is not None:
+                lines.append(f"         {sentence}")
         if p.numeric:
-            lines.append(
-                f"       {format_flops(s.flops_per_device)}/device; compute {format_seconds(s.compute_time)}, "
-                f"comms {format_seconds(s.comm_time)}, time {format_seconds(s.time)} ({s.bound}-bound); "
-                f"peak {format_bytes(s.memory_bytes_per_device)}"
+            numbers = _say(
+                "report.numbers",
+                language,
+                flops=format_flops(s.flops_per_device),
+                compute=format_seconds(s.compute_time),
+                comms=format_seconds(s.comm_time),
+                time=format_seconds(s.time),
+                bound=_bound(s.bound, language),
+                peak=format_bytes(s.memory_bytes_per_device),
             )
+            lines.append(f"       {numbers}")
         else:
             lines.append(f"       T_math  = {_seconds(s.compute_time)}")
             lines.append(f"       T_comms = {_seconds(s.comm_time)}")
-            lines.append(f"       memory  = {_bytes(s.memory_bytes_per_device)}")
+            lines.append("       " + _say("report.memory", language, memory=_bytes(s.memory_bytes_per_device)))
     if top is not None and len(p.strategies) > top:
-        lines.append(f"  ... {len(p.strategies) - top} more (--top N or --json shows them all)")
+        lines.append(_say("report.more", language, count=len(p.strategies) - top))
     best = p.best
     if best is not None:
-        lines.append(f"best: {p.strategies.index(best) + 1}. {best.name} in {format_seconds(best.time)}")
+        index = p.strategies.index(best) + 1
+        lines.append(_say("report.best", language, index=index, name=best.name, time=format_seconds(best.time)))
     else:
-        lines.append("best: undecided while sizes or constants are symbolic (give --shape and --hw)")
+        lines.append(_say("report.best_unknown", language))
     return "\n".join(lines)
 
 
@@ -150,7 +328,7 @@ def _condition_data(c: Condition) -> dict:
     }
 
 
-def compare_data(c: Comparison) -> dict:
+def compare_data(c: Comparison, language: str = "en") -> dict:
     """A comparison as one JSON-ready dict with a ``conditions`` key (DESIGN)."""
     regimes = []
     for r in c.regimes:
@@ -175,20 +353,25 @@ def compare_data(c: Comparison) -> dict:
                 "numeric_b_wins_if": _condition_data(pr.numeric_b_wins) if pr.numeric_b_wins is not None else None,
             }
         )
-    return {
+    data = {
         "matmul": str(c.plan.matmul),
         "symbol": str(c.symbol),
         "hardware": c.hardware.name if c.hardware else None,
-        "strategies": [strategy_data(i, s) for i, s in enumerate(c.plan.strategies, 1)],
+        "strategies": [strategy_data(i, s, c.plan.mesh, language) for i, s in enumerate(c.plan.strategies, 1)],
         "conditions": {"regimes": regimes, "pairs": pairs},
         "assumptions": list(c.assumptions),
     }
+    if language != "en":
+        data["language"] = language
+        data[f"assumptions_{language}"] = [_sentence(a, language) for a in c.assumptions]
+    return data
 
 
-def compare_text(c: Comparison) -> str:
+def compare_text(c: Comparison, *, language: str = "en") -> str:
     """A comparison for a terminal: each strategy's regime, then who wins when."""
     hw = f" [{c.hardware.label}: " if c.hardware else None
-    lines = [str(c.plan.matmul), f"solving for {c.symbol}; collective times bandwidth-bound; {c.assumptions[1]}"]
+    overlap = _sentence(c.assumptions[1], language)
+    lines = [str(c.plan.matmul), _say("report.solving", language, symbol=c.symbol, overlap=overlap)]
     for r in c.regimes:
         s = r.strategy
         lines.append(f"{r.index}. {s.name}")
@@ -197,25 +380,28 @@ def compare_text(c: Comparison) -> str:
         for st in s.collectives:
             comm += sympy.sympify(st.cost.bandwidth_time)
         lines.append(f"     T_comms = {pretty(comm)}")
-        line = f"     communication-bound iff {r.communication_bound.text()}"
+        condition = _condition(r.communication_bound.text(), language)
+        line = _say(
+            "report.communication_bound_iff", language, bound=_bound("communication", language), condition=condition
+        )
         if hw and r.numeric is not None:
-            line += hw + r.numeric.text() + "]"
+            line += hw + _condition(r.numeric.text(), language) + "]"
         lines.append(line)
     for pr in c.pairs:
-        lines.append(f"{pr.a} beats {pr.b} iff:")
+        lines.append(_say("report.beats", language, a=pr.a, b=pr.b))
         if not pr.a_wins.cases:
-            lines.append("     never")
+            lines.append(_say("report.never", language))
         for case in pr.a_wins.cases:
-            lines.append(f"     {case.text()}   ({case.label})")
+            lines.append(f"     {_condition(case.text(), language)}   ({_regimes(case.label, language)})")
         if hw and pr.numeric_a_wins is not None:
-            lines.append(f"    {hw}{pr.numeric_a_wins.text()}]")
+            lines.append(f"    {hw}{_condition(pr.numeric_a_wins.text(), language)}]")
     return "\n".join(lines)
 
 
 # -- searches -------------------------------------------------------------------------------------
 
 
-def _candidate_data(c: Candidate) -> dict:
+def _candidate_data(c: Candidate, mesh: Mesh | None = None, language: str = "en") -> dict:
     return {
         "stored": {name: str(arr) for name, arr in c.stored},
         "output": str(c.output),
@@ -223,30 +409,35 @@ def _candidate_data(c: Candidate) -> dict:
         "compute_time_s": json_value(c.compute_time),
         "comm_time_s": json_value(c.comm_time),
         "memory_bytes_per_device": json_value(c.memory_bytes_per_device),
-        "stages": [strategy_data(i, s) for i, s in enumerate(c.stages, 1)],
+        "stages": [strategy_data(i, s, mesh, language) for i, s in enumerate(c.stages, 1)],
     }
 
 
-def search_data(r: SearchResult) -> dict:
+def search_data(r: SearchResult, language: str = "en") -> dict:
     """A sharding search as one JSON-ready dict."""
-    return {
+    data = {
         "matmuls": [str(m) for m in r.matmuls],
         "hardware": r.hardware.name,
         "memory_limit_bytes": json_value(r.memory_limit) if r.memory_limit is not None else None,
-        "best": _candidate_data(r.best) if r.best else None,
-        "ranked": [_candidate_data(c) for c in r.ranked],
+        "best": _candidate_data(r.best, r.mesh, language) if r.best else None,
+        "ranked": [_candidate_data(c, r.mesh, language) for c in r.ranked],
         "considered": r.considered,
         "fitting": r.fitting,
         "explanation": r.explain(),
     }
+    if language != "en":
+        data["language"] = language
+        data[f"explanation_{language}"] = [_sentence(x, language) for x in r.explain()]
+    return data
 
 
-def search_text(r: SearchResult, top: int = 5) -> str:
+def search_text(r: SearchResult, top: int = 5, *, language: str = "en") -> str:
     """A sharding search for a terminal: the winner explained, then the next best."""
-    lines = [" ; ".join(str(m) for m in r.matmuls), f"on {r.mesh} ({r.hardware.label})"]
-    lines += ["best: " + r.explain()[0], *["  " + x for x in r.explain()[1:]]]
+    explained = [_sentence(x, language) for x in r.explain()]
+    lines = [" ; ".join(str(m) for m in r.matmuls), _say("report.on", language, mesh=r.mesh, hardware=r.hardware.label)]
+    lines += [_say("report.best_search", language, line=explained[0]), *["  " + x for x in explained[1:]]]
     if len(r.ranked) > 1:
-        lines.append("ranked:")
+        lines.append(_say("report.ranked", language))
         for i, c in enumerate(r.ranked[:top], 1):
             stored = ", ".join(str(a) for _, a in c.stored)
             lines.append(

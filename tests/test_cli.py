@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 
@@ -136,28 +138,28 @@ def test_hardware_and_book(capsys):
     assert code == 0 and "agree with the book" in out
 
 
-@pytest.mark.parametrize(
-    ("argv", "pattern"),
-    [
-        (["shard", "A[I_X, J_X]"], "mesh axis X shards both I and J"),
-        (["shard", "A[I_X, J]", "--mesh", "Y=2"], "mesh axis X in 'A[I_X, J]' is not in the mesh Y=2"),
-        (["shard", "A[I_X, J]", "--mesh", "X=3", "--shape", "I=10"], "does not split evenly"),
-        (["shard", "A[I_X", "--mesh", "X=3"], "unbalanced brackets"),
-        (["shard", "A[I_X]", "--hw", "tpu-v9"], "unknown hardware 'tpu-v9'"),
-        (["shard", "A[I_X]", "--dtype", "bf61"], "unknown dtype 'bf61'"),
-        (["shard", "A[I_X]", "--shape", "K=4"], "has no such dim"),
-        (["shard", "A[I_X]", "--hw-set", "W_foo=1"], "unknown hardware constant 'W_foo'"),
-        (["shard", "A[I_X]", "--hw-set", "W_hbm"], "has no value"),
-        (["shard", "A[I_X]", "--mesh", "X=4", "--topology", "X=torus9"], "unknown topology 'torus9'"),
-        (["collective", "AllGather_X(A[I_Y])"], "is not sharded along X"),
-        (["collective", "AllGather_X(A[I_X])", "--model", "exact"], "unknown cost model 'exact'"),
-        (["collective", "A[I_X]"], "expected a collective"),
-        (["hardware", "gtx1080"], "unknown hardware 'gtx1080'"),
-        (["frobnicate"], "invalid choice: 'frobnicate'"),
-        (["shard"], "the following arguments are required: array"),
-        (["shard", "A[I]", "--bogus"], "unrecognized arguments: --bogus"),
-    ],
-)
+ERROR_CASES = [
+    (["shard", "A[I_X, J_X]"], "mesh axis X shards both I and J"),
+    (["shard", "A[I_X, J]", "--mesh", "Y=2"], "mesh axis X in 'A[I_X, J]' is not in the mesh Y=2"),
+    (["shard", "A[I_X, J]", "--mesh", "X=3", "--shape", "I=10"], "does not split evenly"),
+    (["shard", "A[I_X", "--mesh", "X=3"], "unbalanced brackets"),
+    (["shard", "A[I_X]", "--hw", "tpu-v9"], "unknown hardware 'tpu-v9'"),
+    (["shard", "A[I_X]", "--dtype", "bf61"], "unknown dtype 'bf61'"),
+    (["shard", "A[I_X]", "--shape", "K=4"], "has no such dim"),
+    (["shard", "A[I_X]", "--hw-set", "W_foo=1"], "unknown hardware constant 'W_foo'"),
+    (["shard", "A[I_X]", "--hw-set", "W_hbm"], "has no value"),
+    (["shard", "A[I_X]", "--mesh", "X=4", "--topology", "X=torus9"], "unknown topology 'torus9'"),
+    (["collective", "AllGather_X(A[I_Y])"], "is not sharded along X"),
+    (["collective", "AllGather_X(A[I_X])", "--model", "exact"], "unknown cost model 'exact'"),
+    (["collective", "A[I_X]"], "expected a collective"),
+    (["hardware", "gtx1080"], "unknown hardware 'gtx1080'"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+    (["shard"], "the following arguments are required: array"),
+    (["shard", "A[I]", "--bogus"], "unrecognized arguments: --bogus"),
+]
+
+
+@pytest.mark.parametrize(("argv", "pattern"), ERROR_CASES)
 def test_errors_are_one_line_with_status_2(capsys, argv, pattern):
     code, out, err = run(capsys, *argv)
     assert code == 2
@@ -272,9 +274,7 @@ def test_best_sharding_command(capsys):
     assert code == 0 and out.startswith("A[I, J] · B[J, K] -> C[I, K]") and "best: store" in out
 
 
-@pytest.mark.parametrize(
-    ("argv", "pattern"),
-    [
+PLANNER_ERROR_CASES = [
         (["matmul", "A[I, J] ·_K B[J, K]"], "names K under the product sign"),
         (["matmul", "A[I, J] B[J, K]"], "expected a product sign"),
         (["matmul", "A[I_X, J] · B[J, K] -> C[I_X, K_X]"], "mesh axis X shards both I and K"),
@@ -287,10 +287,200 @@ def test_best_sharding_command(capsys):
           "--memory", "lots"], "cannot read the memory limit 'lots'"),
         (["best-sharding", "A[I, J] · B[J, K] -> C[I, K]", "Q[K, L] · R[L, M] -> S[K, M]", "--mesh", "X=2",
           "--shape", "I=4,J=4,K=4,L=4,M=4", "--hw", "v5e"], "does not use C, the result of matmul 1"),
-    ],
-)  # fmt: skip
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("argv", "pattern"), PLANNER_ERROR_CASES)
 def test_planner_errors_are_one_line(capsys, argv, pattern):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
     assert err.startswith("symshard: error: ") and err.count("\n") == 1
     assert pattern in err
+
+
+# -- the command line in Chinese ---------------------------------------------------------------------
+
+
+def english_in(text):
+    """English left in Chinese output, ignoring quoted input, command-line options and lists of names."""
+    from helpers import english_left
+
+    return english_left(re.sub(r"'[^']*'|--[\w-]+|[\w+-]+(?:, [\w+-]+)+", " ", text))
+
+
+def numbers(text):
+    """The numbers of a report, in order of size: the same in every language."""
+    return sorted(re.findall(r"(?<![\w|])[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?", text))
+
+
+MORE_BAD_INPUTS = [
+    ["shard", "A[I_X, J]", "--mesh", "X=0"],
+    ["shard", "A[I_X, J]", "--mesh", "X=2,X=4"],
+    ["shard", "A[I, I]"],
+    ["shard", "A[I_X]", "--shape", "I=-4"],
+    ["shard", "A[I_X]", "--shape", "I=4,I=8"],
+    ["shard", "A[I_X]", "--hw-set", "W_hbm=-1"],
+    ["shard", "A[I_X]", "--hw-set", "W_hbm=fast"],
+    ["shard", "A[I_X]", "--mesh", "X=2", "--topology", "Y=ring"],
+    ["shard", "A[I_X]", "--mesh", "X=1e40"],
+    ["collective", "AllGather_XX(A[I_X])"],
+    ["collective", "ReduceScatter_X(C[I, K]{U_X})"],
+    ["collective", "AllToAll_{X,I}(A[I_X, J])"],
+    ["collective", "AllGather_X(A[I_X]) -> A[I_X]"],
+    ["matmul", "A[I, J] · B[J, K] -> C[I, L]"],
+    ["matmul", "A[I_X, J] · B[J, K]", "--mesh", "X=2", "--model", "exact"],
+    ["matmul", "A[I_X, J] · B[J, K]", "--top", "x"],
+    ["matmul", "A[I_X, J] · B[J, K]", "--overlap", "--serial"],
+    ["matmul", "A[I_X, J] · B[J, K]", "--mesh"],
+    ["matmul", "A[I_X, J] ·_LOCAL B[J, K] -> C[I, K]"],
+    ["compare", "A[I, J_X] · B[J, K]"],
+    ["verify", "A[I_X, J] · B[J, K]"],
+    ["verify", "A[I_X, J] · B[J, K]", "--mesh", "X,Y", "--shape", "I=4,J=4,K=4"],
+    ["best-sharding", "A[I, J] · B[J, K]", "--mesh", "X=2", "--shape", "I=4,J=4,K=4", "--hw", "v5e", "--memory", "-3MB"],
+    ["layer", "--scheme", "zp"],
+    ["layer", "--scheme", "tp", "--mesh", "Q=2"],
+    ["layer", "--scheme", "tp", "--shape", "Z=2"],
+    ["layer", "--scheme", "tp", "--mesh", "Y=0"],
+    ["layer", "--scheme", "tp", "--solve-for", "Q"],
+    ["problems", "show", "nosuch"],
+    ["problems", "check", "device-memory", "bogus=3"],
+    ["problems", "check", "device-memory", "rows=lots"],
+    ["problems", "check", "device-memory", "3"],
+    ["problems", "generate", "--seed", "1", "--out", "/tmp/x"],
+    ["problems", "generate", "--seed", "1", "--count", "0", "--out", "/tmp/x"],
+    ["problems", "list", "--families", "/no/such/folder"],
+    ["hardware", "gtx1080"],
+]  # fmt: skip
+
+
+def _chinese_error_cases():
+    from test_notation import INVALID, INVALID_COLLECTIVES
+
+    cases = [argv for argv, _ in ERROR_CASES + PLANNER_ERROR_CASES] + MORE_BAD_INPUTS
+    cases += [["shard", text] for text, error, _ in INVALID if error is not None]
+    cases += [["collective", text] for text, _ in INVALID_COLLECTIVES]
+    cases += [["collective", "Gather_X(A[I_X])"], ["collective", "AllGather_{,X}(A[I_X])"]]
+    return cases
+
+
+@pytest.mark.parametrize("argv", _chinese_error_cases())
+def test_errors_in_chinese(capsys, argv):
+    code, out, english = run(capsys, *argv)
+    assert code == 2 and english.startswith("symshard: error: ")
+    code, out, err = run(capsys, *argv, "--lang", "zh")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("symshard: 错误："), err
+    assert english_in(err) is None, f"untranslated: {err}"
+    message, _, hint = err.partition("；提示：")
+    assert re.search(r"[\u4e00-\u9fff]", message.removeprefix("symshard: 错误："))
+    assert bool(hint) == ("; hint: " in english)
+    if hint:
+        assert re.search(r"[\u4e00-\u9fff]", hint)
+    for given in argv:  # the input is quoted unchanged
+        if f"'{given}'" in english:
+            assert f"'{given}'" in err, (given, err)
+    assert run(capsys, *argv)[2] == english  # and English is still English
+
+
+def test_language_before_the_command_and_from_the_environment(capsys, monkeypatch):
+    _, _, err = run(capsys, "--lang", "zh", "shard", "A[I_X, J_X]")
+    assert err.startswith("symshard: 错误：在 'A[I_X, J_X]' 中，网格轴 X 同时切分了 I 和 J")
+    monkeypatch.setenv("SYMSHARD_LANG", "zh")
+    _, _, err = run(capsys, "shard", "A[I_X, J_X]")
+    assert err.startswith("symshard: 错误：")
+    _, _, err = run(capsys, "frobnicate")
+    assert err.startswith("symshard: 错误：参数 COMMAND：无效的选项 'frobnicate'")
+    code, out, _ = run(capsys, "shard", "A[I_X, J]", "--lang", "en")
+    assert code == 0 and out.startswith("A[I_X, J] on mesh X, bf16")
+    code, out, _ = run(capsys, "problems", "show", "device-memory")
+    assert code == 0 and "提示 1" in out
+    monkeypatch.setenv("SYMSHARD_LANG", "fr")
+    code, _, err = run(capsys, "shard", "A[I_X]")
+    assert code == 2 and err.startswith("symshard: error: unknown language 'fr' in $SYMSHARD_LANG")
+    monkeypatch.delenv("SYMSHARD_LANG")
+    code, _, err = run(capsys, "shard", "A[I_X]", "--lang", "fr")
+    assert code == 2 and "unknown language 'fr'" in err and "did you mean" not in err
+    code, _, err = run(capsys, "problems", "show", "allgather-time", "--lang", "fr")
+    assert code == 2 and "has no text in language 'fr'" in err  # the family says which languages it has
+    code, out, _ = run(capsys, "matmul", "--help")
+    assert code == 0 and "SYMSHARD_LANG" in out and "--explain" in out
+
+
+COMMANDS = [
+    ["shard", "A[I_XY, J]", "--mesh", "X=8,Y=2", "--shape", "I=1024,J=4096", "--hw", "tpu-v5e"],
+    ["shard", "A[I_X, J]{U_Y}"],
+    ["collective", "AllGather_Y(A[E_Y, F])", "--mesh", "X=8,Y=4", "--shape", "E=2048,F=8192", "--hw", "tpu-v5e"],
+    ["collective", "AllReduce_X(C[I, K]{U_X})"],
+    ["collective", "AllGather_X(A[I_XY, J])", "--hw", "h100", "--mesh", "X=8,Y=2"],
+    ["collective", "AllToAll_{X,J}(A[I_X, J])", "--mesh", "X=4", "--hw", "v5p", "--model", "ring"],
+    ["matmul", "A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]", "--mesh", "X=4,Y=2", "--shape", "I=1024,J=1024,K=1024",
+     "--hw", "tpu-v5e", "--top", "4", "--explain"],
+    ["matmul", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--hw", "tpu-v5p", "--explain"],
+    ["matmul", "A[I_X, J] · B[J, K_X]", "--serial", "--top", "0"],
+    ["matmul", "A[I, J_X, L_Y] · B[J_X, K] -> C[I, K]"],
+    ["compare", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--solve-for", "B", "--hw", "tpu-v5p"],
+    ["compare", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--solve-for", "D", "--strategies", "1,2", "--serial"],
+    ["best-sharding", "x[B, D] · W_in[D, F] -> Tmp[B, F]", "Tmp[B, F] · W_out[F, D] -> Out[B, D]", "--mesh",
+     "X=2,Y=2", "--shape", "B=128,D=8192,F=32768", "--hw", "v5e", "--memory", "300MB"],
+    ["best-sharding", "x[B, D] · W_in[D, F] -> Tmp[B, F]", "--mesh", "X=2,Y=2", "--shape", "B=128,D=8192,F=32768",
+     "--hw", "v5e", "--memory", "1MB"],
+    ["layer", "--scheme", "fsdp+tp", "--mesh", "X=4,Y=4", "--shape", "B=8192,D=8192,F=32768", "--hw", "tpu-v5p"],
+    ["layer", "--scheme", "dp"],
+    ["layer", "--scheme", "tp", "--serve", "--hw", "v5e"],
+    ["hardware"],
+    ["hardware", "v5p"],
+    ["problems", "list"],
+    ["problems", "check", "device-memory", "rows=128", "bytes=1 MiB"],
+    pytest.param(["verify", "A[I_X, J] · B[J_X, K] -> C[I, K_X]", "--mesh", "X=4,Y=2", "--shape", "I=64,J=64,K=64",
+                  "--dtype", "bf16", "--run", "best"], marks=pytest.mark.jax),
+]  # fmt: skip
+
+
+def _run_anywhere(capsys, *argv):
+    if argv[0] != "verify":
+        return run(capsys, *argv)
+    # JAX needs its simulated devices before it is imported: a fresh process
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    proc = subprocess.run([sys.executable, "-m", "symshard", *argv], capture_output=True, text=True, env=env)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+@pytest.mark.parametrize("argv", COMMANDS)
+def test_commands_in_chinese(capsys, argv):
+    if argv[0] == "verify":
+        pytest.importorskip("jax")
+    english = _run_anywhere(capsys, *argv)
+    chinese = _run_anywhere(capsys, *argv, "--lang", "zh")
+    assert english[0] == chinese[0] and chinese[2] == ""
+    out = chinese[1]
+    assert re.search(r"[\u4e00-\u9fff]", out)
+    lines = out.splitlines()
+    if argv[:2] == ["problems", "list"]:  # family names and difficulties are names, titles are text
+        lines = [line.split(None, 2)[-1] for line in lines]
+    left = [line for line in lines if english_in(line)]
+    if argv[:2] == ["hardware", "v5p"]:  # the sources are citations of English books and pages
+        left = [line for line in left if "[" not in line]
+    assert left == []
+    if argv[0] not in ("verify", "problems"):  # (verify's timings differ from run to run)
+        assert numbers(out) == numbers(english[1])  # numbers, units and formulas do not change
+    assert len(out.splitlines()) == len(english[1].splitlines())
+
+
+def test_matmul_explain_and_json_in_chinese(capsys):
+    argv = ["matmul", "A[I, J_X] · B[J_X, K] -> C[I, K]", "--mesh", "X=4", "--shape", "I=64,J=64,K=64", "--hw", "v5e"]
+    code, out, _ = run(capsys, *argv, "--explain", "--top", "1")
+    assert (
+        code == 0 and "\n         Each device multiplies its own blocks, A[I, J_X] · B[J_X, K] -> C[I, K]{U_X}" in out
+    )
+    english = run_json(capsys, *argv)
+    chinese = run_json(capsys, *argv, "--lang", "zh")
+    assert set(english) <= set(chinese)  # keys are kept; Chinese sits beside the English
+    assert {k for k in chinese if k not in english} == {"language", "reason_zh", "notes_zh", "assumptions_zh"}
+    assert all(chinese[k] == english[k] for k in english if k != "strategies")
+    assert chinese["reason"] == english["reason"] and chinese["reason_zh"].startswith("两个操作数都沿 X")
+    s_en, s_zh = english["strategies"][0], chinese["strategies"][0]
+    assert s_zh == {**s_en, "explanation_zh": s_zh["explanation_zh"]}
+    assert len(s_en["explanation"]) == len(s_zh["explanation_zh"]) == len(s_en["steps"])
+    data = run_json(capsys, "compare", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--solve-for", "B", "--lang", "zh")
+    assert data["conditions"]["regimes"][1]["communication_bound_if"]["text"] == "B < C/W_ici"
+    assert data["assumptions_zh"][0] == "集合通信时间按带宽受限计算（不计每跳延迟），与本章的推理一致"

@@ -1,27 +1,36 @@
-"""Words in more than one language: the project's glossary and the few interface words around problems.
+"""Words in more than one language: the glossary, interface words, and explanations.
 
 The glossary (``glossary.toml`` beside this file) lists every term symshard uses with its
 Simplified Chinese form, following the chapter's Chinese edition (分片, 收缩维度, 情况 1–4, ...),
 and the wordings to avoid so a problem set reads with one voice. The interface words
 (``Hint``, ``Solution``, the answer table's headings) are what writers and the CLI put around a
-problem's own text. Nothing here is imported by ``import symshard``.
+problem's own text. :func:`symshard.explain` (in :mod:`symshard.i18n.explain`) says what a
+case, a strategy or an error means in either language, from the catalogue in
+:mod:`symshard.i18n.catalog`.
+
+Nothing here is imported by ``import symshard``, and nothing here reads a data file before
+it is needed: English needs no catalogue at all.
 
 Examples:
     >>> term("contracting_dimension", "zh")
     '收缩维度'
     >>> ui("hint", "zh", k=2)
     '提示 2'
+    >>> language_from(None, {"SYMSHARD_LANG": "zh"})
+    'zh'
 """
 
 from __future__ import annotations
 
-import tomllib
+from collections.abc import Mapping
 from functools import lru_cache
-from importlib.resources import files
 
 from ..errors import UsageError, did_you_mean
 
-__all__ = ["LANGUAGES", "glossary", "term", "ui"]
+__all__ = ["ENVIRONMENT", "LANGUAGES", "glossary", "language_from", "term", "translate", "ui"]
+
+ENVIRONMENT = "SYMSHARD_LANG"
+"""The environment variable that sets the language when ``--lang`` (or ``lang=``) does not."""
 
 LANGUAGES = ("en", "zh")
 """The languages symshard writes problems and explanations in."""
@@ -48,6 +57,9 @@ _UI = {
 @lru_cache(maxsize=1)
 def glossary() -> dict[str, dict[str, object]]:
     """Every glossary entry by key: ``{'en': ..., 'zh': ..., 'avoid': [...]}``."""
+    import tomllib
+    from importlib.resources import files
+
     text = files("symshard.i18n").joinpath("glossary.toml").read_text(encoding="utf-8")
     return dict(tomllib.loads(text)["terms"])
 
@@ -74,3 +86,34 @@ def ui(key: str, language: str, **values: object) -> str:
     """An interface word or phrase in ``language`` (English when the language has none)."""
     words = _UI[key]
     return words.get(language, words["en"]).format(**values)
+
+
+def language_from(value: str | None, environ: Mapping[str, str] | None = None) -> str:
+    """The language to use: ``value`` if given, else ``$SYMSHARD_LANG``, else English.
+
+    Raises:
+        UsageError: a language symshard does not speak (naming where it came from).
+    """
+    if value is None:
+        import os
+
+        chosen = (os.environ if environ is None else environ).get(ENVIRONMENT, "").strip()
+        if not chosen:
+            return "en"
+        if chosen not in LANGUAGES:
+            raise UsageError(
+                f"unknown language '{chosen}' in ${ENVIRONMENT}",
+                hint=did_you_mean(chosen, list(LANGUAGES)) + f", or unset {ENVIRONMENT}",
+            )
+        return chosen
+    _check_language(value)
+    return value
+
+
+def __getattr__(name: str) -> object:
+    # the catalogue loads on first use (symshard.explain is the explainer)
+    if name == "translate":
+        from .catalog import translate
+
+        return translate
+    raise AttributeError(f"module 'symshard.i18n' has no attribute {name!r}")

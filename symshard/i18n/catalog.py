@@ -1,0 +1,211 @@
+"""The message catalogue: what symshard says, in a language other than English.
+
+English stays in the code that knows what it means (``matmul.ENGLISH``, the report's labels,
+the ``raise`` sites' messages), so ``import symshard`` and every English answer read nothing
+from here. Another language is one data file beside this module (``zh.toml``), read on its
+first use, with two parts:
+
+- ``[text]``: sentences and labels by key (``"case.3"``, ``"report.best"``), templates with
+  ``{name}`` fields in :meth:`str.format` syntax;
+- ``[[sentence]]``: an English sentence pattern and its translation, for text the library
+  builds in English (error messages and hints, assumptions, notes on a mesh axis). A pattern
+  is the English with ``{name}`` where a value goes; ``{name:msg}`` is itself a sentence to
+  translate, ``{name:list}`` a list ``A, B and C``, ``{name:or}`` a list ``'a' or 'b'``,
+  ``{name:int}`` a whole number, ``{name:word}`` one word (an axis, a dim), ``{name:any}``
+  any text at all (a third-party message); a field whose name starts with ``_`` (an English
+  verb form, say) may be left out of the translation. Values (the user's input, notation,
+  names) are quoted unchanged. A sentence no pattern matches is returned as it is, in English: the tests look
+  for those.
+
+Examples:
+    >>> translate("unknown dtype 'bf61'", "zh")
+    "未知的数据类型 'bf61'"
+    >>> translate("did you mean 'tpu-v5e' or 'tpu-v5p'?", "zh")
+    "是不是想写 'tpu-v5e' 或 'tpu-v5p'？"
+    >>> text("report.best_unknown", "zh")
+    '最优：尺寸或常数仍是符号，无法判定（请给出 --shape 和 --hw）'
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from importlib.resources import files
+from typing import TYPE_CHECKING
+
+from ..errors import UsageError, did_you_mean
+from . import LANGUAGES
+
+if TYPE_CHECKING:
+    from ..matmul import Message
+
+__all__ = ["Catalogue", "catalogue", "condition", "join", "say", "text", "translate"]
+
+# What a field of each kind matches; a field that recurs must match the same text again. Only
+# `any` may contain " in '": the parser appends " in '<the input>'" to its messages, and a
+# general pattern near the end of the catalogue places that quote in the translation, so a
+# field must not swallow it.
+_FIELD = r"(?:(?! in ').)+?"
+_KINDS = {
+    "text": _FIELD,
+    "msg": _FIELD,
+    "list": _FIELD,
+    "or": _FIELD,
+    "int": r"[0-9][0-9,]*",
+    "word": r"[^\s']+",
+    "any": r".+?",
+}
+_TOKEN = re.compile(r"\{\{|\}\}|\{(\w+)(?::(\w+))?\}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Pattern:
+    regex: re.Pattern[str]
+    kinds: dict[str, str]
+    template: str
+
+
+@dataclass(frozen=True, slots=True)
+class Catalogue:
+    """One language's keyed texts and sentence patterns, as read from its data file."""
+
+    language: str
+    texts: dict[str, str]
+    patterns: tuple[_Pattern, ...]
+
+
+def _compile(english: str) -> tuple[re.Pattern[str], dict[str, str]]:
+    parts: list[str] = []
+    kinds: dict[str, str] = {}
+    pos = 0
+    for m in _TOKEN.finditer(english):
+        parts.append(re.escape(english[pos : m.start()]))
+        pos = m.end()
+        if m.group(0) in ("{{", "}}"):
+            parts.append(re.escape(m.group(0)[0]))
+            continue
+        name, kind = m.group(1), m.group(2) or "text"
+        if kind not in _KINDS:
+            raise ValueError(f"unknown field kind '{kind}' in the pattern {english!r}")
+        if name in kinds:
+            parts.append(f"(?P={name})")
+            continue
+        kinds[name] = kind
+        parts.append(f"(?P<{name}>{_KINDS[kind]})")
+    parts.append(re.escape(english[pos:]))
+    return re.compile("".join(parts), re.DOTALL), kinds
+
+
+@cache
+def catalogue(language: str) -> Catalogue:
+    """The catalogue of ``language``, read and compiled once.
+
+    Raises:
+        UsageError: a language symshard has no catalogue for.
+    """
+    if language not in LANGUAGES or language == "en":
+        raise UsageError(
+            f"unknown language '{language}'" if language not in LANGUAGES else "English has no catalogue",
+            hint=did_you_mean(language, [x for x in LANGUAGES if x != "en"]),
+        )
+    data = tomllib.loads(files("symshard.i18n").joinpath(f"{language}.toml").read_text(encoding="utf-8"))
+    patterns = []
+    for entry in data.get("sentence", []):
+        regex, kinds = _compile(entry["en"])
+        patterns.append(_Pattern(regex, kinds, entry[language]))
+    return Catalogue(language, dict(data.get("text", {})), tuple(patterns))
+
+
+def join(names: tuple[str, ...] | list[str], language: str) -> str:
+    """Names as a list in running text: ``J, K and L`` / ``J、K 和 L``."""
+    names = list(names)
+    if len(names) <= 1:
+        return "".join(names)
+    if language == "zh":
+        return "、".join(names[:-1]) + " 和 " + names[-1]
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _value(value: object, language: str) -> str:
+    from ..matmul import Message
+
+    if isinstance(value, Message):
+        return say(value, language)
+    if isinstance(value, tuple):
+        return join(value, language)
+    return str(value)
+
+
+def say(message: Message, language: str) -> str:
+    """A :class:`~symshard.matmul.Message` in ``language``."""
+    if language == "en":
+        return message.text()
+    return text(message.key, language, **{k: _value(v, language) for k, v in message.values})
+
+
+def text(key: str, language: str, **values: object) -> str:
+    """The keyed text ``key`` of ``language``, with ``values`` filled in.
+
+    Raises:
+        UsageError: the catalogue has no such key.
+    """
+    texts = catalogue(language).texts
+    if key not in texts:
+        raise UsageError(f"the {language} catalogue has no text '{key}'", hint=did_you_mean(key, sorted(texts)))
+    return texts[key].format(**values)
+
+
+def _field(value: str, kind: str, language: str) -> str:
+    if kind == "msg":
+        return translate(value, language)
+    if kind == "list":
+        names = re.split(r", | and ", value)
+        return join(names, language)
+    if kind == "or":
+        return text("word.or", language).join(value.split(" or "))
+    return value
+
+
+def translate(sentence: str, language: str) -> str:
+    """An English sentence symshard wrote, in ``language``; unchanged when no pattern matches.
+
+    A sentence made of clauses joined by ``; `` that no pattern covers as a whole is
+    translated clause by clause.
+    """
+    if language == "en" or not sentence:
+        return sentence
+    found = _translate(sentence, language)
+    return sentence if found is None else found
+
+
+@lru_cache(maxsize=4096)
+def _translate(sentence: str, language: str) -> str | None:
+    for p in catalogue(language).patterns:
+        m = p.regex.fullmatch(sentence)
+        if m is not None:
+            values = {name: _field(m.group(name), kind, language) for name, kind in p.kinds.items()}
+            return p.template.format(**values)
+    if "; " in sentence:
+        parts = [_translate(part, language) for part in sentence.split("; ")]
+        if any(part is not None for part in parts):
+            semicolon = text("word.semicolon", language)
+            return semicolon.join(p if p is not None else e for p, e in zip(parts, sentence.split("; "), strict=True))
+    return None
+
+
+def condition(formula: str, language: str) -> str:
+    """A condition as symshard prints it (``B < C/W_ici and D > 2·B``, ``never``) in ``language``:
+    the relations stay as they are, the words between them are translated.
+
+    Examples:
+        >>> condition("(D > C/W_ici and B < D) or (D = C/W_ici)", "zh")
+        '(D > C/W_ici 且 B < D) 或 (D = C/W_ici)'
+    """
+    if language == "en":
+        return formula
+    if formula in ("never", "always"):
+        return translate(formula, language)
+    words = {" and ": text("word.and_formula", language), " or ": text("word.or_formula", language)}
+    return re.sub(r" (?:and|or) ", lambda m: words[m.group(0)], formula)
