@@ -70,6 +70,7 @@ __all__ = [
     "Repermute",
     "Strategy",
     "axis_order",
+    "best_strategy",
     "compute_array",
     "natural_outputs",
     "plan",
@@ -205,11 +206,18 @@ class CostEnv:
             self.links[a.name] = Link(self.axis[a.name], a.topology, one_way)
         self._cache: dict[tuple, Timing] = {}
         self._bytes: dict[Array, Value] = {}
+        self._groups: dict[tuple[str, ...], Value] = {}
+        self._by_volume: dict[tuple, Timing] = {}
 
     def group(self, axes: Iterable[str]) -> Value:
-        out: Value = 1
-        for a in axes:
-            out = out * self.axis[a]
+        """The number of devices in a group over ``axes`` (their sizes multiplied)."""
+        key = axes if isinstance(axes, tuple) else tuple(axes)
+        out = self._groups.get(key)
+        if out is None:
+            out = 1
+            for a in key:
+                out = out * self.axis[a]
+            self._groups[key] = out
         return out
 
     def bytes(self, array: Array):
@@ -244,17 +252,28 @@ class CostEnv:
         if cached is not None:
             return cached
         op = expr.op
-        links = [self.links[a] for a in op.axes]
+        if isinstance(op, DynamicSlice):  # a free slice: nothing moves, no hop, no time
+            zero = self.bytes(expr.operand) * 0
+            out = Timing(zero, 0, zero, 0, zero)
+            self._cache[key] = out
+            return out
         volume = op.volume(self.bytes(expr.operand), self.bytes(expr.output), self.group(op.axes))
+        # the time depends on the collective and the volume only: many operands share both
+        same = self._by_volume.get((op, volume))
+        if same is not None:
+            self._cache[key] = same
+            return same
+        links = [self.links[a] for a in op.axes]
         bw = op.bandwidth_time(links, volume, self.model)
         hops = op.hops(links, self.model)
-        lat = self.t_hop * hops if not isinstance(op, DynamicSlice) else 0
+        lat = self.t_hop * hops
         if _fast(lat) and _fast(bw):
             time = lat if lat > bw else bw
         else:
             time = _max([lat, bw]) if not (bw == 0 and lat == 0) else bw
         out = Timing(volume, hops, bw, lat, time)
         self._cache[key] = out
+        self._by_volume[(op, volume)] = out
         return out
 
 
@@ -458,13 +477,62 @@ def _only_gathers(steps: Sequence[CollectiveExpr]) -> bool:
     return all(isinstance(s.op, (AllGather, DynamicSlice)) for s in steps)
 
 
+def _plain_routes(cur: Array, dst: Array, xla: bool = False) -> list[tuple[CollectiveExpr, ...]]:
+    """The permute-free routes from ``cur`` to ``dst`` (partial sums already as ``dst`` keeps them):
+    :func:`reshard_steps`, gather-then-slice, a run of several axes moved by one AllToAll, and (with
+    ``xla``) a gather of the axes ``dst`` does not use before an AllToAll."""
+    out = [reshard_steps(cur, dst)]
+    # gather everything that leaves first, then slice (XLA's order; moves more, same product)
+    common = Array(
+        cur.name,
+        tuple(Dim(s.name, s.axes[: _lcp(s.axes, t.axes)]) for s, t in zip(cur.dims, dst.dims, strict=True)),
+        cur.unreduced,
+    )
+    if common != cur and common != dst:
+        gather = reshard_steps(cur, common)
+        slices = reshard_steps(common, dst)
+        if _only_gathers(gather) and all(isinstance(s.op, DynamicSlice) for s in slices):
+            out.append((*gather, *slices))
+    # gather first the axes dst does not use at all, then move the rest (XLA clears the way for an AllToAll)
+    unused = set(cur.axes) - set(dst.axes) if xla else set()
+    kept = [next((i for i, a in enumerate(d.axes) if a in unused), len(d.axes)) for d in cur.dims]
+    cleared = Array(
+        cur.name, tuple(Dim(d.name, d.axes[:k]) for d, k in zip(cur.dims, kept, strict=True)), cur.unreduced
+    )
+    if xla and cleared != cur and cleared != dst:
+        gather = reshard_steps(cur, cleared)
+        after = reshard_steps(cleared, dst)
+        if _only_gathers(gather) and any(isinstance(s.op, AllToAll) for s in after):
+            out.append((*gather, *after))
+    # move a run of several axes to another dim in one AllToAll over all of them
+    for s_dim, t_dim in itertools.permutations(zip(cur.dims, dst.dims, strict=True), 2):
+        go = s_dim[0].axes[_lcp(s_dim[0].axes, s_dim[1].axes) :]
+        come = t_dim[1].axes[_lcp(t_dim[0].axes, t_dim[1].axes) :]
+        if len(go) > 1 and come[: len(go)] == go and t_dim[0].axes == t_dim[1].axes[: len(t_dim[0].axes)]:
+            move = AllToAll(go, t_dim[0].name)(cur)
+            after = reshard_steps(move.output, dst)
+            if not any(isinstance(x.op, (ReduceScatter, AllReduce)) for x in after):
+                out.append((move, *after))
+    return list(dict.fromkeys(out))
+
+
 @lru_cache(maxsize=65536)
 def reshard_routes(
-    src: Array, dst: Array, sizes: tuple[tuple[str, Value], ...] | None = None
+    src: Array, dst: Array, sizes: tuple[tuple[str, Value], ...] | None = None, xla: bool = False
 ) -> tuple[tuple[CollectiveExpr, ...], ...]:
-    """Every route from ``src`` to ``dst`` the planner costs: :func:`reshard_steps` first, then the
-    routes through one collective-permute (after any reductions): straight to ``dst``, or to
-    ``dst`` with the axes that must go moved to the minor end, then one gather.
+    """Every route from ``src`` to ``dst`` the planner costs: :func:`reshard_steps` first, then (once
+    the partial sums are what ``dst`` keeps) gather-then-slice, a run of axes moved by one AllToAll,
+    and the routes through one collective-permute: straight to ``dst``, or to ``dst`` with the axes
+    that must go moved to the minor end, then one gather; and each with its multi-dim gathers done
+    one dim at a time.
+
+    With ``xla``, also the orders XLA's SPMD partitioner takes that the routes above leave out:
+    partial sums reduced on the whole array before anything else (:func:`_reduce_first`), a dim's
+    axes in another order fixed by a final permute, a gather of the axes ``dst`` does not use before
+    an AllToAll, and shards permuted onto an axis ``dst`` uses before the rest of the reshard. Most
+    are slower than a route above; a few are faster in particular cases (slicing an idle axis before
+    an AllToAll moves less, even with the permute after it). They multiply the routes of arrays
+    sharded over three axes, so they come on request.
 
     ``sizes`` (axis name to size, when numbers) lets a permute change an axis for another of a
     size it divides (``K_Y`` to ``K_X`` on a mesh with ``|Y|`` dividing ``|X|``).
@@ -479,6 +547,9 @@ def reshard_routes(
     if not base or all(isinstance(s.op, DynamicSlice) for s in base):
         return tuple(routes)
     axis_sizes = dict(sizes) if sizes is not None else None
+    for r in _reduce_first(src, dst, base, sizes) if xla else ():
+        if r not in routes:
+            routes.append(r)
     # the permute comes once the partial sums are what dst keeps
     k = 0
     cur = src
@@ -495,30 +566,21 @@ def reshard_routes(
         or any(isinstance(s.op, (ReduceScatter, AllReduce)) for s in rest)
     ):
         return tuple(routes)
-    candidates: list[tuple[CollectiveExpr, ...]] = []
-    # gather everything that leaves first, then slice (XLA's order; moves more, same product)
-    common = Array(
-        cur.name,
-        tuple(Dim(s.name, s.axes[: _lcp(s.axes, t.axes)]) for s, t in zip(cur.dims, dst.dims, strict=True)),
-        cur.unreduced,
-    )
-    if common != cur and common != dst:
-        gather = reshard_steps(cur, common)
-        slices = reshard_steps(common, dst)
-        if _only_gathers(gather) and all(isinstance(s.op, DynamicSlice) for s in slices):
-            candidates.append((*head, *gather, *slices))
-    # move a run of several axes to another dim in one AllToAll over all of them
-    for s_dim, t_dim in itertools.permutations(zip(cur.dims, dst.dims, strict=True), 2):
-        go = s_dim[0].axes[_lcp(s_dim[0].axes, s_dim[1].axes) :]
-        come = t_dim[1].axes[_lcp(t_dim[0].axes, t_dim[1].axes) :]
-        if len(go) > 1 and come[: len(go)] == go and t_dim[0].axes == t_dim[1].axes[: len(t_dim[0].axes)]:
-            move = AllToAll(go, t_dim[0].name)(cur)
-            after = reshard_steps(move.output, dst)
-            if not any(isinstance(x.op, (ReduceScatter, AllReduce)) for x in after):
-                candidates.append((*head, move, *after))
+    candidates: list[tuple[CollectiveExpr, ...]] = [(*head, *r) for r in _plain_routes(cur, dst, xla)[1:]]
     direct = _permute(cur, dst, axis_sizes)
     if direct is not None:
         candidates.append((*head, direct))
+    # reshard to dst with a dim's axes in another order, then one permute puts them in dst's order
+    for alt in _reorders(dst) if xla else ():
+        last = _permute(alt, dst, axis_sizes)
+        if last is None:
+            continue
+        if alt == cur:
+            candidates.append((*head, last))
+            continue
+        for there in _plain_routes(cur, alt, xla):
+            if not any(isinstance(x.op, (ReduceScatter, AllReduce)) for x in there):
+                candidates.append((*head, *there, last))
     # permute to dst with the departing axes kept at the minor end of their dim, then gather them
     target_axes = set(dst.axes)
     dims = []
@@ -532,6 +594,13 @@ def reshard_routes(
             after = reshard_steps(mid, dst)
             if _only_gathers(after):
                 candidates.append((*head, first, *after))
+    # permute one axis's shards onto an axis the array does not use (K_Y to K_X), then reshard from there
+    for swapped in _swaps(cur, dst) if xla else ():
+        first = _permute(cur, swapped, axis_sizes)
+        if first is not None and swapped != dst:
+            after = reshard_steps(swapped, dst)
+            if after and not any(isinstance(x.op, (ReduceScatter, AllReduce)) for x in after):
+                candidates.append((*head, first, *after))
     for c in [base, *candidates]:
         for split in _split_gathers(c):
             if split not in candidates:
@@ -540,6 +609,67 @@ def reshard_routes(
         if c not in routes:
             routes.append(c)
     return tuple(routes)
+
+
+def _reduce_first(
+    src: Array, dst: Array, base: tuple[CollectiveExpr, ...], sizes: tuple[tuple[str, Value], ...] | None
+) -> list[tuple[CollectiveExpr, ...]]:
+    """XLA's order for partial sums: reduce them on the whole array before anything else. All-reduce
+    every axis ``dst`` does not keep, then take any route to ``dst``; or, over several axes, all-reduce
+    all but one and reduce-scatter that one onto the dim it arrives on. Only where :func:`reshard_steps`
+    does something else first, or reduces over several axes (otherwise its own route is this one)."""
+    gone = tuple(a for a in sorted(src.unreduced) if a not in dst.unreduced)
+    if not gone:
+        return []
+    whole = AllReduce(gone)(src)
+    reductions = [i for i, s in enumerate(base) if isinstance(s.op, (ReduceScatter, AllReduce))]
+    slices_first = any(isinstance(s.op, DynamicSlice) for s in base[: reductions[-1]]) if reductions else False
+    out: list[tuple[CollectiveExpr, ...]] = []
+    if len(gone) > 1 or slices_first:
+        out.append((whole, *reshard_steps(whole.output, dst)))
+    # or reduce, then move the reduced blocks to their new devices with one permute
+    moved = _permute(whole.output, dst, dict(sizes) if sizes is not None else None)
+    if moved is not None:
+        out.append((whole, moved))
+    if len(gone) > 1:
+        for a in gone:
+            d = dst.sharded_dim(a)
+            if d is None:
+                continue
+            first = AllReduce(tuple(x for x in gone if x != a))(src)
+            have, want = first.output.dim(d).axes, dst.dim(d).axes
+            if want[: len(have)] != have or len(want) == len(have) or want[len(have)] != a:
+                continue
+            scatter = ReduceScatter((a,), d)(first.output)
+            out.append((first, scatter, *reshard_steps(scatter.output, dst)))
+    return out
+
+
+def _swaps(array: Array, dst: Array) -> list[Array]:
+    """``array`` with one of its sharding axes replaced, in place, by an axis it does not use and ``dst`` does."""
+    free = [a for a in dst.axes if a not in array.axes and a not in array.unreduced]
+    out = []
+    for i, d in enumerate(array.dims):
+        for j in range(len(d.axes)):
+            for b in free:
+                axes = (*d.axes[:j], b, *d.axes[j + 1 :])
+                out.append(array.with_dims((*array.dims[:i], Dim(d.name, axes), *array.dims[i + 1 :])))
+    return out
+
+
+def _reorders(array: Array) -> list[Array]:
+    """``array`` with the axes of its multi-axis dims in every other order (``K_YX`` for ``K_XY``)."""
+    options = [list(itertools.permutations(d.axes)) if len(d.axes) > 1 else [d.axes] for d in array.dims]
+    out = []
+    for combo in itertools.product(*options):
+        alt = Array(
+            array.name,
+            tuple(Dim(d.name, axes) for d, axes in zip(array.dims, combo, strict=True)),
+            array.unreduced,
+        )
+        if alt != array:
+            out.append(alt)
+    return out
 
 
 def _split_gathers(route: tuple[CollectiveExpr, ...]) -> list[tuple[CollectiveExpr, ...]]:
@@ -817,16 +947,19 @@ class _Leg:
 def _leg(env: CostEnv, src: Array, dst: Array, role: str, resident: bool, exprs=None) -> _Leg:
     if exprs is None:
         exprs = reshard_steps(src, dst)
-    steps = tuple(PlanStep(role, s, env.timing(s)) for s in exprs)
+    if not exprs:
+        return _Leg((), 0, 0, 0)
+    steps = []
     comm: Value = 0
-    peaks: list[Value] = [0]
-    for st, expr in zip(steps, exprs, strict=True):
-        if st.is_communication:
-            comm = comm + st.cost.time
-        before = 0 if (resident and expr.operand == src) else env.bytes(expr.operand)
-        peaks.append(before + env.bytes(st.output))
-    final = env.bytes(dst) if steps else 0
-    return _Leg(steps, comm, _max(peaks) if len(peaks) > 1 else 0, final)
+    peaks: list[Value] = []
+    for expr in exprs:
+        timing = env.timing(expr)
+        steps.append(PlanStep(role, expr, timing))
+        if not isinstance(expr.op, DynamicSlice):
+            comm = comm + timing.time
+        before = 0 if (resident and (expr.operand is src or expr.operand == src)) else env.bytes(expr.operand)
+        peaks.append(before + env.bytes(expr.output))
+    return _Leg(tuple(steps), comm, _max(peaks), env.bytes(dst))
 
 
 @memoized
@@ -840,6 +973,7 @@ def plan(
     constants: Mapping[sympy.Symbol, object] | None = None,
     model: str = "book",
     overlap: bool = True,
+    routes: str = "standard",
 ) -> Plan:
     """List and cost every strategy for ``mm``.
 
@@ -854,6 +988,11 @@ def plan(
         constants: extra ``{symbol: value}`` substitutions.
         model: collective cost model, ``'book'`` or ``'ring'``.
         overlap: total time as ``max(T_math, T_comms)`` (True) or the sum (False).
+        routes: ``'standard'``: each array resharded by :func:`reshard_routes`'s routes; ``'xla'``:
+            also by the other orders XLA's SPMD partitioner takes (reduce before slicing, reorder then
+            permute, ...), to compare plans with XLA's (:mod:`symshard.jax.verify` does); on meshes of
+            three axes, many times more strategies (5716 instead of 660 for
+            ``A[I_X, J_Y] · B[J_Y, K_Z] -> C[I_X, K_Z]`` on ``X=4,Y=4,Z=4``).
 
     Raises:
         PlanError: a requested output no strategy can produce (with the reason).
@@ -872,7 +1011,9 @@ def plan(
         check_on_mesh(arr, mesh_, sizes)
     env = CostEnv(mesh_, sizes, dtype, hw, constants, model)
     targets = (m_.out,) if m_.out is not None else natural_outputs(m_)
-    strategies = _enumerate(m_, env, targets, overlap)
+    if routes not in ("standard", "xla"):
+        raise PlanError(f"routes must be 'standard' or 'xla', not {routes!r}", hint="use routes='standard'")
+    strategies = _enumerate(m_, env, targets, overlap, routes == "xla")
     if not strategies:
         raise PlanError(
             f"no strategy computes {context}",
@@ -915,13 +1056,119 @@ def plan(
     )
 
 
-def _cached_compute(cache: dict, arr: Array, sigma: Mapping[str, str], rank: Mapping[str, list[str]]) -> Array:
-    """The compute sharding of ``arr``, which depends only on the choices for its own dims."""
-    mine = set(arr.dim_names) | {KEEP}
-    key = (arr.name, tuple((a, c) for a, c in sigma.items() if c in mine))
-    if key not in cache:
-        cache[key] = compute_array(arr, sigma, rank)
-    return cache[key]
+def best_strategy(
+    mm: Matmul | str,
+    mesh: Mesh | Mapping[str, object] | str | None = None,
+    shape: ShapeLike = None,
+    *,
+    dtype: str = "bf16",
+    hardware: Hardware | str | None = None,
+    constants: Mapping[sympy.Symbol, object] | None = None,
+    model: str = "book",
+    overlap: bool = True,
+    routes: str = "standard",
+) -> Strategy | None:
+    """The fastest strategy for ``mm``, the answer to "which collectives, and how long": the same
+    strategy as ``plan(...).best`` (None when the costs are symbolic), found without listing every
+    other strategy when that is provably unnecessary.
+
+    When the operands, as they are, multiply straight into the requested output and their blocks
+    split the product's FLOPs over every device, that product needs no collective, and no strategy
+    can be faster: none moves less (nothing), none gives a device less than its share of the FLOPs,
+    and none has fewer steps. Otherwise (with numbers) the compute shardings are costed in order of
+    their FLOPs time until that alone exceeds the best total found; symbolic costs fall back to
+    ``plan(...).best``.
+
+    Examples:
+        >>> best_strategy("A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]", "X=4,Y=2", "I=64,J=64,K=64", hardware="tpu-v5e").name
+        'matmul'
+    """
+    m_ = matmul(mm) if isinstance(mm, str) else mm
+    if m_.out is not None:
+        hw = lookup_hardware(hardware) if hardware is not None else None
+        arrays = [m_.lhs, m_.rhs, m_.out]
+        mesh_ = resolve_mesh(mesh, [a for arr in arrays for a in (*arr.axes, *sorted(arr.unreduced))], hw)
+        sizes = resolve_shape(shape, m_.dims, context=str(m_))
+        for arr in arrays:
+            check_on_mesh(arr, mesh_, sizes)
+        env = CostEnv(mesh_, sizes, dtype, hw, constants, model)
+        if env.numeric:
+            xla = routes == "xla"
+            found = _straight(m_, env, overlap) or _fastest(m_, env, overlap, xla)
+            if found is not None:
+                return found
+    p = plan(
+        m_,
+        mesh,
+        shape,
+        dtype=dtype,
+        hardware=hardware,
+        constants=constants,
+        model=model,
+        overlap=overlap,
+        routes=routes,
+    )
+    return p.best
+
+
+def _fastest(mm: Matmul, env: CostEnv, overlap: bool, xla: bool = False) -> Strategy | None:
+    """``plan``'s best strategy, by branch and bound: compute shardings in order of their FLOPs time,
+    each costed like ``plan`` does, until the next one's FLOPs time alone exceeds the best total time
+    found (a strategy takes at least its FLOPs time, with or without overlap). Ties keep ``plan``'s order."""
+    assert mm.out is not None
+    choices = _choices(mm, env)
+    names = [a for a, _ in choices]
+    rank = axis_order(mm.dims, [mm.out, mm.lhs, mm.rhs], names)
+    candidates = []
+    for i, combo in enumerate(itertools.product(*[opts for _, opts in choices])):
+        sigma = {a: c for a, c in zip(names, combo, strict=True) if c is not None}
+        lhs_c, rhs_c = compute_array(mm.lhs, sigma, rank), compute_array(mm.rhs, sigma, rank)
+        candidates.append((_ratio(env.flops(lhs_c, rhs_c), env.flops_rate), i, lhs_c, rhs_c, combo))
+    candidates.sort(key=lambda t: (t[0], t[1]))
+    builder = Builder(env, overlap, xla)
+    found: dict[tuple, Strategy] = {}
+    order: dict[tuple, int] = {}
+    best: Strategy | None = None
+    for math_time, i, lhs_c, rhs_c, combo in candidates:
+        if best is not None and math_time > best.raw_time:
+            break
+        key = (lhs_c, rhs_c)
+        if key in order:
+            continue
+        order[key] = i
+        built = builder.strategies(mm.lhs, mm.rhs, lhs_c, rhs_c, mm.out, tuple(zip(names, combo, strict=True)))
+        for j, s in enumerate(built):
+            found[(i, j)] = s
+        if built:
+            sort_strategies(built, True)
+            if best is None or _rank_key(built[0]) < _rank_key(best):
+                best = built[0]
+    # plan() keeps strategies in enumeration order before its (stable) sort: do the same
+    ranked = [found[k] for k in sorted(found)]
+    sort_strategies(ranked, True)
+    return ranked[0] if ranked else None
+
+
+def _straight(mm: Matmul, env: CostEnv, overlap: bool) -> Strategy | None:
+    """The strategy that multiplies the operands as they are into ``mm.out``, if that needs no
+    collective and splits the FLOPs over every device; else None."""
+    assert mm.out is not None
+    try:
+        local = local_product(mm.lhs, mm.rhs, mm.out.dim_names, mm.out.name)
+    except PlanError:
+        return None
+    if local != mm.out or mm.lhs.unreduced or mm.rhs.unreduced:
+        return None
+    total: Value = 2
+    for d in mm.dims:
+        total = total * env.dim[d]
+    if env.flops(mm.lhs, mm.rhs) * env.group(env.mesh.names) != total:
+        return None
+    sharding = []
+    for a in env.mesh.names:
+        dim_ = mm.lhs.sharded_dim(a) or mm.rhs.sharded_dim(a)
+        sharding.append((a, dim_ if env.axis[a] != 1 else None))
+    return Builder(env, overlap).strategy(mm.lhs, mm.rhs, mm.lhs, mm.rhs, mm.out, tuple(sharding))
 
 
 def _choices(mm: Matmul, env: CostEnv) -> list[tuple[str, list[str | None]]]:
@@ -943,9 +1190,10 @@ def _choices(mm: Matmul, env: CostEnv) -> list[tuple[str, list[str | None]]]:
 class Builder:
     """Builds costed strategies from compute shardings, sharing resharding legs between them."""
 
-    def __init__(self, env: CostEnv, overlap: bool) -> None:
+    def __init__(self, env: CostEnv, overlap: bool, xla: bool = False) -> None:
         self.env = env
         self.overlap = overlap
+        self.xla = xla
         self.legs: dict[tuple[Array, Array, str], _Leg] = {}
         self.route_legs: dict[tuple[Array, Array, str], tuple[_Leg, ...]] = {}
         sizes = env.axis
@@ -963,7 +1211,7 @@ class Builder:
         key = (src, dst, role)
         found = self.route_legs.get(key)
         if found is None:
-            alts = reshard_routes(src, dst, self.sizes)
+            alts = reshard_routes(src, dst, self.sizes, self.xla)
             found = (self.leg(src, dst, role), *(_leg(self.env, src, dst, role, role != "out", r) for r in alts[1:]))
             self.route_legs[key] = found
         return found
@@ -1013,32 +1261,33 @@ class Builder:
             legs_l = self.routes(lhs, lhs_c, "lhs")
             legs_r = self.routes(rhs, rhs_c, "rhs")
             legs_o = self.routes(local_out, target, "out")
-        local = LocalMatmul(lhs_c, rhs_c, local_out)
-        return [
-            self._build(lhs, rhs, lhs_c, rhs_c, local_out, local, target, sharding, pre_l, pre_r, post)
-            for pre_l in legs_l
-            for pre_r in legs_r
-            for post in legs_o
-        ]
-
-    def _build(self, lhs, rhs, lhs_c, rhs_c, local_out, local, target, sharding, pre_l, pre_r, post) -> Strategy:
         env = self.env
         flops = env.flops(lhs_c, rhs_c)
-        steps = (*pre_l.steps, *pre_r.steps, PlanStep("matmul", local, None, flops), *post.steps)
-        product = pre_l.final + pre_r.final + env.bytes(local_out)
+        product = PlanStep("matmul", LocalMatmul(lhs_c, rhs_c, local_out), None, flops)
+        compute_time = _ratio(flops, env.flops_rate)
+        local_bytes = env.bytes(local_out)
         base = env.bytes(lhs) + env.bytes(rhs)
-        memory = base + _max([pre_l.peak, pre_l.final + pre_r.peak, product, post.peak])
-        return Strategy(
-            steps=steps,
-            sharding=sharding,
-            output=target,
-            model=env.model,
-            overlap=self.overlap,
-            raw_flops=flops,
-            raw_compute_time=_ratio(flops, env.flops_rate),
-            raw_comm_time=pre_l.comm + pre_r.comm + post.comm,
-            raw_memory=memory,
-        )
+        out = []
+        for pre_l in legs_l:
+            for pre_r in legs_r:
+                for post in legs_o:
+                    peak = _max(
+                        [pre_l.peak, pre_l.final + pre_r.peak, pre_l.final + pre_r.final + local_bytes, post.peak]
+                    )
+                    out.append(
+                        Strategy(
+                            steps=(*pre_l.steps, *pre_r.steps, product, *post.steps),
+                            sharding=sharding,
+                            output=target,
+                            model=env.model,
+                            overlap=self.overlap,
+                            raw_flops=flops,
+                            raw_compute_time=compute_time,
+                            raw_comm_time=pre_l.comm + pre_r.comm + post.comm,
+                            raw_memory=base + peak,
+                        )
+                    )
+        return out
 
 
 def axis_order(dims: Iterable[str], arrays: Sequence[Array], mesh_names: Sequence[str]) -> dict[str, list[str]]:
@@ -1055,22 +1304,32 @@ def axis_order(dims: Iterable[str], arrays: Sequence[Array], mesh_names: Sequenc
     return rank
 
 
-def _enumerate(mm: Matmul, env: CostEnv, targets: Sequence[Array], overlap: bool) -> list[Strategy]:
+def _enumerate(mm: Matmul, env: CostEnv, targets: Sequence[Array], overlap: bool, xla: bool = False) -> list[Strategy]:
     choices = _choices(mm, env)
     names = [a for a, _ in choices]
     found: dict[tuple, Strategy] = {}
-    builder = Builder(env, overlap)
+    builder = Builder(env, overlap, xla)
+    # an operand's compute sharding depends only on the choices that name its own dims (or KEEP)
+    mine_l = frozenset(mm.lhs.dim_names) | {KEEP}
+    mine_r = frozenset(mm.rhs.dim_names) | {KEEP}
     for target in targets:
         rank = axis_order(mm.dims, [target, mm.lhs, mm.rhs], names)
         compute: dict[tuple, Array] = {}
         for combo in itertools.product(*[opts for _, opts in choices]):
-            sigma = {a: c for a, c in zip(names, combo, strict=True) if c is not None}
-            lhs_c = _cached_compute(compute, mm.lhs, sigma, rank)
-            rhs_c = _cached_compute(compute, mm.rhs, sigma, rank)
+            key_l = (0, *(c if c in mine_l else None for c in combo))
+            key_r = (1, *(c if c in mine_r else None for c in combo))
+            lhs_c = compute.get(key_l)
+            if lhs_c is None:
+                sigma = {a: c for a, c in zip(names, combo, strict=True) if c is not None}
+                lhs_c = compute[key_l] = compute_array(mm.lhs, sigma, rank)
+            rhs_c = compute.get(key_r)
+            if rhs_c is None:
+                sigma = {a: c for a, c in zip(names, combo, strict=True) if c is not None}
+                rhs_c = compute[key_r] = compute_array(mm.rhs, sigma, rank)
             key = (lhs_c, rhs_c, target)
             if key in found:
                 continue
-            built = builder.strategies(mm.lhs, mm.rhs, lhs_c, rhs_c, target, tuple((a, sigma.get(a)) for a in names))
+            built = builder.strategies(mm.lhs, mm.rhs, lhs_c, rhs_c, target, tuple(zip(names, combo, strict=True)))
             if built:
                 found[key] = built[0]
                 for i, s in enumerate(built[1:]):
@@ -1080,10 +1339,14 @@ def _enumerate(mm: Matmul, env: CostEnv, targets: Sequence[Array], overlap: bool
     return strategies
 
 
+def _rank_key(s: Strategy) -> tuple:
+    return (s.raw_time, s.raw_comm_time, s.raw_memory, len(s.steps), _order(s))
+
+
 def sort_strategies(strategies: list[Strategy], numeric: bool) -> None:
     """Fastest first when the costs are numbers; else fewest collectives, most work split."""
     if numeric:
-        strategies.sort(key=lambda s: (s.raw_time, s.raw_comm_time, s.raw_memory, len(s.steps), _order(s)))
+        strategies.sort(key=_rank_key)
     else:
         strategies.sort(key=lambda s: (len(s.collectives), -_shards_used(s), len(s.steps), _order(s)))
 

@@ -124,35 +124,85 @@ def test_unknown_dtype_is_refused():
 HLO = """
 HloModule m
 
-%fused_computation.1 (param_0.1: f32[64,64], param_1.2: u32[]) -> f32[64,16] {
+%fused_computation.1 (param_0.1: f32[64,64], param_1.2: s32[8], param_2.3: u32[]) -> f32[64,16] {
   %param_0.1 = f32[64,64]{1,0} parameter(0)
-  ROOT %dynamic-slice.4 = f32[64,16]{1,0} dynamic-slice(%param_0.1, %param_1.2), dynamic_slice_sizes={64,16}
+  %constant.5 = s32[] constant(0)
+  %param_1.2 = s32[8]{0} parameter(1)
+  %param_2.3 = u32[] parameter(2)
+  %dynamic-slice.4 = s32[1]{0} dynamic-slice(%param_1.2, %param_2.3), dynamic_slice_sizes={1}
+  %bitcast.1 = s32[] bitcast(%dynamic-slice.4)
+  ROOT %dynamic-slice.3 = f32[64,16]{1,0} dynamic-slice(%param_0.1, %constant.5, %bitcast.1), dynamic_slice_sizes={64,16}
 }
 
 ENTRY %main (param: f32[64,16], param.1: f32[16,64]) -> f32[64,16] {
   %partition-id.1 = u32[] partition-id()
   %param = f32[64,16]{1,0} parameter(0)
   %param.1 = f32[16,64]{1,0} parameter(1)
+  %constant.4 = s32[8]{0} constant({0, 0, 16, 16, 32, 32, 48, 48})
   %dot.1 = f32[64,64]{1,0} dot(%param, %param.1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   %all-reduce = f32[64,64]{1,0} all-reduce(%dot.1), channel_id=1, replica_groups=mesh['axis_0'=1,'axis_1'=4,'axis_2'=2] {'axis_1'}, use_global_device_ids=true, to_apply=%add
   %all-gather = f32[64,64]{1,0} all-gather(%param), channel_id=2, replica_groups=[2,4]<=[4,2]T(1,0), dimensions={1}, use_global_device_ids=true
   %all-to-all.1 = (f32[16,1,16]{2,1,0}, f32[16,1,16]{2,1,0}, /*index=2*/f32[16,1,16]{2,1,0}, f32[16,1,16]{2,1,0}) all-to-all(%a, %b, %c, %d), channel_id=3, replica_groups={{0,2,4,6},{1,3,5,7}}
-  ROOT %fusion = f32[64,16]{1,0} fusion(%all-reduce, %partition-id.1), kind=kLoop, calls=%fused_computation.1
+  ROOT %fusion = f32[64,16]{1,0} fusion(%all-reduce, %constant.4, %partition-id.1), kind=kLoop, calls=%fused_computation.1
 }
 """
+
+
+def _with_offsets(offsets: str, size: int = 16) -> str:
+    """The module above with another offset table (and slice size) for the slice after the all-reduce."""
+    text = HLO.replace("{0, 0, 16, 16, 32, 32, 48, 48}", offsets)
+    return text.replace("f32[64,16]{1,0} dynamic-slice", f"f32[64,{size}]{{1,0}} dynamic-slice").replace(
+        "dynamic_slice_sizes={64,16}", f"dynamic_slice_sizes={{64,{size}}}"
+    )
 
 
 def test_hlo_collectives():
     found = hlo.collectives(HLO, 8)
     mesh = [("X", 4), ("Y", 2)]
     rs, ag, a2a = found
-    # the CPU's all-reduce + dynamic-slice, read back as a reduce-scatter onto dim 1
+    # the all-reduce + partition-indexed dynamic-slice (device d = 2x + y keeps K block x), read back as a
+    # reduce-scatter onto dim 1
     assert (rs.kind, rs.dim, rs.operand_shape, rs.shape) == ("ReduceScatter", 1, (64, 64), (64, 16))
-    assert "dynamic-slice" in rs.lowered
+    assert rs.lowered == hlo.READ_BACK
     assert hlo.group_axes(rs.groups, mesh) == ("X",)
     assert (ag.kind, ag.operand_shape, hlo.group_axes(ag.groups, mesh)) == ("AllGather", (64, 16), ("X",))
     assert (a2a.kind, a2a.operand_elements, hlo.group_axes(a2a.groups, mesh)) == ("AllToAll", 1024, ("X",))
     assert hlo.dot_flops(HLO) == 2 * 64 * 64 * 16
+
+
+@pytest.mark.parametrize(
+    ("offsets", "size", "kind", "lowered"),
+    [
+        # each X group's members keep different K blocks, by their X position: a reduce-scatter
+        ("{0, 0, 16, 16, 32, 32, 48, 48}", 16, "ReduceScatter", hlo.READ_BACK),
+        # K_XY: the X position picks a quarter (major), Y an eighth inside it: reduce-scatter, then a free slice
+        ("{0, 8, 16, 24, 32, 40, 48, 56}", 8, "ReduceScatter", hlo.READ_BACK_FURTHER),
+        # K_YX: the X position is the minor digit, so no reduce-scatter of the whole array: an all-reduce
+        ("{0, 32, 8, 40, 16, 48, 24, 56}", 8, "AllReduce", ""),
+        # every device the same block: not a reduce-scatter
+        ("{0, 0, 0, 0, 0, 0, 0, 0}", 16, "AllReduce", ""),
+        # the X positions in another order: a permuted scatter, not XLA's reduce-scatter
+        ("{16, 16, 0, 0, 32, 32, 48, 48}", 16, "AllReduce", ""),
+    ],
+)
+def test_reduce_scatter_read_back_is_proved_from_the_offsets(offsets, size, kind, lowered):
+    rs = hlo.collectives(_with_offsets(offsets, size), 8)[0]
+    assert (rs.kind, rs.lowered) == (kind, lowered)
+    assert rs.operand_elements == 64 * 64
+
+
+def test_sub_axes_of_groups_and_slices():
+    mesh = [("X", 4), ("Y", 2)]
+    # pairs of neighbouring X devices: the minor half of X; pairs two apart: the major half
+    assert hlo.group_sub_axes(((0, 2), (4, 6), (1, 3), (5, 7)), mesh) == ("X:(2)2",)
+    assert hlo.group_sub_axes(((0, 4), (2, 6), (1, 5), (3, 7)), mesh) == ("X:(1)2",)
+    assert hlo.group_sub_axes(((0, 2, 4, 6), (1, 3, 5, 7)), mesh) == ("X",)
+    assert hlo.group_sub_axes(((0, 3), (1, 2), (4, 7), (5, 6)), mesh) is None
+    assert hlo.slice_axes({d: (d // 2) * 2 + d % 2 for d in range(8)}, mesh) == ("X", "Y")
+    assert hlo.slice_axes({d: d // 4 for d in range(8)}, mesh) == ("X:(1)2",)
+    # the slice before the all-reduce above is by whole X: no sub-axis
+    assert hlo.sub_axis_slices(HLO, mesh) == ()
+    assert hlo.sub_axis_slices(_with_offsets("{0, 0, 0, 0, 32, 32, 32, 32}", 32), mesh) == ("X:(1)2",)
 
 
 @pytest.mark.parametrize(
@@ -183,7 +233,8 @@ def test_verify_report():
     v = sj.verify("A[I, J_X] · B[J_X, K] -> C[I, K_X]", "X=4,Y=2", "I=64,J=64,K=64", run="best")
     assert v.match and v.rank == 1 and v.matched == "matmul → ReduceScatter_{X,K}(C)"
     assert v.flops_agree is True and v.executed_ok
-    assert any("all-reduce + dynamic-slice" in n for n in v.lowering)
+    assert any("all-reduce followed by a dynamic-slice" in n for n in v.lowering)
+    assert "read back from all-reduce + dynamic-slice" in v.xla[0]
     assert v.to_json()["match"] is True and "agreement  yes" in v.text()
 
 

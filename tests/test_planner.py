@@ -16,7 +16,7 @@ from symshard.errors import PlanError, ShardingError
 from symshard.hardware import hardware
 from symshard.matmul import local_product, matmul
 from symshard.mesh import Mesh
-from symshard.planner import natural_outputs, plan, reshard_steps
+from symshard.planner import natural_outputs, plan, reshard_routes, reshard_steps
 from symshard.search import best_sharding
 from symshard.symbols import C, W_ici, axis, dim
 
@@ -105,6 +105,32 @@ def test_reshard_steps(src, dst, ops):
     steps = reshard_steps(Array.parse(src), Array.parse(dst))
     assert [str(s.op) for s in steps] == ops
     assert steps[-1].output == Array.parse(dst)
+
+
+# routes XLA takes besides the plain one (each with the routes it is read from in the 4x2 sweep)
+ROUTES = [
+    # slice the idle axis first, move Y over in one all-to-all, then one permute puts K_XY in K_YX order
+    ("B[J_Y, K]", "B[J, K_YX]", ["DynamicSlice_{X,K}", "AllToAll_{Y,K}", "CollectivePermute_{XY,K_YX}"]),
+    # gather the axis the destination does not use, then move X to K with one all-to-all
+    ("B[J_X, K_Y]", "B[J, K_X]", ["AllGather_Y", "AllToAll_{X,K}"]),
+    # reduce the whole array first, then slice (XLA's all-reduce + dynamic-slice when Y is not the major axis)
+    ("C[I, K]{U_Y}", "C[I_XY, K]", ["AllReduce_Y", "DynamicSlice_{XY,I}"]),
+    # all-reduce one axis, reduce-scatter the other onto the dim it arrives on, then slice
+    ("C[I, K]{U_XY}", "C[I_X, K_Y]", ["AllReduce_Y", "ReduceScatter_{X,I}", "DynamicSlice_{Y,K}"]),
+    # reduce, then move the reduced blocks from Y onto X with one permute
+    ("C[I, K_Y]{U_X}", "C[I, K_X]", ["AllReduce_X", "CollectivePermute_{XY,K_X}"]),
+    # move J's Y shards onto X with a permute, then X to K with an all-to-all
+    ("B[J_Y, K]", "B[J, K_X]", ["CollectivePermute_{XY,J_X}", "AllToAll_{X,K}"]),
+]
+
+
+@pytest.mark.parametrize(("src", "dst", "ops"), ROUTES)
+def test_reshard_routes_xla_takes(src, dst, ops):
+    routes = reshard_routes(Array.parse(src), Array.parse(dst), (("X", 4), ("Y", 2)), xla=True)
+    assert routes[0] == reshard_steps(Array.parse(src), Array.parse(dst))  # the plain route first
+    found = [[str(s.op) for s in r] for r in routes]
+    assert ops in found
+    assert all(r[-1].output == Array.parse(dst) for r in routes if r)
 
 
 def test_reshard_cannot_create_partial_sums():
@@ -359,3 +385,31 @@ def test_compare_drops_cases_that_contradict_themselves():
                     found = True
                     break
             assert found, f"{pair.a} vs {pair.b}: {case.text()} never holds"
+
+
+# -- the quick answer: best_strategy ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]",  # needs no collective and splits the work: the fast path
+        "A[I, J_X] · B[J_X, K] -> C[I, K_X]",
+        "A[I, J] · B[J, K] -> C[I, K]",  # no collective needed, but Y and X idle: slicing can be faster
+        "A[I_XY, J] · B[J, K_X] -> C[I_Y, K_X]",
+        "A[I_X, J] · B[J, K] -> C[I_X, K]",  # no collective, Y idle
+    ],
+)
+@pytest.mark.parametrize("shape", ["I=64,J=64,K=64", "I=8192,J=8192,K=8192"])
+def test_best_strategy_is_plans_best(text, shape):
+    from symshard.planner import best_strategy
+
+    for routes in ("standard", "xla"):
+        want = plan(text, "X=4,Y=2", shape, dtype="fp32", hardware="tpu-v5e", routes=routes).best
+        assert best_strategy(text, "X=4,Y=2", shape, dtype="fp32", hardware="tpu-v5e", routes=routes) == want
+
+
+def test_best_strategy_symbolic_is_none():
+    from symshard.planner import best_strategy
+
+    assert best_strategy("A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]") is None

@@ -13,11 +13,14 @@
    elements each device contributes) and says where it ranks under symshard's cost
    model, or why none matches.
 
-Backend lowering is accounted for explicitly and recorded in ``lowering``: on CPU a
-reduce-scatter is an all-reduce plus a ``dynamic-slice`` (read back as the
-reduce-scatter it was), and a bf16 dot and its reductions run in f32, so the HLO's
-collectives move twice the bytes of the bf16 plan; the match compares elements,
-which are exact, and both byte counts are reported.
+Lowering is accounted for explicitly and recorded in ``lowering``: XLA writes a
+reduce-scatter as an all-reduce plus a partition-indexed ``dynamic-slice``, which the
+CPU backend runs as it is (read back as the reduce-scatter it is, after evaluating
+the slice's offsets for every device), and a bf16 dot and its reductions run in f32,
+so the HLO's collectives move twice the bytes of the bf16 plan; the match compares
+elements, which are exact, and both byte counts are reported. Device groups and
+slices are named by mesh axes or, where XLA splits an axis, by its sub-axes
+(``X:(2)2``, Shardy's notation), which no symshard strategy uses.
 
 The result is a frozen :class:`Verification` with ``text()`` and ``to_json()`` forms.
 """
@@ -39,7 +42,7 @@ from ..placement import ShapeLike
 from ..planner import Plan, Strategy, plan
 from ._runtime import require_jax
 from .execute import Execution, execute, jax_dtype
-from .hlo import HloCollective, collectives, dot_flops, group_axes
+from .hlo import READ_BACK_FURTHER, HloCollective, collectives, dot_flops, group_sub_axes, sub_axis_slices
 from .interop import jax_mesh, partition_spec
 
 __all__ = ["Signature", "Verification", "XlaCollective", "XlaPlan", "signature", "verify", "xla_plan"]
@@ -53,7 +56,7 @@ class XlaCollective:
     """One collective XLA inserted, in symshard's terms."""
 
     kind: str
-    axes: tuple[str, ...] | None  # None: the device groups are not whole mesh axes
+    axes: tuple[str, ...] | None  # mesh axes or sub-axes (``X:(2)2``); None: the groups follow neither
     elements: int
     hlo_dtype: str
     hlo_bytes: int
@@ -75,6 +78,14 @@ class XlaPlan:
     dot_flops: int  # the dots alone, from the HLO
     compile_seconds: float
     hlo: str = field(repr=False, compare=False)
+    sliced_sub_axes: tuple[str, ...] = ()  # sub-axes (part of a mesh axis) by which XLA's slices pick blocks
+
+    @property
+    def sub_axes(self) -> tuple[str, ...]:
+        """Every sub-axis the plan shards by: in its collectives' device groups or in its slices. Sorted."""
+        found = set(self.sliced_sub_axes)
+        found.update(a for c in self.collectives if c.axes for a in c.axes if ":" in a)
+        return tuple(sorted(found))
 
     @property
     def signature(self) -> Signature:
@@ -137,10 +148,8 @@ def xla_plan(p: Plan) -> XlaPlan:
     cost = cost[0] if isinstance(cost, list) else cost
     devices = int(mesh.devices)
     shape = [(a.name, int(a.size)) for a in mesh.axes]
-    found = []
-    for c in collectives(text, devices):
-        found.append(_translate(c, shape, p.dtype))
-    return XlaPlan(tuple(found), int(cost.get("flops", 0)), dot_flops(text), seconds, text)
+    found = tuple(_translate(c, shape, p.dtype) for c in collectives(text, devices))
+    return XlaPlan(found, int(cost.get("flops", 0)), dot_flops(text), seconds, text, sub_axis_slices(text, shape))
 
 
 def _translate(c: HloCollective, shape: list[tuple[str, int]], dtype: str) -> XlaCollective:
@@ -158,7 +167,7 @@ def _translate(c: HloCollective, shape: list[tuple[str, int]], dtype: str) -> Xl
         axes = tuple(shape[i][0] for i in sorted(changed))
         return XlaCollective(c.kind, axes, c.operand_elements, c.dtype, c.operand_bytes, None)
     return XlaCollective(
-        c.kind, group_axes(c.groups, shape), c.operand_elements, c.dtype, c.operand_bytes, c.dim, c.lowered
+        c.kind, group_sub_axes(c.groups, shape), c.operand_elements, c.dtype, c.operand_bytes, c.dim, c.lowered
     )
 
 
@@ -275,6 +284,57 @@ def _describe(sig: Signature) -> str:
     )
 
 
+def _sub_axis_reason(p: Plan, x: XlaPlan, subs: tuple[str, ...]) -> str:
+    """Why a plan that shards by part of a mesh axis is no symshard strategy, naming the parts."""
+    sizes = {a.name: int(a.size) for a in p.mesh.axes}
+    parents = sorted({s.split(":")[0] for s in subs})
+    parts = []
+    for a in parents:
+        mine = [s for s in subs if s.split(":")[0] == a]
+        factors = sorted({int(s.rsplit(")", 1)[1]) for s in mine})
+        named = " and ".join(
+            f"{s} (the {'major' if s.split(':(')[1].startswith('1)') else 'minor'} factor)" for s in mine
+        )
+        parts.append(f"{a} ({sizes[a]} devices) into sub-axes of {'/'.join(map(str, factors))} devices: {named}")
+    uses = []
+    groups = sorted({a for c in x.collectives if c.axes for a in c.axes if ":" in a})
+    if groups:
+        kinds = sorted({c.kind for c in x.collectives if c.axes and any(":" in a for a in c.axes)})
+        uses.append(f"runs {' and '.join(kinds)} over {', '.join(groups)}")
+    if x.sliced_sub_axes:
+        uses.append(f"slices blocks by {', '.join(x.sliced_sub_axes)}")
+    return (
+        f"XLA splits mesh axis {'; '.join(parts)}, as Shardy writes them, and {' and '.join(uses)}: "
+        "a sharding by part of a mesh axis, which symshard's notation (each dim sharded by whole mesh axes) "
+        "cannot write, so no symshard strategy can be this plan"
+    )
+
+
+def _roundabout(x: XlaPlan) -> str | None:
+    """A permute onto another axis followed by a gather of that axis on what it moved: the reason, if so."""
+    order = list(x.collectives)
+    for i, c in enumerate(order):
+        if c.kind != "CollectivePermute" or not c.axes:
+            continue
+        for g in order[i + 1 :]:
+            if (
+                g.kind == "AllGather"
+                and g.axes
+                and len(g.axes) == 1
+                and g.axes[0] in c.axes
+                and g.elements == c.elements
+            ):
+                other = [a for a in c.axes if a != g.axes[0]]
+                return (
+                    f"XLA first moves shards from {'/'.join(other) or 'one axis'} onto {g.axes[0]} with a "
+                    f"collective-permute ({c.elements} elements per device), then gathers them over {g.axes[0]}, "
+                    f"where gathering over {'/'.join(other) or 'the first axis'} alone gives the same array without "
+                    "the permute: a roundabout route symshard does not list (it permutes shards onto another axis "
+                    "only when the destination uses that axis)"
+                )
+    return None
+
+
 def compare(p: Plan, x: XlaPlan) -> tuple[Strategy | None, int | None, str]:
     """The best-ranked strategy whose communication is exactly XLA's and whose devices do as many FLOPs
     as XLA's dots, its rank, and the reason when there is none."""
@@ -292,13 +352,9 @@ def compare(p: Plan, x: XlaPlan) -> tuple[Strategy | None, int | None, str]:
             f"{x.dot_flops:,} FLOPs where that strategy does {int(s.raw_flops):,}: XLA slices (or gathers) at "
             "another point of the plan, which no symshard strategy does with these collectives"
         )
-    if any(c.kind == "CollectivePermute" for c in x.collectives):
-        reasons.append(
-            "XLA moves whole blocks between devices with a collective-permute in a plan no symshard strategy "
-            "has: symshard permutes an operand or the result once, straight to its new sharding (e.g. K_Y to K_X, "
-            "I_XY to I_YX) or to one that a single gather finishes, never combined with an all-to-all or a "
-            "reduction after it"
-        )
+    subs = x.sub_axes
+    if subs:
+        reasons.append(_sub_axis_reason(p, x, subs))
     steps = {t for s in p.strategies for t in signature(s, p)}
     wider = [
         c
@@ -308,7 +364,7 @@ def compare(p: Plan, x: XlaPlan) -> tuple[Strategy | None, int | None, str]:
         and len(c.axes) > 1
         and (c.kind, tuple(sorted(c.axes)), c.elements) not in steps
     ]
-    if wider:
+    if wider and not subs:
         c = wider[0]
         reasons.append(
             f"XLA runs {c.kind} over {','.join(c.axes or ())} on {c.elements} elements per device, which no "
@@ -317,7 +373,14 @@ def compare(p: Plan, x: XlaPlan) -> tuple[Strategy | None, int | None, str]:
             "axes that shard the array"
         )
     if any(c.axes is None for c in x.collectives if c.kind != "CollectivePermute"):
-        reasons.append("XLA's device groups are not whole mesh axes")
+        reasons.append("XLA's device groups are neither whole mesh axes nor sub-axes of them")
+    roundabout = _roundabout(x) if not subs else None
+    if roundabout:
+        reasons.append(roundabout)
+    if not reasons and any(c.kind == "CollectivePermute" for c in x.collectives):
+        reasons.append(
+            "XLA moves blocks between devices with a collective-permute at a point of the plan no symshard route has"
+        )
     xla_counts = Counter(target)
 
     def distance(s: Strategy) -> int:
@@ -363,7 +426,7 @@ def verify(
     """
     m_ = matmul(mm) if isinstance(mm, str) else mm
     start = time.perf_counter()
-    p = plan.__wrapped__(m_, mesh, shape, dtype=dtype, hardware=hardware, model=model)  # type: ignore[attr-defined]
+    p = plan.__wrapped__(m_, mesh, shape, dtype=dtype, hardware=hardware, model=model, routes="xla")  # type: ignore[attr-defined]
     seconds = time.perf_counter() - start
     x = xla_plan(p)
     strategy, rank, reason = compare(p, x)
@@ -382,7 +445,19 @@ def verify(
         flops_agree = any(int(s.raw_flops) == x.dot_flops for s in p.strategies)
     lowering = []
     if any(c.lowered for c in x.collectives):
-        lowering.append("a reduce-scatter is lowered on CPU as all-reduce + dynamic-slice; read back as reduce-scatter")
+        lowering.append(
+            "XLA's SPMD partitioner writes a reduce-scatter as an all-reduce followed by a dynamic-slice whose "
+            "offsets come from partition-id (the GPU backend fuses the pair into a reduce-scatter, the CPU backend "
+            "runs it as it is); evaluated for every device, the offsets give each member of the all-reduce's "
+            "group a different share of one dim, its position in the group choosing the share: read back as "
+            "that reduce-scatter"
+        )
+    if any(c.lowered == READ_BACK_FURTHER for c in x.collectives):
+        lowering.append(
+            "the slice after an all-reduce read back as a reduce-scatter also cuts each device's share further, "
+            "the same way on every member of the group: read back as the reduce-scatter followed by that free "
+            "slice (XLA's GPU pass fuses only a slice that is exactly one share)"
+        )
     hlo_types = {c.hlo_dtype for c in x.collectives}
     if p.dtype == "bf16" and "f32" in hlo_types:
         lowering.append(
