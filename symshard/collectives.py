@@ -91,6 +91,31 @@ def _axes(value: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
     return tuple(value)
 
 
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _dim(name: str, axes: tuple[str, ...]) -> Dim:
+    """``Dim(name, axes)`` without the checks, for a name and axes taken from valid dims (the planner
+    builds thousands; each check would only confirm what the input's own checks did)."""
+    d = _new(Dim)
+    _set(d, "name", name)
+    _set(d, "axes", axes)
+    _set(d, "_hash", hash((name, axes)))
+    return d
+
+
+def _array(name: str, dims: tuple[Dim, ...], unreduced: frozenset[str]) -> Array:
+    """``Array(name, dims, unreduced)`` without the checks: only for a result a collective's own
+    checks have shown valid (each axis once, none both sharding and unreduced, the dims unchanged)."""
+    a = _new(Array)
+    _set(a, "name", name)
+    _set(a, "dims", dims)
+    _set(a, "unreduced", unreduced)
+    _set(a, "_hash", hash((name, dims, unreduced)))
+    return a
+
+
 # -- the cost record -----------------------------------------------------------------
 
 
@@ -310,7 +335,11 @@ class AllGather(Collective):
                     hint = f"'{array}' is sharded along {sharded}; there is nothing to gather over {a}"
                 raise self._fail(array, f"it is not sharded along {a}", hint)
         gone = set(self.axes)
-        return array.with_dims(Dim(d.name, tuple(x for x in d.axes if x not in gone)) for d in array.dims)
+        dims = tuple(
+            _dim(d.name, tuple(x for x in d.axes if x not in gone)) if gone.intersection(d.axes) else d
+            for d in array.dims
+        )
+        return _array(array.name, dims, array.unreduced)
 
     def notes(self, array: Array) -> tuple[str, ...]:
         out = []
@@ -386,8 +415,9 @@ class ReduceScatter(Collective):
             raise self._fail(array, "no mesh axis is named", "write ReduceScatter_{X,K}(...)")
         self._require_unreduced(array)
         target = self.target(array)
-        dims = tuple(Dim(d.name, d.axes + self.axes) if d.name == target else d for d in array.dims)
-        return Array(array.name, dims, array.unreduced - set(self.axes))
+        # each axis was unreduced (so not sharding any dim) and is listed once: the result is valid
+        dims = tuple(_dim(d.name, d.axes + self.axes) if d.name == target else d for d in array.dims)
+        return _array(array.name, dims, array.unreduced - set(self.axes))
 
     def volume(self, bytes_in, bytes_out, group):
         return bytes_in
@@ -423,7 +453,7 @@ class AllReduce(Collective):
     def apply(self, array: Array) -> Array:
         op = self.resolved(array)
         op._require_unreduced(array)
-        return array.with_unreduced(array.unreduced - set(op.axes))
+        return _array(array.name, array.dims, array.unreduced - set(op.axes))
 
     def volume(self, bytes_in, bytes_out, group):
         return bytes_in
@@ -501,8 +531,10 @@ class AllToAll(Collective):
         dims = []
         for d in array.dims:
             kept = tuple(x for x in d.axes if x not in gone)
-            dims.append(Dim(d.name, kept + self.axes if d.name == target else kept))
-        return array.with_dims(dims)
+            axes = kept + self.axes if d.name == target else kept
+            dims.append(d if axes == d.axes else _dim(d.name, axes))
+        # each axis sharded some other dim and is listed once: the result is valid
+        return _array(array.name, tuple(dims), array.unreduced)
 
     notes = AllGather.notes
 
@@ -590,7 +622,9 @@ class DynamicSlice(Collective):
             target = array.dims[0].name
         else:
             target = ReduceScatter(self.axes, self.dim).target(array)
-        return array.with_dims(Dim(d.name, d.axes + self.axes) if d.name == target else d for d in array.dims)
+        # the new axes (checked as names by Dim) neither shard nor are unreduced: the result is valid
+        dims = tuple(Dim(d.name, d.axes + self.axes) if d.name == target else d for d in array.dims)
+        return _array(array.name, dims, array.unreduced)
 
     def volume(self, bytes_in, bytes_out, group):
         return bytes_in * 0

@@ -24,10 +24,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, overload
 
-__all__ = ["clear_caches", "memoized"]
+__all__ = ["clear_caches", "memoized", "on_clear"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _CACHES: list[OrderedDict] = []
+_CLEARERS: list[Callable[[], None]] = []
 
 
 def _freeze(value: object) -> object:
@@ -75,7 +76,15 @@ def memoized(fn: F | None = None, *, maxsize: int = 2048) -> F | Callable[[F], F
     return wrap(fn) if fn is not None else wrap
 
 
+def on_clear(clear: Callable[[], None]) -> None:
+    """Have :func:`clear_caches` call ``clear`` too (a module's own cache, an ``lru_cache``'s ``cache_clear``)."""
+    _CLEARERS.append(clear)
+
+
 def clear_caches() -> None:
-    """Forget every memoized result (for benchmarks that time cold calls)."""
+    """Forget every memoized result and every cache registered with :func:`on_clear` (for
+    benchmarks that time cold calls)."""
     for cache in _CACHES:
         cache.clear()
+    for clear in _CLEARERS:
+        clear()

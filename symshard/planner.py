@@ -32,6 +32,7 @@ Examples:
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,18 +47,21 @@ from .collectives import (
     AllGather,
     AllReduce,
     AllToAll,
+    Collective,
     CollectiveExpr,
     CollectivePermute,
     DynamicSlice,
     ReduceScatter,
+    _array,
+    _dim,
 )
-from .costmodels import MODELS, Link, check_model, permute_hops, permute_time
+from .costmodels import MODELS, Link, all_to_all_hops, check_model, gather_hops, permute_hops, permute_time
 from .dtypes import canonical_dtype, dtype_bytes
 from .errors import PlanError
 from .hardware import Hardware, exact_number
 from .hardware import hardware as lookup_hardware
 from .matmul import Classification, LocalMatmul, Matmul, local_product, matmul
-from .memo import memoized
+from .memo import memoized, on_clear
 from .mesh import Mesh, resolve_mesh
 from .placement import ShapeLike, check_on_mesh, resolve_shape
 from .symbols import C, T_hop
@@ -205,9 +209,35 @@ class CostEnv:
             one_way = _ratio(w, a.fabric.directions)
             self.links[a.name] = Link(self.axis[a.name], a.topology, one_way)
         self._cache: dict[tuple, Timing] = {}
+        self._fewest_hops: dict[str, Value] = {}  # per axis, the fewest hops a collective over it takes
+        for name, link in self.links.items():
+            self._fewest_hops[name] = (
+                min(
+                    gather_hops([link], self.model), all_to_all_hops([link], self.model), permute_hops(link, self.model)
+                )
+                if self.numeric
+                else 0
+            )
         self._bytes: dict[Array, Value] = {}
         self._groups: dict[tuple[str, ...], Value] = {}
         self._by_volume: dict[tuple, Timing] = {}
+
+    def hop_floor(self, src: Array, dst: Array) -> Value:
+        """A lower bound on the time of any route from ``src`` to ``dst``: each mesh axis whose partial
+        sums must be reduced, or that must leave the dim it shards, takes part in some collective
+        (slices only add axes), and a collective's hops add up over its axes, each at least the
+        fewest a gather, an AllToAll or a permute over that axis alone takes; a step takes at least
+        ``T_hop`` times its hops. Zero when the costs are symbolic."""
+        hops: Value = 0
+        fewest = self._fewest_hops
+        for a in src.unreduced:
+            if a not in dst.unreduced:
+                hops = hops + fewest[a]
+        for d in src.dims:
+            for a in d.axes:
+                if dst.sharded_dim(a) != d.name:
+                    hops = hops + fewest[a]
+        return self.t_hop * hops
 
     def group(self, axes: Iterable[str]) -> Value:
         """The number of devices in a group over ``axes`` (their sizes multiplied)."""
@@ -277,6 +307,21 @@ class CostEnv:
         return out
 
 
+_EXPRS: dict[tuple[Collective, Array], CollectiveExpr] = {}
+on_clear(_EXPRS.clear)
+
+
+def _apply(op: Collective, array: Array) -> CollectiveExpr:
+    """``op(array)``, each distinct one built once: the routes of many legs pass through the same steps."""
+    key = (op, array)
+    expr = _EXPRS.get(key)
+    if expr is None:
+        if len(_EXPRS) >= 65536:  # bounded like the routes' caches: start afresh
+            _EXPRS.clear()
+        expr = _EXPRS[key] = CollectiveExpr(op, array)
+    return expr
+
+
 # -- resharding one array ---------------------------------------------------------------------
 
 
@@ -317,6 +362,7 @@ def reshard_steps(src: Array, dst: Array) -> tuple[CollectiveExpr, ...]:
     steps: list[CollectiveExpr] = []
     cur = src
     target = {d.name: d.axes for d in dst.dims}
+    names = src.dim_names  # every step keeps the dims, in order
     for _ in range(4 * (len(src.axes) + len(dst.axes) + len(src.unreduced)) + 4):
         if cur == dst:
             return tuple(steps)
@@ -326,53 +372,54 @@ def reshard_steps(src: Array, dst: Array) -> tuple[CollectiveExpr, ...]:
         arriving = {d: target[d][keep[d] :] for d in axes_now}
         used = set(cur.axes) | cur.unreduced
         # 1. free slices onto dims with nothing to remove first
+        pending = cur.unreduced - dst.unreduced
         step = None
-        for d in cur.dim_names:
+        for d in names:
             if not leaving[d] and arriving[d] and arriving[d][0] not in used:
                 run = []
                 for a in arriving[d]:
                     if a in used:
                         break
                     run.append(a)
-                step = DynamicSlice(tuple(run), d)(cur)
+                step = _apply(DynamicSlice(tuple(run), d), cur)
                 break
         # 2. reduce-scatter partial sums onto dims that receive them next
         if step is None:
-            for d in cur.dim_names:
-                if not leaving[d] and arriving[d] and arriving[d][0] in cur.unreduced - dst.unreduced:
+            for d in names:
+                if not leaving[d] and arriving[d] and arriving[d][0] in pending:
                     run = []
                     for a in arriving[d]:
                         if a not in cur.unreduced or a in dst.unreduced:
                             break
                         run.append(a)
-                    step = ReduceScatter(tuple(run), d)(cur)
+                    step = _apply(ReduceScatter(tuple(run), d), cur)
                     break
         # 3. all-reduce partial sums no dim receives
         if step is None:
             arriving_anywhere = {a for d in arriving for a in arriving[d]}
-            done = sorted(a for a in cur.unreduced - dst.unreduced if a not in arriving_anywhere)
+            done = sorted(a for a in pending if a not in arriving_anywhere)
             if done:
-                step = AllReduce(tuple(done))(cur)
+                step = _apply(AllReduce(tuple(done)), cur)
         # 4. move an axis from the minor end of one dim to the dim that receives it next
         if step is None:
-            for d in cur.dim_names:
+            for d in names:
                 if not leaving[d] and arriving[d]:
                     a = arriving[d][0]
                     source = cur.sharded_dim(a)
                     if source is not None and source != d and axes_now[source] and axes_now[source][-1] == a:
                         if a in leaving[source]:
-                            step = AllToAll((a,), d)(cur)
+                            step = _apply(AllToAll((a,), d), cur)
                             break
         # 5. gather everything that has to leave its dim
         if step is None:
-            gone = tuple(a for d in cur.dim_names for a in leaving[d])
+            gone = tuple(a for d in names for a in leaving[d])
             if gone:
-                step = AllGather(gone)(cur)
+                step = _apply(AllGather(gone), cur)
         # 6. what is left: partial sums that wait behind other arrivals
         if step is None:
-            for d in cur.dim_names:
+            for d in names:
                 if arriving[d] and arriving[d][0] in cur.unreduced:
-                    step = ReduceScatter((arriving[d][0],), d)(cur)
+                    step = _apply(ReduceScatter((arriving[d][0],), d), cur)
                     break
         if step is None:  # pragma: no cover - every state above makes progress
             break
@@ -416,7 +463,7 @@ class Repermute(CollectivePermute):
     def apply(self, array: Array) -> Array:
         if tuple(d.name for d in self.dims) != array.dim_names:
             raise self._fail(array, "the new sharding names other dims", "permute keeps the dims")
-        out = array.with_dims(self.dims)
+        out = Array(array.name, tuple(self.dims), array.unreduced)
         if out == array:
             raise self._fail(array, "the sharding does not change", "a permute here would move nothing")
         return out
@@ -483,9 +530,9 @@ def _plain_routes(cur: Array, dst: Array, xla: bool = False) -> list[tuple[Colle
     ``xla``) a gather of the axes ``dst`` does not use before an AllToAll."""
     out = [reshard_steps(cur, dst)]
     # gather everything that leaves first, then slice (XLA's order; moves more, same product)
-    common = Array(
+    common = _array(  # each dim's axes cut to what it shares with dst: still valid
         cur.name,
-        tuple(Dim(s.name, s.axes[: _lcp(s.axes, t.axes)]) for s, t in zip(cur.dims, dst.dims, strict=True)),
+        tuple(_dim(s.name, s.axes[: _lcp(s.axes, t.axes)]) for s, t in zip(cur.dims, dst.dims, strict=True)),
         cur.unreduced,
     )
     if common != cur and common != dst:
@@ -496,8 +543,8 @@ def _plain_routes(cur: Array, dst: Array, xla: bool = False) -> list[tuple[Colle
     # gather first the axes dst does not use at all, then move the rest (XLA clears the way for an AllToAll)
     unused = set(cur.axes) - set(dst.axes) if xla else set()
     kept = [next((i for i, a in enumerate(d.axes) if a in unused), len(d.axes)) for d in cur.dims]
-    cleared = Array(
-        cur.name, tuple(Dim(d.name, d.axes[:k]) for d, k in zip(cur.dims, kept, strict=True)), cur.unreduced
+    cleared = _array(  # prefixes of valid dims: valid
+        cur.name, tuple(_dim(d.name, d.axes[:k]) for d, k in zip(cur.dims, kept, strict=True)), cur.unreduced
     )
     if xla and cleared != cur and cleared != dst:
         gather = reshard_steps(cur, cleared)
@@ -509,7 +556,7 @@ def _plain_routes(cur: Array, dst: Array, xla: bool = False) -> list[tuple[Colle
         go = s_dim[0].axes[_lcp(s_dim[0].axes, s_dim[1].axes) :]
         come = t_dim[1].axes[_lcp(t_dim[0].axes, t_dim[1].axes) :]
         if len(go) > 1 and come[: len(go)] == go and t_dim[0].axes == t_dim[1].axes[: len(t_dim[0].axes)]:
-            move = AllToAll(go, t_dim[0].name)(cur)
+            move = _apply(AllToAll(go, t_dim[0].name), cur)
             after = reshard_steps(move.output, dst)
             if not any(isinstance(x.op, (ReduceScatter, AllReduce)) for x in after):
                 out.append((move, *after))
@@ -586,8 +633,9 @@ def reshard_routes(
     dims = []
     for s, t in zip(cur.dims, dst.dims, strict=True):
         going = tuple(a for a in s.axes if a not in target_axes)
-        dims.append(Dim(s.name, t.axes + going))
-    mid = Array(cur.name, tuple(dims), cur.unreduced)
+        dims.append(_dim(s.name, t.axes + going))
+    # dst's axes, then cur's that dst does not use: each axis once, none unreduced (cur and dst agree there)
+    mid = _array(cur.name, tuple(dims), cur.unreduced)
     if mid != dst and mid != cur:
         first = _permute(cur, mid, axis_sizes)
         if first is not None:
@@ -931,7 +979,9 @@ def compute_array(arr: Array, sigma: Mapping[str, str | None], rank: Mapping[str
         axes.sort(key=rank[d.name].index)
         dims.append(Dim(d.name, tuple(axes)))
     unreduced = frozenset(u for u in arr.unreduced if sigma.get(u) == KEEP)
-    return Array(arr.name, tuple(dims), unreduced)
+    # arr's dims, each axis (checked by Dim) on one dim at most, unreduced only where sigma keeps it
+    # (so on no dim): valid without Array's checks
+    return _array(arr.name, tuple(dims), unreduced)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1112,41 +1162,129 @@ def best_strategy(
 
 
 def _fastest(mm: Matmul, env: CostEnv, overlap: bool, xla: bool = False) -> Strategy | None:
-    """``plan``'s best strategy, by branch and bound: compute shardings in order of their FLOPs time,
-    each costed like ``plan`` does, until the next one's FLOPs time alone exceeds the best total time
-    found (a strategy takes at least its FLOPs time, with or without overlap). Ties keep ``plan``'s order."""
+    """``plan``'s best strategy, by branch and bound over the compute shardings.
+
+    A strategy takes at least its FLOPs time, and its legs at least their fastest routes, or before
+    those are worked out :meth:`CostEnv.hop_floor`: with overlap the larger of the two, without it
+    their sum. The compute shardings are refined and costed in the order of these lower bounds until
+    the next bound exceeds the best total found. Within a compute sharding only the routes' totals
+    are compared (a :class:`Strategy` is built for the winner only). Ties
+    keep ``plan``'s order: the smallest :func:`_rank_key`, then the first in ``plan``'s enumeration."""
     assert mm.out is not None
+    target = mm.out
     choices = _choices(mm, env)
     names = [a for a, _ in choices]
     rank = axis_order(mm.dims, [mm.out, mm.lhs, mm.rhs], names)
     candidates = []
+    # an operand's compute sharding depends only on the choices that name its own dims (or KEEP)
+    mine_l = frozenset(mm.lhs.dim_names) | {KEEP}
+    mine_r = frozenset(mm.rhs.dim_names) | {KEEP}
+    compute: dict[tuple, Array] = {}
     for i, combo in enumerate(itertools.product(*[opts for _, opts in choices])):
-        sigma = {a: c for a, c in zip(names, combo, strict=True) if c is not None}
-        lhs_c, rhs_c = compute_array(mm.lhs, sigma, rank), compute_array(mm.rhs, sigma, rank)
+        key_l = (0, *(c if c in mine_l else None for c in combo))
+        key_r = (1, *(c if c in mine_r else None for c in combo))
+        lhs_c, rhs_c = compute.get(key_l), compute.get(key_r)
+        if lhs_c is None or rhs_c is None:
+            sigma = {a: c for a, c in zip(names, combo, strict=True) if c is not None}
+            if lhs_c is None:
+                lhs_c = compute[key_l] = compute_array(mm.lhs, sigma, rank)
+            if rhs_c is None:
+                rhs_c = compute[key_r] = compute_array(mm.rhs, sigma, rank)
         candidates.append((_ratio(env.flops(lhs_c, rhs_c), env.flops_rate), i, lhs_c, rhs_c, combo))
-    candidates.sort(key=lambda t: (t[0], t[1]))
     builder = Builder(env, overlap, xla)
-    found: dict[tuple, Strategy] = {}
-    order: dict[tuple, int] = {}
-    best: Strategy | None = None
+    best: list = [None, None, None]  # best total time, its full ranking key, what builds it
+    fastest: dict[tuple[Array, Array, str], Value] = {}
+
+    def quickest(src: Array, dst: Array, role: str) -> tuple[tuple[_Leg, ...], Value]:
+        legs = builder.routes(src, dst, role)
+        key = (src, dst, role)
+        low = fastest.get(key)
+        if low is None:
+            low = fastest[key] = min(leg.comm for leg in legs)
+        return legs, low
+
+    def combine(compute_time: Value, comm: Value) -> Value:  # numbers: _max's value, without its checks
+        if overlap:
+            return comm if comm > compute_time else compute_time
+        return compute_time + comm
+
+    def cost(i: int, lhs_c: Array, rhs_c: Array, combo: tuple, prep: tuple) -> None:
+        local_out, flops, compute_time = prep
+        legs_l, _ = quickest(mm.lhs, lhs_c, "lhs")
+        legs_r, _ = quickest(mm.rhs, rhs_c, "rhs")
+        legs_o = builder.routes(local_out, target, "out")
+        sharding = tuple(zip(names, combo, strict=True))
+        order = _order_of(sharding)
+        j = 0
+        for pre_l in legs_l:
+            for pre_r in legs_r:
+                for post in legs_o:
+                    comm = pre_l.comm + pre_r.comm + post.comm
+                    total = combine(compute_time, comm)
+                    if best[0] is None or total < best[0] or (total == best[0] and comm <= best[1][1]):
+                        memory = builder.memory(mm.lhs, mm.rhs, pre_l, pre_r, post, local_out)
+                        steps = len(pre_l.steps) + len(pre_r.steps) + 1 + len(post.steps)
+                        key = (total, comm, memory, steps, order, i, j)
+                        if best[1] is None or key < best[1]:
+                            best[0], best[1] = total, key
+                            best[2] = (lhs_c, rhs_c, local_out, flops, compute_time, sharding, pre_l, pre_r, post)
+                    j += 1
+
+    cheap = env.hop_floor
+    # a heap of lower bounds on the ranking key (total, comm, memory, steps, order, i, j) of every
+    # strategy of a compute sharding: each pop refines the smallest bound one stage (FLOPs time; +
+    # each leg's CostEnv.hop_floor, the memory and steps every route needs; + the operands' fastest
+    # routes; + the result's), costs the compute sharding once its time bound is exact, and stops
+    # when the smallest bound exceeds the best key found (a bound no smaller in every part is no
+    # smaller as a whole)
+    heap: list[tuple] = []
+    seen: set[tuple[Array, Array]] = set()
     for math_time, i, lhs_c, rhs_c, combo in candidates:
-        if best is not None and math_time > best.raw_time:
+        if (lhs_c, rhs_c) not in seen:  # plan keeps the first compute sharding with these operands
+            seen.add((lhs_c, rhs_c))
+            order = _order_of(tuple(zip(names, combo, strict=True)))
+            heap.append(((math_time, 0, 0, 0, order, i), 0, lhs_c, rhs_c, combo, None))
+    heapq.heapify(heap)
+    while heap:
+        bound, stage, lhs_c, rhs_c, combo, prep = heapq.heappop(heap)
+        if best[1] is not None and bound > best[1]:
             break
-        key = (lhs_c, rhs_c)
-        if key in order:
+        i = bound[5]
+        if stage == 0:
+            prep = builder.prepare(mm.lhs, mm.rhs, lhs_c, rhs_c, mm.out)
+            if prep is None:
+                continue
+            low = cheap(mm.lhs, lhs_c) + cheap(mm.rhs, rhs_c) + cheap(prep[0], mm.out)
+        elif stage == 1:
+            low = quickest(mm.lhs, lhs_c, "lhs")[1] + quickest(mm.rhs, rhs_c, "rhs")[1] + cheap(prep[0], mm.out)
+        elif stage == 2:
+            low = (
+                quickest(mm.lhs, lhs_c, "lhs")[1]
+                + quickest(mm.rhs, rhs_c, "rhs")[1]
+                + quickest(prep[0], mm.out, "out")[1]
+            )
+        else:
+            cost(i, lhs_c, rhs_c, combo, prep)
             continue
-        order[key] = i
-        built = builder.strategies(mm.lhs, mm.rhs, lhs_c, rhs_c, mm.out, tuple(zip(names, combo, strict=True)))
-        for j, s in enumerate(built):
-            found[(i, j)] = s
-        if built:
-            sort_strategies(built, True)
-            if best is None or _rank_key(built[0]) < _rank_key(best):
-                best = built[0]
-    # plan() keeps strategies in enumeration order before its (stable) sort: do the same
-    ranked = [found[k] for k in sorted(found)]
-    sort_strategies(ranked, True)
-    return ranked[0] if ranked else None
+        if stage == 0:
+            # a leg moves nothing only when its ends agree; otherwise its last array stays alive with
+            # the local product's result (see Builder.memory), and it takes a step at least
+            moved = [(src, dst) for src, dst in ((mm.lhs, lhs_c), (mm.rhs, rhs_c)) if src != dst]
+            memory: Value = env.bytes(mm.lhs) + env.bytes(mm.rhs)
+            extra: Value = 0
+            for _, dst in moved:
+                extra = extra + env.bytes(dst)
+            memory = memory + (extra + env.bytes(prep[0]))
+            steps = 1 + len(moved) + (prep[0] != mm.out)
+        else:
+            memory, steps = bound[2], bound[3]
+        refined = (combine(prep[2], low), low, memory, steps, bound[4], i)
+        heapq.heappush(heap, (refined, stage + 1, lhs_c, rhs_c, combo, prep))
+    if best[2] is None:
+        return None
+    lhs_c, rhs_c, local_out, flops, compute_time, sharding, pre_l, pre_r, post = best[2]
+    product = PlanStep("matmul", LocalMatmul(lhs_c, rhs_c, local_out), None, flops)
+    return builder.build(mm.lhs, mm.rhs, mm.out, sharding, product, compute_time, local_out, pre_l, pre_r, post)
 
 
 def _straight(mm: Matmul, env: CostEnv, overlap: bool) -> Strategy | None:
@@ -1242,14 +1380,10 @@ class Builder:
     ) -> list[Strategy]:
         """The strategies with these compute shardings: the plain resharding first, then (with
         ``routes``) every combination of the routes through a collective-permute."""
-        try:
-            local_out = local_product(lhs_c, rhs_c, target.dim_names, target.name)
-        except PlanError:
+        prep = self.prepare(lhs, rhs, lhs_c, rhs_c, target)
+        if prep is None:
             return []
-        if not target.unreduced <= local_out.unreduced:
-            return []
-        if not lhs_c.unreduced <= lhs.unreduced or not rhs_c.unreduced <= rhs.unreduced:
-            return []
+        local_out, flops, compute_time = prep
         legs_l: tuple[_Leg, ...]
         legs_r: tuple[_Leg, ...]
         legs_o: tuple[_Leg, ...]
@@ -1261,33 +1395,62 @@ class Builder:
             legs_l = self.routes(lhs, lhs_c, "lhs")
             legs_r = self.routes(rhs, rhs_c, "rhs")
             legs_o = self.routes(local_out, target, "out")
-        env = self.env
-        flops = env.flops(lhs_c, rhs_c)
         product = PlanStep("matmul", LocalMatmul(lhs_c, rhs_c, local_out), None, flops)
-        compute_time = _ratio(flops, env.flops_rate)
-        local_bytes = env.bytes(local_out)
-        base = env.bytes(lhs) + env.bytes(rhs)
-        out = []
-        for pre_l in legs_l:
-            for pre_r in legs_r:
-                for post in legs_o:
-                    peak = _max(
-                        [pre_l.peak, pre_l.final + pre_r.peak, pre_l.final + pre_r.final + local_bytes, post.peak]
-                    )
-                    out.append(
-                        Strategy(
-                            steps=(*pre_l.steps, *pre_r.steps, product, *post.steps),
-                            sharding=sharding,
-                            output=target,
-                            model=env.model,
-                            overlap=self.overlap,
-                            raw_flops=flops,
-                            raw_compute_time=compute_time,
-                            raw_comm_time=pre_l.comm + pre_r.comm + post.comm,
-                            raw_memory=base + peak,
-                        )
-                    )
-        return out
+        build = self.build
+        return [
+            build(lhs, rhs, target, sharding, product, compute_time, local_out, pre_l, pre_r, post)
+            for pre_l in legs_l
+            for pre_r in legs_r
+            for post in legs_o
+        ]
+
+    def prepare(
+        self, lhs: Array, rhs: Array, lhs_c: Array, rhs_c: Array, target: Array
+    ) -> tuple[Array, Value, Value] | None:
+        """The local product's result, FLOPs and compute time for these compute shardings, or None
+        when the blocks cannot give ``target``."""
+        try:
+            local_out = local_product(lhs_c, rhs_c, target.dim_names, target.name)
+        except PlanError:
+            return None
+        if not target.unreduced <= local_out.unreduced:
+            return None
+        if not lhs_c.unreduced <= lhs.unreduced or not rhs_c.unreduced <= rhs.unreduced:
+            return None
+        flops = self.env.flops(lhs_c, rhs_c)
+        return local_out, flops, _ratio(flops, self.env.flops_rate)
+
+    def memory(self, lhs: Array, rhs: Array, pre_l: _Leg, pre_r: _Leg, post: _Leg, local_out: Array) -> Value:
+        """Peak bytes per device of the strategy made of these legs."""
+        env = self.env
+        peak = _max([pre_l.peak, pre_l.final + pre_r.peak, pre_l.final + pre_r.final + env.bytes(local_out), post.peak])
+        return env.bytes(lhs) + env.bytes(rhs) + peak
+
+    def build(
+        self,
+        lhs: Array,
+        rhs: Array,
+        target: Array,
+        sharding: tuple[tuple[str, str | None], ...],
+        product: PlanStep,
+        compute_time: Value,
+        local_out: Array,
+        pre_l: _Leg,
+        pre_r: _Leg,
+        post: _Leg,
+    ) -> Strategy:
+        """One costed strategy: these legs around the local product."""
+        return Strategy(
+            steps=(*pre_l.steps, *pre_r.steps, product, *post.steps),
+            sharding=sharding,
+            output=target,
+            model=self.env.model,
+            overlap=self.overlap,
+            raw_flops=product.flops,
+            raw_compute_time=compute_time,
+            raw_comm_time=pre_l.comm + pre_r.comm + post.comm,
+            raw_memory=self.memory(lhs, rhs, pre_l, pre_r, post, local_out),
+        )
 
 
 def axis_order(dims: Iterable[str], arrays: Sequence[Array], mesh_names: Sequence[str]) -> dict[str, list[str]]:
@@ -1352,8 +1515,16 @@ def sort_strategies(strategies: list[Strategy], numeric: bool) -> None:
 
 
 def _order(s: Strategy) -> tuple:
-    return tuple((a, c or "") for a, c in s.sharding)
+    return _order_of(s.sharding)
+
+
+def _order_of(sharding: tuple[tuple[str, str | None], ...]) -> tuple:
+    return tuple((a, c or "") for a, c in sharding)
 
 
 def _shards_used(s: Strategy) -> int:
     return sum(1 for _, c in s.sharding if c is not None)
+
+
+on_clear(reshard_steps.cache_clear)
+on_clear(reshard_routes.cache_clear)

@@ -413,3 +413,82 @@ def test_best_strategy_symbolic_is_none():
     from symshard.planner import best_strategy
 
     assert best_strategy("A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]") is None
+
+
+# -- the cold path: branch and bound, caches --------------------------------------------------------
+
+
+def _sweep_sample(step: int) -> list[str]:
+    import itertools
+
+    from symshard.arrays import Dim
+
+    def shardings(name, dims):
+        out = []
+        for assign in itertools.product([None, *dims], repeat=2):
+            per = {d: [a for a, t in zip(("X", "Y"), assign, strict=True) if t == d] for d in dims}
+            for combo in itertools.product(*[list(itertools.permutations(per[d])) for d in dims]):
+                out.append(Array(name, tuple(Dim(d, tuple(c)) for d, c in zip(dims, combo, strict=True))))
+        return out
+
+    cases = [
+        f"{a} · {b} -> {c}"
+        for a, b, c in itertools.product(shardings("A", "IJ"), shardings("B", "JK"), shardings("C", "IK"))
+    ]
+    return cases[::step]
+
+
+@pytest.mark.parametrize("case", _sweep_sample(97))
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"shape": "I=64,J=64,K=64"},
+        {"shape": "I=4096,J=1024,K=8192"},
+        {"shape": "I=64,J=64,K=64", "overlap": False, "model": "ring"},
+        {"shape": "I=64,J=128,K=256", "dtype": "bf16", "routes": "xla"},
+    ],
+)
+def test_best_strategy_bounds_keep_plans_best(case, options):
+    """The lower bounds that let best_strategy skip compute shardings never skip plan's best (ties included)."""
+    from symshard.planner import best_strategy
+
+    kwargs = {"dtype": "fp32", "hardware": "tpu-v5e", **options}
+    shape = kwargs.pop("shape")
+    want = plan(case, "X=4,Y=2", shape, **kwargs).best
+    got = best_strategy(case, "X=4,Y=2", shape, **kwargs)
+    assert got == want
+    assert got.raw_memory == want.raw_memory and got.steps == want.steps
+
+
+@pytest.mark.parametrize(
+    "src, dst",
+    [
+        ("A[I_X, J]", "A[I, J_X]"),
+        ("A[I_XY, J]", "A[I, J_YX]"),
+        ("C[I, K]{U_XY}", "C[I_Y, K_X]"),
+        ("C[I_X, K]{U_Y}", "C[I, K]"),
+        ("B[J, K_Y]", "B[J, K_X]"),
+        ("B[J_YX, K]", "B[J_X, K_Y]"),
+    ],
+)
+@pytest.mark.parametrize("model", ["book", "ring"])
+def test_hop_floor_is_below_every_route(src, dst, model):
+    from symshard.planner import Builder, CostEnv
+
+    a, b = Array.parse(src), Array.parse(dst)
+    mesh = Mesh("X=4,Y=2", hardware="tpu-v5e")
+    env = CostEnv(mesh, {d: sympy.Integer(64) for d in a.dim_names}, "fp32", hardware("tpu-v5e"), None, model)
+    floor = env.hop_floor(a, b)
+    assert floor > 0
+    legs = Builder(env, True, xla=True).routes(a, b, "out")
+    assert min(leg.comm for leg in legs) >= floor
+
+
+def test_clear_caches_forgets_the_routes():
+    from symshard.memo import clear_caches
+
+    reshard_routes(Array.parse("A[I_X, J]"), Array.parse("A[I, J_X]"))
+    assert reshard_routes.cache_info().currsize > 0
+    clear_caches()
+    assert reshard_routes.cache_info().currsize == 0
+    assert reshard_steps.cache_info().currsize == 0
