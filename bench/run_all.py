@@ -23,6 +23,7 @@ BENCHMARKS = [
     ("bench_import.py", ["--repeats", "5"]),
     ("bench_costing.py", ["--seconds", "0.3", "--repeats", "3"]),
     ("bench_planner.py", ["--repeats", "5", "--fresh", "2"]),
+    ("bench_cold_answer.py", ["--repeats", "9", "--xla-repeats", "3"]),
     ("bench_problems.py", ["--count", "300", "--runs", "1"]),
     ("bench_site.py", ["--runs", "1"]),
 ]
