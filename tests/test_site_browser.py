@@ -331,13 +331,15 @@ def test_chinese_search_finds_chinese_words(site, page, visit, shots):
     _load(page, f"{base}/zh/")
     box = page.locator(".md-search__input").first
     box.click()
+    # the search worker builds its index after the page loads; until then the results say so
+    page.wait_for_function(
+        "() => { const m = document.querySelector('.md-search-result__meta');"
+        " return m && m.textContent.trim() && !m.textContent.includes('初始化'); }",
+        timeout=6 * TIMEOUT_MS,
+    )
+    box.fill("收缩维度")
     results = page.locator(".md-search-result__item")
-    for _ in range(TIMEOUT_MS // 500):  # the search worker builds its index after the page loads
-        box.fill("")
-        box.fill("收缩维度")
-        page.wait_for_timeout(500)
-        if results.count():
-            break
+    results.first.wait_for(state="visible", timeout=TIMEOUT_MS)
     assert results.count() >= 1, "no search result for 收缩维度 (contracting dimension) on the Chinese site"
     assert "收缩" in (results.first.text_content() or "")
     links = [results.nth(i).locator("a").first.get_attribute("href") or "" for i in range(results.count())]
