@@ -331,15 +331,18 @@ def test_chinese_search_finds_chinese_words(site, page, visit, shots):
     _load(page, f"{base}/zh/")
     box = page.locator(".md-search__input").first
     box.click()
-    # the search worker builds its index after the page loads; until then the results say so
-    page.wait_for_function(
-        "() => { const m = document.querySelector('.md-search-result__meta');"
-        " return m && m.textContent.trim() && !m.textContent.includes('初始化'); }",
-        timeout=6 * TIMEOUT_MS,
-    )
-    box.fill("收缩维度")
     results = page.locator(".md-search-result__item")
-    results.first.wait_for(state="visible", timeout=TIMEOUT_MS)
+    # Material reads the query on keyup; a Chinese word is entered whole, as an input method
+    # would, then keyup is sent. The search worker builds its index after the page loads, so
+    # a query sent before that is lost: send it again until results show.
+    for _ in range(3 * TIMEOUT_MS // 1000):
+        box.fill("收缩维度")
+        box.dispatch_event("keyup")
+        try:
+            results.first.wait_for(state="visible", timeout=1000)
+            break
+        except Exception:  # playwright's TimeoutError: the index was not ready yet
+            continue
     assert results.count() >= 1, "no search result for 收缩维度 (contracting dimension) on the Chinese site"
     assert "收缩" in (results.first.text_content() or "")
     links = [results.nth(i).locator("a").first.get_attribute("href") or "" for i in range(results.count())]
