@@ -41,7 +41,7 @@ from . import __version__
 from .collectives import CollectiveCost, parse_collective
 from .errors import HardwareError, SymshardError, UsageError
 from .hardware import HARDWARE, Hardware, hardware
-from .i18n import ENVIRONMENT, LANGUAGES, language_from
+from .i18n import ENVIRONMENT, LANGUAGES, keyed, language_from, sentence
 from .mesh import Mesh
 from .notation import parse_array, parse_sizes
 from .placement import place
@@ -129,20 +129,7 @@ ENGLISH: dict[str, str] = {
 
 
 def _say(key: str, language: str, **values: object) -> str:
-    if language == "en":
-        return ENGLISH[key].format(**values)
-    from .i18n.catalog import text
-
-    return text(key, language, **values)
-
-
-def _sentence(english: str, language: str) -> str:
-    """A sentence the library wrote in English, in ``language``."""
-    if language == "en":
-        return english
-    from .i18n.catalog import translate
-
-    return translate(english, language)
+    return keyed(ENGLISH, key, language, **values)
 
 
 def _condition(formula: str, language: str) -> str:
@@ -361,7 +348,7 @@ def _collective(args: argparse.Namespace) -> tuple[str, dict]:
     }
     if args.language != "en":
         data["language"] = args.language
-        data[f"assumptions_{args.language}"] = [_sentence(a, args.language) for a in cost.assumptions]
+        data[f"assumptions_{args.language}"] = [sentence(a, args.language) for a in cost.assumptions]
     return _collective_text(expr, mesh, cost, sym, _chip_summary(chip), args.language), data
 
 
@@ -377,7 +364,7 @@ def _chip_summary(chip: Hardware | None) -> str | None:
 def _collective_text(
     expr, mesh: Mesh, cost: CollectiveCost, sym: CollectiveCost, chip: str | None, lang: str = "en"
 ) -> str:
-    described = [_sentence(d, lang) for d in mesh.describe()]
+    described = [sentence(d, lang) for d in mesh.describe()]
     rows = [
         (_say("cli.model", lang), cost.model),
         (_say("cli.mesh", lang), ("; " if lang == "en" else "；").join(described) or _say("cli.one_device", lang)),
@@ -401,7 +388,7 @@ def _collective_text(
     notes = [a for a in cost.assumptions if not a.startswith(("model ", "axis ", "hardware "))]
     text = f"{expr}\n" + _table(rows)
     if notes:
-        text += "\n" + "\n".join(_say("cli.note", lang, note=_sentence(n, lang)) for n in notes)
+        text += "\n" + "\n".join(_say("cli.note", lang, note=sentence(n, lang)) for n in notes)
     return text
 
 
@@ -487,8 +474,8 @@ def _verify(args: argparse.Namespace) -> tuple[str, dict]:
     data = v.to_json()
     if args.language != "en":
         data["language"] = args.language
-        data[f"reason_{args.language}"] = _sentence(v.reason, args.language)
-        data[f"lowering_{args.language}"] = [_sentence(n, args.language) for n in v.lowering]
+        data[f"reason_{args.language}"] = sentence(v.reason, args.language)
+        data[f"lowering_{args.language}"] = [sentence(n, args.language) for n in v.lowering]
     return (v.text() if args.language == "en" else _verify_text(v, args.language)), data
 
 
@@ -498,12 +485,12 @@ def _verify_text(v, lang: str) -> str:
     rows = [
         (_say("cli.verify.mesh", lang), mesh_value + (f"；{v.hardware}" if v.hardware else "")),
         ("symshard", _say("cli.verify.symshard_value", lang, count=v.strategies, best=v.best)),
-        ("XLA", "；".join(_sentence(x, lang) for x in v.xla) or _say("cli.verify.no_collectives", lang)),
+        ("XLA", "；".join(sentence(x, lang) for x in v.xla) or _say("cli.verify.no_collectives", lang)),
     ]
     if v.match:
         rows.append((_say("cli.verify.agreement", lang), _say("cli.verify.yes", lang, rank=v.rank, name=v.matched)))
     else:
-        reason = _sentence(v.reason, lang)
+        reason = sentence(v.reason, lang)
         rows.append((_say("cli.verify.agreement", lang), _say("cli.verify.no", lang, reason=reason)))
     flops = _say("cli.verify.flops", lang, flops=f"{v.xla_flops:,}", dots=f"{v.xla_dot_flops:,}")
     if v.flops_agree is not None:
@@ -523,7 +510,7 @@ def _verify_text(v, lang: str) -> str:
         xla=f"{v.xla_compile_seconds * 1e3:.1f}",
     )
     rows.append((_say("cli.verify.time", lang), times))
-    rows += [(_say("cli.verify.lowering", lang), _sentence(note, lang)) for note in v.lowering]
+    rows += [(_say("cli.verify.lowering", lang), sentence(note, lang)) for note in v.lowering]
     return v.matmul + "\n" + _table(rows)
 
 
@@ -780,7 +767,7 @@ def _problems_check(args: argparse.Namespace) -> tuple[str, dict]:
         verdict = "cli.check.right" if grade.correct else "cli.check.wrong"
         lines.append(_say(verdict, _shown_language(p.language), name=answer.name, value=value.strip()))
         if not grade.correct:
-            lines.append(f"  {_sentence(grade.feedback, _shown_language(p.language))}")
+            lines.append(f"  {sentence(grade.feedback, _shown_language(p.language))}")
         results.append({"name": answer.name, "given": value.strip(), "correct": grade.correct,
                         "feedback": grade.feedback})  # fmt: skip
     right = sum(r["correct"] for r in results)

@@ -37,6 +37,7 @@ import re
 import sympy
 
 from .crossovers import Comparison, Condition
+from .i18n import keyed, sentence
 from .mesh import Mesh
 from .planner import Plan, Strategy
 from .search import Candidate, SearchResult
@@ -81,20 +82,7 @@ ENGLISH: dict[str, str] = {
 
 
 def _say(key: str, language: str, **values: object) -> str:
-    if language == "en":
-        return ENGLISH[key].format(**values)
-    from .i18n.catalog import text
-
-    return text(key, language, **values)
-
-
-def _sentence(english: str, language: str) -> str:
-    """A sentence the library wrote in English, in ``language``."""
-    if language == "en":
-        return english
-    from .i18n.catalog import translate
-
-    return translate(english, language)
+    return keyed(ENGLISH, key, language, **values)
 
 
 def _bound(bound: str | None, language: str) -> str:
@@ -111,7 +99,7 @@ def _regimes(label: str, language: str) -> str:
     if language == "en":
         return label
     if not re.fullmatch(r"[0-9]+ [a-z-]+(?:, [0-9]+ [a-z-]+)*", label):
-        return _sentence(label, language)  # "no overlap: ...", "combined"
+        return sentence(label, language)  # "no overlap: ...", "combined"
     parts = []
     for part in label.split(", "):
         index, _, word = part.partition(" ")
@@ -222,7 +210,7 @@ def plan_data(p: Plan, language: str = "en") -> dict:
         data["language"] = language
         data[f"reason_{language}"] = _reason(p, language)
         data[f"notes_{language}"] = _notes(p, language)
-        data[f"assumptions_{language}"] = [_sentence(a, language) for a in p.assumptions]
+        data[f"assumptions_{language}"] = [sentence(a, language) for a in p.assumptions]
     return _ordered(data, language)
 
 
@@ -261,7 +249,7 @@ def _case_line(p: Plan, language: str) -> str:
 
 
 def _mesh_line(mesh: Mesh, language: str) -> str:
-    described = [_sentence(d, language) for d in mesh.describe()]
+    described = [sentence(d, language) for d in mesh.describe()]
     joined = ("; " if language == "en" else "；").join(described)
     return _say("report.mesh", language, mesh=joined or _say("report.one_device", language))
 
@@ -286,10 +274,10 @@ def plan_text(p: Plan, top: int | None = 10, *, language: str = "en", explain: b
     for i, s in enumerate(shown, 1):
         lines.append(f"{i:>3}. {s.name}")
         sentences = _explanation(s, p.mesh, language) if explain else [None] * len(s.steps)
-        for step, sentence in zip(s.describe(), sentences, strict=True):
+        for step, said in zip(s.describe(), sentences, strict=True):
             lines.append(f"       {step}")
-            if sentence is not None:
-                lines.append(f"         {sentence}")
+            if said is not None:
+                lines.append(f"         {said}")
         if p.numeric:
             numbers = _say(
                 "report.numbers",
@@ -363,14 +351,14 @@ def compare_data(c: Comparison, language: str = "en") -> dict:
     }
     if language != "en":
         data["language"] = language
-        data[f"assumptions_{language}"] = [_sentence(a, language) for a in c.assumptions]
+        data[f"assumptions_{language}"] = [sentence(a, language) for a in c.assumptions]
     return data
 
 
 def compare_text(c: Comparison, *, language: str = "en") -> str:
     """A comparison for a terminal: each strategy's regime, then who wins when."""
     hw = f" [{c.hardware.label}: " if c.hardware else None
-    overlap = _sentence(c.assumptions[1], language)
+    overlap = sentence(c.assumptions[1], language)
     lines = [str(c.plan.matmul), _say("report.solving", language, symbol=c.symbol, overlap=overlap)]
     for r in c.regimes:
         s = r.strategy
@@ -427,13 +415,13 @@ def search_data(r: SearchResult, language: str = "en") -> dict:
     }
     if language != "en":
         data["language"] = language
-        data[f"explanation_{language}"] = [_sentence(x, language) for x in r.explain()]
+        data[f"explanation_{language}"] = [sentence(x, language) for x in r.explain()]
     return data
 
 
 def search_text(r: SearchResult, top: int = 5, *, language: str = "en") -> str:
     """A sharding search for a terminal: the winner explained, then the next best."""
-    explained = [_sentence(x, language) for x in r.explain()]
+    explained = [sentence(x, language) for x in r.explain()]
     lines = [" ; ".join(str(m) for m in r.matmuls), _say("report.on", language, mesh=r.mesh, hardware=r.hardware.label)]
     lines += [_say("report.best_search", language, line=explained[0]), *["  " + x for x in explained[1:]]]
     if len(r.ranked) > 1:

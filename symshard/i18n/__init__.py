@@ -27,7 +27,7 @@ from functools import lru_cache
 
 from ..errors import UsageError, did_you_mean
 
-__all__ = ["ENVIRONMENT", "LANGUAGES", "glossary", "language_from", "term", "translate", "ui"]
+__all__ = ["ENVIRONMENT", "LANGUAGES", "glossary", "keyed", "language_from", "sentence", "term", "translate", "ui"]
 
 ENVIRONMENT = "SYMSHARD_LANG"
 """The environment variable that sets the language when ``--lang`` (or ``lang=``) does not."""
@@ -86,6 +86,28 @@ def ui(key: str, language: str, **values: object) -> str:
     """An interface word or phrase in ``language`` (English when the language has none)."""
     words = _UI[key]
     return words.get(language, words["en"]).format(**values)
+
+
+def keyed(english: Mapping[str, str], key: str, language: str, **values: object) -> str:
+    """``english[key]`` with ``values`` filled in; in another language, the catalogue's text of ``key``.
+
+    Each module keeps the English of its own words (a dict by key); the catalogue is read only
+    for another language.
+    """
+    if language == "en":
+        return english[key].format(**values)
+    from .catalog import text
+
+    return text(key, language, **values)
+
+
+def sentence(english: str, language: str) -> str:
+    """A sentence the library wrote in English, in ``language`` (the catalogue is read only then)."""
+    if language == "en":
+        return english
+    from .catalog import translate
+
+    return translate(english, language)
 
 
 def language_from(value: str | None, environ: Mapping[str, str] | None = None) -> str:
