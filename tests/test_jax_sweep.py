@@ -4,7 +4,9 @@
 orders) make 1331 cases. For each: every strategy symshard proposes runs under
 ``shard_map`` and must give the unsharded product with symshard's block shapes; XLA
 compiles the same product with the same shardings, and its collectives are matched
-against symshard's strategies. Compiled programs and operand legs are shared between
+against symshard's strategies; where XLA shards by part of a mesh axis, they are matched
+again on the refined mesh (the same devices, the split axis as two axes), and a match there
+counts apart, only if the matched strategy runs correctly. Compiled programs and operand legs are shared between
 cases, so the whole sweep takes a few minutes on two cores. Marked ``jax``.
 """
 
@@ -69,13 +71,62 @@ def test_every_disagreement_is_one_of_the_known_kinds(result):
         assert "as Shardy writes them" in v.reason or "a roundabout route" in v.reason, (v.matmul, v.reason)
 
 
+def test_sub_axis_cases_are_checked_on_the_refined_mesh(result):
+    # exactly the cases whose XLA plan shards by part of X are re-planned, on P=2,Q=2,Y=2 (X = P·Q)
+    refined = [v for v in result.cases if v.refined is not None]
+    assert [v.matmul for v in refined] == [
+        v.matmul for v in result.disagreements if "as Shardy writes them" in v.reason
+    ]
+    assert all(v.refined.mesh == "P=2,Q=2,Y=2" and v.refined.label == "X=P·Q" for v in refined)
+    assert all("X" not in v.refined.matmul for v in refined)
+    assert all(":" not in c for v in refined for c in v.refined.xla)  # every group is whole refined axes
+    # a refined match is a strategy with XLA's collectives that ran correctly under shard_map
+    for v in result.cases:
+        if v.refined_match:
+            assert v.matched_on == "refined mesh X=P·Q" and not v.match
+            assert v.refined.executions and all(e.correct and e.shapes_ok and e.exact for e in v.refined.executions)
+        else:
+            assert v.matched_on == ("mesh" if v.match else None)
+    data = result.to_json()
+    assert data["matches"] == sum(v.match for v in result.cases)
+    assert data["matches_refined"] == result.matches_refined
+    assert data["agreement_combined"] == round((data["matches"] + data["matches_refined"]) / data["cases"], 4)
+
+
+def test_refined_mesh_is_the_same_devices():
+    # A[I, J] · B[J, K_X] -> C[I, K_Y]: XLA gathers over X:(1)2; on the refined mesh B is B[J, K_PQ] and
+    # XLA's groups are whole axes P, Q, Y; a refined strategy with its collectives runs under shard_map
+    import importlib
+
+    from symshard.jax.execute import execute
+    from symshard.planner import plan
+
+    verify_module = importlib.import_module("symshard.jax.verify")
+    v = verify_module.verify(
+        "A[I, J] · B[J, K_X] -> C[I, K_Y]", "X=4,Y=2", "I=64,J=64,K=64", dtype="fp32", hardware="tpu-v5e", run="none"
+    )
+    r = v.refined
+    assert r is not None and not v.match
+    assert r.matmul == "A[I, J] · B[J, K_PQ] -> C[I, K_Y]"
+    assert [c.split(" (")[0] for c in r.xla] == ["CollectivePermute_P,Q,Y", "AllGather_P"]
+    assert "on the refined mesh X=P·Q (P=2,Q=2,Y=2" in v.reason
+    p = plan(r.matmul, r.mesh, "I=64,J=64,K=64", dtype="fp32", hardware="tpu-v5e", routes="xla")
+    same = [s for s in p.strategies if s.name == "CollectivePermute_{PQY,K_YP}(B) → matmul → AllGather_P(C)"]
+    assert same
+    e = execute(p, same[0])
+    assert e.correct and e.shapes_ok
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="94.1 %, not 95 %: in 72 cases XLA shards by part of mesh axis X (its sub-axes X:(1)2 and X:(2)2, "
-    "which symshard's notation cannot write), in 6 it permutes shards onto X only to gather them over X",
+    reason="94.1 % on the mesh and counting refined-mesh matches: of the 72 cases in which XLA shards by part "
+    "of X, none is a strategy on the refined mesh X=P·Q (XLA permutes blocks and then gathers over one of the "
+    "permute's axes, or gathers before the dot, in orders symshard's routes do not produce; in 2 only the "
+    "permute's axes differ); in 6 more XLA permutes shards onto X only to gather them over X",
 )
 def test_agreement_target(result):
-    assert result.agreement >= AGREEMENT_TARGET
+    # counting refined-mesh matches: each is a strategy that ran correctly under shard_map
+    assert result.agreement_combined >= AGREEMENT_TARGET
 
 
 def test_bf16_cases_agree_and_run():

@@ -4,7 +4,9 @@
 at most one dim (an axis may also be unused; two axes on one dim come in both
 orders); :func:`sweep` runs :func:`~symshard.jax.verify.verify` on every combination
 of operand and output shardings, sharing compiled programs and operand legs between
-the cases, and :class:`Sweep` sums it up.
+the cases, and :class:`Sweep` sums it up: agreement on the mesh, and agreement counting the
+cases XLA plans with sub-axes that match a strategy on the refined mesh (kept apart, see
+:class:`~symshard.jax.verify.Refinement`).
 
 Examples:
     >>> [str(a) for a in shardings("A", ("I", "J"), ("X", "Y"))][:4]
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 
 from ..arrays import Array, Dim
 from ..matmul import matmul
-from .verify import Verification, verify
+from .verify import Verification, reason_kind, verify
 
 __all__ = ["Sweep", "shardings", "sweep"]
 
@@ -50,8 +52,19 @@ class Sweep:
 
     @property
     def agreement(self) -> float:
-        """The share of cases in which XLA's collectives are one of symshard's strategies."""
+        """The share of cases in which XLA's collectives are one of symshard's strategies on the mesh."""
         return sum(v.match for v in self.cases) / len(self.cases)
+
+    @property
+    def matches_refined(self) -> int:
+        """Cases matched only on a refined mesh (XLA shards by sub-axes; see
+        :class:`~symshard.jax.verify.Refinement`), the matched strategy run correctly under ``shard_map``."""
+        return sum(v.refined_match for v in self.cases)
+
+    @property
+    def agreement_combined(self) -> float:
+        """The share of cases matched on the mesh or, where XLA shards by sub-axes, on the refined mesh."""
+        return (sum(v.match for v in self.cases) + self.matches_refined) / len(self.cases)
 
     @property
     def disagreements(self) -> tuple[Verification, ...]:
@@ -73,6 +86,9 @@ class Sweep:
             "cases": len(self.cases),
             "matches": sum(v.match for v in self.cases),
             "agreement": round(self.agreement, 4),
+            "refined_cases": sum(v.refined is not None for v in self.cases),
+            "matches_refined": self.matches_refined,
+            "agreement_combined": round(self.agreement_combined, 4),
             "rank_1": sum(1 for r in ranks if r == 1),
             "strategies_run": self.strategies_run,
             "strategies_ok": sum(e.correct and e.shapes_ok for v in self.cases for e in v.executions),
@@ -84,13 +100,33 @@ class Sweep:
                     "match": v.match,
                     "matched": v.matched,
                     "rank": v.rank,
+                    "matched_on": v.matched_on,
                     "flops_agree": v.flops_agree,
                     "xla_repeats_work": v.xla_repeats_work,
                     "reason": v.reason,
+                    **({"refined": _refined_row(v)} if v.refined is not None else {}),
                 }
                 for v in self.cases
             ],
         }
+
+
+def _refined_row(v: Verification) -> dict:
+    r = v.refined
+    assert r is not None
+    return {
+        "mesh": r.label,
+        "devices": r.mesh,
+        "matmul": r.matmul,
+        "strategies": r.strategies,
+        "xla": list(r.xla),
+        "match": r.match,
+        "matched": r.matched,
+        "rank": r.rank,
+        "reason": r.reason,
+        "reason_kind": None if r.match else reason_kind(r.reason),
+        "executed_ok": all(e.correct and e.shapes_ok for e in r.executions) if r.executions else None,
+    }
 
 
 def sweep(

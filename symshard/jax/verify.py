@@ -20,13 +20,21 @@ the slice's offsets for every device), and a bf16 dot and its reductions run in 
 so the HLO's collectives move twice the bytes of the bf16 plan; the match compares
 elements, which are exact, and both byte counts are reported. Device groups and
 slices are named by mesh axes or, where XLA splits an axis, by its sub-axes
-(``X:(2)2``, Shardy's notation), which no symshard strategy uses.
+(``X:(2)2``, Shardy's notation), which no symshard strategy on the mesh uses.
+
+Where XLA's plan uses sub-axes, :func:`refine` checks it again on the *refined* mesh: the same
+devices in the same order with each split axis replaced by one axis per factor (``X=4,Y=2``
+becomes ``P=2,Q=2,Y=2``, ``I_X`` becomes ``I_PQ``), planned again with ``routes="xla"``, with
+XLA's groups read in the refined axes, and a strategy with exactly XLA's collectives and FLOPs
+run under ``shard_map``. Such a match is reported apart (:attr:`Verification.matched_on`),
+never as a match on the mesh.
 
 The result is a frozen :class:`Verification` with ``text()`` and ``to_json()`` forms.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections import Counter
@@ -34,6 +42,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..arrays import Array, Dim
 from ..dtypes import dtype_bytes
 from ..hardware import Hardware
 from ..matmul import Matmul, matmul
@@ -45,7 +54,18 @@ from .execute import Execution, execute, jax_dtype
 from .hlo import READ_BACK_FURTHER, HloCollective, collectives, dot_flops, group_sub_axes, sub_axis_slices
 from .interop import jax_mesh, partition_spec
 
-__all__ = ["Signature", "Verification", "XlaCollective", "XlaPlan", "signature", "verify", "xla_plan"]
+__all__ = [
+    "Refinement",
+    "Signature",
+    "Verification",
+    "XlaCollective",
+    "XlaPlan",
+    "reason_kind",
+    "refine",
+    "signature",
+    "verify",
+    "xla_plan",
+]
 
 Signature = tuple[tuple[str, tuple[str, ...], int], ...]
 """A plan's communication, order-free: sorted (kind, mesh axes, elements per device) triples."""
@@ -152,6 +172,15 @@ def xla_plan(p: Plan) -> XlaPlan:
     return XlaPlan(found, int(cost.get("flops", 0)), dot_flops(text), seconds, text, sub_axis_slices(text, shape))
 
 
+def _reread(x: XlaPlan, shape: list[tuple[str, int]], dtype: str) -> XlaPlan:
+    """``x``'s compiled module read again on a mesh of the same devices with other axes (a refined mesh)."""
+    devices = 1
+    for _, n in shape:
+        devices *= n
+    found = tuple(_translate(c, shape, dtype) for c in collectives(x.hlo, devices))
+    return XlaPlan(found, x.flops, x.dot_flops, x.compile_seconds, x.hlo, sub_axis_slices(x.hlo, shape))
+
+
 def _translate(c: HloCollective, shape: list[tuple[str, int]], dtype: str) -> XlaCollective:
     if c.kind == "CollectivePermute":
         sizes = [s for _, s in shape]
@@ -195,6 +224,21 @@ class Verification:
     executions: tuple[Execution, ...]
     symshard_seconds: float
     xla_compile_seconds: float
+    refined: Refinement | None = None  # where XLA shards by sub-axes: the check on the refined mesh
+
+    @property
+    def refined_match(self) -> bool:
+        """No strategy on the mesh is XLA's plan, but one on the refined mesh is, and ran correctly."""
+        return not self.match and self.refined is not None and self.refined.match
+
+    @property
+    def matched_on(self) -> str | None:
+        """``"mesh"``, ``"refined mesh X=P·Q"`` (see :class:`Refinement`), or None: no match."""
+        if self.match:
+            return "mesh"
+        if self.refined_match and self.refined is not None:
+            return f"refined mesh {self.refined.label}"
+        return None
 
     @property
     def executed_ok(self) -> bool:
@@ -218,8 +262,10 @@ class Verification:
             "match": self.match,
             "matched_strategy": self.matched,
             "rank": self.rank,
+            "matched_on": self.matched_on,
             "flops_agree": self.flops_agree,
             "reason": self.reason,
+            "refined": self.refined.to_json() if self.refined is not None else None,
             "lowering": list(self.lowering),
             "executed": [
                 {
@@ -255,6 +301,16 @@ class Verification:
             rows.append(("agreement", f"yes: XLA's plan is symshard's strategy {self.rank}, {self.matched}"))
         else:
             rows.append(("agreement", f"no: {self.reason}"))
+        if self.refined is not None:
+            r = self.refined
+            rows.append(("refined mesh", f"{r.label} ({r.mesh}): {r.matmul}; {r.strategies} strategies"))
+            rows.append(("  XLA", "; ".join(r.xla) or "no collectives"))
+            if r.match:
+                rows.append(("  agreement", f"yes: symshard's strategy {r.rank} there, {r.matched}, ran correctly"))
+            elif r.matched is not None:
+                rows.append(("  agreement", f"collectives of {r.matched}, but it did NOT run correctly"))
+            else:
+                rows.append(("  agreement", f"no: {r.reason}"))
         flops = f"XLA {self.xla_flops:,} per device (dots {self.xla_dot_flops:,})"
         if self.flops_agree is not None:
             flops += "; symshard agrees" if self.flops_agree else "; symshard DIFFERS"
@@ -310,8 +366,47 @@ def _sub_axis_reason(p: Plan, x: XlaPlan, subs: tuple[str, ...]) -> str:
     )
 
 
-def _roundabout(x: XlaPlan) -> str | None:
-    """A permute onto another axis followed by a gather of that axis on what it moved: the reason, if so."""
+def reason_kind(reason: str) -> str:
+    """The kind of a (refined-mesh) disagreement's reason, in a few words, for grouping."""
+    kinds = (
+        ("XLA runs the collectives of strategy", "the collectives of a symshard strategy, but other FLOPs per device"),
+        (
+            "XLA's collectives and FLOPs are those of strategy",
+            "a symshard strategy's collectives and FLOPs, but for the collective-permute's axes",
+        ),
+        (
+            "XLA first moves blocks with a collective-permute",
+            "a collective-permute, then an all-gather over one of its axes: a sequence no symshard strategy has",
+        ),
+        (
+            "XLA runs a collective-permute over",
+            "a collective-permute that no symshard strategy runs with XLA's other collectives",
+        ),
+    )
+    for prefix, kind in kinds:
+        if reason.startswith(prefix):
+            return kind
+    return reason.split("; ")[0]
+
+
+def _refined_reason(reason: str, r: Refinement) -> str:
+    """The whole-mesh reason, followed by what the refined mesh showed."""
+    where = f"on the refined mesh {r.label} ({r.mesh}, the same devices in the same order), as {r.matmul}"
+    if r.match:
+        return (
+            f"{reason}; {where}, XLA's collectives are exactly symshard's strategy {r.rank} of {r.strategies} "
+            f"({r.matched}), which ran correctly under shard_map: a match on the refined mesh"
+        )
+    if r.matched is not None:
+        return f"{reason}; {where}, XLA's collectives are strategy {r.rank} ({r.matched}), which did NOT run correctly"
+    return f"{reason}; {where}, still no strategy: {r.reason}"
+
+
+def _roundabout(x: XlaPlan, *, refined: bool = False) -> str | None:
+    """A permute followed by a gather over one of its axes on as many elements: the reason, if so.
+
+    On the mesh, the permute moves shards from axes the array is already sharded by, so gathering
+    over those alone gives the same array; on a refined mesh that is not claimed."""
     order = list(x.collectives)
     for i, c in enumerate(order):
         if c.kind != "CollectivePermute" or not c.axes:
@@ -325,6 +420,14 @@ def _roundabout(x: XlaPlan) -> str | None:
                 and g.elements == c.elements
             ):
                 other = [a for a in c.axes if a != g.axes[0]]
+                if refined:
+                    return (
+                        f"XLA first moves blocks with a collective-permute over {','.join(c.axes)} ({c.elements} "
+                        f"elements per device), then runs an all-gather over {g.axes[0]} on as many elements per "
+                        "device; symshard's routes through a permute (straight to the destination's sharding, to "
+                        "it in another axis order, to it with the departing axes minor, or swapping one axis for "
+                        "an unused one) give no strategy with this sequence and the rest of XLA's plan"
+                    )
                 return (
                     f"XLA first moves shards from {'/'.join(other) or 'one axis'} onto {g.axes[0]} with a "
                     f"collective-permute ({c.elements} elements per device), then gathers them over {g.axes[0]}, "
@@ -335,9 +438,14 @@ def _roundabout(x: XlaPlan) -> str | None:
     return None
 
 
-def compare(p: Plan, x: XlaPlan) -> tuple[Strategy | None, int | None, str]:
+def _loose(sig: Signature) -> Signature:
+    """A signature with the collective-permutes' axes left out."""
+    return tuple(sorted((k, () if k == "CollectivePermute" else a, n) for k, a, n in sig))
+
+
+def compare(p: Plan, x: XlaPlan, *, refined: bool = False) -> tuple[Strategy | None, int | None, str]:
     """The best-ranked strategy whose communication is exactly XLA's and whose devices do as many FLOPs
-    as XLA's dots, its rank, and the reason when there is none."""
+    as XLA's dots, its rank, and the reason when there is none (``refined``: ``p`` is on a refined mesh)."""
     target = x.signature
     hits = [(i, s) for i, s in enumerate(p.strategies) if signature(s, p) == target]
     same_flops = [(i, s) for i, s in hits if int(s.raw_flops) == x.dot_flops]
@@ -347,10 +455,28 @@ def compare(p: Plan, x: XlaPlan) -> tuple[Strategy | None, int | None, str]:
     reasons = []
     if hits:
         i, s = hits[0]
+        more = x.dot_flops > int(s.raw_flops)
         reasons.append(
             f"XLA runs the collectives of strategy {i + 1} ({s.name}), but each device's dots do "
-            f"{x.dot_flops:,} FLOPs where that strategy does {int(s.raw_flops):,}: XLA slices (or gathers) at "
-            "another point of the plan, which no symshard strategy does with these collectives"
+            f"{x.dot_flops:,} FLOPs where that strategy does {int(s.raw_flops):,}: XLA multiplies "
+            f"{'bigger' if more else 'smaller'} blocks, gathering {'before' if more else 'after'} the dot (or "
+            f"slicing {'after' if more else 'before'} it) what the strategy handles on the other side, and no "
+            "symshard strategy does that with these collectives"
+        )
+    loose = [
+        (i, s)
+        for i, s in enumerate(p.strategies)
+        if int(s.raw_flops) == x.dot_flops and _loose(signature(s, p)) == _loose(target)
+    ]
+    if loose and not hits:
+        i, s = loose[0]
+        theirs = sorted({",".join(a) for k, a, _ in signature(s, p) if k == "CollectivePermute"})
+        ours = sorted({",".join(c.axes or ("?",)) for c in x.collectives if c.kind == "CollectivePermute"})
+        reasons.append(
+            f"XLA's collectives and FLOPs are those of strategy {i + 1} ({s.name}) but for the collective-permute's "
+            f"axes: XLA's source-target pairs cross {' and '.join(ours)}, that strategy's permute "
+            f"{' and '.join(theirs)} (symshard names a permute by the axes whose sharding changes, the pairs are "
+            "read by the axes their devices differ in), so it is not counted as a match"
         )
     subs = x.sub_axes
     if subs:
@@ -374,13 +500,25 @@ def compare(p: Plan, x: XlaPlan) -> tuple[Strategy | None, int | None, str]:
         )
     if any(c.axes is None for c in x.collectives if c.kind != "CollectivePermute"):
         reasons.append("XLA's device groups are neither whole mesh axes nor sub-axes of them")
-    roundabout = _roundabout(x) if not subs else None
+    roundabout = _roundabout(x, refined=refined) if not subs else None
     if roundabout:
         reasons.append(roundabout)
-    if not reasons and any(c.kind == "CollectivePermute" for c in x.collectives):
-        reasons.append(
-            "XLA moves blocks between devices with a collective-permute at a point of the plan no symshard route has"
-        )
+    if not reasons:
+        for c in x.collectives:
+            if c.kind != "CollectivePermute":
+                continue
+            where = ",".join(c.axes or ("?",))
+            if (c.kind, tuple(sorted(c.axes or ("?",))), c.elements) not in steps:
+                reasons.append(
+                    f"XLA runs a collective-permute over {where} on {c.elements} elements per device, which no "
+                    "symshard strategy runs: none of symshard's routes moves those blocks across those axes"
+                )
+            else:
+                reasons.append(
+                    f"XLA runs a collective-permute over {where} on {c.elements} elements per device; the symshard "
+                    "strategies with that permute run other collectives with it than XLA's"
+                )
+            break
     xla_counts = Counter(target)
 
     def distance(s: Strategy) -> int:
@@ -393,6 +531,135 @@ def compare(p: Plan, x: XlaPlan) -> tuple[Strategy | None, int | None, str]:
         f"{_describe(signature(closest, p))}"
     )
     return None, None, "; ".join(reasons)
+
+
+@dataclass(frozen=True, slots=True)
+class Refinement:
+    """One matmul whose XLA plan shards by sub-axes, checked again on a *refined* mesh: the same
+    devices, in the same order, with each split mesh axis replaced by one axis per factor.
+
+    On mesh ``X=4,Y=2`` XLA may treat X as two halves, ``X:(1)2`` (major) and ``X:(2)2``
+    (minor); the mesh ``P=2,Q=2,Y=2`` is the same eight devices (device ``(p*2 + q)*2 + y`` is
+    device ``x*2 + y`` of the first, with ``x = 2p + q``), on which ``I_X`` is ``I_PQ`` and
+    the halves are whole axes P and Q. The matmul is planned again there (``routes="xla"``),
+    XLA's compiled module (the same one) is read with the refined mesh's axes, and its
+    collectives are looked for among the refined plan's strategies; a strategy that has them is
+    run under ``shard_map`` and counts as a match only if it gives the product (:attr:`match`).
+    """
+
+    label: str  # "X=P·Q": which axis became which
+    mesh: str  # the refined mesh, "P=2,Q=2,Y=2"
+    matmul: str  # the matmul with every split axis replaced by its factors, major first
+    strategies: int
+    xla: tuple[str, ...]  # XLA's collectives in the refined mesh's axes
+    matched: str | None
+    rank: int | None
+    reason: str
+    executions: tuple[Execution, ...]  # the matched strategy under shard_map
+
+    @property
+    def match(self) -> bool:
+        """XLA's collectives are exactly a strategy of the refined plan, and that strategy, run under
+        ``shard_map``, gave the product with symshard's block shapes."""
+        return (
+            self.matched is not None
+            and bool(self.executions)
+            and all(e.correct and e.shapes_ok for e in self.executions)
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "refined_mesh": self.label,
+            "mesh": self.mesh,
+            "matmul": self.matmul,
+            "strategies": self.strategies,
+            "xla_collectives": list(self.xla),
+            "match": self.match,
+            "matched_strategy": self.matched,
+            "rank": self.rank,
+            "reason": self.reason,
+            "reason_kind": reason_kind(self.reason) if not self.match else None,
+            "executed": [
+                {"strategy": e.strategy, "correct": e.correct, "exact": e.exact, "shapes_ok": e.shapes_ok}
+                for e in self.executions
+            ],
+        }
+
+
+_FREE_AXIS_NAMES = "PQRSTUVWZLMNOH"
+
+
+def _split_axes(p: Plan, x: XlaPlan) -> dict[str, tuple[tuple[str, int], ...]]:
+    """Each mesh axis XLA's plan splits, with the (name, size) of its factors, major first: the cuts
+    of every sub-axis ``X:(pre)sub`` it uses (after the ``pre`` major devices' worth, and after
+    ``pre*sub``) cut the axis into consecutive factors. Names are capitals the mesh and matmul do not use."""
+    sizes = {a.name: int(a.size) for a in p.mesh.axes}
+    taken = set(sizes) | set(p.matmul.dims) | {p.matmul.lhs.name, p.matmul.rhs.name}
+    free = [c for c in _FREE_AXIS_NAMES if c not in taken]
+    out: dict[str, tuple[tuple[str, int], ...]] = {}
+    for parent in sorted({s.split(":")[0] for s in x.sub_axes}):
+        n = sizes[parent]
+        cuts = {1, n}
+        for s in x.sub_axes:
+            head, _, rest = s.partition(":(")
+            if head != parent:
+                continue
+            pre, _, sub = rest.partition(")")
+            cuts |= {int(pre), int(pre) * int(sub)}
+        ordered = sorted(cuts)
+        if any(b % a for a, b in itertools.pairwise(ordered)) or len(free) < len(ordered) - 1:
+            return {}
+        out[parent] = tuple((free.pop(0), b // a) for a, b in itertools.pairwise(ordered))
+    return out
+
+
+def _refine_array(arr: Array, split: Mapping[str, tuple[tuple[str, int], ...]]) -> Array:
+    def axes(names: Any) -> tuple[str, ...]:
+        return tuple(b for a in names for b in ([n for n, _ in split[a]] if a in split else [a]))
+
+    dims = tuple(Dim(d.name, axes(d.axes)) for d in arr.dims)
+    return Array(arr.name, dims, frozenset(axes(sorted(arr.unreduced))))
+
+
+def refine(
+    p: Plan,
+    x: XlaPlan,
+    *,
+    model: str = "book",
+    fused: bool = True,
+    memo: dict | None = None,
+) -> Refinement | None:
+    """``p``'s matmul checked on the refined mesh of XLA's plan ``x`` (see :class:`Refinement`);
+    None when ``x`` uses no sub-axes or they do not cut their axes into factors."""
+    split = _split_axes(p, x)
+    if not split:
+        return None
+    shape = [(n, s) for a in p.mesh.axes for n, s in split.get(a.name, ((a.name, int(a.size)),))]
+    mesh_text = ",".join(f"{n}={s}" for n, s in shape)
+    mm = p.matmul
+    out = mm.out if mm.out is not None else p.strategies[0].output
+    refined = Matmul(_refine_array(mm.lhs, split), _refine_array(mm.rhs, split), _refine_array(out, split))
+    sizes = ",".join(f"{k}={v}" for k, v in p.sizes)
+    rp = plan.__wrapped__(refined, mesh_text, sizes, dtype=p.dtype, hardware=p.hardware, model=model, routes="xla")  # type: ignore[attr-defined]
+    rx = _reread(x, shape, p.dtype)
+    strategy, rank, reason = compare(rp, rx, refined=True)
+    executions: tuple[Execution, ...] = ()
+    if strategy is not None:
+        key = ("refined mesh", mesh_text)
+        own = None if memo is None else memo.setdefault(key, {})
+        executions = (execute(rp, strategy, fused=fused, memo=own),)
+    label = "; ".join(f"{a}={'·'.join(n for n, _ in parts)}" for a, parts in split.items())
+    return Refinement(
+        label=label,
+        mesh=mesh_text,
+        matmul=str(refined),
+        strategies=len(rp.strategies),
+        xla=tuple(c.describe() for c in rx.collectives),
+        matched=strategy.name if strategy is not None else None,
+        rank=rank,
+        reason=reason,
+        executions=executions,
+    )
 
 
 def verify(
@@ -430,6 +697,9 @@ def verify(
     seconds = time.perf_counter() - start
     x = xla_plan(p)
     strategy, rank, reason = compare(p, x)
+    refined = refine(p, x, model=model, fused=fused, memo=memo) if strategy is None and x.sub_axes else None
+    if refined is not None:
+        reason = _refined_reason(reason, refined)
     sizes = {k: int(v) for k, v in p.sizes}
     total = 2
     for d in m_.dims:
@@ -497,4 +767,5 @@ def verify(
         executions=executions,
         symshard_seconds=seconds,
         xla_compile_seconds=x.compile_seconds,
+        refined=refined,
     )
