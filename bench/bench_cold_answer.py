@@ -35,7 +35,7 @@ import time
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
 import symshard
-from symshard.arrays import Array, Dim
+from symshard.jax.sweep import shardings  # the sweep's enumeration; loads no JAX
 from symshard.memo import clear_caches
 from symshard.planner import best_strategy, reshard_routes, reshard_steps
 
@@ -65,16 +65,6 @@ def timed(run) -> float:
     start = time.perf_counter()
     run()
     return time.perf_counter() - start
-
-
-def shardings(name: str, dims: tuple[str, ...], axes: tuple[str, ...]) -> list[Array]:
-    """Every sharding of ``name[dims]`` over ``axes`` (as ``symshard.jax.sweep.shardings``, without JAX)."""
-    out = []
-    for assign in itertools.product([None, *dims], repeat=len(axes)):
-        per = {d: [a for a, t in zip(axes, assign, strict=True) if t == d] for d in dims}
-        for combo in itertools.product(*[list(itertools.permutations(per[d])) for d in dims]):
-            out.append(Array(name, tuple(Dim(d, tuple(c)) for d, c in zip(dims, combo, strict=True))))
-    return out
 
 
 def ms(seconds: float) -> str:
