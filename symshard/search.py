@@ -364,17 +364,16 @@ def _stage_options(mm, carried, carried_name, fixed, env, builder, rank, names, 
                 if key in seen:
                     continue
                 seen.add(key)
-                strat = builder.strategy(lhs_in, rhs_in, computes[0], computes[1], tgt,
-                                         tuple((a, sigma.get(a)) for a in names))  # fmt: skip
-                if strat is None:
-                    continue
                 stored_here = tuple(
                     (op.name, arr)
                     for op, arr in ((mm.lhs, lhs_in), (mm.rhs, rhs_in))
                     if not (carried is not None and op.name == carried_name)
                 )
                 stored_bytes = sum((env.bytes(arr) for _, arr in stored_here), 0)
-                options.append((stored_here, strat, strat.raw_memory - stored_bytes))
+                # every route of each leg, the collective-permutes' too, as the planner's
+                for strat in builder.strategies(lhs_in, rhs_in, computes[0], computes[1], tgt,
+                                                tuple((a, sigma.get(a)) for a in names)):  # fmt: skip
+                    options.append((stored_here, strat, strat.raw_memory - stored_bytes))
     return options
 
 

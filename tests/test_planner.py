@@ -133,6 +133,45 @@ def test_reshard_routes_xla_takes(src, dst, ops):
     assert all(r[-1].output == Array.parse(dst) for r in routes if r)
 
 
+# on the refined mesh P=2,Q=2,Y=2 (X=4 split in halves): XLA permutes to the target with some of the
+# departing axes kept, then gathers them (the sweep's sub-axis cases), also after reducing first
+REFINED_ROUTES = [
+    ("B[J, K_PQ]", "B[J, K_Y]", ["CollectivePermute_{PQY,K_YP}", "AllGather_P"]),
+    ("B[J_Y, K_PQ]", "B[J, K_Y]", ["CollectivePermute_{PY,J_P,K_YQ}", "AllGather_Q", "AllGather_P"]),
+    ("C[I, K_PQ]{U_Y}", "C[I, K_Y]", ["AllReduce_Y", "CollectivePermute_{PQY,K_YP}", "AllGather_P"]),
+]
+
+
+@pytest.mark.parametrize(("src", "dst", "ops"), REFINED_ROUTES)
+def test_reshard_routes_xla_keeps_some_departing_axes(src, dst, ops):
+    sizes = (("P", 2), ("Q", 2), ("Y", 2))
+    xla = [[str(s.op) for s in r] for r in reshard_routes(Array.parse(src), Array.parse(dst), sizes, xla=True)]
+    plain = [[str(s.op) for s in r] for r in reshard_routes(Array.parse(src), Array.parse(dst), sizes)]
+    assert ops in xla and ops not in plain  # an XLA order: opt-in
+
+
+@pytest.mark.parametrize(
+    ("src", "dst", "sizes", "axes"),
+    [
+        # Q shards K behind as many shards before (P) as after (Y): every block keeps its Q coordinate
+        ("B[J_Y, K_PQ]", "B[J_P, K_YQ]", {"P": 2, "Q": 2, "Y": 2}, ("P", "Y")),
+        ("B[J, K_PQ]", "B[J, K_YQ]", {"P": 2, "Q": 2, "Y": 2}, ("P", "Y")),
+        # more blocks before than after: no permute; behind 2 shards before and 4 after: Q's coordinate changes
+        ("B[J, K_PQ]", "B[J, K_YQ]", {"P": 4, "Q": 2, "Y": 2}, None),
+        ("B[J, K_YQ]", "B[J, K_PQ]", {"P": 4, "Q": 2, "Y": 2}, ("P", "Q", "Y")),
+        # symbolic sizes: kept only behind the same axes
+        ("B[J, K_PQ]", "B[J, K_YQ]", None, ("P", "Q", "Y")),
+        ("B[J, K_PQ]", "B[J_Y, K_PQ]", None, None),  # a free slice, not a permute
+        ("A[I_X, J_Q]", "A[I_Y, J_Q]", None, ("X", "Y")),
+    ],
+)
+def test_permute_names_the_axes_its_pairs_cross(src, dst, sizes, axes):
+    from symshard.planner import _permute
+
+    moved = _permute(Array.parse(src), Array.parse(dst), sizes)
+    assert (moved.op.axes if moved is not None else None) == axes
+
+
 def test_reshard_cannot_create_partial_sums():
     with pytest.raises(PlanError, match="no collective creates partial sums over X"):
         reshard_steps(Array.parse("C[I, K]"), Array.parse("C[I, K]{U_X}"))
