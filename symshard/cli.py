@@ -103,6 +103,11 @@ ENGLISH: dict[str, str] = {
     "cli.verify.agreement": "agreement",
     "cli.verify.yes": "yes: XLA's plan is symshard's strategy {rank}, {name}",
     "cli.verify.no": "no: {reason}",
+    "cli.verify.no_on_mesh": "not on the mesh, yes on the refined mesh (below): {reason}",
+    "cli.verify.refined": "refined mesh",
+    "cli.verify.refined_value": "{label} ({mesh}): {matmul}; {count} strategies",
+    "cli.verify.refined_yes": "yes: symshard's strategy {rank} there, {name}, ran correctly",
+    "cli.verify.refined_broken": "collectives of {name}, but it did NOT run correctly",
     "cli.verify.flops": "XLA {flops} per device (dots {dots})",
     "cli.verify.agrees": "; symshard agrees",
     "cli.verify.differs": "; symshard DIFFERS",
@@ -491,7 +496,20 @@ def _verify_text(v, lang: str) -> str:
         rows.append((_say("cli.verify.agreement", lang), _say("cli.verify.yes", lang, rank=v.rank, name=v.matched)))
     else:
         reason = sentence(v.reason, lang)
-        rows.append((_say("cli.verify.agreement", lang), _say("cli.verify.no", lang, reason=reason)))
+        no = "cli.verify.no_on_mesh" if v.refined is not None and v.refined.match else "cli.verify.no"
+        rows.append((_say("cli.verify.agreement", lang), _say(no, lang, reason=reason)))
+    r = v.refined
+    if r is not None:
+        value = _say("cli.verify.refined_value", lang, label=r.label, mesh=r.mesh, matmul=r.matmul, count=r.strategies)
+        rows.append((_say("cli.verify.refined", lang), value))
+        rows.append(("  XLA", "；".join(sentence(x, lang) for x in r.xla) or _say("cli.verify.no_collectives", lang)))
+        if r.match:
+            said = _say("cli.verify.refined_yes", lang, rank=r.rank, name=r.matched)
+        elif r.matched is not None:
+            said = _say("cli.verify.refined_broken", lang, name=r.matched)
+        else:
+            said = _say("cli.verify.no", lang, reason=sentence(r.reason, lang))
+        rows.append(("  " + _say("cli.verify.agreement", lang), said))
     flops = _say("cli.verify.flops", lang, flops=f"{v.xla_flops:,}", dots=f"{v.xla_dot_flops:,}")
     if v.flops_agree is not None:
         flops += _say("cli.verify.agrees" if v.flops_agree else "cli.verify.differs", lang)

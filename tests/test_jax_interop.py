@@ -255,3 +255,28 @@ def test_cli_verify(capsys):
     assert code == 0 and data["match"] and data["rank"] == 1 and data["xla_collectives"] == []
     assert main(["verify", "A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]", "--mesh", "X=4,Y=2"]) == 2
     assert "verify needs numbers" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("mm", "mesh"),
+    [
+        ("A[I, J_Y] · B[J_Y, K_PQ] -> C[I, K_Y]", "P=2,Q=2,Y=2"),
+        ("A[I_PQ, J] · B[J_PQ, K_Y] -> C[I_Y, K_PQ]", "P=2,Q=2,Y=2"),
+        ("A[I_X, J] · B[J_Y, K] -> C[I_Y, K_X]", "X=4,Y=2"),
+    ],
+)
+def test_permute_pairs_cross_only_the_axes_it_names(mm, mesh):
+    # the executor's senders for every permute of every strategy (XLA's routes too) differ from
+    # their receivers only along the permute's axes: the name verify compares with XLA's pairs
+    from symshard.jax.execute import permute_plan
+    from symshard.planner import Repermute
+
+    p = ss.plan(mm, mesh, "I=16,J=16,K=16", dtype="fp32", hardware="tpu-v5e", routes="xla")
+    names = [a.name for a in p.mesh.axes]
+    sizes = {a.name: int(a.size) for a in p.mesh.axes}
+    permutes = {s.op for st in p.strategies for s in st.steps if isinstance(getattr(s.op, "op", None), Repermute)}
+    assert permutes
+    for expr in permutes:
+        sender, _ = permute_plan(expr.operand, expr.output, sizes, {"I": 16, "J": 16, "K": 16}, expr.op.axes)
+        crossed = {names[i] for dev, src in sender.items() for i in range(len(names)) if dev[i] != src[i]}
+        assert crossed <= set(expr.op.axes), (str(expr), crossed)

@@ -139,6 +139,101 @@ def _reference(plan: Plan, a: Any, b: Any) -> Any:
     return np.einsum(spec, a, b)
 
 
+def permute_plan(
+    src: Array,
+    dst: Array,
+    mesh: Mapping[str, int],
+    dims: Mapping[str, int],
+    axes: Sequence[str] | None = None,
+) -> tuple[dict[tuple[int, ...], tuple[int, ...]], dict[tuple[int, ...], tuple[int, ...]]]:
+    """Who sends to whom when a collective-permute reshards ``src`` into ``dst``, and where in the
+    sender's block the receiver's piece starts: ``(sender, offsets)``, both keyed by the receiving
+    device's coordinates on ``mesh`` (axis name to size, major first). The holders of a block serve
+    its receivers one to one (a perfect matching), each pair of devices differing only along
+    ``axes`` (the permute's, when given) if that can be done; the receiver itself first, else the
+    holder fewest axes away.
+
+    Examples:
+        >>> src, dst = Array.parse("B[J, K_PQ]"), Array.parse("B[J, K_YQ]")
+        >>> sender, _ = permute_plan(src, dst, {"P": 2, "Q": 2, "Y": 2}, {"J": 8, "K": 8}, ("P", "Y"))
+        >>> sender[(1, 0, 1)]  # wants K block 2 of K_YQ, its own block of K_PQ: it keeps it
+        (1, 0, 1)
+        >>> sender[(0, 0, 1)]  # wants K block 2 too: the other holder sends it
+        (1, 0, 0)
+        >>> all(s[1] == r[1] for r, s in sender.items())  # no pair crosses Q
+        True
+    """
+    names = list(mesh)
+    sizes = [mesh[a] for a in names]
+    devices = list(itertools.product(*[range(n) for n in sizes]))
+
+    def blocks(arr: Array, coords: tuple[int, ...]) -> tuple[int, ...]:
+        at = dict(zip(names, coords, strict=True))
+        out = []
+        for d in arr.dims:
+            b = 0
+            for a in d.axes:  # major first
+                b = b * mesh[a] + at[a]
+            out.append(b)
+        return tuple(out)
+
+    def count(axes: Sequence[str]) -> int:
+        return math.prod(mesh[a] for a in axes)
+
+    need: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
+    for dev in devices:  # what each receiver needs: the source block, the offsets inside it
+        want = blocks(dst, dev)
+        src_b, offs = [], []
+        for d_s, d_t, b in zip(src.dims, dst.dims, want, strict=True):
+            ratio = count(d_t.axes) // count(d_s.axes)
+            src_b.append(b // ratio)
+            offs.append((b % ratio) * (dims[d_t.name] // count(d_t.axes)))
+        need[dev] = (tuple(src_b), tuple(offs))
+    holders: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+    for dev in devices:
+        holders.setdefault(blocks(src, dev), []).append(dev)
+    moving = set(axes) if axes is not None else set(names)
+    fixed = [i for i, a in enumerate(names) if a not in moving]
+
+    def candidates(dev: tuple[int, ...], strict: bool) -> list[tuple[int, ...]]:
+        pool = holders[need[dev][0]]
+        if strict:  # only holders that agree with dev on every axis the permute does not cross
+            pool = [h for h in pool if all(h[i] == dev[i] for i in fixed)]
+        return sorted(pool, key=lambda h: (h != dev, sum(a != b for a, b in zip(h, dev, strict=True)), h))
+
+    for strict in (True, False):
+        sender = _matching(devices, lambda dev, strict=strict: candidates(dev, strict))
+        if sender is not None:
+            break
+    else:  # pragma: no cover - every block has as many holders as receivers
+        raise ShardingError(
+            f"no collective-permute reshards {src} into {dst}", hint="this is a bug in symshard; please report it"
+        )
+    return sender, {dev: offs for dev, (_, offs) in need.items()}
+
+
+def _matching(receivers, options) -> dict | None:
+    """A perfect matching of receivers to senders, each receiver's ``options`` tried in order
+    (Kuhn's augmenting paths); None when there is none."""
+    owner: dict = {}  # sender -> receiver
+
+    def place(dev, seen: set) -> bool:
+        for h in options(dev):
+            if h in seen:
+                continue
+            seen.add(h)
+            if h not in owner or place(owner[h], seen):
+                owner[h] = dev
+                return True
+        return False
+
+    for dev in receivers:
+        if not place(dev, set()):
+            return None
+    by_receiver = {dev: h for h, dev in owner.items()}
+    return {dev: by_receiver[dev] for dev in receivers}
+
+
 class _Runner:
     """Builds and caches the ``shard_map`` programs of strategies on one mesh."""
 
@@ -223,56 +318,24 @@ class _Runner:
 
     def _repermute(self, x: Any, expr: CollectiveExpr) -> Any:
         """A reshard by collective-permute: each device cuts the block one other device needs from
-        its own and sends it there (a perfect matching of senders to receivers, computed here)."""
+        its own and sends it there (a perfect matching of senders to receivers, :func:`permute_plan`)."""
         jax = require_jax()
         lax, jnp = jax.lax, jax.numpy
-        src, dst = expr.operand, expr.output
         names = [a.name for a in self.mesh.axes]
         sizes = [int(a.size) for a in self.mesh.axes]
-        devices = list(itertools.product(*[range(n) for n in sizes]))
-
-        def blocks(arr: Array, coords: tuple[int, ...]) -> tuple[int, ...]:
-            at = dict(zip(names, coords, strict=True))
-            out = []
-            for d in arr.dims:
-                b = 0
-                for a in d.axes:  # major first
-                    b = b * sizes[names.index(a)] + at[a]
-                out.append(b)
-            return tuple(out)
-
-        def count(axes: Sequence[str]) -> int:
-            return math.prod(sizes[names.index(a)] for a in axes)
-
-        # what each receiver needs, as (source blocks, offsets inside the source block)
-        need = {}
-        for dev in devices:
-            want = blocks(dst, dev)
-            src_b, offs = [], []
-            for d_s, d_t, b in zip(src.dims, dst.dims, want, strict=True):
-                ratio = count(d_t.axes) // count(d_s.axes)
-                src_b.append(b // ratio)
-                offs.append((b % ratio) * (self.sizes[d_t.name] // count(d_t.axes)))
-            need[dev] = (tuple(src_b), tuple(offs))
-        holders: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
-        for dev in devices:
-            holders.setdefault(blocks(src, dev), []).append(dev)
-        sender: dict[tuple[int, ...], tuple[int, ...]] = {}
-        for dev in devices:  # the holders of a block serve its receivers one to one, the receiver itself first
-            pool = holders[need[dev][0]]
-            free = [h for h in pool if h not in sender.values()]
-            pick = dev if dev in free else min(free, key=lambda h: sum(a != b for a, b in zip(h, dev, strict=True)))
-            sender[dev] = pick
+        mesh = dict(zip(names, sizes, strict=True))
+        sender, need = permute_plan(expr.operand, expr.output, mesh, self.sizes, expr.op.axes)
+        devices = list(itertools.product(*[range(n) for n in sizes]))  # row-major: the flat device index
         flat = {dev: i for i, dev in enumerate(devices)}
-        offsets = [[0] * len(src.dims) for _ in devices]
+        offsets = [[0] * len(expr.operand.dims) for _ in devices]
         for dev, s in sender.items():
-            offsets[flat[s]] = list(need[dev][1])
+            offsets[flat[s]] = list(need[dev])
         table = jnp.asarray(offsets, dtype=jnp.int32)
         index: Any = 0
         for a, n in zip(names, sizes, strict=True):
             index = index * n + lax.axis_index(a)
-        local = self.local(dst)
-        piece = lax.dynamic_slice(x, tuple(table[index, i] for i in range(len(src.dims))), local)
+        local = self.local(expr.output)
+        piece = lax.dynamic_slice(x, tuple(table[index, i] for i in range(len(expr.operand.dims))), local)
         pairs = [(flat[s], flat[dev]) for dev, s in sender.items()]
         return lax.ppermute(piece, tuple(names), pairs)
 

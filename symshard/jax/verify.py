@@ -299,6 +299,8 @@ class Verification:
         ]
         if self.match:
             rows.append(("agreement", f"yes: XLA's plan is symshard's strategy {self.rank}, {self.matched}"))
+        elif self.refined is not None and self.refined.match:
+            rows.append(("agreement", f"not on the mesh, yes on the refined mesh (below): {self.reason}"))
         else:
             rows.append(("agreement", f"no: {self.reason}"))
         if self.refined is not None:
@@ -425,8 +427,9 @@ def _roundabout(x: XlaPlan, *, refined: bool = False) -> str | None:
                         f"XLA first moves blocks with a collective-permute over {','.join(c.axes)} ({c.elements} "
                         f"elements per device), then runs an all-gather over {g.axes[0]} on as many elements per "
                         "device; symshard's routes through a permute (straight to the destination's sharding, to "
-                        "it in another axis order, to it with the departing axes minor, or swapping one axis for "
-                        "an unused one) give no strategy with this sequence and the rest of XLA's plan"
+                        "it in another axis order, to it with some or all of the departing axes kept at the minor "
+                        "end of a dim, or swapping one axis for an unused one) give no strategy with this sequence "
+                        "and the rest of XLA's plan"
                     )
                 return (
                     f"XLA first moves shards from {'/'.join(other) or 'one axis'} onto {g.axes[0]} with a "
@@ -475,8 +478,9 @@ def compare(p: Plan, x: XlaPlan, *, refined: bool = False) -> tuple[Strategy | N
         reasons.append(
             f"XLA's collectives and FLOPs are those of strategy {i + 1} ({s.name}) but for the collective-permute's "
             f"axes: XLA's source-target pairs cross {' and '.join(ours)}, that strategy's permute "
-            f"{' and '.join(theirs)} (symshard names a permute by the axes whose sharding changes, the pairs are "
-            "read by the axes their devices differ in), so it is not counted as a match"
+            f"{' and '.join(theirs)}: the devices holding the block a device needs differ along more axes than "
+            "those, and symshard pairs each device with one that differs only along its permute's axes where "
+            "XLA picks another, so it is not counted as a match"
         )
     subs = x.sub_axes
     if subs:

@@ -1,0 +1,194 @@
+"""'symshard verify --lang zh': every reason and lowering note verify writes reads in Chinese.
+
+The reasons are those of the sweep (``site/data/jax-agreement.json``) and, for the clauses the
+sweep happens not to produce, reasons built by verify's own functions from hand-made XLA plans;
+the lowering notes are built as :func:`symshard.jax.verify.verify` builds them. No JAX: the
+functions used here read a plan and a description of XLA's collectives, nothing compiled.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from helpers import english_left
+
+from symshard.dtypes import dtype_bytes
+from symshard.i18n.catalog import translate
+from symshard.jax.verify import (
+    Refinement,
+    XlaCollective,
+    XlaPlan,
+    _refined_reason,
+    _sub_axis_reason,
+    compare,
+    signature,
+)
+from symshard.planner import plan
+
+ROOT = Path(__file__).parents[1]
+CJK = re.compile(r"[\u4e00-\u9fff]")
+# notation the Chinese must quote unchanged: arrays and collectives with their brackets
+# (A[I_PQ, J], AllGather_X:(1)2[1024]), and every number
+ARRAY = re.compile(r"[A-Za-z][\w:(),{}]*\[[^\[\]]*\]")
+NUMBER = re.compile(r"\d[\d,]*\d|\d")
+# collective names stay in English; this one is three words to english_left
+KEEP = ("all-to-all",)
+
+
+def _sweep_reasons() -> list[str]:
+    data = json.loads((ROOT / "site/data/jax-agreement.json").read_text(encoding="utf-8"))
+    reasons = []
+    for row in data["rows"]:
+        reasons.append(row["reason"])
+        if row.get("refined"):
+            reasons.append(row["refined"]["reason"])
+    return reasons
+
+
+def _check(english: str) -> None:
+    chinese = translate(english, "zh")
+    assert chinese != english, english
+    assert CJK.search(chinese), chinese
+    left = english_left(chinese, keep=KEEP)
+    assert left is None, f"English left: {left!r} in {chinese!r}"
+    for array in ARRAY.findall(english):
+        assert array in chinese, (array, chinese)
+    missing = Counter(NUMBER.findall(english)) - Counter(NUMBER.findall(chinese))
+    assert not missing, (sorted(missing), chinese)
+
+
+def test_every_reason_of_the_sweep_reads_in_chinese():
+    reasons = _sweep_reasons()
+    assert len(reasons) >= 1331
+    checked = 0
+    for english in reasons:
+        if english:
+            _check(english)
+            checked += 1
+    assert checked > 70  # the sweep's disagreements and refined-mesh notes
+
+
+# -- the clauses the sweep does not produce, written by verify's own functions ----------------------
+
+
+def _c(kind: str, axes: tuple[str, ...] | None, elements: int, lowered: str = "") -> XlaCollective:
+    return XlaCollective(kind, axes, elements, "f32", 4 * elements, None, lowered)
+
+
+def _x(collectives: list[XlaCollective], dot_flops: int, sliced: tuple[str, ...] = ()) -> XlaPlan:
+    return XlaPlan(tuple(collectives), dot_flops + 4096, dot_flops, 0.0, "", sliced)
+
+
+@pytest.fixture(scope="module")
+def p():
+    return plan.__wrapped__(
+        "A[I_Y, J] · B[J, K_Y] -> C[I_Y, K]", "X=4,Y=2", "I=64,J=64,K=64", dtype="fp32", routes="xla"
+    )
+
+
+def _as_xla(sig) -> list[XlaCollective]:
+    return [_c(kind, axes, n) for kind, axes, n in sig]
+
+
+def _built_reasons(p) -> list[str]:
+    reasons = []
+    s = p.strategies[0]
+    sig = signature(s, p)
+    flops = int(s.raw_flops)
+    for dots in (2 * flops, flops // 2):  # the collectives of a strategy, with bigger or smaller dots
+        reasons.append(compare(p, _x(_as_xla(sig), dots))[2])
+    # a permute over other axes than the strategy's (the near miss)
+    permuting = next(t for t in p.strategies if any(k == "CollectivePermute" for k, _, _ in signature(t, p)))
+    other = [_c(k, ("X",) if k == "CollectivePermute" else a, n) for k, a, n in signature(permuting, p)]
+    reasons.append(compare(p, _x(other, int(permuting.raw_flops)))[2])
+    # a gather over more axes than any strategy moves; device groups of no axes
+    reasons.append(compare(p, _x([_c("AllGather", ("X", "Y"), 77)], flops))[2])
+    reasons.append(compare(p, _x([_c("AllReduce", None, 77)], flops))[2])
+    # a permute no strategy runs, and one that strategies run with other collectives
+    reasons.append(compare(p, _x([_c("CollectivePermute", ("Y",), 77)], flops))[2])
+    step = next(t for t in signature(permuting, p) if t[0] == "CollectivePermute")
+    reasons.append(compare(p, _x([*_as_xla([step]), _c("AllReduce", ("X",), 77)], flops))[2])
+    # XLA runs nothing; a permute then a gather over one of its axes (on the mesh, on a refined mesh)
+    reasons.append(compare(p, _x([], 3 * flops))[2])
+    for permute_axes in (("X", "Y"), ("Y",)):
+        roundabout = _x([_c("CollectivePermute", permute_axes, 64), _c("AllGather", ("Y",), 64)], flops)
+        reasons.append(compare(p, roundabout)[2])
+        reasons.append(compare(p, roundabout, refined=True)[2])
+    # sub-axes: one axis split in two, with slices; two axes split (on a mesh X=4,Y=4)
+    sub = _x([_c("AllGather", ("X:(1)2", "X:(2)2"), 64), _c("AllToAll", ("X:(2)2",), 64)], flops, ("X:(2)2",))
+    reasons.append(compare(p, sub)[2])
+    reasons.append(_sub_axis_reason(p, _x([], flops, ("X:(1)2",)), ("X:(1)2",)))
+    wide = plan.__wrapped__("A[I_Y, J] · B[J, K_X] -> C[I_Y, K]", "X=4,Y=4", "I=64,J=64,K=64", routes="xla")
+    subs = ("X:(1)2", "X:(2)2", "Y:(2)2")
+    reasons.append(_sub_axis_reason(wide, _x([_c("AllGather", subs, 64)], flops), subs))
+    # what the refined mesh showed: a match, a strategy that did not run correctly, none; one or two axes split
+    for label, mesh in (("X=P·Q", "P=2,Q=2,Y=2"), ("X=P·Q; Y=R·S", "P=2,Q=2,R=2,S=2")):
+        for matched, rank, reason in (("AllGather_P(B) → matmul", 46, ""), ("AllGather_P(B) → matmul", 3, ""),
+                                      (None, None, reasons[0])):  # fmt: skip
+            r = Refinement(label, mesh, "A[I_PQ, J] · B[J, K_Y] -> C[I_PQ, K]", 715, (), matched, rank, reason, ())
+            if rank == 46:
+                object.__setattr__(r, "executions", (type("Ran", (), {"correct": True, "shapes_ok": True})(),))
+            reasons.append(_refined_reason(reasons[1], r))
+    return reasons
+
+
+def test_every_clause_verify_writes_reads_in_chinese(p):
+    reasons = _built_reasons(p)
+    starts = {
+        "but each device's dots do",
+        "XLA multiplies bigger blocks",
+        "XLA multiplies smaller blocks",
+        "but for the collective-permute's axes",
+        "which no symshard strategy does: it first slices",
+        "XLA's device groups are neither",
+        "which no symshard strategy runs",
+        "the symshard strategies with that permute",
+        "XLA runs nothing",
+        "XLA first moves shards from X onto Y",
+        "XLA first moves shards from one axis",
+        "XLA first moves blocks with a collective-permute",
+        "and slices blocks by",
+        "(the minor factor); Y (4 devices)",
+        "a match on the refined mesh",
+        "which did NOT run correctly",
+        "still no strategy",
+        "on the refined mesh X=P·Q; Y=R·S (",
+        "the closest symshard strategy",
+    }
+    text = "\n".join(reasons)
+    assert [s for s in sorted(starts) if s not in text] == []  # each clause is written at least once
+    for english in reasons:
+        _check(english)
+
+
+# -- the notes on lowering, as verify() writes them ----------------------------------------------
+
+
+def _lowering_notes() -> list[str]:
+    """The notes of verify(), read from its ``lowering.append(...)`` calls and built the same way
+    (with a sample count of FLOPs besides the dots)."""
+    tree = ast.parse((ROOT / "symshard/jax/verify.py").read_text(encoding="utf-8"))
+    func = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "verify")
+    values = {"dtype_bytes": dtype_bytes, "elementwise": 1234567}
+    notes = []
+    for node in ast.walk(func):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "lowering.append":
+            code = compile(ast.Expression(node.args[0]), "verify.py", "eval")
+            notes.append(eval(code, {}, values))  # verify's own f-string, with sample values
+    return notes
+
+
+def test_verify_writes_four_lowering_notes():
+    notes = _lowering_notes()
+    assert len(notes) == 4
+    assert "1,234,567 FLOPs" in notes[3] and f"moves {dtype_bytes('bf16')};" in notes[2]
+
+
+@pytest.mark.parametrize("note", _lowering_notes(), ids=["reduce-scatter", "further", "bf16", "flops"])
+def test_every_lowering_note_reads_in_chinese(note):
+    _check(note)
