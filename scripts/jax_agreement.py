@@ -84,13 +84,13 @@ def main(argv: list[str] | None = None) -> int:
         f"({data['strategies_ok']} matched the product) in {result.seconds:.0f} s"
     )
     print(
-        f"agreement on the mesh: {data['matches']} of {data['cases']} ({100 * data['agreement']:.1f} %); "
+        f"agreement on the mesh: {data['matches']} of {data['cases']} ({100 * data['matches'] / data['cases']:.1f} %); "
         f"XLA's plan is symshard's best in {data['rank_1']}"
     )
     print(
         f"XLA shards by sub-axes in {data['refined_cases']} cases; on the refined mesh {data['matches_refined']} "
         f"of them match a strategy that runs correctly; agreement counting those: "
-        f"{data['matches'] + data['matches_refined']} of {data['cases']} ({100 * data['agreement_combined']:.1f} %)"
+        f"{data['matches'] + data['matches_refined']} of {data['cases']} ({100 * (data['matches'] + data['matches_refined']) / data['cases']:.1f} %)"
     )
     for label, case in (
         ("collective-free", "A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]"),

@@ -121,6 +121,8 @@ ROUTES = [
     ("C[I, K_Y]{U_X}", "C[I, K_X]", ["AllReduce_X", "CollectivePermute_{XY,K_X}"]),
     # move J's Y shards onto X with a permute, then X to K with an all-to-all
     ("B[J_Y, K]", "B[J, K_X]", ["CollectivePermute_{XY,J_X}", "AllToAll_{X,K}"]),
+    # a roundabout: Y's shards permuted onto X, which the destination does not use, then gathered over X
+    ("A[I_Y, J]", "A[I, J]", ["CollectivePermute_{XY,I_X}", "AllGather_X"]),
 ]
 
 
@@ -139,6 +141,8 @@ REFINED_ROUTES = [
     ("B[J, K_PQ]", "B[J, K_Y]", ["CollectivePermute_{PQY,K_YP}", "AllGather_P"]),
     ("B[J_Y, K_PQ]", "B[J, K_Y]", ["CollectivePermute_{PY,J_P,K_YQ}", "AllGather_Q", "AllGather_P"]),
     ("C[I, K_PQ]{U_Y}", "C[I, K_Y]", ["AllReduce_Y", "CollectivePermute_{PQY,K_YP}", "AllGather_P"]),
+    # gather the axis the destination does not use, then move both halves of X in one all-to-all
+    ("B[J_PQ, K_Y]", "B[J, K_PQ]", ["AllGather_Y", "AllToAll_{PQ,K}"]),
 ]
 
 

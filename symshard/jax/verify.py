@@ -435,8 +435,8 @@ def _roundabout(x: XlaPlan, *, refined: bool = False) -> str | None:
                     f"XLA first moves shards from {'/'.join(other) or 'one axis'} onto {g.axes[0]} with a "
                     f"collective-permute ({c.elements} elements per device), then gathers them over {g.axes[0]}, "
                     f"where gathering over {'/'.join(other) or 'the first axis'} alone gives the same array without "
-                    "the permute: a roundabout route symshard does not list (it permutes shards onto another axis "
-                    "only when the destination uses that axis)"
+                    "the permute: a roundabout route, which symshard lists among XLA's orders but in no strategy "
+                    "with the rest of XLA's plan"
                 )
     return None
 
