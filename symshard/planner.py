@@ -725,9 +725,10 @@ def _reduce_first(
 def _departing_kept(cur: Array, dst: Array) -> list[Array]:
     """``dst`` with some of the axes ``cur`` uses and ``dst`` does not added at the minor end of a dim,
     each to any dim (``B[J, K_YP]`` between ``B[J, K_PQ]`` and ``B[J, K_Y]``; ``B[J_P, K_YQ]``
-    between ``B[J_Y, K_PQ]`` and ``B[J, K_Y]``): XLA permutes to such an array, no more blocks than
-    ``cur`` has, then gathers the axes it added, where keeping every departing axis in its own dim
-    cuts the blocks finer or moves more. Departing axes keep ``cur``'s order within a dim."""
+    between ``B[J_Y, K_PQ]`` and ``B[J, K_Y]``): XLA permutes to such an array (where each new block
+    lies inside one of ``cur``'s, :func:`_permute` checks), then gathers the axes it added, where
+    keeping every departing axis in its own dim cuts the blocks finer or moves more. Departing axes
+    keep ``cur``'s order within a dim."""
     target_axes = set(dst.axes)
     going = [a for d in cur.dims for a in d.axes if a not in target_axes]
     out = []
