@@ -42,6 +42,7 @@ from .collectives import CollectiveCost, parse_collective
 from .errors import HardwareError, SymshardError, UsageError
 from .hardware import HARDWARE, Hardware, hardware
 from .i18n import ENVIRONMENT, LANGUAGES, keyed, language_from, sentence
+from .mathtext import as_expr
 from .mesh import Mesh
 from .notation import parse_array, parse_sizes
 from .placement import place
@@ -243,8 +244,8 @@ def _mesh(args: argparse.Namespace, axes: Sequence[str], chip: Hardware | None) 
 def _equation(symbolic: object, numeric: object, fmt) -> str:
     """``formula = number`` when they differ, else just one of them."""
     sym = pretty(symbolic)
-    value = sympy.sympify(numeric)
-    if value == sympy.sympify(symbolic):
+    value = as_expr(numeric)
+    if value == as_expr(symbolic):
         return sym
     if not value.is_number:
         shown = format_seconds_expr(value) if fmt is format_seconds else pretty(value)
@@ -640,7 +641,7 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
     ]
 
     def num(expr, fmt):
-        return _equation(expr, sympy.sympify(expr).xreplace(values), fmt)
+        return _equation(expr, as_expr(expr).xreplace(values), fmt)
 
     for ph in lay.phases:
         colls = []
@@ -661,7 +662,7 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
                           "bytes_formula": pretty(st.bytes), "time_s": json_value(st.time.xreplace(values)),
                           "time_formula": pretty(st.time), "overlaps": over})  # fmt: skip
         m, c = lay.math_time(ph), lay.comm_time(ph)
-        mv, cv = sympy.sympify(m).xreplace(values), sympy.sympify(c).xreplace(values)
+        mv, cv = as_expr(m).xreplace(values), as_expr(c).xreplace(values)
         bound = None
         if mv.is_number and cv.is_number:
             bound = "compute" if cv <= mv else "communication"
@@ -695,7 +696,7 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
         "training": lay.training,
         "fabric": lay.fabric,
         "phases": phases,
-        "memory_bytes": {k: json_value(sympy.sympify(getattr(mem, k)).xreplace(values)) for k in kinds},
+        "memory_bytes": {k: json_value(as_expr(getattr(mem, k)).xreplace(values)) for k in kinds},
         "memory_formulas": {k: pretty(getattr(mem, k)) for k in kinds},
         "optimizer_bytes_per_param": ADAM_BYTES_PER_PARAM,
         "total_flops": pretty(lay.total_flops()),

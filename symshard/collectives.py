@@ -60,6 +60,7 @@ from .costmodels import (
 from .errors import CollectiveError, NotationError, SymshardError
 from .hardware import Hardware, exact_number
 from .hardware import hardware as lookup_hardware
+from .mathtext import as_expr
 from .memo import memoized
 from .mesh import Mesh, resolve_mesh
 from .notation import CollectiveSyntax, parse_array, parse_collective_syntax
@@ -173,7 +174,7 @@ class CollectiveCost:
         """The same cost with symbols replaced (``{W_ici: 9e10, ...}``)."""
 
         def s(e: sympy.Expr | None) -> sympy.Expr | None:
-            return None if e is None else sympy.sympify(e).subs(values)
+            return None if e is None else as_expr(e).subs(values)
 
         return CollectiveCost(
             self.collective,
@@ -714,12 +715,12 @@ class CollectiveExpr:
         links = []
         for a in self.op.axes:
             ax = m.axis(a)
-            w = sympy.sympify(values.get(ax.fabric.bandwidth, ax.fabric.bandwidth))
+            w = as_expr(values.get(ax.fabric.bandwidth, ax.fabric.bandwidth))
             links.append(Link(ax.size, ax.topology, w / ax.fabric.directions))
         volume = self.op.volume(before.bytes_per_device, after.bytes_per_device, m.group_size(self.op.axes))
-        bw = sympy.sympify(self.op.bandwidth_time(links, volume, model))
-        hops = sympy.sympify(self.op.hops(links, model))
-        t_hop = sympy.sympify(values.get(T_hop, T_hop))
+        bw = as_expr(self.op.bandwidth_time(links, volume, model))
+        hops = as_expr(self.op.hops(links, model))
+        t_hop = as_expr(values.get(T_hop, T_hop))
         lat = t_hop * hops
         if lat.is_number and bw.is_number:
             time = lat if lat > bw else bw

@@ -32,6 +32,7 @@ import sympy
 from .errors import PlanError
 from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
+from .mathtext import as_expr
 from .matmul import Matmul
 from .memo import memoized
 from .mesh import Mesh
@@ -103,7 +104,7 @@ class Condition:
         """The condition with numbers substituted, re-simplified (cases that become false vanish)."""
         cases = []
         for c in self.cases:
-            rels = [_simplify_rel(sympy.sympify(r).subs(values), symbol) for r in c.relations]
+            rels = [_simplify_rel(as_expr(r).subs(values), symbol) for r in c.relations]
             merged = _merge_bounds(rels, symbol)
             if merged is None:
                 continue
@@ -112,12 +113,12 @@ class Condition:
 
     def holds(self, values: Mapping) -> bool | None:
         """Whether the condition holds at a point (None if it cannot be decided)."""
-        point = {sympy.sympify(k): sympy.sympify(v) for k, v in values.items()}
+        point = {as_expr(k): as_expr(v) for k, v in values.items()}
         result = False
         for c in self.cases:
             truth = True
             for r in c.relations:
-                v = sympy.sympify(r).xreplace(point)
+                v = as_expr(r).xreplace(point)
                 if v in (_TRUE, True):
                     continue
                 if v in (_FALSE, False):
@@ -170,12 +171,12 @@ def _simplify_rel(rel: sympy.Basic, symbol: sympy.Symbol | None) -> sympy.Basic:
 
 
 def _solve_rel(rel: sympy.Basic, symbol: sympy.Symbol | None) -> sympy.Basic:
-    rel = sympy.sympify(rel)
+    rel = as_expr(rel)
     if rel in (_TRUE, _FALSE) or not isinstance(rel, sympy.core.relational.Relational):
         return rel
     target = symbol if symbol is not None and symbol in rel.free_symbols else _preferred_symbol(rel)
     if target is None:
-        return sympy.sympify(bool(rel)) if rel.is_number else rel
+        return as_expr(bool(rel)) if rel.is_number else rel
     lhs, rhs = rel.lhs, rel.rhs
     if isinstance(rel, sympy.Eq):
         zero = _zero_cases(lhs - rhs)
@@ -211,7 +212,7 @@ def solve_less(lhs: sympy.Expr, rhs: sympy.Expr, x: sympy.Symbol, *, strict: boo
         >>> solve_less(2 * B / C, 2 / W, B)
         [[B < C/W]]
     """
-    h = sympy.together(sympy.sympify(lhs) - sympy.sympify(rhs))
+    h = sympy.together(as_expr(lhs) - as_expr(rhs))
     num, den = sympy.fraction(h)
     if den.is_negative:
         num, den = -num, -den
@@ -267,10 +268,10 @@ def _at_least_two(expr: sympy.Expr) -> sympy.Expr:
     assume an axis of at least two devices, and this lets SymPy's sign reasoning use that."""
     subs = {
         s: sympy.Dummy(f"k_{s.name}", integer=True, nonnegative=True) + 2
-        for s in sympy.sympify(expr).free_symbols
+        for s in as_expr(expr).free_symbols
         if is_axis_symbol(s)
     }
-    return sympy.sympify(expr).xreplace(subs) if subs else sympy.sympify(expr)
+    return as_expr(expr).xreplace(subs) if subs else as_expr(expr)
 
 
 def _zero_cases(expr: sympy.Expr) -> list[list[sympy.Basic]]:
@@ -330,7 +331,7 @@ def _sign_cases(expr: sympy.Expr, strict: bool) -> list[list[sympy.Basic]]:
 def _tidy(relations: list[sympy.Basic], x: sympy.Symbol) -> list[sympy.Basic] | None:
     out = []
     for r in relations:
-        r = sympy.sympify(r)
+        r = as_expr(r)
         if r == _TRUE:
             continue
         if r == _FALSE:
@@ -394,7 +395,7 @@ def _compare_one_way(b1: sympy.Expr, b2: sympy.Expr) -> str | None:
 
 def _merge_bounds(relations: Sequence[sympy.Basic], x: sympy.Symbol | None) -> tuple[sympy.Basic, ...] | None:
     """Keep the tightest of comparable bounds on each symbol; None if two of them contradict."""
-    relations = list(dict.fromkeys(sympy.sympify(r) for r in relations))
+    relations = list(dict.fromkeys(as_expr(r) for r in relations))
     for r in relations:
         if r == _FALSE:
             return None
@@ -586,7 +587,7 @@ def _conjoin(label: str, parts: Sequence[list[list[sympy.Basic]]], x: sympy.Symb
 
 
 def _dedupe(rels: list[sympy.Basic]) -> list[sympy.Basic]:
-    return list(dict.fromkeys(sympy.sympify(r) for r in rels))
+    return list(dict.fromkeys(as_expr(r) for r in rels))
 
 
 # -- regimes and pairs --------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from typing import TypeAlias
 import sympy
 
 from .errors import HardwareError, UnknownHardwareError, did_you_mean
+from .mathtext import as_expr
 from .symbols import HARDWARE_SYMBOLS, C, T_hop, W_dcn, W_hbm, W_ici, W_nvlink
 from .topology import Fabric, Topology
 
@@ -191,10 +192,10 @@ class Hardware:
         """
         names = list(sizes)
         out: dict[str, tuple[Topology, Fabric, str]] = {}
-        numeric = all(sympy.sympify(s).is_number for s in sizes.values())
+        numeric = all(as_expr(s).is_number for s in sizes.values())
         if self.wiring == _TORUS16:
             for n in names:
-                s = sympy.sympify(sizes[n])
+                s = as_expr(sizes[n])
                 if not s.is_number:
                     out[n] = (Topology.RING, Fabric.ICI, f"{self.label}: size unknown, wraparound assumed")
                 elif s == 16:
@@ -206,8 +207,8 @@ class Hardware:
                 for n in names:
                     out[n] = (Topology.RING, Fabric.ICI, f"{self.label}: sizes unknown, wraparound assumed")
             else:
-                total = sympy.prod([sympy.sympify(sizes[n]) for n in names])
-                cube = total % 64 == 0 and all(sympy.sympify(sizes[n]) % 4 == 0 for n in names)
+                total = sympy.prod([as_expr(sizes[n]) for n in names])
+                cube = total % 64 == 0 and all(as_expr(sizes[n]) % 4 == 0 for n in names)
                 for n in names:
                     if cube:
                         out[n] = (Topology.RING, Fabric.ICI, f"{self.label} slices of whole 4x4x4 cubes wrap")
@@ -220,7 +221,7 @@ class Hardware:
         elif self.wiring == _NVLINK:
             inner = sympy.Integer(1)
             for n in reversed(names):  # the last mesh axis varies fastest: it stays inside a node
-                s = sympy.sympify(sizes[n])
+                s = as_expr(sizes[n])
                 if not s.is_number:
                     out[n] = (Topology.SWITCH, Fabric.NVLINK, f"{self.label}: size unknown, one NVLink domain assumed")
                     continue

@@ -61,6 +61,7 @@ from .dtypes import canonical_dtype, dtype_bytes
 from .errors import PlanError
 from .hardware import Hardware, exact_number
 from .hardware import hardware as lookup_hardware
+from .mathtext import as_expr
 from .matmul import Classification, LocalMatmul, Matmul, local_product, matmul
 from .memo import memoized, on_clear
 from .mesh import Mesh, resolve_mesh
@@ -101,7 +102,7 @@ def sym(value: Value) -> sympy.Expr:
     """A raw planner value (Fraction, int or SymPy) as a SymPy expression."""
     if isinstance(value, Fraction):
         return sympy.Rational(value.numerator, value.denominator)
-    return sympy.sympify(value)
+    return as_expr(value)
 
 
 def _fast(value: Value) -> bool:
@@ -194,11 +195,9 @@ class CostEnv:
         self.values = values
         needed = {C, T_hop} | {a.fabric.bandwidth for a in mesh.axes}
         self.numeric = (
-            all(sympy.sympify(v).is_number for v in sizes.values())
-            and mesh.is_numeric
-            and all(s in values for s in needed)
+            all(as_expr(v).is_number for v in sizes.values()) and mesh.is_numeric and all(s in values for s in needed)
         )
-        conv = (lambda v: _exact(sympy.sympify(v))) if self.numeric else sympy.sympify
+        conv = (lambda v: _exact(as_expr(v))) if self.numeric else as_expr
         self.dim = {d: conv(v) for d, v in sizes.items()}
         self.axis = {a.name: conv(a.size) for a in mesh.axes}
         self.elem = conv(dtype_bytes(self.dtype))

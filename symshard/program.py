@@ -52,6 +52,7 @@ from .collectives import AllGather, AllReduce, AllToAll, CollectiveExpr, Dynamic
 from .costmodels import Link, all_to_all_time, gather_time
 from .dtypes import canonical_dtype, dtype_bytes
 from .errors import PlanError
+from .mathtext import as_expr
 from .matmul import LocalMatmul, local_product, matmul
 from .notation import parse_array
 from .symbols import C, W_dcn, W_ici, W_nvlink, axis, dim
@@ -317,14 +318,14 @@ class Program:
         op = expr.op
         before, out = self.bytes(expr.operand), self.bytes(expr.output)
         group = self._group(op.axes)
-        volume = sympy.sympify(op.volume(before, out, group))
+        volume = as_expr(op.volume(before, out, group))
         links = []
         fabrics = set()
         for a in op.axes:
             fabric = self.fabric.get(a, self.default_fabric)
             fabrics.add(fabric)
             w, topo = FABRICS[fabric]
-            m = sympy.sympify(self.spread.get(a, spread(a)))
+            m = as_expr(self.spread.get(a, spread(a)))
             # a logical axis over M physical axes: one link M times as fast (the chapter's multi-axis rule)
             one_way = m * w / 2 if topo is Topology.RING else m * w
             links.append(Link(axis(a), topo, one_way))
@@ -332,11 +333,11 @@ class Program:
             time = sympy.Integer(0)
             volume = sympy.Integer(0)
         elif isinstance(op, AllToAll):
-            time = sympy.sympify(all_to_all_time(links, volume, "book"))
+            time = as_expr(all_to_all_time(links, volume, "book"))
         elif isinstance(op, AllReduce):
-            time = 2 * sympy.sympify(gather_time(links, volume, "book"))
+            time = 2 * as_expr(gather_time(links, volume, "book"))
         elif isinstance(op, (AllGather, ReduceScatter)):
-            time = sympy.sympify(gather_time(links, volume, "book"))
+            time = as_expr(gather_time(links, volume, "book"))
         else:
             raise PlanError(
                 f"a program cannot cost {op.kind}", hint="use AllGather, ReduceScatter, AllReduce, AllToAll"
@@ -431,7 +432,7 @@ class Program:
 
     def subs(self, expr: sympy.Expr, values: Mapping) -> sympy.Expr:
         """``expr`` with values substituted (a convenience for ``sympify(expr).subs``)."""
-        return sympy.sympify(expr).subs(values)
+        return as_expr(expr).subs(values)
 
     def describe(self) -> list[str]:
         """The steps, one per line: phase, the step, and for a collective its bytes and time."""

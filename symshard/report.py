@@ -38,6 +38,7 @@ import sympy
 
 from .crossovers import Comparison, Condition
 from .i18n import keyed, sentence
+from .mathtext import as_expr
 from .mesh import Mesh
 from .planner import Plan, Strategy
 from .search import Candidate, SearchResult
@@ -126,7 +127,7 @@ def _explanation(s: Strategy, mesh: Mesh | None, language: str) -> list[str]:
 
 
 def _num(value: sympy.Expr) -> bool:
-    return bool(sympy.sympify(value).is_number)
+    return bool(as_expr(value).is_number)
 
 
 def _seconds(value: sympy.Expr) -> str:
@@ -134,7 +135,7 @@ def _seconds(value: sympy.Expr) -> str:
 
 
 def _hw_only(value: sympy.Expr) -> bool:
-    return {s.name for s in sympy.sympify(value).free_symbols} <= {"T_hop"}
+    return {s.name for s in as_expr(value).free_symbols} <= {"T_hop"}
 
 
 def _bytes(value: sympy.Expr) -> str:
@@ -162,9 +163,9 @@ def strategy_data(index: int, s: Strategy, mesh: Mesh | None = None, language: s
         "collectives": [
             {
                 "step": str(st.op),
-                "bytes": json_value(sympy.sympify(st.cost.bytes)),
-                "hops": json_value(sympy.sympify(st.cost.hops)),
-                "time_s": json_value(sympy.sympify(st.cost.time)),
+                "bytes": json_value(as_expr(st.cost.bytes)),
+                "hops": json_value(as_expr(st.cost.hops)),
+                "time_s": json_value(as_expr(st.cost.time)),
             }
             for st in s.collectives
         ],
@@ -366,7 +367,7 @@ def compare_text(c: Comparison, *, language: str = "en") -> str:
         lines.append(f"     T_math = {pretty(s.compute_time)}")
         comm = sympy.Integer(0)
         for st in s.collectives:
-            comm += sympy.sympify(st.cost.bandwidth_time)
+            comm += as_expr(st.cost.bandwidth_time)
         lines.append(f"     T_comms = {pretty(comm)}")
         condition = _condition(r.communication_bound.text(), language)
         line = _say(

@@ -45,6 +45,7 @@ from .crossovers import Case, Condition, _drop_subsumed, _merge_bounds, solve_le
 from .errors import PlanError
 from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
+from .mathtext import as_expr
 from .matmul import LocalMatmul
 from .program import FABRICS, Program, spread
 from .symbols import W_nvlink, axis, dim
@@ -333,7 +334,7 @@ def _arrays(step) -> tuple:
 
 
 def _largest(values: Sequence[sympy.Expr]) -> sympy.Expr:
-    values = list(dict.fromkeys(sympy.sympify(v) for v in values))
+    values = list(dict.fromkeys(as_expr(v) for v in values))
     if not values:
         return sympy.Integer(0)
     return values[0] if len(values) == 1 else sympy.Max(*values)
@@ -342,7 +343,7 @@ def _largest(values: Sequence[sympy.Expr]) -> sympy.Expr:
 def _solve_le(lhs: sympy.Expr, rhs: sympy.Expr, x: sympy.Symbol, strict: bool = False) -> list[list[sympy.Basic]]:
     """``lhs ≤ rhs`` (``<`` with ``strict``) for positive sides, solved for ``x``; square roots are
     squared away first (both sides are positive, so squaring keeps the order)."""
-    lhs, rhs = sympy.sympify(lhs), sympy.sympify(rhs)
+    lhs, rhs = as_expr(lhs), as_expr(rhs)
     if lhs.has(sympy.Pow) and any(
         e.exp.is_Rational and not e.exp.is_Integer for e in (lhs + rhs).atoms(sympy.Pow) if x in e.free_symbols
     ):
@@ -444,14 +445,14 @@ class Split:
             point = {**values, axis("X"): x, axis("Y"): y}
             if not _divisible(point, x, y):
                 continue
-            t = sympy.sympify(comm).xreplace({k: sympy.sympify(v) for k, v in point.items()})
+            t = as_expr(comm).xreplace({k: as_expr(v) for k, v in point.items()})
             if best is None or t < best[2]:
                 best = (x, y, t)
         return best
 
 
 def _fabric_of(expr: sympy.Expr) -> str:
-    return "nvlink" if W_nvlink in sympy.sympify(expr).free_symbols else "ici"
+    return "nvlink" if W_nvlink in as_expr(expr).free_symbols else "ici"
 
 
 def _divisible(point: Mapping, x: int, y: int) -> bool:
@@ -479,7 +480,7 @@ def fsdp_tp_split(
         raise PlanError(f"unknown phase '{phase}'", hint="use forward, backward or step")
     t = sympy.Symbol("t", positive=True)
     subs = {axis("X"): t, axis("Y"): N / t}
-    comm = sympy.sympify(lay.comm_time(ph)).xreplace(subs)
+    comm = as_expr(lay.comm_time(ph)).xreplace(subs)
     roots = [r for r in sympy.solve(sympy.diff(comm, t), t) if r.is_positive is not False]
     if len(roots) != 1:  # pragma: no cover - the cost is a·t + b/t
         raise PlanError("could not minimise the FSDP + TP communication", hint="this is a bug in symshard")
@@ -514,7 +515,7 @@ class Pods:
         hw = lookup_hardware(hardware)
         if hw.dcn_bandwidth is None:
             raise PlanError(f"{hw.label} has no DCN bandwidth figure", hint="set one with --hw-set W_dcn=...")
-        return sympy.sympify(self.min_batch_per_pod).xreplace(hw.constants())
+        return as_expr(self.min_batch_per_pod).xreplace(hw.constants())
 
 
 @cache
@@ -546,7 +547,7 @@ def largest_tp(f: int, values: Mapping[sympy.Symbol, object], hardware_fabric: s
     for case in cond.cases:
         for r in case.relations:
             if isinstance(r, (sympy.LessThan, sympy.StrictLessThan)) and r.lhs == axis("Y"):
-                bound = sympy.sympify(r.rhs).xreplace({dim("F"): f, **{sympy.sympify(k): v for k, v in values.items()}})
+                bound = as_expr(r.rhs).xreplace({dim("F"): f, **{as_expr(k): v for k, v in values.items()}})
     if bound is None:  # pragma: no cover
         raise PlanError("TP has no upper bound on |Y|", hint="this is a bug in symshard")
     return int(sympy.floor(bound))

@@ -91,7 +91,7 @@ _LATEX_NAMES = {
 def latex(expr: sympy.Basic) -> str:
     """``sympy.latex`` with symshard's symbol names (``|X|`` as ``\\lvert X \\rvert``)."""
     names = {}
-    for s in sympy.sympify(expr).free_symbols:
+    for s in sympy.sympify(expr, strict=True).free_symbols:
         if s in _LATEX_NAMES:
             names[s] = _LATEX_NAMES[s]
         elif is_axis_symbol(s):

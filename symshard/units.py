@@ -20,6 +20,8 @@ from typing import Any
 
 import sympy
 
+from .mathtext import as_expr
+
 __all__ = [
     "format_bytes",
     "format_flops",
@@ -56,7 +58,7 @@ def format_seconds(seconds: Any, digits: int = 3) -> str:
 
 def format_bytes(n: object, digits: int = 3) -> str:
     """Bytes exactly, with a binary unit beside them from 1 KiB up."""
-    value = sympy.sympify(n)
+    value = as_expr(n)
     exact = f"{int(value):,} B" if value.is_integer else f"{float(value):,.1f} B"
     x = float(value)
     for power, unit in ((4, "TiB"), (3, "GiB"), (2, "MiB"), (1, "KiB")):
@@ -81,7 +83,7 @@ def format_number(x: object, digits: int = 3) -> str:
         >>> format_number(16384), format_number(4.5e10), format_number(sympy.Rational(1, 3))
         ('16,384', '4.5e10', '0.333')
     """
-    value = sympy.sympify(x)
+    value = as_expr(x)
     if value.is_Integer and abs(value) < 10**6:
         return f"{int(value):,}"
     if value.is_number:
@@ -94,7 +96,7 @@ def format_number(x: object, digits: int = 3) -> str:
 
 def format_seconds_expr(expr: object) -> str:
     """A time that may still hold symbols: numbers in seconds units, ``max(291 ns, 3·T_hop)``."""
-    value = sympy.sympify(expr)
+    value = as_expr(expr)
     if value.is_number:
         return format_seconds(value)
     if isinstance(value, (sympy.Max, sympy.Min)):
@@ -109,7 +111,7 @@ def json_value(x: object) -> object:
     """A JSON-ready value: int for exact integers, float for other numbers, text for expressions."""
     if x is None or isinstance(x, (bool, int, float, str)):
         return x
-    value = sympy.sympify(x)
+    value = as_expr(x)
     if value.is_Integer:
         return int(value)
     if value.is_number:
@@ -119,7 +121,7 @@ def json_value(x: object) -> object:
 
 def pretty(expr: object) -> str:
     """An expression for a terminal: ``4·I·J/(W_hbm·|X|·|Y|)``, ``max(...)`` in lower case."""
-    text = sympy.sstr(sympy.sympify(expr))
+    text = sympy.sstr(as_expr(expr))
     return text.replace("**", "^").replace("*", "·").replace("Max(", "max(").replace("Min(", "min(")
 
 

@@ -35,6 +35,7 @@ import jinja2.sandbox
 import sympy
 
 from ..errors import AnswerError, SymshardError, TemplateError, did_you_mean
+from ..mathtext import as_expr
 from ..units import format_bytes, format_flops, format_number, format_seconds, json_value, parse_quantity
 from .family import AnswerSpec, Family, load_family
 from .figures import FigureBook
@@ -217,7 +218,7 @@ def _as_float(value: object) -> float | None:
     if isinstance(value, bool) or isinstance(value, str):
         return None
     try:
-        return float(sympy.sympify(value))
+        return float(as_expr(value))
     except (TypeError, ValueError, sympy.SympifyError):
         return None
 

@@ -32,6 +32,7 @@ from ..collectives import AllGather, AllReduce, AllToAll, CollectivePermute, Dyn
 from ..crossovers import compare
 from ..dtypes import dtype_bytes
 from ..hardware import hardware
+from ..mathtext import as_expr
 from ..matmul import local_product, matmul
 from ..mesh import Mesh
 from ..notation import parse_array
@@ -48,7 +49,7 @@ __all__ = ["environment", "margin"]
 
 def margin(a: object, b: object) -> float:
     """How far apart two positive quantities are, relative to the larger: 0 for a tie, near 1 for far apart."""
-    x, y = abs(float(sympy.sympify(a))), abs(float(sympy.sympify(b)))
+    x, y = abs(float(as_expr(a))), abs(float(as_expr(b)))
     top = max(x, y)
     return 0.0 if top == 0 else abs(x - y) / top
 
@@ -61,7 +62,7 @@ def _short_bytes(n: object) -> str:
 
 def _texnum(value: object, digits: int = 3) -> str:
     """A number for LaTeX: ``4.5 \\times 10^{10}``, ``1{,}048{,}576``, ``0.25``."""
-    v = sympy.sympify(value)
+    v = as_expr(value)
     if v.is_Integer and abs(v) < 10**7:
         return f"{int(v):,}".replace(",", "{,}")
     text = sig(float(v), digits)
@@ -102,7 +103,7 @@ def _tex(value: object) -> str:
     latex_method = getattr(value, "latex", None)
     if callable(latex_method) and not isinstance(value, sympy.Basic):
         return str(latex_method())
-    return _tex_expr(sympy.sympify(value))
+    return _tex_expr(as_expr(value))
 
 
 _GLOBALS = {

@@ -36,11 +36,10 @@ from importlib.resources import files
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-import sympy
-
 from .. import __version__
 from ..errors import UsageError
 from ..i18n import ui
+from ..mathtext import as_expr
 from ..units import sig
 from .engine import Answer, Problem, show_value
 from .figures import FOLDER, moodle_files, to_html_images
@@ -219,7 +218,7 @@ def to_moodle(problems: Sequence[Problem], *, category: str = "symshard") -> str
                 ),
             ]
             for m in a.mistakes:
-                wrong = float(sympy.sympify(m.value)) / scale
+                wrong = float(as_expr(m.value)) / scale
                 out.append(
                     f'    <answer fraction="0"><text>{_num(wrong)}</text><tolerance>{_tolerance(a, wrong)}</tolerance>'
                     f"<feedback>{_cdata(_moodle_math(m.feedback))}</feedback></answer>"
@@ -274,7 +273,7 @@ def _cloze(a: Answer, language: str = "en") -> str:
     value = (a.number or 0.0) / scale
     options = [f"%100%{_num(value)}:{_tolerance(a, value)}#{ui('right', language)}"]
     for m in a.mistakes:
-        wrong = float(sympy.sympify(m.value)) / scale
+        wrong = float(as_expr(m.value)) / scale
         options.append(f"%0%{_num(wrong)}:{_tolerance(a, wrong)}#{_cloze_escape(m.feedback)}")
     return "{1:NUMERICAL:" + "~".join(options) + "}"
 

@@ -36,6 +36,7 @@ import symshard
 from .. import errors
 from ..errors import SymshardError, TemplateError
 from ..hardware import HARDWARE
+from ..mathtext import as_expr
 from ..symbols import W_dcn, W_ici
 from ..symbols import latex as symbol_latex
 from ..units import format_bytes, format_number, format_seconds
@@ -54,7 +55,7 @@ def latex_of(value: object) -> str:
     method = getattr(value, "latex", None)
     if callable(method):
         return str(method())
-    return symbol_latex(sympy.sympify(value))
+    return symbol_latex(as_expr(value))
 
 
 def _name_latex(name: str) -> str:
