@@ -60,7 +60,7 @@ from .costmodels import (
 from .errors import CollectiveError, NotationError, SymshardError
 from .hardware import Hardware, exact_number
 from .hardware import hardware as lookup_hardware
-from .mathtext import as_expr
+from .mathtext import as_expr, as_substitution
 from .memo import memoized
 from .mesh import Mesh, resolve_mesh
 from .notation import CollectiveSyntax, parse_array, parse_collective_syntax
@@ -171,10 +171,11 @@ class CollectiveCost:
         return "$" + self.latex() + "$"
 
     def subs(self, values: Mapping) -> CollectiveCost:
-        """The same cost with symbols replaced (``{W_ici: 9e10, ...}``)."""
+        """The same cost with symbols replaced (``{W_ici: 9e10, ...}``; names as text work too)."""
+        point = as_substitution(values)
 
         def s(e: sympy.Expr | None) -> sympy.Expr | None:
-            return None if e is None else as_expr(e).subs(values)
+            return None if e is None else as_expr(e).subs(point)
 
         return CollectiveCost(
             self.collective,

@@ -32,7 +32,7 @@ import sympy
 from .errors import PlanError
 from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
-from .mathtext import as_expr
+from .mathtext import as_expr, as_substitution
 from .matmul import Matmul
 from .memo import memoized
 from .mesh import Mesh
@@ -103,8 +103,9 @@ class Condition:
     def subs(self, values: Mapping, symbol: sympy.Symbol | None = None) -> Condition:
         """The condition with numbers substituted, re-simplified (cases that become false vanish)."""
         cases = []
+        point = as_substitution(values)
         for c in self.cases:
-            rels = [_simplify_rel(as_expr(r).subs(values), symbol) for r in c.relations]
+            rels = [_simplify_rel(as_expr(r).subs(point), symbol) for r in c.relations]
             merged = _merge_bounds(rels, symbol)
             if merged is None:
                 continue

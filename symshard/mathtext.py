@@ -53,7 +53,7 @@ import sympy
 from .errors import NotationError, did_you_mean
 from .symbols import HARDWARE_SYMBOLS, axis, dim
 
-__all__ = ["MAX_DIGITS", "MAX_LENGTH", "as_expr", "parse_math", "parse_number"]
+__all__ = ["MAX_DIGITS", "MAX_LENGTH", "as_expr", "as_substitution", "parse_math", "parse_number"]
 
 MAX_LENGTH = 2000
 """The longest formula text read, in characters."""
@@ -430,3 +430,22 @@ def as_expr(value: object, names: Mapping[str, object] | Callable[[str], object]
         return sympy.sympify(value, strict=True)  # strict: numbers and SymPy-like objects, never text
     except sympy.SympifyError:
         raise TypeError(f"{type(value).__name__} {value!r:.60} is not a number or a formula") from None
+
+
+def as_substitution(values: Mapping[object, object]) -> dict[sympy.Basic, sympy.Basic]:
+    """A mapping of names or symbols to values, as SymPy objects on both sides.
+
+    Keys may be symbols or text (``'E'``, ``'|X|'``, ``'W_ici'``, read by :func:`parse_math`
+    with symshard's symbols), so ``expr.subs(as_substitution({'E': 2048}))`` substitutes
+    the dim E and never hands text to SymPy (whose ``subs`` would ``eval`` it).
+
+    Raises:
+        NotationError: a key or value that is not a formula.
+        TypeError: a value that is neither a number, a formula nor text.
+
+    Examples:
+        >>> from symshard.symbols import W_ici
+        >>> as_substitution({"E": 2048, "|X|": 4, W_ici: "9e10"})
+        {E: 2048, |X|: 4, W_ici: 90000000000}
+    """
+    return {as_expr(k): as_expr(v) for k, v in values.items()}

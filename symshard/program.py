@@ -52,7 +52,7 @@ from .collectives import AllGather, AllReduce, AllToAll, CollectiveExpr, Dynamic
 from .costmodels import Link, all_to_all_time, gather_time
 from .dtypes import canonical_dtype, dtype_bytes
 from .errors import PlanError
-from .mathtext import as_expr
+from .mathtext import as_expr, as_substitution
 from .matmul import LocalMatmul, local_product, matmul
 from .notation import parse_array
 from .symbols import C, W_dcn, W_ici, W_nvlink, axis, dim
@@ -432,7 +432,7 @@ class Program:
 
     def subs(self, expr: sympy.Expr, values: Mapping) -> sympy.Expr:
         """``expr`` with values substituted (a convenience for ``sympify(expr).subs``)."""
-        return as_expr(expr).subs(values)
+        return as_expr(expr).subs(as_substitution(values))
 
     def describe(self) -> list[str]:
         """The steps, one per line: phase, the step, and for a collective its bytes and time."""
