@@ -29,6 +29,7 @@ The tree::
     ├── UnknownModelError (LookupError)  a cost model other than book / ring
     ├── PlanError (ValueError)           a matmul request that cannot be met
     ├── TemplateError (ValueError)       a problem family that cannot be rendered
+    │   └── BudgetError                  a family's work past its time or memory limit
     ├── AnswerError (ValueError)         a problem answer that does not exist or cannot be read
     ├── UsageError (ValueError)          a command line the CLI cannot read
     └── SiteError (RuntimeError)         a docs site that cannot be prepared, built or served
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 __all__ = [
     "AnswerError",
+    "BudgetError",
     "CollectiveError",
     "DivisibilityError",
     "HardwareError",
@@ -173,6 +175,10 @@ class PlanError(SymshardError, ValueError):
 
 class TemplateError(SymshardError, ValueError):
     """A problem family whose spec or template is broken, or that tries to leave the sandbox."""
+
+
+class BudgetError(TemplateError):
+    """Work a problem family asked for that ran past its time or memory limit."""
 
 
 class AnswerError(SymshardError, ValueError):

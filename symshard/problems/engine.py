@@ -23,6 +23,7 @@ import os
 import random
 import re
 import traceback
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -37,6 +38,7 @@ import sympy
 from ..errors import AnswerError, SymshardError, TemplateError, did_you_mean
 from ..mathtext import as_expr
 from ..units import format_bytes, format_flops, format_number, format_seconds, json_value, parse_quantity
+from .budget import Budget, run
 from .family import AnswerSpec, Family, load_family
 from .figures import FigureBook
 from .sandbox import environment
@@ -351,23 +353,42 @@ def _compiled_template(folder: Path, source: str) -> jinja2.Template:
     return environment(folder).from_string(source)
 
 
-def _evaluate(fam: Family, where: str, source: str, scope: dict) -> object:
-    """Evaluate one expression of ``family.toml`` in ``scope`` (the sandbox's globals and the values)."""
+def _evaluate(fam: Family, where: str, source: str, scope: dict, *, rejects: bool = True) -> object:
+    """Evaluate one expression of ``family.toml`` in ``scope`` (the sandbox's globals and the values).
+
+    With ``rejects`` (lets and checks), a value the algebra refuses rejects the draw; otherwise
+    (answers, mistakes, identity) it is the family's error, reported as such.
+    """
     try:
         value = _compiled(fam.path, source)(scope)
     except SymshardError as err:
         if isinstance(err, TemplateError):
             raise
-        raise _DrawRejectedError(f"{where}: {err.one_line()}") from None
+        if rejects:
+            raise _DrawRejectedError(f"{where}: {err.one_line()}") from None
+        raise TemplateError(
+            f"family '{fam.name}', family.toml {where}: the algebra refuses it: {err.one_line()}",
+            text=source,
+            hint="an answer must be computable in every draw that passes the checks: fix the expression, "
+            "or add a check that rejects such draws",
+        ) from None
+    except jinja2.exceptions.SecurityError as err:
+        raise TemplateError(
+            f"family '{fam.name}', family.toml {where}: refused by the sandbox: {err}",
+            text=source,
+            hint="family expressions may use their values and the algebra, never Python, files or unbounded work",
+        ) from None
     except jinja2.TemplateSyntaxError as err:
         raise TemplateError(
             f"family '{fam.name}', family.toml {where}: {err.message}",
             text=source,
             hint="the value must be one Jinja expression",
         ) from None
-    except (jinja2.exceptions.SecurityError, jinja2.UndefinedError) as err:
+    except jinja2.UndefinedError as err:
         raise TemplateError(f"family '{fam.name}', family.toml {where}: {err}", text=source,
                             hint="only parameters, earlier lets and the algebra are in scope") from None  # fmt: skip
+    except (MemoryError, RecursionError):
+        raise  # the budget reports these (symshard.problems.budget)
     except Exception as err:
         raise TemplateError(
             f"family '{fam.name}', family.toml {where}: {type(err).__name__}: {err}",
@@ -412,7 +433,7 @@ def _attempt(fam: Family, seed: int, attempt: int, language: str) -> Problem:
         run_checks()
     run_checks()
     answers = tuple(_answer(fam, spec, ctx, scope, language) for spec in fam.answers)
-    path = tuple((k, str(_evaluate(fam, f"identity.{k}", s, scope))) for k, s in fam.identity)
+    path = tuple((k, str(_evaluate(fam, f"identity.{k}", s, scope, rejects=False))) for k, s in fam.identity)
     ctx["answers"] = {a.name: a for a in answers}
     ctx["family"] = fam
     ctx["seed"] = seed
@@ -424,7 +445,7 @@ def _attempt(fam: Family, seed: int, attempt: int, language: str) -> Problem:
 
 def _answer(fam: Family, spec: AnswerSpec, ctx: Mapping[str, object], scope: dict, language: str = "en") -> Answer:
     where = f"answers.{spec.name}"
-    value = _evaluate(fam, where, spec.value, scope)
+    value = _evaluate(fam, where, spec.value, scope, rejects=False)
     if spec.unit != "text" and _as_float(value) is None:
         raise TemplateError(
             f"family '{fam.name}', family.toml {where}: the value {value} is not a number",
@@ -433,7 +454,7 @@ def _answer(fam: Family, spec: AnswerSpec, ctx: Mapping[str, object], scope: dic
     mistakes: dict[object, Mistake] = {}
     right = _key(value)
     for i, m in enumerate(spec.mistakes):
-        wrong = _evaluate(fam, f"{where}.mistakes[{i}]", m.value, scope)
+        wrong = _evaluate(fam, f"{where}.mistakes[{i}]", m.value, scope, rejects=False)
         k = _key(wrong)
         if k == right or _within(wrong, value, spec.rel_tol):
             continue  # here the mistake lands within the answer's tolerance: a grader could not tell
@@ -494,6 +515,13 @@ def _render(
     except jinja2.TemplateNotFound as err:
         raise TemplateError(f"family '{fam.name}', {name}: template '{err.name}' not found",
                             hint="templates may only include files of their own family folder") from None  # fmt: skip
+    except jinja2.exceptions.SecurityError as err:
+        line = _template_line(err, name, tmpl)
+        raise TemplateError(f"family '{fam.name}', {name} line {line}: refused by the sandbox: {err}",
+                            hint="templates may use their values and the algebra, never Python, files outside "
+                                 "their folder or unbounded work") from None  # fmt: skip
+    except (MemoryError, RecursionError):
+        raise  # the budget reports these (symshard.problems.budget)
     except Exception as err:
         line = _template_line(err, name, tmpl)
         raise TemplateError(f"family '{fam.name}', {name} line {line}: {type(err).__name__}: {err}",
@@ -514,37 +542,60 @@ def _top_level(folder: Path, name: str, source: str) -> bool:
 
 def _has_top_level_code(tmpl: jinja2.Template) -> bool:
     """Whether the template defines macros or variables outside its blocks."""
-    filename = tmpl.filename or ""
-    path = Path(filename)
-    source = path.read_text(encoding="utf-8") if path.is_file() else ""
-    return _top_level(path.parent, path.name, source)
+    env = tmpl.environment
+    if env.loader is None or tmpl.name is None:
+        return False
+    source = env.loader.get_source(env, tmpl.name)[0]
+    return _top_level(Path(tmpl.filename or ""), tmpl.name, source)
 
 
 def _render_string(fam: Family, where: str, source: str, ctx: Mapping[str, object]) -> str:
     try:
         return _compiled_template(fam.path, source).render(**ctx)
+    except (MemoryError, RecursionError):
+        raise  # the budget reports these (symshard.problems.budget)
     except Exception as err:
-        raise TemplateError(f"family '{fam.name}', family.toml {where}: {type(err).__name__}: {err}",
+        detail = f"refused by the sandbox: {err}" if isinstance(err, jinja2.exceptions.SecurityError) else (
+            f"{type(err).__name__}: {err}")  # fmt: skip
+        raise TemplateError(f"family '{fam.name}', family.toml {where}: {detail}",
                             hint="feedback is a Jinja template over the same values") from None  # fmt: skip
 
 
-def variant(fam: Family, seed: int, language: str = "en") -> Problem:
+def variant(fam: Family, seed: int, language: str = "en", *, budget: Budget | None = None) -> Problem:
     """The problem of family ``fam`` for ``seed`` (the first draw that passes every check).
 
+    The drawing and rendering run in a worker process within ``budget`` (default:
+    :meth:`Budget.from_environment <symshard.problems.budget.Budget.from_environment>`),
+    whatever the family's templates and expressions ask for.
+
     Raises:
-        TemplateError: a broken family, no text in ``language``, or no valid draw in
-            ``MAX_ATTEMPTS`` tries.
+        TemplateError: a broken family, no text in ``language``, no valid draw in
+            ``MAX_ATTEMPTS`` tries, or work past the budget
+            (:class:`~symshard.problems.budget.BudgetExceeded`).
     """
     fam.template_for(language)  # an unknown language fails before any drawing
-    last = "no attempt"
+    chosen = budget if budget is not None else Budget.from_environment()
+    return run(_variant, (fam, seed, language), chosen, what=f"family '{fam.name}' (seed {seed})")
+
+
+def _variant(fam: Family, seed: int, language: str) -> Problem:
+    """:func:`variant`'s work, in the worker."""
+    reasons: Counter[str] = Counter()
     for attempt in range(MAX_ATTEMPTS):
         try:
             return _attempt(fam, seed, attempt, language)
         except _DrawRejectedError as why:
-            last = str(why)
+            reasons[str(why)] += 1
+    (top, count), *others = reasons.most_common()
+    if top.startswith("check "):
+        hint = f"{top} in {count} of {MAX_ATTEMPTS} draws: widen its parameters or loosen that check"
+    else:
+        where = top.split(":", 1)[0]
+        hint = (f"the algebra refused {where} in {count} of {MAX_ATTEMPTS} draws: fix that expression, "
+                "or add a check on the parameters that rejects such draws first")  # fmt: skip
+    shown = "; ".join(f"{r} ({n}×)" for r, n in [(top, count), *others[:2]])
     raise TemplateError(
-        f"family '{fam.name}' found no valid variant for seed {seed} in {MAX_ATTEMPTS} draws (last: {last})",
-        hint="widen its parameters or loosen its checks",
+        f"family '{fam.name}' found no valid variant for seed {seed} in {MAX_ATTEMPTS} draws: {shown}", hint=hint
     )
 
 
@@ -590,6 +641,7 @@ def generate(
     language: str = "en",
     extra: Iterable[Path | str] = (),
     progress: Callable[[int, int], None] | None = None,
+    budget: Budget | None = None,
 ) -> list[Problem]:
     """A problem set: ``per_family`` variants of each chosen family, or ``count`` problems
     taken round-robin over them; reproducible from ``seed``, without duplicates.
@@ -607,7 +659,7 @@ def generate(
     out: list[Problem] = []
     for n, (fam, index) in enumerate(plan_):
         for retry in range(50):
-            problem = variant(fam, _variant_seed(seed, fam.name, index, retry), language)
+            problem = variant(fam, _variant_seed(seed, fam.name, index, retry), language, budget=budget)
             key = problem.key()
             if key not in seen:
                 seen.add(key)

@@ -1,38 +1,71 @@
 """The sandbox families run in: a Jinja ``SandboxedEnvironment`` whose globals are the algebra.
 
-Templates and ``family.toml`` expressions see the public algebra (``parse``,
-``mesh``, ``hardware``, ``place``, ``matmul``, ``plan``, ``compare``,
-``best_sharding``, the collectives and the symbols) and formatting filters
-(``seconds``, ``bytes``, ``flops``, ``num``, ``tex``, ``text``), and nothing
-else: no Python builtins beyond a few pure ones, no imports, no files outside
-the family's folder. ``StrictUndefined`` turns every misspelt name into an
-error instead of an empty string; an attempt to reach ``__class__`` and the like
-is a :class:`~symshard.errors.TemplateError`. Templates (not ``family.toml``) also
-see ``figure(kind, ...)``, which the engine adds for the problem being rendered
-(see :mod:`symshard.problems.figures`).
+Problem families are written by strangers and rendered on students' machines, so
+nothing a family writes may reach Python. Templates and ``family.toml``
+expressions see the public algebra (``parse``, ``mesh``, ``hardware``, ``place``,
+``matmul``, ``plan``, ``compare``, ``best_sharding``, the collectives and the
+symbols) and formatting filters (``seconds``, ``bytes``, ``flops``, ``num``,
+``tex``, ``text``), and nothing else. The rules, each enforced here:
+
+* **No evaluation of text.** Text that stands for a number or a formula (in
+  ``margin``, ``simplify``, ``factor``, ``Rational``, ``math`` and the ``tex``
+  and ``text`` filters) is read by :mod:`symshard.mathtext`'s grammar. A SymPy
+  function or method handed text is refused, since SymPy would ``eval`` it.
+* **Only symshard's values are open.** Attributes may be read on symshard's and
+  SymPy's objects, numbers, text, containers and Jinja's loop helpers; never on
+  anything else (a path, a module, a function), and never a name starting with
+  ``_``. Methods that write files are closed.
+* **Files stay in the family's folder.** Templates load only regular files of the
+  family's own folder: no absolute paths, no ``..``, no symbolic links.
+* **Bounded work.** Ranges, string and list repetition, integer powers, string
+  formatting and the filters that pad text are checked before they run; ``lipsum``
+  and the ``random`` filter (not reproducible) are gone. Everything else is bounded
+  by the time and memory budget a variant runs under (:mod:`symshard.problems.budget`).
+
+``StrictUndefined`` turns every misspelt name into an error instead of an empty
+string; a refusal is a :class:`~symshard.errors.TemplateError` naming the family and
+line. Templates (not ``family.toml``) also see ``figure(kind, ...)``, which the engine
+adds for the problem being rendered (see :mod:`symshard.problems.figures`).
 
 Examples:
     >>> env = environment(None)
     >>> env.from_string("{{ parse('AllGather_X(A[I_X])').output }}").render()
     'A[I]'
+    >>> env.from_string("{{ margin('2*E', 'E') }}").render()  # text is a formula, read by the grammar
+    Traceback (most recent call last):
+    ...
+    jinja2.exceptions.SecurityError: margin() needs numbers, but 2*E has free symbols
 """
 
 from __future__ import annotations
 
+import operator
+import os
+import re
+import stat
+import types
+from collections.abc import Callable, Iterable
+from decimal import Decimal
+from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import jinja2
+import jinja2.filters
+import jinja2.runtime
 import jinja2.sandbox
 import sympy
+from jinja2.exceptions import SecurityError
 
 from .. import symbols
 from ..arrays import Array
 from ..collectives import AllGather, AllReduce, AllToAll, CollectivePermute, DynamicSlice, ReduceScatter
 from ..crossovers import compare
 from ..dtypes import dtype_bytes
+from ..errors import SymshardError
 from ..hardware import hardware
-from ..mathtext import as_expr
+from ..mathtext import MAX_DIGITS, as_expr, parse_math
 from ..matmul import local_product, matmul
 from ..mesh import Mesh
 from ..notation import parse_array
@@ -44,14 +77,71 @@ from ..schemes import layer as mlp_layer
 from ..search import best_sharding
 from ..units import format_bytes, format_flops, format_number, format_seconds, pretty, sig
 
-__all__ = ["environment", "margin"]
+__all__ = ["MAX_TEMPLATE_BYTES", "MAX_TEXT", "FamilyLoader", "FamilySandbox", "environment", "margin"]
+
+
+MAX_TEXT = 1_000_000
+"""The longest string or list a template may build by repetition, padding or formatting."""
+
+MAX_TEMPLATE_BYTES = 1_000_000
+"""The largest template file a family may have."""
+
+_MAX_WIDTH = 10_000
+"""The widest field a format or a padding filter may ask for."""
+
+
+def _number(value: object, who: str) -> sympy.Basic:
+    """``value`` as a SymPy number, text read by the grammar; refused if it keeps symbols."""
+    try:
+        v = as_expr(value)
+    except (TypeError, ValueError) as err:
+        raise SecurityError(f"{who}() cannot read {value!r:.80}: {_reason(err)}") from None
+    if not v.is_number:
+        raise SecurityError(f"{who}() needs numbers, but {v} has free symbols")
+    return v
 
 
 def margin(a: object, b: object) -> float:
     """How far apart two positive quantities are, relative to the larger: 0 for a tie, near 1 for far apart."""
-    x, y = abs(float(as_expr(a))), abs(float(as_expr(b)))
+    x, y = abs(float(_number(a, "margin"))), abs(float(_number(b, "margin")))
     top = max(x, y)
     return 0.0 if top == 0 else abs(x - y) / top
+
+
+def _simplify(value: object) -> sympy.Basic:
+    """``sympy.simplify`` of a value or of a formula written as text (read by the grammar)."""
+    return sympy.simplify(_formula(value, "simplify"))
+
+
+def _factor(value: object) -> sympy.Basic:
+    """``sympy.factor`` of a value or of a formula written as text (read by the grammar)."""
+    return sympy.factor(_formula(value, "factor"))
+
+
+def _formula(value: object, who: str) -> sympy.Basic:
+    try:
+        return as_expr(value)
+    except (TypeError, ValueError) as err:
+        raise SecurityError(f"{who}() cannot read {value!r:.80}: {_reason(err)}") from None
+
+
+def _reason(err: Exception) -> str:
+    return err.message if isinstance(err, SymshardError) else str(err)
+
+
+def _rational(p: object, q: object = 1) -> sympy.Basic:
+    """An exact fraction ``p/q``; text is read by the grammar, never by SymPy's parser."""
+    num, den = _formula(p, "Rational"), _formula(q, "Rational")
+    if den == 0:
+        raise SecurityError("Rational() with a zero denominator")
+    return num / den
+
+
+def _math(text: str) -> sympy.Basic:
+    """A formula written as text, with symshard's symbols: ``math('2*B*D/C')``."""
+    if not isinstance(text, str):
+        raise SecurityError(f"math() reads text, not {type(text).__name__}")
+    return parse_math(text)
 
 
 def _short_bytes(n: object) -> str:
@@ -136,9 +226,10 @@ _GLOBALS = {
     "W_nvlink": symbols.W_nvlink,
     "W_dcn": symbols.W_dcn,
     "T_hop": symbols.T_hop,
-    "simplify": sympy.simplify,
-    "factor": sympy.factor,
-    "Rational": sympy.Rational,
+    "simplify": _simplify,
+    "factor": _factor,
+    "Rational": _rational,
+    "math": _math,
     # small pure helpers
     "margin": margin,
     "min": min,
@@ -173,18 +264,260 @@ _FILTERS = {
 }
 
 
+# -- what templates may touch -------------------------------------------------------------------
+
+_OPEN_TYPES = (str, int, float, bool, complex, list, tuple, dict, set, frozenset, range, type(None), Fraction, Decimal)
+_OPEN_MODULES = ("symshard.", "jinja2.")
+
+
+def _open_to_templates(obj: object) -> bool:
+    """Whether templates may read attributes of ``obj``: symshard's and SymPy's values, plain data."""
+    if isinstance(obj, (sympy.Basic, *_OPEN_TYPES)):
+        return True
+    if isinstance(obj, type):
+        module = obj.__module__ or ""
+        return module.startswith(_OPEN_MODULES) or (module.startswith("sympy.") and issubclass(obj, sympy.Basic))
+    if isinstance(obj, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+        return False
+    return (type(obj).__module__ or "").startswith(_OPEN_MODULES)
+
+
+def _is_sympy(fn: object) -> bool:
+    """Whether ``fn`` is SymPy's: a SymPy function or class, or a method of a SymPy object."""
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, sympy.Basic) or (isinstance(owner, type) and issubclass(owner, sympy.Basic)):
+        return True
+    return (getattr(fn, "__module__", None) or "").startswith("sympy")
+
+
+def _texts(values: Iterable[object], depth: int = 0) -> Iterable[str]:
+    """The strings in ``values``, looking inside containers (not too deep)."""
+    for v in values:
+        if isinstance(v, str):
+            yield v
+        elif depth < 4 and isinstance(v, (list, tuple, set, frozenset)):
+            yield from _texts(v, depth + 1)
+        elif depth < 4 and isinstance(v, dict):
+            yield from _texts(v.keys(), depth + 1)
+            yield from _texts(v.values(), depth + 1)
+
+
+def _name_of(fn: object) -> str:
+    return str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__)
+
+
+def _size(value: object) -> int | None:
+    return len(value) if isinstance(value, (str, list, tuple)) else None
+
+
+def _integer_digits(value: object) -> float:
+    if isinstance(value, bool):
+        return 1.0
+    if isinstance(value, int):
+        return abs(value).bit_length() * 0.30103
+    if isinstance(value, sympy.Rational):
+        return max(abs(int(value.p)).bit_length(), int(value.q).bit_length()) * 0.30103
+    if isinstance(value, float):
+        return 1.0
+    return 0.0
+
+
+def _check_power(base: object, exponent: object) -> None:
+    if isinstance(exponent, (int, sympy.Integer, sympy.Rational)) and not isinstance(exponent, bool):
+        size = abs(float(exponent))
+        digits = max(_integer_digits(base), 1.0) * size
+        if isinstance(base, (int, sympy.Rational)) and base not in (0, 1, -1) and digits > MAX_DIGITS:
+            raise SecurityError(
+                f"{base!r:.40} ** {exponent!r:.40} would be a number of about {digits:.3g} digits "
+                f"(the limit is {MAX_DIGITS:,})"
+            )
+        if isinstance(base, sympy.Basic) and not base.is_number and size > MAX_DIGITS:
+            raise SecurityError(f"the exponent {exponent!r:.40} is too large (the limit is {MAX_DIGITS:,})")
+
+
+def _check_repeat(left: object, right: object) -> None:
+    for seq, times in ((left, right), (right, left)):
+        n = _size(seq)
+        if n is not None and isinstance(times, int) and not isinstance(times, bool) and n * times > MAX_TEXT:
+            what = f"text of {n:,} characters" if isinstance(seq, str) else f"a list of {n:,} items"
+            raise SecurityError(f"repeating {what} {times:,} times is too much (the limit is {MAX_TEXT:,})")
+
+
+_FIELD_WIDTH = re.compile(r"\d{6,}|\*")
+
+
+def _check_format(fmt: str, who: str) -> None:
+    """Refuse formats whose fields could be made huge: wide widths, ``*`` or nested fields."""
+    if _FIELD_WIDTH.search(fmt) or re.search(r"\{[^{}]*:[^{}]*\{", fmt):
+        raise SecurityError(f"{who}: the format {fmt!r:.60} asks for a field too wide or set by an argument")
+
+
+class FamilySandbox(jinja2.sandbox.SandboxedEnvironment):
+    """Jinja's sandbox with symshard's rules on top (the module docstring lists them)."""
+
+    intercepted_binops = frozenset({"*", "**", "%", "//"})
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        if not super().is_safe_attribute(obj, attr, value) or isinstance(value, types.ModuleType):
+            return False
+        return _open_to_templates(obj)
+
+    def is_safe_callable(self, obj: Any) -> bool:
+        return super().is_safe_callable(obj) and not getattr(obj, "writes_files", False)
+
+    def unsafe_undefined(self, obj: Any, attribute: str) -> jinja2.Undefined:
+        raise SecurityError(f"templates may not read '{attribute}' of a {type(obj).__name__}")
+
+    def call(__self, __context: jinja2.runtime.Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        if not __self.is_safe_callable(__obj):
+            raise SecurityError(f"templates may not call {_name_of(__obj)}")
+        if _is_sympy(__obj):
+            for text in _texts((*args, *kwargs.values())):
+                raise SecurityError(
+                    f"SymPy's {_name_of(__obj)}() was given the text {text!r:.60}; SymPy would run it as Python"
+                )
+        return __context.call(__obj, *args, **kwargs)
+
+    def call_binop(self, context: jinja2.runtime.Context, operator_: str, left: Any, right: Any) -> Any:
+        if operator_ == "*":
+            _check_repeat(left, right)
+        elif operator_ == "**":
+            _check_power(left, right)
+        elif operator_ == "%" and isinstance(left, str):
+            _check_format(left, "'%' formatting")
+        return _BINOPS[operator_](left, right)
+
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        wrapped = super().wrap_str_format(value)
+        if wrapped is None:
+            return None
+        text = value.__self__
+
+        def checked(*args: Any, **kwargs: Any) -> str:
+            _check_format(text, "str.format")
+            out = wrapped(*args, **kwargs)
+            if len(out) > MAX_TEXT:
+                raise SecurityError(f"str.format made {len(out):,} characters (the limit is {MAX_TEXT:,})")
+            return out
+
+        return checked
+
+
+_BINOPS: dict[str, Callable[[Any, Any], Any]] = {
+    "*": operator.mul,
+    "**": operator.pow,
+    "%": operator.mod,
+    "//": operator.floordiv,
+}
+
+
+def _bounded(filter_: Callable[..., Any], name: str, *widths: str) -> Callable[..., Any]:
+    """A Jinja filter whose width-like arguments (by name or position after the value) are checked."""
+    passes = getattr(filter_, "jinja_pass_arg", None)  # a context Jinja passes first, if the filter asks for one
+
+    def run(*given: Any, **kwargs: Any) -> Any:
+        value, *args = given[1:] if passes is not None else given
+        for w in [*args, *(kwargs[w] for w in widths if w in kwargs)]:
+            if isinstance(w, int) and not isinstance(w, bool) and abs(w) > _MAX_WIDTH:
+                raise SecurityError(f"the {name} filter was given {w:,} (the limit is {_MAX_WIDTH:,})")
+            if isinstance(w, str) and len(w) > _MAX_WIDTH:
+                raise SecurityError(f"the {name} filter was given text of {len(w):,} characters")
+        if name == "format" and isinstance(value, str):
+            _check_format(value, "the format filter")
+        out = filter_(*given, **kwargs)
+        if isinstance(out, str) and len(out) > MAX_TEXT:
+            raise SecurityError(f"the {name} filter made {len(out):,} characters (the limit is {MAX_TEXT:,})")
+        return out
+
+    if passes is not None:
+        run.jinja_pass_arg = passes  # type: ignore[attr-defined]
+    return run
+
+
+def _sandbox_filters() -> dict[str, Callable[..., Any]]:
+    f = jinja2.filters.FILTERS
+    return {
+        "center": _bounded(f["center"], "center", "width"),
+        "indent": _bounded(f["indent"], "indent", "width"),
+        "wordwrap": _bounded(f["wordwrap"], "wordwrap", "width"),
+        "truncate": _bounded(f["truncate"], "truncate", "length"),
+        "format": _bounded(f["format"], "format"),
+        "batch": _bounded(f["batch"], "batch", "linecount"),
+        "slice": _bounded(f["slice"], "slice", "slices"),
+        "replace": _bounded(f["replace"], "replace", "count"),
+        "join": _bounded(f["join"], "join"),
+    }
+
+
+class FamilyLoader(jinja2.BaseLoader):
+    """Loads templates from one family folder, and only regular files inside it.
+
+    A name with ``..``, an absolute path, a symbolic link anywhere on the way, a
+    device or a file over :data:`MAX_TEMPLATE_BYTES` is refused.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
+        path = safe_path(self.folder, template)
+        before = os.stat(path, follow_symlinks=False)
+        data = path.read_bytes()[: MAX_TEMPLATE_BYTES + 1]
+        if len(data) > MAX_TEMPLATE_BYTES:
+            raise SecurityError(f"template '{template}' is larger than {MAX_TEMPLATE_BYTES:,} bytes")
+        try:
+            source = data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise SecurityError(f"template '{template}' is not UTF-8 text ({err.reason} at byte {err.start})") from None
+
+        def uptodate() -> bool:
+            try:
+                now = os.stat(path, follow_symlinks=False)
+            except OSError:
+                return False
+            return (now.st_mtime_ns, now.st_size, now.st_ino) == (before.st_mtime_ns, before.st_size, before.st_ino)
+
+        return source, str(path), uptodate
+
+
+def safe_path(folder: Path, name: str) -> Path:
+    """The regular file ``name`` inside ``folder``, refusing anything that leaves it.
+
+    Raises:
+        jinja2.TemplateNotFound: no such file.
+        SecurityError: an absolute path, ``..``, a symbolic link on the way, or not a regular file.
+    """
+    parts = name.replace("\\", "/").split("/")
+    if name.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", name) or any(p in ("..", "") for p in parts):
+        raise SecurityError(f"'{name}' is not a file of the family's own folder")
+    path = folder
+    for part in parts:
+        path = path / part
+        try:
+            info = os.lstat(path)
+        except OSError:
+            raise jinja2.TemplateNotFound(name) from None
+        if stat.S_ISLNK(info.st_mode):
+            raise SecurityError(f"'{name}' goes through a symbolic link; families may only read their own files")
+    if not stat.S_ISREG(info.st_mode):
+        raise SecurityError(f"'{name}' is not a regular file")
+    return path
+
+
 @lru_cache(maxsize=256)
-def environment(folder: Path | None) -> jinja2.sandbox.SandboxedEnvironment:
+def environment(folder: Path | None) -> FamilySandbox:
     """The sandboxed environment for templates in ``folder`` (None: strings only)."""
-    loader = jinja2.FileSystemLoader(str(folder)) if folder is not None else None
-    env = jinja2.sandbox.SandboxedEnvironment(
-        loader=loader,
+    env = FamilySandbox(
+        loader=FamilyLoader(folder) if folder is not None else None,
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.globals.pop("lipsum", None)  # unbounded text, and nothing a problem needs
+    env.filters.pop("random", None)  # not reproducible from the seed
+    env.filters.update(_sandbox_filters())
     env.globals.update(_GLOBALS)
     env.filters.update(_FILTERS)
     return env

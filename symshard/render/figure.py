@@ -63,3 +63,5 @@ class Figure:
         out = Path(path)
         out.write_text(self.svg, encoding="utf-8")
         return out
+
+    save.writes_files = True  # type: ignore[attr-defined]  # closed to problem templates (problems.sandbox)

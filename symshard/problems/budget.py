@@ -1,0 +1,331 @@
+"""A time and memory budget for the work a problem family asks for, enforced by a worker process.
+
+Families are written by strangers and rendered on students' machines. The sandbox
+(:mod:`symshard.problems.sandbox`) keeps templates away from Python and from files and
+refuses the obvious bombs, but a template can still ask for a lot of work: nested
+loops, a power of a power, deep recursion, a plan on a mesh of eight axes. A limit
+checked between Python steps cannot stop work that runs inside one C call, so every
+variant is drawn and rendered in a worker process:
+
+* past the **time limit** the worker is stopped (a fresh one serves the next variant);
+* past the **memory limit** its allocations fail (``RLIMIT_AS`` where the system has it);
+* it cannot grow files (``RLIMIT_FSIZE`` 0) and SymPy's text parser is switched off in it.
+
+Either way the caller gets a :class:`~symshard.errors.TemplateError` naming the family,
+the seed and the limit. The worker is forked from the caller when the caller runs one
+thread (so it starts warm, in milliseconds) and started by a fork server otherwise; it
+keeps its caches from one variant to the next.
+
+Examples:
+    >>> Budget()
+    Budget(seconds=5.0, memory=536870912)
+    >>> run(pow, (2, 10), Budget(seconds=5), what="a small power")
+    1024
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import BudgetError, SymshardError, TemplateError
+
+__all__ = ["Budget", "run", "stop_worker"]
+
+_GRACE = 2.0
+"""Seconds the caller waits past the time limit for the worker's own clean stop before killing it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """The most one variant of a family may take: wall-clock seconds and bytes of memory.
+
+    Defaults: 5 s and 512 MiB, or ``$SYMSHARD_TIME_LIMIT`` and ``$SYMSHARD_MEMORY_LIMIT``
+    (``'20'``, ``'2 s'``; ``'1 GiB'``, ``'800 MB'``) through :meth:`from_environment`.
+
+    Raises:
+        TemplateError: a limit that is not a positive, finite number (or absurdly large).
+    """
+
+    seconds: float = 5.0
+    memory: int = 512 * 2**20  # the two defaults are repeated in from_environment
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.seconds, (int, float)) and math.isfinite(self.seconds) and 0 < self.seconds <= 86400):
+            raise TemplateError(
+                f"the time limit {self.seconds!r} is not a number of seconds between 0 and 86400",
+                hint="e.g. --time-limit 10",
+            )
+        if not (isinstance(self.memory, int) and 64 * 2**20 <= self.memory <= 2**44):
+            raise TemplateError(
+                f"the memory limit {self.memory!r} bytes is not between 64 MiB and 16 TiB",
+                hint="e.g. --memory-limit 1GiB",
+            )
+
+    @classmethod
+    def of(cls, seconds: object = None, memory: object = None) -> Budget:
+        """A budget from text or numbers (``'10 s'``, ``'1 GiB'``); None keeps the environment's or the default.
+
+        Raises:
+            TemplateError: a limit that cannot be read.
+
+        Examples:
+            >>> Budget.of("2.5", "1 GiB")
+            Budget(seconds=2.5, memory=1073741824)
+        """
+        base = cls.from_environment()
+        return cls(
+            _read(seconds, "s", "time limit") if seconds is not None else base.seconds,
+            int(_read(memory, "B", "memory limit")) if memory is not None else base.memory,
+        )
+
+    @classmethod
+    def from_environment(cls) -> Budget:
+        """The default budget, or the one ``$SYMSHARD_TIME_LIMIT`` / ``$SYMSHARD_MEMORY_LIMIT`` set."""
+        seconds = os.environ.get("SYMSHARD_TIME_LIMIT")
+        memory = os.environ.get("SYMSHARD_MEMORY_LIMIT")
+        return cls(
+            _read(seconds, "s", "SYMSHARD_TIME_LIMIT") if seconds else 5.0,
+            int(_read(memory, "B", "SYMSHARD_MEMORY_LIMIT")) if memory else 512 * 2**20,
+        )
+
+
+def _read(value: object, unit: str, what: str) -> float:
+    from ..units import parse_quantity
+
+    try:
+        number = parse_quantity(value, unit)  # type: ignore[arg-type]
+    except (ValueError, SymshardError) as err:
+        example = "10 s" if unit == "s" else "1 GiB"
+        raise TemplateError(f"cannot read the {what} {value!r}: {err}", hint=f"e.g. {example}") from None
+    return float(number) if unit == "s" else int(number)
+
+
+# -- the worker's side ---------------------------------------------------------------------------
+
+
+class _OutOfTime(BaseException):
+    """Raised in the worker by its own alarm; a BaseException, so that ``except Exception`` cannot swallow it."""
+
+
+_IN_WORKER = False
+
+
+def _refuse_text(*args: object, **kwargs: object) -> object:
+    raise TemplateError("SymPy's text parser is switched off while a family runs", hint="pass values, not text")
+
+
+def _harden() -> None:
+    """What the worker gives up for good: growing files, SymPy's text parser, Ctrl-C (the caller handles it)."""
+    global _IN_WORKER
+    _IN_WORKER = True
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import sympy.parsing.sympy_parser as parser
+
+        parser.parse_expr = _refuse_text  # type: ignore[assignment]  # sympify(text) imports it from here
+    except ImportError:  # pragma: no cover - sympy always has it
+        pass
+    try:
+        import resource
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead of killing
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    except (ImportError, ValueError, OSError, AttributeError):  # pragma: no cover - not on every system
+        pass
+
+
+def _address_space() -> int | None:
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+@contextmanager
+def _limits(seconds: float, memory: int) -> Iterator[None]:
+    resource: Any = None
+    old = None
+    try:
+        import resource
+
+        now = _address_space()
+        if now is not None:
+            old = resource.getrlimit(resource.RLIMIT_AS)
+            hard = old[1]
+            soft = now + memory if hard == resource.RLIM_INFINITY else min(now + memory, hard)
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    except (ImportError, ValueError, OSError):
+        old = None
+
+    def alarm(signum: int, frame: object) -> None:
+        raise _OutOfTime
+
+    has_alarm = hasattr(signal, "setitimer")
+    if has_alarm:
+        previous = signal.signal(signal.SIGALRM, alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        if has_alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        if old is not None and resource is not None:
+            resource.setrlimit(resource.RLIMIT_AS, old)
+
+
+def _serve(conn: Any) -> None:
+    """The worker's loop: run each task under its limits and send back what happened."""
+    _harden()
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError, KeyboardInterrupt):
+            return
+        if message is None:
+            return
+        task, args, seconds, memory = message
+        try:
+            with _limits(seconds, memory):
+                reply: tuple[str, object] = ("ok", task(*args))
+        except _OutOfTime:
+            reply = ("time", None)
+        except MemoryError:
+            reply = ("memory", None)
+        except RecursionError:
+            reply = ("recursion", None)
+        except Exception as err:  # an error to hand back, not to die of
+            reply = ("error", err)
+        try:
+            conn.send(reply)
+        except Exception as err:  # the result or the error would not pickle
+            conn.send(("error", TemplateError(f"the worker could not return its result: {type(err).__name__}: {err}")))
+        if reply[0] == "memory":
+            return  # a fresh worker is cheaper than trusting a heap that ran dry
+
+
+# -- the caller's side ---------------------------------------------------------------------------
+
+
+def _threads() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return threading.active_count()
+
+
+def _context() -> Any:
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and _threads() == 1 and sys.platform != "darwin":
+        return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["symshard.problems.engine"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+class _Worker:
+    def __init__(self) -> None:
+        ctx = _context()
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_serve, args=(child,), name="symshard-family-worker", daemon=True)
+        self.process.start()
+        child.close()
+
+    def alive(self) -> bool:
+        return self.process.is_alive()
+
+    def stop(self) -> None:
+        try:
+            self.conn.close()
+        finally:
+            if self.process.is_alive():
+                self.process.kill()
+            self.process.join(5)
+
+
+_WORKER: _Worker | None = None
+_LOCK = threading.Lock()
+
+
+def stop_worker() -> None:
+    """Stop the worker process, if one runs (a new one starts on the next :func:`run`)."""
+    global _WORKER
+    with _LOCK:
+        if _WORKER is not None:
+            _WORKER.stop()
+            _WORKER = None
+
+
+def run(task: Callable[..., Any], args: tuple, budget: Budget, *, what: str) -> Any:
+    """``task(*args)`` in the worker, within ``budget``; its result, or its exception raised here.
+
+    ``task`` must be a module-level function (the worker finds it by name).
+
+    Raises:
+        BudgetError: the work ran past the time or memory limit (``what`` names it).
+        Exception: whatever ``task`` raised, unchanged.
+    """
+    global _WORKER
+    if _IN_WORKER:  # already inside the budget of the variant that asked
+        return task(*args)
+    with _LOCK:
+        if _WORKER is None or not _WORKER.alive():
+            _WORKER = _Worker()
+        worker = _WORKER
+        try:
+            worker.conn.send((task, args, budget.seconds, budget.memory))
+            if not worker.conn.poll(budget.seconds + _GRACE):
+                kind, payload = "time", None
+                worker.stop()
+                _WORKER = None
+            else:
+                kind, payload = worker.conn.recv()
+        except (EOFError, OSError, BrokenPipeError):
+            kind, payload = "died", worker.process.exitcode
+            worker.stop()
+            _WORKER = None
+        except KeyboardInterrupt:
+            worker.stop()
+            _WORKER = None
+            raise
+        if kind == "memory":
+            worker.stop()
+            _WORKER = None
+    if kind == "ok":
+        return payload
+    if kind == "error":
+        raise payload  # type: ignore[misc]
+    limit = f"{budget.seconds:g} s" if kind == "time" else f"{budget.memory / 2**20:,.0f} MiB"
+    if kind == "time":
+        raise BudgetError(
+            f"{what} ran longer than its time limit of {limit} and was stopped",
+            hint="look for a long loop or a huge number in the family; a trusted, slow family can get more time "
+            "with --time-limit (or $SYMSHARD_TIME_LIMIT)",
+        )
+    if kind == "memory":
+        raise BudgetError(
+            f"{what} needed more than its memory limit of {limit} and was stopped",
+            hint="look for a huge string, list or number in the family; a trusted family can get more "
+            "with --memory-limit (or $SYMSHARD_MEMORY_LIMIT)",
+        )
+    if kind == "recursion":
+        raise BudgetError(
+            f"{what} recursed too deeply and was stopped",
+            hint="a macro or expression calls itself without end; give the recursion a base case",
+        )
+    raise BudgetError(
+        f"{what} stopped the worker process (exit status {payload}) and was abandoned",
+        hint="the family asked for more than the budget allows, or crashed the interpreter; simplify it",
+    )
