@@ -45,6 +45,7 @@ from .i18n import ENVIRONMENT, LANGUAGES, keyed, language_from, sentence
 from .mathtext import as_expr
 from .mesh import Mesh
 from .notation import parse_array, parse_sizes
+from .outputs import OutputFolder
 from .placement import place
 from .symbols import C, T_hop, W_ici, latex
 from .units import format_bytes, format_number, format_seconds, format_seconds_expr, json_value, pretty, sig
@@ -198,14 +199,36 @@ def _add_sizes(p: argparse.ArgumentParser) -> None:
     _add_lang(p)
 
 
+_FORCE_HELP = (
+    "write into a folder that holds files symshard did not write (they are never deleted or overwritten)"
+    " and over symshard's own files edited since"
+)
 _LANG_HELP = f"language of the text: en (default) or zh; the environment variable {ENVIRONMENT} sets the default"
 _PROBLEM_LANG_HELP = (
-    f"language of the text (default en, or ${ENVIRONMENT}); 'symshard problems list' shows each family's"
+    f"language of the text (default en, or ${ENVIRONMENT}); 'symshard problems list --json' gives each family's"
+    " languages"
 )
 
 
 def _add_lang(p: argparse.ArgumentParser, help: str = _LANG_HELP) -> None:
     p.add_argument("--lang", metavar="LANG", help=help)
+
+
+def _add_budget(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--time-limit", metavar="SECONDS",
+        help="stop a variant whose drawing and rendering take longer (default 4 s, or $SYMSHARD_TIME_LIMIT)",
+    )  # fmt: skip
+    p.add_argument(
+        "--memory-limit", metavar="SIZE",
+        help="stop a variant that needs more memory, e.g. 1GiB (default 512 MiB, or $SYMSHARD_MEMORY_LIMIT)",
+    )  # fmt: skip
+
+
+def _budget(args: argparse.Namespace):
+    from .problems.budget import Budget
+
+    return Budget.of(args.time_limit, args.memory_limit)
 
 
 def _add_plan_options(p: argparse.ArgumentParser) -> None:
@@ -745,7 +768,7 @@ def _problems_show(args: argparse.Namespace) -> tuple[str, dict]:
     from .problems import family, variant
     from .problems.engine import show_value
 
-    p = variant(family(args.family, args.families or ()), args.seed, args.lang)
+    p = variant(family(args.family, args.families or ()), args.seed, args.lang, budget=_budget(args))
     from .i18n import ui
 
     lang = p.language
@@ -770,7 +793,7 @@ def _problems_show(args: argparse.Namespace) -> tuple[str, dict]:
 def _problems_check(args: argparse.Namespace) -> tuple[str, dict]:
     from .problems import family, variant
 
-    p = variant(family(args.family, args.families or ()), args.seed, args.lang)
+    p = variant(family(args.family, args.families or ()), args.seed, args.lang, budget=_budget(args))
     lines, results = [], []
     for given in args.answers:
         name, sep, value = given.partition("=")
@@ -806,15 +829,11 @@ def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
             raise UsageError(f"{flag} must be at least 1, not {value}", hint=f"e.g. {flag} 10")
     formats = FORMATS if args.format == "all" else (args.format,)
     out = Path(args.out)
-    planned = {"md": ["problems.md", "answer-key.md"], "json": ["problems.json", "problems.schema.json"],
-               "moodle": ["problems.moodle.xml"]}  # fmt: skip
-    clash = [out / f for fmt in formats for f in planned.get(fmt, []) if (out / f).exists()]
-    if clash and not args.force:  # refuse before spending time on the set
-        raise UsageError(f"{clash[0]} exists already", hint="pick another --out folder, or pass --force to overwrite")
+    OutputFolder.open(out, "symshard problems generate", force=args.force, create=False)  # refuse before the work
     progress = _progress_bar() if sys.stderr.isatty() else None
     problems = generate(
         args.seed, args.count, names=args.family, difficulty=args.difficulty, per_family=args.per_family,
-        language=args.lang, extra=args.families or (), progress=progress,
+        language=args.lang, extra=args.families or (), progress=progress, budget=_budget(args),
     )  # fmt: skip
     written = write_set(problems, out, formats=formats, seed=args.seed, title=args.title,
                         solutions=args.solutions, force=args.force)  # fmt: skip
@@ -862,7 +881,7 @@ def _problems_schema(args: argparse.Namespace) -> tuple[str, dict]:
 def _site_prepare(args: argparse.Namespace) -> tuple[str, dict]:
     from .site import prepare
 
-    config = prepare(Path(args.out))
+    config = prepare(Path(args.out), force=args.force)
     return f"wrote the MkDocs project {config.parent} (build it with: mkdocs build -f {config})", {
         "project": str(config.parent),
         "config": str(config),
@@ -872,7 +891,7 @@ def _site_prepare(args: argparse.Namespace) -> tuple[str, dict]:
 def _site_build(args: argparse.Namespace) -> tuple[str, dict]:
     from .site import build
 
-    built = build(Path(args.out), src=Path(args.src) if args.src else None)
+    built = build(Path(args.out), src=Path(args.src) if args.src else None, force=args.force)
     text = f"built {built.pages} pages into {built.out} in {built.seconds:.1f} s; view it with: symshard site serve"
     return text, {"out": str(built.out), "pages": built.pages, "seconds": round(built.seconds, 2)}
 
@@ -882,7 +901,7 @@ def _site_serve(args: argparse.Namespace) -> tuple[str, dict]:
 
     out = Path(args.out)
     if not args.no_build:
-        built = build(out)
+        built = build(out, force=args.force)
         print(f"built {built.pages} pages into {built.out} in {built.seconds:.1f} s", flush=True)
 
     def ready(url: str) -> None:
@@ -1034,6 +1053,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_lang(q, help=_PROBLEM_LANG_HELP)
     q.add_argument("--families", action="append", metavar="DIR", help="also load the families in DIR")
     q.add_argument("--json", action="store_true", help="print the problem's JSON record")
+    _add_budget(q)
     q.set_defaults(run=_problems_show)
     q = psub.add_parser(
         "check", help="grade answers to one problem (exit 1 if any is wrong)",
@@ -1046,6 +1066,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_lang(q, help=_PROBLEM_LANG_HELP)
     q.add_argument("--families", action="append", metavar="DIR", help="also load the families in DIR")
     q.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_budget(q)
     q.set_defaults(run=_problems_check)
     q = psub.add_parser("generate", help="a reproducible problem set with its answer key and exports")
     q.add_argument("--seed", type=int, required=True, help="the set's seed: the same seed gives the same set")
@@ -1059,8 +1080,9 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--solutions", action="store_true", help="fold the solutions into problems.md too")
     _add_lang(q, help=_PROBLEM_LANG_HELP)
     q.add_argument("--families", action="append", metavar="DIR", help="also load the families in DIR")
-    q.add_argument("--force", action="store_true", help="overwrite existing files")
+    q.add_argument("--force", action="store_true", help=_FORCE_HELP)
     q.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_budget(q)
     q.set_defaults(run=_problems_generate)
     q = psub.add_parser("schema", help="the JSON Schema of problems.json")
     q.add_argument("--json", action="store_true", help="(the output is JSON anyway)")
@@ -1071,15 +1093,18 @@ def _parser() -> argparse.ArgumentParser:
     q = psub.add_parser("build", help="build the static site (needs the docs extra)")
     q.add_argument("--out", default="_site", metavar="DIR", help="where the site goes (default _site)")
     q.add_argument("--src", metavar="DIR", help="also keep the generated MkDocs project in DIR")
+    q.add_argument("--force", action="store_true", help=_FORCE_HELP)
     q.add_argument("--json", action="store_true", help="print one JSON object")
     q.set_defaults(run=_site_build)
     q = psub.add_parser("serve", help="build the site, then serve it on localhost")
     q.add_argument("--port", type=int, default=8000, help="the port (default 8000)")
     q.add_argument("--out", default="_site", metavar="DIR", help="where the site goes (default _site)")
     q.add_argument("--no-build", action="store_true", help="serve what is in --out without building")
+    q.add_argument("--force", action="store_true", help=_FORCE_HELP)
     q.set_defaults(run=_site_serve)
     q = psub.add_parser("prepare", help="write the MkDocs project (pages, problem sets, mkdocs.yml) and stop")
     q.add_argument("--out", required=True, metavar="DIR", help="folder for the project")
+    q.add_argument("--force", action="store_true", help=_FORCE_HELP)
     q.add_argument("--json", action="store_true", help="print one JSON object")
     q.set_defaults(run=_site_prepare)
 
@@ -1130,10 +1155,69 @@ def _error_line(err: SymshardError, language: str) -> str:
     return _say("error.prefix", language) + error_line(err, language)
 
 
+def _error_json(err: SymshardError, language: str) -> dict:
+    """``{"error": {"type", "message", "hint"}}``: the error as ``--json`` prints it."""
+    message, hint = err.message, err.hint or ""
+    if language != "en":
+        from .i18n.catalog import translate
+
+        message, hint = translate(message, language), translate(hint, language) if hint else ""
+    if err.text is not None and err.span is not None:
+        message += f" (at column {err.span[0] + 1} of '{err.text}')" if f"'{err.text}'" not in message else (
+            f" (at column {err.span[0] + 1})")  # fmt: skip
+    return {"error": {"type": type(err).__name__, "message": message, "hint": hint}}
+
+
+def _as_error(err: BaseException) -> SymshardError:
+    """Any failure as a SymshardError with a one-line message and a hint (never a traceback)."""
+    if isinstance(err, SymshardError):
+        return err
+    if isinstance(err, OSError):
+        where = f" '{err.filename}'" if err.filename else ""
+        return UsageError(f"{err.strerror or err}:{where}".rstrip(":"),
+                          hint="check the path, its permissions and the free disk space")  # fmt: skip
+    if isinstance(err, (OverflowError, ZeroDivisionError, ArithmeticError)):
+        return UsageError(f"a number is out of range ({err})", hint="use smaller or non-zero numbers")
+    if isinstance(err, RecursionError):
+        return UsageError("the input nests too deeply to read", hint="write it with less nesting")
+    if isinstance(err, MemoryError):
+        return UsageError("ran out of memory", hint="ask for something smaller (fewer axes, smaller sizes)")
+    if isinstance(err, UnicodeError):
+        return UsageError(f"cannot read or write the text: {err}", hint="use UTF-8 text and a UTF-8 terminal")
+    if isinstance(err, ValueError) and "null" in str(err):
+        return UsageError(f"a path or text holds a NUL character ({err})", hint="remove it")
+    return SymshardError(
+        f"internal error: {type(err).__name__}: {err}",
+        hint="this is a bug in symshard; please report it with the command line (SYMSHARD_DEBUG=1 shows the traceback)",
+    )
+
+
+def _report(err: BaseException, language: str, as_json: bool) -> int:
+    error = _as_error(err)
+    try:
+        if as_json:
+            print(json.dumps(_error_json(error, language), ensure_ascii=False))
+            sys.stdout.flush()
+        else:
+            print(_error_line(error, language), file=sys.stderr)
+    except BrokenPipeError:
+        pass
+    except UnicodeError:  # a terminal that cannot show the text: fall back to escapes
+        line = json.dumps(_error_json(error, "en")) if as_json else ENGLISH["error.prefix"] + error.one_line()
+        stream = sys.stdout if as_json else sys.stderr
+        stream.write(line.encode("ascii", "backslashreplace").decode("ascii") + "\n")
+    return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status (0 ok, 2 bad input; ``problems check``: 1 if wrong)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Run the command line; return the exit status (0 ok, 2 bad input; ``problems check``: 1 if wrong).
+
+    Every failure is one line on stderr (a JSON error object on stdout with ``--json``) and
+    exit status 2; no traceback unless ``$SYMSHARD_DEBUG`` is set.
+    """
+    argv = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
     language = _language_in(argv)
+    as_json = "--json" in argv
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -1141,14 +1225,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help()
             return 0
         args.language = language = _language(args)
+        as_json = bool(getattr(args, "json", False))
         text, data = args.run(args)
-    except SymshardError as err:
-        print(_error_line(err, language), file=sys.stderr)
-        return 2
     except SystemExit as exit_:  # --help and --version
-        return int(exit_.code or 0)
+        return exit_.code if isinstance(exit_.code, int) else 0
+    except KeyboardInterrupt:
+        _report(UsageError("interrupted", hint="run the command again to finish it"), language, as_json)
+        return 130
+    except Exception as err:
+        if os.environ.get("SYMSHARD_DEBUG") and not isinstance(err, SymshardError):
+            raise
+        return _report(err, language, as_json)
     try:
-        if getattr(args, "json", False):
+        if as_json:
             print(json.dumps(data, indent=2, ensure_ascii=False))
         else:
             print(text)
@@ -1156,6 +1245,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `symshard ... | head`: the reader left; not an error
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+    except UnicodeError:  # a terminal that cannot show the text
+        shown = json.dumps(data, indent=2) if as_json else text
+        sys.stdout.write(shown.encode("ascii", "backslashreplace").decode("ascii") + "\n")
     return int(getattr(args, "exit_code", 0))
 
 

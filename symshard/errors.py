@@ -32,6 +32,7 @@ The tree::
     │   └── BudgetError                  a family's work past its time or memory limit
     ├── AnswerError (ValueError)         a problem answer that does not exist or cannot be read
     ├── UsageError (ValueError)          a command line the CLI cannot read
+    ├── OutputError (ValueError)         a folder or file symshard will not or cannot write
     └── SiteError (RuntimeError)         a docs site that cannot be prepared, built or served
 """
 
@@ -45,6 +46,7 @@ __all__ = [
     "HardwareError",
     "MeshError",
     "NotationError",
+    "OutputError",
     "PlanError",
     "ShapeError",
     "ShardingError",
@@ -187,6 +189,10 @@ class AnswerError(SymshardError, ValueError):
 
 class UsageError(SymshardError, ValueError):
     """A command line the ``symshard`` CLI cannot read (unknown option, missing argument)."""
+
+
+class OutputError(SymshardError, ValueError):
+    """A folder or file symshard will not write (it holds a user's files) or cannot write."""
 
 
 class SiteError(SymshardError, RuntimeError):

@@ -31,11 +31,11 @@ Examples:
     B < C/W_ici
     >>> parse_math("1e-6"), parse_math("2^10")
     (1/1000000, 1024)
-    >>> parse_math("__import__(os)")
+    >>> parse_math("__import__('os')")
     Traceback (most recent call last):
     ...
-    symshard.errors.NotationError: unknown function '__import__' in '__import__(os)'
-      __import__(os)
+    symshard.errors.NotationError: unknown function '__import__' in '__import__('os')'
+      __import__('os')
       ^^^^^^^^^^
     hint: the functions are abs, ceil, floor, log, log10, log2, max, min, sqrt
 """
@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -106,14 +106,15 @@ def _error(message: str, text: str, start: int, end: int, hint: str) -> Notation
     return NotationError(message, text=text, span=(start, max(end, start + 1)), hint=hint)
 
 
-def _tokens(text: str) -> list[_Token]:
-    out, at = [], 0
+def _tokens(text: str) -> Iterator[_Token]:
+    """The tokens of ``text``, read one at a time (so an error is reported where reading stopped)."""
+    at = 0
     while True:
         while at < len(text) and text[at].isspace():
             at += 1
         if at == len(text):
-            out.append(_Token("end", "", at, at))
-            return out
+            yield _Token("end", "", at, at)
+            return
         m = _TOKEN.match(text, at)
         if m is None or m.end() == at:
             raise _error(
@@ -124,8 +125,7 @@ def _tokens(text: str) -> list[_Token]:
                 "a formula has numbers, names, + - * / ** ^, parentheses, comparisons and functions",
             )
         kind = m.lastgroup or "op"
-        start = m.start(kind)
-        out.append(_Token(kind, m.group(kind), start, m.end()))
+        yield _Token(kind, m.group(kind), m.start(kind), m.end())
         at = m.end()
 
 
@@ -166,7 +166,8 @@ class _Reader:
 
     def __init__(self, text: str, resolve: Callable[[str, int, int], sympy.Basic]) -> None:
         self.text = text
-        self.tokens = _tokens(text)
+        self.stream = _tokens(text)
+        self.tokens: list[_Token] = []
         self.at = 0
         self.depth = 0
         self.resolve = resolve
@@ -175,10 +176,12 @@ class _Reader:
 
     @property
     def token(self) -> _Token:
+        while len(self.tokens) <= self.at:
+            self.tokens.append(next(self.stream))
         return self.tokens[self.at]
 
     def take(self) -> _Token:
-        tok = self.tokens[self.at]
+        tok = self.token
         self.at += 1
         return tok
 

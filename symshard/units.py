@@ -14,6 +14,7 @@ Examples:
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 from typing import Any
@@ -160,11 +161,16 @@ def parse_quantity(text: str | float | int | Fraction, unit: str) -> Fraction:
     if isinstance(text, (int, Fraction)):
         return Fraction(text)
     if isinstance(text, float):
+        if not math.isfinite(text):
+            raise ValueError(f"{text!r} is not a finite number")
         return Fraction(repr(text))
     match = _QUANTITY.fullmatch(re.sub(r"\s*\([^()]*\)\s*$", "", str(text)))  # '16,384 B (16 KiB)' as printed
     if not match:
         raise ValueError(f"'{text}' is not a number with a unit, such as 186 µs, 32 MiB or 1/4")
     number, suffix = match.groups()
+    exponent = re.search(r"[eE]([-+]?[0-9]+)", number)
+    if (exponent and abs(int(exponent.group(1))) > 400) or len(number) > 400:
+        raise ValueError(f"'{text}' is out of range: numbers go up to 1e400 and down to 1e-400")
     try:
         value = Fraction(re.sub(r"[\s,_]", "", number))
     except (ValueError, ZeroDivisionError):

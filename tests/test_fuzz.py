@@ -267,7 +267,11 @@ def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     code = main(argv)
     out, err = capsys.readouterr()
     assert code in (0, 2), f"exit status {code}"
-    if code == 2:
+    if code == 2 and "--json" in argv:  # the error as one JSON object on stdout, nothing on stderr
+        assert err == "", f"stderr is not empty on a --json error: {err!r}"
+        error = json.loads(out)["error"]
+        assert set(error) == {"type", "message", "hint"} and error["message"], out
+    elif code == 2:
         assert out == "", f"stdout is not empty on error: {out!r}"
         assert err.startswith("symshard: error:"), err
         assert err.endswith("\n") and len(err.splitlines()) == 1, f"stderr is not one line: {err!r}"

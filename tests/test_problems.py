@@ -120,7 +120,8 @@ def test_byte_identical_across_processes_and_hash_seeds(tmp_path):
         )  # fmt: skip
         outputs.append({str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
     assert outputs[0] == outputs[1]
-    assert len([name for name in outputs[0] if "/" not in name]) == 5
+    assert len([name for name in outputs[0] if "/" not in name]) == 6  # five files and symshard's manifest
+    assert ".symshard-manifest.json" in outputs[0]
     assert any(name.startswith("figures/") and name.endswith(".svg") for name in outputs[0])  # figures too
 
 
@@ -226,7 +227,9 @@ def test_mistakes_within_tolerance_are_dropped(tmp_path):
 def test_impossible_checks_are_reported(tmp_path):
     spec = GOOD_SPEC + '\n[checks]\nnever = "n > 1000"\n'
     folder = make_family(tmp_path, "{% block statement %}s{% endblock %}{% block solution %}s{% endblock %}", spec)
-    with pytest.raises(TemplateError, match=r"found no valid variant for seed 1 in 200 draws: check never failed \(200×\)"):
+    with pytest.raises(
+        TemplateError, match=r"found no valid variant for seed 1 in 200 draws: check never failed \(200×\)"
+    ):
         variant(load_family(folder), 1)
 
 
@@ -296,14 +299,23 @@ def test_markdown_set_and_key(mixed_set):
     assert key.count('??? note "Worked solution"') == len(mixed_set)
 
 
-def test_write_set_refuses_to_overwrite(tmp_path, mixed_set):
+def test_write_set_never_touches_files_it_did_not_write(tmp_path, mixed_set):
     written = write_set(mixed_set[:3], tmp_path / "out", seed=7)
     assert sorted(p.name for p in written) == [
         "answer-key.md", "problems.json", "problems.md", "problems.moodle.xml", "problems.schema.json",
     ]  # fmt: skip
-    with pytest.raises(SymshardError, match="exists already"):
+    assert (tmp_path / "out" / ".symshard-manifest.json").is_file()
+    write_set(mixed_set[:3], tmp_path / "out", seed=7)  # symshard's own folder: rewritten freely
+    (tmp_path / "out" / "notes.md").write_text("mine", encoding="utf-8")
+    with pytest.raises(SymshardError, match=re.escape("holds files symshard did not write, e.g. 'notes.md'")):
         write_set(mixed_set[:3], tmp_path / "out", seed=7)
-    write_set(mixed_set[:3], tmp_path / "out", seed=7, force=True)
+    write_set(mixed_set[:3], tmp_path / "out", seed=7, force=True)  # writes beside it ...
+    assert (tmp_path / "out" / "notes.md").read_text(encoding="utf-8") == "mine"  # ... and leaves it alone
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "problems.md").write_text("mine", encoding="utf-8")
+    with pytest.raises(SymshardError, match="exists and was not written by symshard"):
+        write_set(mixed_set[:3], tmp_path / "other", seed=7, force=True)  # never overwritten, even forced
+    assert (tmp_path / "other" / "problems.md").read_text(encoding="utf-8") == "mine"
 
 
 # -- the command line ------------------------------------------------------------------------------------------
@@ -318,9 +330,10 @@ def test_cli_list_show_generate(tmp_path, capsys):
     assert "Solution:" in out and "Answers:" in out
     assert main(["problems", "generate", "--seed", "2026", "--count", "20", "--out", str(tmp_path / "w3")]) == 0
     assert "20 problems" in capsys.readouterr().out
+    (tmp_path / "w3" / "syllabus.md").write_text("mine", encoding="utf-8")
     assert main(["problems", "generate", "--seed", "2026", "--count", "20", "--out", str(tmp_path / "w3")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("symshard: error: ") and "exists already" in err and "--force" in err
+    assert err.startswith("symshard: error: ") and "did not write" in err and "--force" in err
     assert main(["problems", "generate", "--seed", "2026", "--count", "20", "--out", str(tmp_path / "w3"),
                  "--force", "--format", "json"]) == 0  # fmt: skip
     capsys.readouterr()

@@ -253,6 +253,24 @@ def test_hand_written_pages_type_no_formula():
     assert {k: v for k, v in typed.items() if "$" in v or "\\frac" in v or "\\(" in v} == {}
 
 
+def test_the_build_does_not_depend_on_the_day(built_site):
+    """Dates in the site come from SOURCE_DATE_EPOCH or a fixed epoch, never from the clock."""
+    import datetime
+    import os
+    import struct
+
+    from symshard.site.build import BUILD_EPOCH
+
+    site, _ = built_site
+    epoch = int(os.environ.get("SOURCE_DATE_EPOCH") or BUILD_EPOCH)
+    gz = (site / "sitemap.xml.gz").read_bytes()
+    assert struct.unpack("<I", gz[4:8])[0] == epoch  # the gzip header's mtime
+    today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    if today != datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).date().isoformat():
+        dated = [p for p in site.rglob("*") if p.is_file() and today.encode() in p.read_bytes()]
+        assert dated == []
+
+
 def test_prepare_is_deterministic(tmp_path, built_site):
     _, project = built_site
     again = tmp_path / "again"
@@ -308,7 +326,7 @@ def test_cli_refuses_a_folder_it_did_not_write(tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
     assert main(["site", "build", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "was not written by symshard" in err
+    assert err.count("\n") == 1 and "symshard did not write, e.g. 'notes.txt'" in err
     assert main(["site", "serve", "--no-build", "--out", str(tmp_path / "nothing")]) == 2
     assert "holds no built site" in capsys.readouterr().err
 

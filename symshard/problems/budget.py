@@ -18,7 +18,7 @@ keeps its caches from one variant to the next.
 
 Examples:
     >>> Budget()
-    Budget(seconds=5.0, memory=536870912)
+    Budget(seconds=4.0, memory=536870912)
     >>> run(pow, (2, 10), Budget(seconds=5), what="a small power")
     1024
 """
@@ -40,22 +40,25 @@ from ..errors import BudgetError, SymshardError, TemplateError
 
 __all__ = ["Budget", "run", "stop_worker"]
 
-_GRACE = 2.0
+_GRACE = 1.0
 """Seconds the caller waits past the time limit for the worker's own clean stop before killing it."""
+
+_STARTUP = 120.0
+"""Seconds a new worker may take to start (a fork server imports symshard first); not part of any budget."""
 
 
 @dataclass(frozen=True, slots=True)
 class Budget:
     """The most one variant of a family may take: wall-clock seconds and bytes of memory.
 
-    Defaults: 5 s and 512 MiB, or ``$SYMSHARD_TIME_LIMIT`` and ``$SYMSHARD_MEMORY_LIMIT``
+    Defaults: 4 s and 512 MiB, or ``$SYMSHARD_TIME_LIMIT`` and ``$SYMSHARD_MEMORY_LIMIT``
     (``'20'``, ``'2 s'``; ``'1 GiB'``, ``'800 MB'``) through :meth:`from_environment`.
 
     Raises:
         TemplateError: a limit that is not a positive, finite number (or absurdly large).
     """
 
-    seconds: float = 5.0
+    seconds: float = 4.0
     memory: int = 512 * 2**20  # the two defaults are repeated in from_environment
 
     def __post_init__(self) -> None:
@@ -93,7 +96,7 @@ class Budget:
         seconds = os.environ.get("SYMSHARD_TIME_LIMIT")
         memory = os.environ.get("SYMSHARD_MEMORY_LIMIT")
         return cls(
-            _read(seconds, "s", "SYMSHARD_TIME_LIMIT") if seconds else 5.0,
+            _read(seconds, "s", "SYMSHARD_TIME_LIMIT") if seconds else 4.0,
             int(_read(memory, "B", "SYMSHARD_MEMORY_LIMIT")) if memory else 512 * 2**20,
         )
 
@@ -187,6 +190,7 @@ def _limits(seconds: float, memory: int) -> Iterator[None]:
 def _serve(conn: Any) -> None:
     """The worker's loop: run each task under its limits and send back what happened."""
     _harden()
+    conn.send(("ready", None))
     while True:
         try:
             message = conn.recv()
@@ -194,8 +198,9 @@ def _serve(conn: Any) -> None:
             return
         if message is None:
             return
-        task, args, seconds, memory = message
+        task, args, seconds, memory, cwd = message
         try:
+            os.chdir(cwd)  # relative paths mean what they mean to the caller, now
             with _limits(seconds, memory):
                 reply: tuple[str, object] = ("ok", task(*args))
         except _OutOfTime:
@@ -242,6 +247,16 @@ class _Worker:
         self.process = ctx.Process(target=_serve, args=(child,), name="symshard-family-worker", daemon=True)
         self.process.start()
         child.close()
+        try:
+            ready = self.conn.poll(_STARTUP) and self.conn.recv()[0] == "ready"
+        except (EOFError, OSError):
+            ready = False
+        if not ready:
+            self.stop()
+            raise BudgetError(
+                "the worker process that runs problem families did not start",
+                hint="check that Python can start subprocesses here (multiprocessing)",
+            )
 
     def alive(self) -> bool:
         return self.process.is_alive()
@@ -285,7 +300,7 @@ def run(task: Callable[..., Any], args: tuple, budget: Budget, *, what: str) -> 
             _WORKER = _Worker()
         worker = _WORKER
         try:
-            worker.conn.send((task, args, budget.seconds, budget.memory))
+            worker.conn.send((task, args, budget.seconds, budget.memory, os.getcwd()))
             if not worker.conn.poll(budget.seconds + _GRACE):
                 kind, payload = "time", None
                 worker.stop()

@@ -267,7 +267,7 @@ def _roots(extra: Iterable[Path | str] = ()) -> list[Path]:
     env_dirs = os.environ.get("SYMSHARD_FAMILIES", "")
     roots += [Path(p) for p in env_dirs.split(os.pathsep) if p]
     roots += [Path(p) for p in extra]
-    return roots
+    return [r.absolute() for r in roots]
 
 
 def family_folders(extra: Iterable[Path | str] = ()) -> dict[str, Path]:
@@ -281,7 +281,8 @@ def family_folders(extra: Iterable[Path | str] = ()) -> dict[str, Path]:
         if not root.is_dir():
             raise TemplateError(f"family folder '{root}' does not exist", hint="point at a folder of family folders")
         for sub in sorted(root.iterdir()):
-            if sub.is_dir() and (sub / "family.toml").is_file():
+            # a family is a real folder of the root: a link to a folder elsewhere is not followed
+            if sub.is_dir() and not sub.is_symlink() and (sub / "family.toml").exists():
                 found[sub.name] = sub
     return dict(sorted(found.items()))
 
@@ -299,7 +300,10 @@ _LOADED: dict[tuple[Path, float], Family] = {}
 
 
 def _load(path: Path) -> Family:
-    stamp = (path, (path / "family.toml").stat().st_mtime)
+    try:
+        stamp = (path, os.lstat(path / "family.toml").st_mtime_ns)
+    except OSError:
+        return load_family(path)  # it reports the missing file
     if stamp not in _LOADED:
         _LOADED[stamp] = load_family(path)
     return _LOADED[stamp]

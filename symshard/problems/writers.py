@@ -40,6 +40,7 @@ from .. import __version__
 from ..errors import UsageError
 from ..i18n import ui
 from ..mathtext import as_expr
+from ..outputs import OutputFolder
 from ..units import sig
 from .engine import Answer, Problem, show_value
 from .figures import FOLDER, moodle_files, to_html_images
@@ -287,6 +288,36 @@ def figure_files(problems: Sequence[Problem]) -> dict[str, str]:
     return {name: fig.svg for p in problems for name, fig in p.figures}
 
 
+def set_files(
+    problems: Sequence[Problem],
+    *,
+    formats: Sequence[str] = FORMATS,
+    seed: int | None = None,
+    title: str = "Problem set",
+    solutions: bool = False,
+) -> dict[str, str]:
+    """The files of a set in each format, as ``{relative path: text}`` (nothing is written).
+
+    Raises:
+        UsageError: an unknown format.
+    """
+    contents: dict[str, str] = {}
+    for fmt in formats:
+        if fmt == "md":
+            contents["problems.md"] = to_markdown(problems, title=title, solutions=solutions)
+            contents["answer-key.md"] = answer_key_markdown(problems, title=f"{title}: answer key")
+            for name, svg in figure_files(problems).items():
+                contents[f"{FOLDER}/{name}"] = svg
+        elif fmt == "json":
+            contents["problems.json"] = json.dumps(to_json(problems, seed=seed), indent=2, ensure_ascii=False) + "\n"
+            contents["problems.schema.json"] = json.dumps(schema(), indent=2) + "\n"
+        elif fmt == "moodle":
+            contents["problems.moodle.xml"] = to_moodle(problems, category=f"symshard/{title}")
+        else:
+            raise UsageError(f"unknown format '{fmt}'", hint="use md, json or moodle (or all)")
+    return contents
+
+
 def write_set(
     problems: Sequence[Problem],
     out: Path | str,
@@ -297,40 +328,23 @@ def write_set(
     solutions: bool = False,
     force: bool = False,
 ) -> list[Path]:
-    """Write the set in each format under ``out``; refuse to overwrite unless ``force``.
+    """Write the set in each format under ``out`` and return the files written.
 
     Files: ``problems.md`` and ``answer-key.md`` with the figures they show in
     ``figures/`` (md), ``problems.json`` and ``problems.schema.json`` (json),
     ``problems.moodle.xml`` (moodle). JSON and Moodle XML carry their figures inside.
+    The folder is written as :class:`~symshard.outputs.OutputFolder` writes: a folder
+    holding files symshard did not write is refused unless ``force``, such files are
+    never overwritten or deleted, and the files of the set this one replaces (its
+    figures, say) are removed.
 
     Raises:
-        UsageError: an unknown format, or files that exist already (without ``force``).
+        UsageError: an unknown format.
+        OutputError: ``out`` holds files symshard did not write (without ``force``), or
+            cannot be written.
     """
-    folder = Path(out)
-    targets: dict[Path, str] = {}
-    for fmt in formats:
-        if fmt == "md":
-            targets[folder / "problems.md"] = to_markdown(problems, title=title, solutions=solutions)
-            targets[folder / "answer-key.md"] = answer_key_markdown(problems, title=f"{title}: answer key")
-            for name, svg in figure_files(problems).items():
-                targets[folder / FOLDER / name] = svg
-        elif fmt == "json":
-            targets[folder / "problems.json"] = (
-                json.dumps(to_json(problems, seed=seed), indent=2, ensure_ascii=False) + "\n"
-            )
-            targets[folder / "problems.schema.json"] = json.dumps(schema(), indent=2) + "\n"
-        elif fmt == "moodle":
-            targets[folder / "problems.moodle.xml"] = to_moodle(problems, category=f"symshard/{title}")
-        else:
-            raise UsageError(f"unknown format '{fmt}'", hint="use md, json or moodle (or all)")
-    existing = [t for t in targets if t.exists()]
-    if existing and not force:
-        raise UsageError(
-            f"{existing[0]} exists already" + (f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""),
-            hint="pick another --out folder, or pass --force to overwrite",
-        )
-    folder.mkdir(parents=True, exist_ok=True)
-    for path, text in targets.items():
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return list(targets)
+    contents = set_files(problems, formats=formats, seed=seed, title=title, solutions=solutions)
+    folder = OutputFolder.open(out, "symshard problems generate", force=force)
+    for rel, text in contents.items():
+        folder.write(rel, text)
+    return list(folder.finish().written)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import http.server
 import importlib.resources
+import os
 import shutil
 import subprocess
 import sys
@@ -30,26 +31,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SiteError
+from ..outputs import OutputFolder
 from .pages import Page
 from .problemsets import load_sets, write_sets
 
-__all__ = ["LANGUAGES", "Built", "build", "prepare", "serve", "server", "sources"]
+__all__ = ["BUILD_EPOCH", "LANGUAGES", "Built", "build", "prepare", "serve", "server", "sources"]
 
-MARKER = ".symshard-site"
-"""A file ``prepare`` leaves in its output, so it may overwrite that folder next time."""
+BUILD_EPOCH = 1767225600
+"""The build date written into the site (2026-01-01, UTC) when ``$SOURCE_DATE_EPOCH`` is not set.
+
+MkDocs writes a date into ``sitemap.xml`` and the gzip header of ``sitemap.xml.gz``; a fixed
+date keeps two builds of the same sources byte-identical on any day.
+"""
 
 
 def sources() -> Path:
     """The folder holding ``mkdocs.yml``, ``problem-sets.toml`` and ``docs/``."""
     return Path(str(importlib.resources.files("symshard.sitefiles")))
-
-
-def _check_target(out: Path, what: str) -> None:
-    if out.exists() and any(out.iterdir()) and not (out / MARKER).exists():
-        raise SiteError(
-            f"{out} exists and was not written by symshard {what}",
-            hint="pick an empty or new folder; symshard only overwrites folders it wrote",
-        )
 
 
 def _yaml():
@@ -72,33 +70,40 @@ _UNTRANSLATED = {
 """The note above an English page shown in another language's site."""
 
 
-def prepare(out: Path | str, *, source: Path | str | None = None) -> Path:
+def prepare(out: Path | str, *, source: Path | str | None = None, force: bool = False) -> Path:
     """Write the complete MkDocs projects into ``out``; return the path of the English ``mkdocs.yml``.
 
     The English project is ``out/mkdocs.yml`` with ``out/docs/``; each other language has its own
     project in its folder (``out/zh/mkdocs.yml``, ``out/zh/docs/``), built into that folder of the
     site. A language's pages come from ``zh/docs/`` of the sources where translated, otherwise
     from the English page under a note; its problem sets are the same variants in that language.
+    ``out`` is written as :class:`~symshard.outputs.OutputFolder` writes (never a file symshard
+    did not write is deleted or overwritten; without ``force`` such a folder is refused).
 
     Raises:
-        SiteError: ``out`` holds files symshard did not write, or the sources are broken.
+        OutputError: ``out`` holds files symshard did not write (without ``force``), or cannot be written.
+        SiteError: the sources are broken.
         TemplateError: a page or a problem family that cannot be rendered (names the page).
     """
+    folder = OutputFolder.open(out, "symshard site prepare", force=force, create=False)
+    with tempfile.TemporaryDirectory(prefix="symshard-prepare-") as scratch:
+        _prepare_into(Path(scratch), source)
+        folder = OutputFolder.open(out, "symshard site prepare", force=force)
+        folder.write_tree(Path(scratch))
+        folder.finish()
+    return Path(out) / "mkdocs.yml"
+
+
+def _prepare_into(out: Path, source: Path | str | None) -> None:
+    """:func:`prepare`'s work, into a fresh folder."""
     yaml = _yaml()
     src = Path(source) if source is not None else sources()
-    out = Path(out)
-    _check_target(out, "site prepare")
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    (out / MARKER).write_text("written by symshard site prepare; safe to delete\n", encoding="utf-8")
     shutil.copytree(src / "overrides", out / "overrides")
     english = yaml.safe_load((src / "mkdocs.yml").read_text(encoding="utf-8"))
     for language in LANGUAGES:
         project = out if language == "en" else out / language
         config = english if language == "en" else _merged(english, _overlay(yaml, src, language))
         _prepare_language(yaml, src, project, language, config, english_docs=out / "docs")
-    return out / "mkdocs.yml"
 
 
 def _overlay(yaml, src: Path, language: str) -> dict:
@@ -215,29 +220,41 @@ class Built:
     log: str
 
 
-def build(out: Path | str = "_site", *, src: Path | str | None = None, strict: bool = True) -> Built:
-    """Prepare the projects (in ``src``, or a temporary folder) and build the static site into ``out``.
+def build(
+    out: Path | str = "_site", *, src: Path | str | None = None, strict: bool = True, force: bool = False
+) -> Built:
+    """Prepare the projects (kept in ``src`` if given) and build the static site into ``out``.
 
     English goes to ``out``, each other language to its folder (``out/zh/``); the builds run side
-    by side.
+    by side in a scratch folder, and the finished site is copied into ``out`` as
+    :class:`~symshard.outputs.OutputFolder` writes: files of the previous build that are gone
+    are removed, files symshard did not write are never touched (a folder holding any is refused
+    without ``force``). Dates in the site come from ``$SOURCE_DATE_EPOCH``, else :data:`BUILD_EPOCH`.
 
     Raises:
+        OutputError: ``out`` or ``src`` holds files symshard did not write (without ``force``).
         SiteError: MkDocs is missing or reports a warning or an error (the first lines are quoted).
     """
     started = time.perf_counter()
-    out = Path(out).resolve()
-    _check_target(out, "site build")
+    out = Path(out).absolute()
+    OutputFolder.open(out, "symshard site build", force=force, create=False)  # refuse before the slow part
+    if src is not None:
+        OutputFolder.open(src, "symshard site prepare", force=force, create=False)
+    environment = {**os.environ, "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH") or str(BUILD_EPOCH)}
     with tempfile.TemporaryDirectory(prefix="symshard-site-") as scratch:
-        project = Path(src) if src is not None else Path(scratch) / "project"
-        prepare(project, source=None)
+        project = Path(scratch) / "project"
+        project.mkdir()
+        _prepare_into(project, None)
         runs = []
         for language, (_, folder) in LANGUAGES.items():
             config = project / folder / "mkdocs.yml"
-            target = out if language == "en" else Path(scratch) / "built" / language
+            target = Path(scratch) / "built" / language
             command = [sys.executable, "-m", "mkdocs", "build", "--clean", "-f", str(config), "-d", str(target)]
             if strict:
                 command.append("--strict")
-            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            process = subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environment
+            )
             runs.append((language, folder, target, process))
         logs = []
         for language, _, _, process in runs:
@@ -250,14 +267,19 @@ def build(out: Path | str = "_site", *, src: Path | str | None = None, strict: b
                     f"mkdocs build of the {LANGUAGES[language][0]} site failed: {shown}",
                     hint="fix the page it names; run with --src DIR to inspect",
                 )
+        site = OutputFolder.open(out, "symshard site build", force=force)
         for language, folder, target, _ in runs:
             if language != "en":
                 # a static host serves the top 404.html for any missing path; MkDocs writes this
                 # language's copy as if it were at the top, so its links would be wrong here
                 (target / "404.html").unlink(missing_ok=True)
-                shutil.move(str(target), str(out / folder))
-    (out / MARKER).write_text("written by symshard site build; safe to delete\n", encoding="utf-8")
-    pages = sum(1 for _ in out.rglob("index.html"))
+            site.write_tree(target, prefix=folder)
+        written = site.finish()
+        if src is not None:
+            kept = OutputFolder.open(src, "symshard site prepare", force=force)
+            kept.write_tree(project)
+            kept.finish()
+    pages = sum(1 for p in written.written if p.name == "index.html")
     return Built(out, pages, time.perf_counter() - started, "\n".join(logs))
 
 

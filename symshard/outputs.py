@@ -1,0 +1,300 @@
+"""Writing a folder of outputs without ever deleting or changing a file symshard did not write.
+
+Every command that writes files (``site build``, ``site prepare``, ``problems
+generate``) writes through an :class:`OutputFolder`. The folder keeps a manifest,
+``.symshard-manifest.json``, naming each file symshard wrote there and its SHA-256.
+The rules:
+
+* A folder holding anything symshard did not write (or a file of symshard's that
+  someone edited since) is refused, unless forced.
+* Forced, symshard writes beside such files and overwrites its own (edited or not),
+  but never overwrites a file it did not write: that is still an error.
+* Files symshard wrote last time and does not write again are deleted, unless
+  someone edited them since (those are left, and reported).
+* A path that is a file, a device or a link is not a folder; a name that climbs out
+  of the folder is refused.
+
+Writes are atomic (a temporary file renamed into place), and the manifest holds no
+date, so the same outputs give the same bytes on any day.
+
+Examples:
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     out = OutputFolder.open(pathlib.Path(d) / "set", "example")
+    ...     _ = out.write("notes/a.txt", "hello")
+    ...     sorted(p.name for p in out.finish().written)
+    ['a.txt']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from .errors import OutputError
+
+__all__ = ["MANIFEST", "OutputFolder", "Written"]
+
+MANIFEST = ".symshard-manifest.json"
+"""The manifest's file name, at the top of every folder symshard writes."""
+
+_LEGACY_MARKERS = (".symshard-site",)
+"""Markers older versions left instead of a manifest: such a folder was symshard's, its files unlisted."""
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        return h.hexdigest()
+    except OSError:
+        return None
+
+
+def _relative(name: str) -> str:
+    """A file name inside the folder, in POSIX form; anything that could leave it is refused."""
+    rel = PurePosixPath(name.replace("\\", "/"))
+    if rel.is_absolute() or not rel.parts or any(p in ("..", "") for p in rel.parts) or ":" in rel.parts[0]:
+        raise OutputError(f"'{name}' is not a file name inside the output folder", hint="this is a bug; report it")
+    return rel.as_posix()
+
+
+def _os_error(err: OSError, doing: str) -> OutputError:
+    where = f" '{err.filename}'" if err.filename else ""
+    return OutputError(
+        f"cannot {doing}{where}: {err.strerror or err}", hint="check the path, its permissions and the free disk space"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What :meth:`OutputFolder.finish` did: the files written, the stale ones removed and those kept."""
+
+    root: Path
+    written: tuple[Path, ...]
+    removed: tuple[Path, ...]
+    kept: tuple[Path, ...]
+    """Files symshard wrote before and does not write now, left because someone edited them."""
+
+
+@dataclass(slots=True)
+class OutputFolder:
+    """A folder symshard writes into, keeping the manifest of what it wrote (see the module)."""
+
+    root: Path
+    tool: str
+    force: bool
+    previous: dict[str, str]
+    legacy: bool = False
+    written: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, root: Path | str, tool: str, *, force: bool = False, create: bool = True) -> OutputFolder:
+        """Check ``root`` and make it if needed; nothing is written yet.
+
+        Args:
+            root: the folder.
+            tool: the command writing it (recorded in the manifest).
+            force: write beside files symshard did not write, and over its own files edited since.
+            create: make the folder if it does not exist (False: only check, before slow work).
+
+        Raises:
+            OutputError: ``root`` is not a folder, cannot be made, or holds files symshard did not
+                write (or edited ones) and ``force`` is false.
+        """
+        root = Path(root)
+        try:
+            info = os.lstat(root)
+        except FileNotFoundError:
+            info = None
+        except OSError as err:
+            raise _os_error(err, "look at the folder") from None
+        except ValueError:  # a NUL character
+            raise OutputError(
+                f"{str(root)!r} is not a valid path", hint="give a folder path without NUL characters"
+            ) from None
+        if info is not None and not stat.S_ISDIR(info.st_mode):
+            kind = "a link" if stat.S_ISLNK(info.st_mode) else "a file" if stat.S_ISREG(info.st_mode) else "a device"
+            raise OutputError(f"'{root}' is {kind}, not a folder", hint="give a folder to write into (new or empty)")
+        if info is None:
+            if not create:
+                cls._probe(root)
+                return cls(root, tool, force, {})
+            try:
+                root.mkdir(parents=True)
+            except OSError as err:
+                raise _os_error(err, "create the folder") from None
+            return cls(root, tool, force, {})
+        previous, legacy = cls._read_manifest(root)
+        if not force:
+            cls._refuse_foreign(root, previous, legacy)
+        return cls(root, tool, force, previous, legacy)
+
+    @staticmethod
+    def _probe(root: Path) -> None:
+        """Check that ``root`` can be made, by making it and its missing parents and removing them again."""
+        missing = [root, *(p for p in root.parents if not p.exists())]
+        try:
+            root.mkdir(parents=True)
+        except OSError as err:
+            raise _os_error(err, "create the folder") from None
+        for folder in missing:
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+
+    @classmethod
+    def _refuse_foreign(cls, root: Path, previous: dict[str, str], legacy: bool) -> None:
+        """Raise at the first file symshard did not write, or edited since (sorted walk: the same one each time)."""
+        for path in cls._files(root):
+            rel = path.relative_to(root).as_posix()
+            if rel == MANIFEST or rel in _LEGACY_MARKERS:
+                continue
+            if legacy:
+                message = f"'{root}' was written by an older symshard, which kept no list of its files"
+            elif rel not in previous:
+                message = f"'{root}' holds files symshard did not write, e.g. '{rel}'"
+            elif _digest(path) != previous[rel]:
+                message = f"'{root}/{rel}' was changed since symshard wrote it"
+            else:
+                continue
+            raise OutputError(
+                message,
+                hint="pick a new or empty folder, or pass --force to write anyway (symshard never deletes or "
+                "overwrites a file it did not write)",
+            )
+
+    @staticmethod
+    def _read_manifest(root: Path) -> tuple[dict[str, str], bool]:
+        path = root / MANIFEST
+        if not path.exists():
+            return {}, any((root / m).exists() for m in _LEGACY_MARKERS)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            files = data["files"]
+            if not isinstance(files, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in files.items()
+            ):
+                raise ValueError("files is not a mapping of names to digests")
+            return {_relative(k): v for k, v in files.items()}, False
+        except (OSError, ValueError, KeyError, TypeError, OutputError) as err:
+            raise OutputError(
+                f"the manifest '{path}' cannot be read ({err})",
+                hint="pick another folder, or delete the manifest to treat every file there as not symshard's",
+            ) from None
+
+    @staticmethod
+    def _files(root: Path) -> Iterable[Path]:
+        """Every file and link under ``root``, walked in sorted order (links to folders are not entered)."""
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames.sort()
+            base = Path(dirpath)
+            yield from (base / f for f in sorted(filenames))
+            yield from (base / d for d in dirnames if (base / d).is_symlink())
+
+    def write(self, name: str, data: str | bytes) -> Path:
+        """Write one file (text as UTF-8) and record it.
+
+        Raises:
+            OutputError: the path holds a file symshard did not write, or cannot be written.
+        """
+        rel = _relative(name)
+        path = self.root / rel
+        content = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            info = None
+        except OSError as err:
+            raise _os_error(err, "look at") from None
+        if info is not None:
+            if not stat.S_ISREG(info.st_mode):
+                raise OutputError(f"'{path}' exists and is not a regular file", hint="move it away, then write again")
+            if rel not in self.previous and not self.legacy and rel not in self.written:
+                raise OutputError(
+                    f"'{path}' exists and was not written by symshard", hint="move it away, or pick another folder"
+                )
+        for parent in reversed(PurePosixPath(rel).parents[:-1]):
+            folder = self.root / parent
+            if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+                raise OutputError(f"'{folder}' is in the way of '{path}'", hint="move it away, then write again")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".symshard-")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(content)
+                os.chmod(tmp, 0o644)
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError as err:
+            raise _os_error(err, "write") from None
+        self.written[rel] = hashlib.sha256(content).hexdigest()
+        return path
+
+    def write_tree(self, source: Path, prefix: str = "") -> None:
+        """Copy every regular file under ``source`` into the folder (under ``prefix``)."""
+        for dirpath, _, filenames in sorted(os.walk(source)):
+            for f in sorted(filenames):
+                path = Path(dirpath) / f
+                if path.is_file() and not path.is_symlink():
+                    rel = path.relative_to(source).as_posix()
+                    self.write(f"{prefix}{rel}" if prefix else rel, path.read_bytes())
+
+    def finish(self) -> Written:
+        """Remove the stale files of the last run (unless edited), write the manifest, and report.
+
+        Raises:
+            OutputError: the manifest cannot be written.
+        """
+        removed, kept = [], []
+        for rel, digest in sorted(self.previous.items()):
+            if rel in self.written:
+                continue
+            path = self.root / rel
+            if not path.is_file() or path.is_symlink():
+                continue
+            if _digest(path) == digest:
+                try:
+                    path.unlink()
+                    removed.append(path)
+                    self._prune(path.parent)
+                except OSError:
+                    kept.append(path)
+            else:
+                kept.append(path)
+        for marker in _LEGACY_MARKERS:
+            (self.root / marker).unlink(missing_ok=True)
+        manifest = {"written_by": self.tool, "files": dict(sorted(self.written.items()))}
+        text = json.dumps(manifest, indent=1, sort_keys=False) + "\n"
+        rel_manifest = MANIFEST
+        self.written.pop(rel_manifest, None)
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".symshard-")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, self.root / rel_manifest)
+        except OSError as err:
+            raise _os_error(err, "write the manifest in") from None
+        return Written(self.root, tuple(self.root / rel for rel in sorted(self.written)), tuple(removed), tuple(kept))
+
+    def _prune(self, folder: Path) -> None:
+        """Remove folders left empty by removing stale files, up to the output folder itself."""
+        while folder != self.root and self.root in folder.parents:
+            try:
+                folder.rmdir()
+            except OSError:
+                return
+            folder = folder.parent
