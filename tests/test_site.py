@@ -265,8 +265,8 @@ def test_the_build_does_not_depend_on_the_day(built_site):
     epoch = int(os.environ.get("SOURCE_DATE_EPOCH") or BUILD_EPOCH)
     gz = (site / "sitemap.xml.gz").read_bytes()
     assert struct.unpack("<I", gz[4:8])[0] == epoch  # the gzip header's mtime
-    today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
-    if today != datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).date().isoformat():
+    today = datetime.datetime.now(datetime.UTC).date().isoformat()
+    if today != datetime.datetime.fromtimestamp(epoch, datetime.UTC).date().isoformat():
         dated = [p for p in site.rglob("*") if p.is_file() and today.encode() in p.read_bytes()]
         assert dated == []
 

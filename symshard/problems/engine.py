@@ -267,7 +267,7 @@ def _roots(extra: Iterable[Path | str] = ()) -> list[Path]:
     env_dirs = os.environ.get("SYMSHARD_FAMILIES", "")
     roots += [Path(p) for p in env_dirs.split(os.pathsep) if p]
     roots += [Path(p) for p in extra]
-    return [r.absolute() for r in roots]
+    return roots
 
 
 def family_folders(extra: Iterable[Path | str] = ()) -> dict[str, Path]:
@@ -283,7 +283,7 @@ def family_folders(extra: Iterable[Path | str] = ()) -> dict[str, Path]:
         for sub in sorted(root.iterdir()):
             # a family is a real folder of the root: a link to a folder elsewhere is not followed
             if sub.is_dir() and not sub.is_symlink() and (sub / "family.toml").exists():
-                found[sub.name] = sub
+                found[sub.name] = sub.absolute()  # the worker may run in another folder later
     return dict(sorted(found.items()))
 
 
