@@ -201,15 +201,14 @@ class OutputFolder:
             yield from (base / f for f in sorted(filenames))
             yield from (base / d for d in dirnames if (base / d).is_symlink())
 
-    def write(self, name: str, data: str | bytes) -> Path:
-        """Write one file (text as UTF-8) and record it.
+    def check(self, name: str) -> Path:
+        """The path ``name`` will be written to, refusing what must not be overwritten (nothing is written).
 
         Raises:
-            OutputError: the path holds a file symshard did not write, or cannot be written.
+            OutputError: the path holds a file symshard did not write, a folder or a link.
         """
         rel = _relative(name)
         path = self.root / rel
-        content = data.encode("utf-8") if isinstance(data, str) else bytes(data)
         try:
             info = os.lstat(path)
         except FileNotFoundError:
@@ -227,6 +226,16 @@ class OutputFolder:
             folder = self.root / parent
             if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
                 raise OutputError(f"'{folder}' is in the way of '{path}'", hint="move it away, then write again")
+        return path
+
+    def write(self, name: str, data: str | bytes) -> Path:
+        """Write one file (text as UTF-8) and record it.
+
+        Raises:
+            OutputError: the path holds a file symshard did not write, or cannot be written.
+        """
+        path = self.check(name)
+        content = data.encode("utf-8") if isinstance(data, str) else bytes(data)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".symshard-")
@@ -240,17 +249,33 @@ class OutputFolder:
                 raise
         except OSError as err:
             raise _os_error(err, "write") from None
-        self.written[rel] = hashlib.sha256(content).hexdigest()
+        self.written[_relative(name)] = hashlib.sha256(content).hexdigest()
         return path
 
+    def write_all(self, files: dict[str, str | bytes]) -> None:
+        """Write several files, checking every one before writing any (so a refusal leaves no half-written set).
+
+        Raises:
+            OutputError: one of the paths must not be written, or a write fails.
+        """
+        for name in files:
+            self.check(name)
+        for name, data in files.items():
+            self.write(name, data)
+
     def write_tree(self, source: Path, prefix: str = "") -> None:
-        """Copy every regular file under ``source`` into the folder (under ``prefix``)."""
-        for dirpath, _, filenames in sorted(os.walk(source)):
+        """Copy every regular file under ``source`` into the folder (under ``prefix``), all checked first."""
+        found: list[tuple[str, Path]] = []
+        for dirpath, dirnames, filenames in os.walk(source):
+            dirnames.sort()
             for f in sorted(filenames):
                 path = Path(dirpath) / f
                 if path.is_file() and not path.is_symlink():
-                    rel = path.relative_to(source).as_posix()
-                    self.write(f"{prefix}{rel}" if prefix else rel, path.read_bytes())
+                    found.append((f"{prefix}{path.relative_to(source).as_posix()}", path))
+        for name, _ in found:
+            self.check(name)
+        for name, path in found:
+            self.write(name, path.read_bytes())
 
     def finish(self) -> Written:
         """Remove the stale files of the last run (unless edited), write the manifest, and report.

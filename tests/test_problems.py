@@ -195,7 +195,7 @@ def test_template_errors_name_family_file_and_line(tmp_path):
 def test_spec_errors_name_the_key(tmp_path):
     spec = GOOD_SPEC.replace('twice = "2 * n"', 'twice = "2 * nn"')
     folder = make_family(tmp_path, "{% block statement %}s{% endblock %}{% block solution %}s{% endblock %}", spec)
-    with pytest.raises(TemplateError, match=r"family 'probe', family.toml let.twice: .*'nn' is undefined"):
+    with pytest.raises(TemplateError, match=r"family 'probe', family.toml line \d+ \(let.twice\): .*'nn' is undefined"):
         variant(load_family(folder), 1)
     with pytest.raises(TemplateError, match="difficulty 'tough' is not one of easy, medium, hard"):
         load_family(make_family(tmp_path, "x", GOOD_SPEC.replace('"easy"', '"tough"'), name="tough"))

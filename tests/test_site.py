@@ -28,6 +28,7 @@ yaml = pytest.importorskip("yaml")
 from helpers import english_left  # noqa: E402
 
 from symshard.cli import main  # noqa: E402
+from symshard.errors import SymshardError  # noqa: E402
 from symshard.i18n import glossary, term  # noqa: E402
 from symshard.site import prepare, sources  # noqa: E402
 from symshard.site.mathml import convert_markdown, to_mathml  # noqa: E402
@@ -251,6 +252,27 @@ def test_hand_written_pages_type_no_formula():
     assert len(pages) >= 25
     typed = {str(p.relative_to(sources())): _prose(p.read_text(encoding="utf-8")) for p in pages}
     assert {k: v for k, v in typed.items() if "$" in v or "\\frac" in v or "\\(" in v} == {}
+
+
+def test_a_forced_build_keeps_every_file_it_did_not_write(tmp_path, built_site):
+    """Into a folder with a user's files, a forced build writes the site beside them, changing none."""
+    from symshard.site import build
+
+    site, _ = built_site
+    out = tmp_path / "site"
+    (out / "userdir").mkdir(parents=True)
+    (out / "userdir" / "keep.txt").write_text("keep", encoding="utf-8")
+    (out / "mynotes.txt").write_text("mine", encoding="utf-8")
+    (out / "index.html").write_text("<p>my own page</p>", encoding="utf-8")  # where the site's page would go
+    with pytest.raises(SymshardError, match="exists and was not written by symshard"):
+        build(out, force=True)
+    (out / "index.html").unlink()
+    build(out, force=True)
+    assert (out / "userdir" / "keep.txt").read_text(encoding="utf-8") == "keep"
+    assert (out / "mynotes.txt").read_text(encoding="utf-8") == "mine"
+    assert (out / "index.html").read_bytes() == (site / "index.html").read_bytes()
+    listed = json.loads((out / ".symshard-manifest.json").read_text(encoding="utf-8"))["files"]
+    assert "mynotes.txt" not in listed and "userdir/keep.txt" not in listed and "index.html" in listed
 
 
 def test_the_build_does_not_depend_on_the_day(built_site):

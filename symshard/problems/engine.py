@@ -39,7 +39,7 @@ from ..errors import AnswerError, SymshardError, TemplateError, did_you_mean
 from ..mathtext import as_expr
 from ..units import format_bytes, format_flops, format_number, format_seconds, json_value, parse_quantity
 from .budget import Budget, run
-from .family import AnswerSpec, Family, load_family
+from .family import AnswerSpec, Family, key_positions, load_family, read_spec
 from .figures import FigureBook
 from .sandbox import environment
 
@@ -357,6 +357,38 @@ def _compiled_template(folder: Path, source: str) -> jinja2.Template:
     return environment(folder).from_string(source)
 
 
+@lru_cache(maxsize=256)
+def _positions(folder: Path, stamp: int) -> dict[tuple[object, ...], tuple[int, int]]:
+    try:
+        return key_positions(read_spec(folder))
+    except TemplateError:
+        return {}
+
+
+def _spec_place(fam: Family, where: str) -> str:
+    """``family.toml line 12 (let.cost)``: where an expression of ``family.toml`` is written."""
+    parts: list[object] = []
+    for piece in where.split("."):
+        name, _, index = piece.partition("[")
+        parts.append(name)
+        if index:
+            parts.append(int(index.rstrip("]")))
+    if parts[:1] == ["answers"] and len(parts) > 1:  # answers are named in messages, indexed in the file
+        names = [a.name for a in fam.answers]
+        parts[1:2] = ["answers", names.index(parts[1])] if parts[1] in names else []
+        parts = parts[1:]
+    if len(parts) >= 3 and parts[0] == "answers" and parts[2] == "mistakes" and len(parts) >= 4:
+        parts = [*parts[:4], "value"]
+    elif parts[:1] == ["answers"] and len(parts) == 2:
+        parts.append("value")
+    try:
+        stamp = os.lstat(fam.path / "family.toml").st_mtime_ns
+    except OSError:
+        stamp = 0
+    line = _positions(fam.path, stamp).get(tuple(parts))
+    return f"family.toml line {line[0]} ({where})" if line else f"family.toml {where}"
+
+
 def _evaluate(fam: Family, where: str, source: str, scope: dict, *, rejects: bool = True) -> object:
     """Evaluate one expression of ``family.toml`` in ``scope`` (the sandbox's globals and the values).
 
@@ -371,31 +403,31 @@ def _evaluate(fam: Family, where: str, source: str, scope: dict, *, rejects: boo
         if rejects:
             raise _DrawRejectedError(f"{where}: {err.one_line()}") from None
         raise TemplateError(
-            f"family '{fam.name}', family.toml {where}: the algebra refuses it: {err.one_line()}",
+            f"family '{fam.name}', {_spec_place(fam, where)}: the algebra refuses it: {err.one_line()}",
             text=source,
             hint="an answer must be computable in every draw that passes the checks: fix the expression, "
             "or add a check that rejects such draws",
         ) from None
     except jinja2.exceptions.SecurityError as err:
         raise TemplateError(
-            f"family '{fam.name}', family.toml {where}: refused by the sandbox: {err}",
+            f"family '{fam.name}', {_spec_place(fam, where)}: refused by the sandbox: {err}",
             text=source,
             hint="family expressions may use their values and the algebra, never Python, files or unbounded work",
         ) from None
     except jinja2.TemplateSyntaxError as err:
         raise TemplateError(
-            f"family '{fam.name}', family.toml {where}: {err.message}",
+            f"family '{fam.name}', {_spec_place(fam, where)}: {err.message}",
             text=source,
             hint="the value must be one Jinja expression",
         ) from None
     except jinja2.UndefinedError as err:
-        raise TemplateError(f"family '{fam.name}', family.toml {where}: {err}", text=source,
+        raise TemplateError(f"family '{fam.name}', {_spec_place(fam, where)}: {err}", text=source,
                             hint="only parameters, earlier lets and the algebra are in scope") from None  # fmt: skip
     except (MemoryError, RecursionError):
         raise  # the budget reports these (symshard.problems.budget)
     except Exception as err:
         raise TemplateError(
-            f"family '{fam.name}', family.toml {where}: {type(err).__name__}: {err}",
+            f"family '{fam.name}', {_spec_place(fam, where)}: {type(err).__name__}: {err}",
             text=source,
             hint="check the expression",
         ) from None
@@ -403,7 +435,7 @@ def _evaluate(fam: Family, where: str, source: str, scope: dict, *, rejects: boo
         try:
             str(value)
         except (jinja2.UndefinedError, jinja2.exceptions.SecurityError) as err:
-            raise TemplateError(f"family '{fam.name}', family.toml {where}: {err}", text=source,
+            raise TemplateError(f"family '{fam.name}', {_spec_place(fam, where)}: {err}", text=source,
                                 hint="only parameters, earlier lets and the algebra are in scope") from None  # fmt: skip
     return value
 
@@ -452,7 +484,7 @@ def _answer(fam: Family, spec: AnswerSpec, ctx: Mapping[str, object], scope: dic
     value = _evaluate(fam, where, spec.value, scope, rejects=False)
     if spec.unit != "text" and _as_float(value) is None:
         raise TemplateError(
-            f"family '{fam.name}', family.toml {where}: the value {value} is not a number",
+            f"family '{fam.name}', {_spec_place(fam, where)}: the value {value} is not a number",
             hint="numeric answers need every size and constant known (give the chip and the shapes)",
         )
     mistakes: dict[object, Mistake] = {}
@@ -561,7 +593,7 @@ def _render_string(fam: Family, where: str, source: str, ctx: Mapping[str, objec
     except Exception as err:
         detail = f"refused by the sandbox: {err}" if isinstance(err, jinja2.exceptions.SecurityError) else (
             f"{type(err).__name__}: {err}")  # fmt: skip
-        raise TemplateError(f"family '{fam.name}', family.toml {where}: {detail}",
+        raise TemplateError(f"family '{fam.name}', {_spec_place(fam, where)}: {detail}",
                             hint="feedback is a Jinja template over the same values") from None  # fmt: skip
 
 

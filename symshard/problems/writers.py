@@ -345,6 +345,5 @@ def write_set(
     """
     contents = set_files(problems, formats=formats, seed=seed, title=title, solutions=solutions)
     folder = OutputFolder.open(out, "symshard problems generate", force=force)
-    for rel, text in contents.items():
-        folder.write(rel, text)
+    folder.write_all(dict(contents))
     return list(folder.finish().written)

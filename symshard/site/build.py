@@ -267,13 +267,14 @@ def build(
                     f"mkdocs build of the {LANGUAGES[language][0]} site failed: {shown}",
                     hint="fix the page it names; run with --src DIR to inspect",
                 )
-        site = OutputFolder.open(out, "symshard site build", force=force)
         for language, folder, target, _ in runs:
             if language != "en":
                 # a static host serves the top 404.html for any missing path; MkDocs writes this
                 # language's copy as if it were at the top, so its links would be wrong here
                 (target / "404.html").unlink(missing_ok=True)
-            site.write_tree(target, prefix=folder)
+                shutil.move(str(target), str(Path(scratch) / "built" / "en" / folder))
+        site = OutputFolder.open(out, "symshard site build", force=force)
+        site.write_tree(Path(scratch) / "built" / "en")  # every file checked before any is written
         written = site.finish()
         if src is not None:
             kept = OutputFolder.open(src, "symshard site prepare", force=force)
