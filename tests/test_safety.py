@@ -400,7 +400,9 @@ def test_an_answer_the_algebra_refuses_is_the_familys_error(tmp_path):
     )
     from symshard.problems import variant
 
-    with pytest.raises(TemplateError, match=re.escape("family.toml line 16 (answers.x): the algebra refuses it")) as info:
+    with pytest.raises(
+        TemplateError, match=re.escape("family.toml line 16 (answers.x): the algebra refuses it")
+    ) as info:
         variant(load_family(_family(tmp_path, "p", spec=spec)), 1)
     assert "widen its parameters" not in str(info.value)
 
