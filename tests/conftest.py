@@ -30,4 +30,5 @@ def built_site(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("site")
     built = build(root / "site", src=root / "project")
+    (root / "build.log").write_text(built.log, encoding="utf-8")  # MkDocs' own output, for the log test
     return built.out, root / "project"

@@ -538,7 +538,7 @@ def test_cli_good_input_exits_0(argv: list[str], capsys: pytest.CaptureFixture[s
 
 
 # -- regressions: inputs that once escaped as non-symshard errors ------------------------
-# These fail until the library is fixed; they are kept, not skipped.
+# Inputs that once crashed the library; each must keep raising its own error class.
 
 
 def test_huge_hardware_constant_is_a_symshard_error_or_accepted() -> None:

@@ -35,7 +35,7 @@ from ..outputs import OutputFolder
 from .pages import Page
 from .problemsets import load_sets, write_sets
 
-__all__ = ["BUILD_EPOCH", "LANGUAGES", "Built", "build", "prepare", "serve", "server", "sources"]
+__all__ = ["BUILD_EPOCH", "LANGUAGES", "Built", "build", "log_problems", "prepare", "serve", "server", "sources"]
 
 BUILD_EPOCH = 1767225600
 """The build date written into the site (2026-01-01, UTC) when ``$SOURCE_DATE_EPOCH`` is not set.
@@ -210,6 +210,16 @@ def _with_problem_sets(nav: list, sets: list[tuple[str, list[tuple[str, str]]]])
     return result
 
 
+def log_problems(log: str) -> list[str]:
+    """The lines of a MkDocs log that make a build fail: warnings, errors and an abort.
+
+    Examples:
+        >>> log_problems("INFO    -  Building documentation...\nWARNING -  Doc file 'a.md' contains a link 'b.md'")
+        ["WARNING -  Doc file 'a.md' contains a link 'b.md'"]
+    """
+    return [line for line in log.splitlines() if line.startswith(("WARNING", "ERROR")) or "Aborted" in line]
+
+
 @dataclass(frozen=True, slots=True)
 class Built:
     """What a build produced: the site folder, its page count and how long it took."""
@@ -260,7 +270,7 @@ def build(
         for language, _, _, process in runs:
             log = process.communicate()[0]
             logs.append(f"[{language}]\n{log}")
-            problems = [line for line in log.splitlines() if line.startswith(("WARNING", "ERROR")) or "Aborted" in line]
+            problems = log_problems(log)
             if process.returncode != 0 or problems:
                 shown = "; ".join(problems[:3] or log.strip().splitlines()[-1:])
                 raise SiteError(
