@@ -727,11 +727,14 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
 def _problems_list(args: argparse.Namespace) -> tuple[str, dict]:
     from .problems import families
 
+    from .problems.family import DIFFICULTIES
+
     known = families(args.families or ())
     lang = args.language
     rows = [(_say("cli.families.head", lang), _say("cli.families.columns", lang))]
     data = []
-    for name, fam in known.items():
+    by_difficulty = sorted(known.items(), key=lambda item: (DIFFICULTIES.index(item[1].difficulty), item[0]))
+    for name, fam in by_difficulty:
         title = fam.title if lang == "en" or lang not in fam.languages else fam.title_in(lang)
         rows.append((name, f"{fam.difficulty:<10}  {title}"))
         data.append({"name": name, "title": fam.title, "difficulty": fam.difficulty, "tags": list(fam.tags),

@@ -20,6 +20,8 @@ from symshard.problems.family import load_family
 from symshard.problems.writers import answer_key_markdown, schema, to_json, to_markdown, to_moodle, write_set
 
 FAMILIES = sorted(families())
+LEVELS = ("easy", "medium", "hard")
+BY_DIFFICULTY = sorted(FAMILIES, key=lambda name: (LEVELS.index(family(name).difficulty), name))
 ROOT = Path(__file__).parents[1]
 
 
@@ -94,9 +96,22 @@ def test_sets_are_reproducible_and_distinct():
     assert [p.to_dict() for p in one] == [p.to_dict() for p in two]
     assert len({p.key() for p in one}) == 30
     assert [p.to_dict() for p in generate(2027, count=30)] != [p.to_dict() for p in one]
-    # round-robin over the families
-    names = [p.family.name for p in one[: len(FAMILIES)]]
-    assert names == FAMILIES[: len(names)]
+    # one round covers every family, and the set reads from easy to hard
+    assert {p.family.name for p in generate(2026, count=len(FAMILIES))} == set(FAMILIES)
+    ranks = [LEVELS.index(p.family.difficulty) for p in one]
+    assert ranks == sorted(ranks)
+
+
+def test_short_sets_mix_levels_and_leave_out_different_families():
+    # a set one family short of a round: which family is left out depends on the seed
+    left_out = set()
+    for seed in range(12):
+        picked = {p.family.name for p in generate(seed, count=len(FAMILIES) - 1)}
+        assert len(picked) == len(FAMILIES) - 1
+        left_out |= set(FAMILIES) - picked
+    assert len(left_out) > 3
+    # a set of three takes one family of each level
+    assert sorted(p.family.difficulty for p in generate(5, count=3)) == ["easy", "hard", "medium"]
 
 
 def test_selection():
@@ -312,7 +327,7 @@ def test_write_set_refuses_to_overwrite(tmp_path, mixed_set):
 def test_cli_list_show_generate(tmp_path, capsys):
     assert main(["problems", "list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert [f["name"] for f in listed["families"]] == FAMILIES
+    assert [f["name"] for f in listed["families"]] == BY_DIFFICULTY  # easy first, as the README says
     assert main(["problems", "show", "allgather-time", "--seed", "3"]) == 0
     out = capsys.readouterr().out
     assert "Solution:" in out and "Answers:" in out
