@@ -127,6 +127,7 @@ ENGLISH: dict[str, str] = {
     "cli.generated": "{count} problems from {families} families, seed {seed}:",
     "cli.figures": "{folder}/ ({count} figures)",
     "cli.figure": "{folder}/ (1 figure)",
+    "cli.questions": "{folder}/ ({count} PrairieLearn questions and an assessment)",
     "cli.families.head": "family",
     "cli.families.columns": "difficulty  title",
     "cli.families.count": "{count} families",
@@ -726,7 +727,6 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
 
 def _problems_list(args: argparse.Namespace) -> tuple[str, dict]:
     from .problems import families
-
     from .problems.family import DIFFICULTIES
 
     known = families(args.families or ())
@@ -800,7 +800,7 @@ def _problems_check(args: argparse.Namespace) -> tuple[str, dict]:
 
 def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
     from .problems import generate
-    from .problems.writers import FORMATS, write_set
+    from .problems.writers import FORMATS, planned, write_set
 
     if args.count is None and args.per_family is None:
         raise UsageError("say how many problems: --count N or --per-family K", hint="e.g. --count 20")
@@ -809,9 +809,7 @@ def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
             raise UsageError(f"{flag} must be at least 1, not {value}", hint=f"e.g. {flag} 10")
     formats = FORMATS if args.format == "all" else (args.format,)
     out = Path(args.out)
-    planned = {"md": ["problems.md", "answer-key.md"], "json": ["problems.json", "problems.schema.json"],
-               "moodle": ["problems.moodle.xml"]}  # fmt: skip
-    clash = [out / f for fmt in formats for f in planned.get(fmt, []) if (out / f).exists()]
+    clash = [out / name for name in planned(formats) if (out / name).exists()]
     if clash and not args.force:  # refuse before spending time on the set
         raise UsageError(f"{clash[0]} exists already", hint="pick another --out folder, or pass --force to overwrite")
     progress = _progress_bar() if sys.stderr.isatty() else None
@@ -822,12 +820,15 @@ def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
     written = write_set(problems, out, formats=formats, seed=args.seed, title=args.title,
                         solutions=args.solutions, force=args.force)  # fmt: skip
     families_used = sorted({p.family.name for p in problems})
-    figures = [path for path in written if path.parent.name == "figures"]
-    shown = [f"  {path}" for path in written if path not in figures]
+    figures = [path for path in written if path.parent == out / "figures"]
+    questions = [path for path in written if path.is_relative_to(out / "prairielearn")]
+    shown = [f"  {path}" for path in written if path not in figures and path not in questions]
     lang = _shown_language(args.lang)
     if figures:
         key = "cli.figure" if len(figures) == 1 else "cli.figures"
         shown.append("  " + _say(key, lang, folder=figures[0].parent, count=len(figures)))
+    if questions:
+        shown.append("  " + _say("cli.questions", lang, folder=out / "prairielearn", count=len(problems)))
     head = _say("cli.generated", lang, count=len(problems), families=len(families_used), seed=args.seed)
     text = head + "\n" + "\n".join(shown)
     return text, {"count": len(problems), "seed": args.seed, "families": families_used,
@@ -1057,7 +1058,11 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--family", action="append", help="only this family (repeat for several)")
     q.add_argument("--difficulty", action="append", choices=["easy", "medium", "hard"], help="only this difficulty")
     q.add_argument("--out", required=True, metavar="DIR", help="folder to write into")
-    q.add_argument("--format", default="all", choices=["md", "json", "moodle", "all"], help="what to write")
+    q.add_argument(
+        "--format", default="all", choices=["md", "json", "moodle", "qti12", "qti21", "pdf", "prairielearn", "all"],
+        help="what to write: Markdown, JSON, Moodle XML, QTI 1.2 (Canvas), QTI 2.1, PDF (sheet and key), "
+        "PrairieLearn questions, or all of them (default)",
+    )  # fmt: skip
     q.add_argument("--title", default="Problem set", help="the set's title")
     q.add_argument("--solutions", action="store_true", help="fold the solutions into problems.md too")
     _add_lang(q, help=_PROBLEM_LANG_HELP)
