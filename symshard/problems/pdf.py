@@ -124,6 +124,7 @@ def _preamble(title: str, language: str) -> str:
             ),
             f"#set text(font: ({', '.join(map(string, fonts))},), size: 10.5pt, lang: {string(language)}{region})",
             "#set par(justify: true, leading: 0.62em)",
+            "#set text(hyphenate: false)",  # words stay whole: the key is searched and copied from
             f"#show raw: set text(font: ({', '.join(map(string, mono))},), size: 0.92em)",
             "#show heading.where(level: 2): set block(above: 1.6em, below: 0.8em)",
             "#set table(stroke: 0.4pt + luma(150))",

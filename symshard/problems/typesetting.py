@@ -227,8 +227,9 @@ _MARKUP = re.compile(r"([\\*_`#$@<>\[\]~=\-+/])")
 
 
 def text(value: str) -> str:
-    """Plain text as Typst markup: every character with a meaning in markup escaped."""
-    return _MARKUP.sub(r"\\\1", value)
+    """Plain text as Typst markup: every character with a meaning in markup escaped, and ``'`` as the
+    apostrophe it is (Typst would guess a prime after a digit and an opening quote after a bracket)."""
+    return _MARKUP.sub(r"\\\1", value).replace("'", "\u2019")
 
 
 def _math(tex: str, display: bool) -> str:
