@@ -11,6 +11,7 @@ the ways a weight is split) must be the ones recorded.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -112,7 +113,7 @@ def test_lists_start_after_a_blank_line_and_meshes_print_one_way(name):
         texts = {"statement": p.statement, "solution": p.solution, **{f"hint {i}": h for i, h in enumerate(p.hints, 1)}}
         for where, text in texts.items():
             lines = text.splitlines()
-            for before, line in zip(lines, lines[1:], strict=False):
+            for before, line in itertools.pairwise(lines):
                 if _LIST_ITEM.match(line):
                     ok = not before.strip() or _LIST_ITEM.match(before) or before.startswith("  ")
                     assert ok, f"{p.id} {where}: a list right after {before!r}"
