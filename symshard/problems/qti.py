@@ -58,7 +58,7 @@ from .engine import Answer, Problem
 from .html import to_html
 from .moodle import answers_html
 
-__all__ = ["CP_NS", "QTI12_NS", "QTI21_NS", "to_qti12", "to_qti21"]
+__all__ = ["CP_NS", "QTI12_NS", "QTI21_NS", "to_qti12", "to_qti21", "zip_files"]
 
 CP_NS = "http://www.imsglobal.org/xsd/imscp_v1p1"
 """The IMS content packaging namespace of ``imsmanifest.xml``."""
@@ -83,7 +83,8 @@ def _xml(root: ET.Element) -> bytes:
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode").encode("utf-8") + b"\n"
 
 
-def _zip(files: dict[str, bytes]) -> bytes:
+def zip_files(files: dict[str, bytes]) -> bytes:
+    """``files`` as a zip: sorted, deflated, each entry with a fixed date (the same files, the same bytes)."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for name in sorted(files):
@@ -275,7 +276,7 @@ def to_qti12(problems: Sequence[Problem], *, title: str = "Problem set") -> byte
         f"{quiz_id}/assessment_meta.xml": _xml(meta),
         **figures,
     }
-    return _zip(files)
+    return zip_files(files)
 
 
 def _manifest(ident: str, title: str, language: str) -> ET.Element:
@@ -450,4 +451,4 @@ def to_qti21(problems: Sequence[Problem], *, title: str = "Problem set") -> byte
     figures = _figure_files(problems)
     _webcontent(resources, figures)
     files.update({"imsmanifest.xml": _xml(manifest), "test.xml": _xml(test), **figures})
-    return _zip(files)
+    return zip_files(files)

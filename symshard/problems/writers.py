@@ -59,6 +59,7 @@ __all__ = [
     "to_moodle",
     "write_files",
     "write_set",
+    "zip_files",
 ]
 
 FORMATS = ("md", "json", "moodle", "qti12", "qti21", "pdf", "prairielearn")
@@ -211,6 +212,13 @@ _PLANNED = {
     "pdf": ("problems.pdf", "answer-key.pdf"),
     "prairielearn": ("prairielearn",),
 }
+
+
+def zip_files(produced: Mapping[str, str | bytes]) -> bytes:
+    """A mapping of files as one zip (sorted, with a fixed date, so the same files give the same bytes)."""
+    from .qti import zip_files as _zip
+
+    return _zip({k: v.encode("utf-8") if isinstance(v, str) else v for k, v in produced.items()})
 
 
 def _language(problems: Sequence[Problem]) -> str:
