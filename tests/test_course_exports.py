@@ -314,7 +314,7 @@ def test_pdf_sheet_and_key(exported):
                     assert _squash(m.feedback.replace("**", "")) in key, (p.id, m.feedback)
 
 
-def test_pdfs_are_deterministic_and_need_a_named_cjk_font(monkeypatch):
+def test_pdfs_are_deterministic_and_need_a_named_cjk_font(monkeypatch, tmp_path, capsys):
     from symshard.problems import pdf
 
     problems = generate(3, count=3)
@@ -323,8 +323,23 @@ def test_pdfs_are_deterministic_and_need_a_named_cjk_font(monkeypatch):
     zh = generate(3, count=1, language="zh")
     with pytest.raises(UsageError, match="needs a CJK font and none is installed: symshard looks for No Such Font SC"):
         pdf.student_pdf(zh)
+    out = tmp_path / "zh"
     assert main(["problems", "generate", "--seed", "3", "--count", "1", "--lang", "zh", "--format", "pdf",
-                 "--out", "/tmp/symshard-no-font-test"]) == 2  # fmt: skip
+                 "--out", str(out)]) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "No Such Font SC" in err and "fonts-noto-cjk" in err
+    assert not out.exists() or not any(out.iterdir())  # nothing written
+
+
+def test_importing_the_problems_loads_no_typesetting():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, symshard.problems, symshard.problems.writers; "
+        "print(','.join(m for m in ('typst', 'markdown_it', 'pypdf') if m in sys.modules))"
+    )
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == ""
 
 
 # -- PrairieLearn -------------------------------------------------------------------------------------------------
