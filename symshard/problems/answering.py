@@ -28,7 +28,7 @@ from fractions import Fraction
 
 from ..mathtext import as_expr
 from ..units import unit_scales
-from .engine import Answer, Mistake, Problem, show_value
+from .engine import Answer, Mistake, show_value
 
 __all__ = [
     "Choice",
@@ -39,8 +39,8 @@ __all__ = [
     "is_choice",
     "mistake_entry",
     "number",
-    "part_label",
     "prompt",
+    "shown",
     "unit_multipliers",
     "word",
 ]
@@ -64,13 +64,10 @@ _WORDS = {
         "choose": "Choose {what}.",
         "right": "Right: {value}.",
         "not_within": "Not within {tol} of the right value; see the worked solution.",
-        "not_right": "Not the right choice; see the worked solution.",
         "not_value": "Not the right value; see the worked solution.",
         "if_you_got": "If you got {value}: {feedback}",
-        "problem": "Problem {n}",
         "part": "{n}({letter})",
         "exact": "exact",
-        "answer_is": "The answer is {value}.",
     },
     "zh": {
         "give": "请给出{what}。",
@@ -79,13 +76,10 @@ _WORDS = {
         "choose": "请选择{what}。",
         "right": "正确：{value}。",
         "not_within": "与正确值的偏差超过 {tol}，请对照详细解答。",
-        "not_right": "这个选项不对，请对照详细解答。",
         "not_value": "这不是正确的数值，请对照详细解答。",
         "if_you_got": "如果你的答案是 {value}：{feedback}",
-        "problem": "第 {n} 题",
         "part": "{n}（{letter}）",
         "exact": "精确",
-        "answer_is": "答案是 {value}。",
     },
 }
 
@@ -181,11 +175,6 @@ def choices(a: Answer, language: str) -> list[Choice]:
     options = [Choice(str(a.value), True, word(language, "right", value=a.show))]
     options += [Choice(str(m.value), False, m.feedback) for m in a.mistakes]
     return sorted(options, key=lambda c: (c.text.casefold(), c.text))
-
-
-def part_label(p: Problem, number_in_set: int, index: int, language: str) -> str:
-    """``3(b)``: the name of one answer of a problem with several."""
-    return word(language, "part", n=number_in_set, letter="abcdefghij"[index])
 
 
 def shown(a: Answer, value: object) -> str:

@@ -34,7 +34,7 @@ from typing import Any
 
 from ..errors import UsageError
 
-__all__ = ["MATH", "split_math", "to_html"]
+__all__ = ["MATH", "markdown_parser", "split_math", "to_html"]
 
 MATH = re.compile(r"\$\$(.+?)\$\$|(?<![\\$])\$(?!\$)(.+?)(?<!\\)\$", re.S)
 """A math span of the templates' Markdown: ``$$display$$`` (group 1) or ``$inline$`` (group 2)."""
@@ -64,7 +64,12 @@ def split_math(markdown: str) -> tuple[str, list[tuple[str, bool]]]:
 
 
 @lru_cache(maxsize=1)
-def _parser() -> Any:
+def markdown_parser() -> Any:
+    """The Markdown parser every export shares: CommonMark plus tables, raw HTML off.
+
+    Raises:
+        UsageError: markdown-it-py is not installed.
+    """
     try:
         from markdown_it import MarkdownIt
     except ImportError:
@@ -92,7 +97,7 @@ def to_html(
         UsageError: markdown-it-py is not installed.
     """
     text, spans = split_math(markdown)
-    md = _parser()
+    md = markdown_parser()
     used: list[str] = []
     env: dict[str, Any] = {}
     tokens = md.parseInline(text, env) if inline else md.parse(text, env)

@@ -56,7 +56,6 @@ _PAGE_WORDS = {
         "hints": "Hints",
         "mistakes": "Common mistakes",
         "entry": "typed as",
-        "problem": "Problem",
     },
     "zh": {
         "made": "由 symshard {version} 以种子 {seed} 生成：同一条命令总会生成同一套题。",
@@ -64,7 +63,6 @@ _PAGE_WORDS = {
         "hints": "提示",
         "mistakes": "常见错误",
         "entry": "填写为",
-        "problem": "题目",
     },
 }
 

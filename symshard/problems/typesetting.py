@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import TemplateError
-from .html import _parser, split_math
+from .html import markdown_parser, split_math
 
 if TYPE_CHECKING:
     from ..render import Figure
@@ -284,7 +284,7 @@ def markdown_to_typst(markdown: str, figures: Mapping[str, Figure] | None = None
     """
     figs = figures or {}
     source, spans = split_math(markdown)
-    tokens = _parser().parse(source)
+    tokens = markdown_parser().parse(source)
     out: list[str] = []
     lists: list[str] = []  # the kind of each open list, innermost last
     item_start = False
