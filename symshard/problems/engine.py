@@ -580,19 +580,6 @@ def select(
     return sorted(chosen, key=lambda f: DIFFICULTIES.index(f.difficulty))  # stable: names keep their order
 
 
-def _round_robin(chosen: Sequence[Family], seed: int) -> list[Family]:
-    """One round over the families, alternating easy, medium and hard, each level started at a
-    seed-chosen family: a set shorter than a round is a mix of levels and leaves out different
-    families for different seeds, instead of always the last ones."""
-    levels = [[f for f in chosen if f.difficulty == level] for level in DIFFICULTIES]
-    queues = []
-    for level, fams in zip(DIFFICULTIES, levels, strict=True):
-        if fams:
-            start = _variant_seed(seed, level, 0, 0) % len(fams)
-            queues.append(fams[start:] + fams[:start])
-    return [q[i] for i in range(max(map(len, queues))) for q in queues if i < len(q)]
-
-
 def generate(
     seed: int,
     count: int | None = None,
@@ -616,7 +603,15 @@ def generate(
         plan_ = [(f, k) for f in chosen for k in range(per_family)]
     else:
         total = count if count is not None else len(chosen)
-        order = _round_robin(chosen, seed)
+        # one round alternates easy, medium and hard, each level started at a seed-chosen family: a set
+        # shorter than a round mixes levels and leaves out different families for different seeds
+        queues = []
+        for level in DIFFICULTIES:
+            fams = [f for f in chosen if f.difficulty == level]
+            if fams:
+                start = _variant_seed(seed, level, 0, 0) % len(fams)
+                queues.append(fams[start:] + fams[:start])
+        order = [q[i] for i in range(max(map(len, queues))) for q in queues if i < len(q)]
         taken = [(order[i % len(order)], i // len(order)) for i in range(total)]
         plan_ = sorted(taken, key=lambda fk: (DIFFICULTIES.index(fk[0].difficulty), fk[1], fk[0].name))
     seen: set[tuple] = set()
