@@ -128,6 +128,7 @@ ENGLISH: dict[str, str] = {
     "cli.generated": "{count} problems from {families} families, seed {seed}:",
     "cli.figures": "{folder}/ ({count} figures)",
     "cli.figure": "{folder}/ (1 figure)",
+    "cli.questions": "{folder}/ ({count} PrairieLearn questions and an assessment)",
     "cli.families.head": "family",
     "cli.families.columns": "difficulty  title",
     "cli.families.count": "{count} families",
@@ -749,12 +750,14 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
 
 def _problems_list(args: argparse.Namespace) -> tuple[str, dict]:
     from .problems import families
+    from .problems.family import DIFFICULTIES
 
     known = families(args.families or ())
     lang = args.language
     rows = [(_say("cli.families.head", lang), _say("cli.families.columns", lang))]
     data = []
-    for name, fam in known.items():
+    by_difficulty = sorted(known.items(), key=lambda item: (DIFFICULTIES.index(item[1].difficulty), item[0]))
+    for name, fam in by_difficulty:
         title = fam.title if lang == "en" or lang not in fam.languages else fam.title_in(lang)
         rows.append((name, f"{fam.difficulty:<10}  {title}"))
         data.append({"name": name, "title": fam.title, "difficulty": fam.difficulty, "tags": list(fam.tags),
@@ -838,12 +841,15 @@ def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
     written = write_set(problems, out, formats=formats, seed=args.seed, title=args.title,
                         solutions=args.solutions, force=args.force)  # fmt: skip
     families_used = sorted({p.family.name for p in problems})
-    figures = [path for path in written if path.parent.name == "figures"]
-    shown = [f"  {path}" for path in written if path not in figures]
+    figures = [path for path in written if path.parent == out / "figures"]
+    questions = [path for path in written if path.is_relative_to(out / "prairielearn")]
+    shown = [f"  {path}" for path in written if path not in figures and path not in questions]
     lang = _shown_language(args.lang)
     if figures:
         key = "cli.figure" if len(figures) == 1 else "cli.figures"
         shown.append("  " + _say(key, lang, folder=figures[0].parent, count=len(figures)))
+    if questions:
+        shown.append("  " + _say("cli.questions", lang, folder=out / "prairielearn", count=len(problems)))
     head = _say("cli.generated", lang, count=len(problems), families=len(families_used), seed=args.seed)
     text = head + "\n" + "\n".join(shown)
     return text, {"count": len(problems), "seed": args.seed, "families": families_used,
@@ -1075,7 +1081,11 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--family", action="append", help="only this family (repeat for several)")
     q.add_argument("--difficulty", action="append", choices=["easy", "medium", "hard"], help="only this difficulty")
     q.add_argument("--out", required=True, metavar="DIR", help="folder to write into")
-    q.add_argument("--format", default="all", choices=["md", "json", "moodle", "all"], help="what to write")
+    q.add_argument(
+        "--format", default="all", choices=["md", "json", "moodle", "qti12", "qti21", "pdf", "prairielearn", "all"],
+        help="what to write: Markdown, JSON, Moodle XML, QTI 1.2 (Canvas), QTI 2.1, PDF (sheet and key), "
+        "PrairieLearn questions, or all of them (default)",
+    )  # fmt: skip
     q.add_argument("--title", default="Problem set", help="the set's title")
     q.add_argument("--solutions", action="store_true", help="fold the solutions into problems.md too")
     _add_lang(q, help=_PROBLEM_LANG_HELP)

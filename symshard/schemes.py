@@ -41,8 +41,9 @@ from functools import cache
 
 import sympy
 
+from .arrays import Array
 from .crossovers import Case, Condition, _drop_subsumed, _merge_bounds, solve_less
-from .errors import PlanError
+from .errors import PlanError, SymshardError
 from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
@@ -539,8 +540,21 @@ def pods() -> Pods:
     return Pods(lay, bound, cond)
 
 
-def largest_tp(f: int, values: Mapping[sympy.Symbol, object], hardware_fabric: str = "ici") -> int:
-    """The largest integer ``|Y|`` for which TP stays compute-bound (both passes) under ``values``."""
+def largest_tp(
+    f: int, values: Mapping[sympy.Symbol, object], hardware_fabric: str = "ici", shape: Mapping[str, int] | None = None
+) -> int:
+    """The largest integer ``|Y|`` for which TP stays compute-bound (both passes) under ``values``.
+
+    With ``shape`` (sizes of ``B``, ``D`` and ``F``), the largest such degree that the layout can
+    actually use: every array of the TP layer, in every sharding it is held in, must place on an
+    axis ``Y`` of that size (``Y`` splits ``D`` of the activations and ``F`` of the weights, so it
+    must divide both): on a TPU v5e the bound for ``F = 20480`` is 9.4, and 8 is the degree that divides.
+
+    Examples:
+        >>> values = layer("tp").values({}, {}, "tpu-v5e", {"Y": 1})
+        >>> largest_tp(20480, values), largest_tp(20480, values, shape={"B": 4096, "D": 16384, "F": 20480})
+        (9, 8)
+    """
     lay = layer("tp", fabric=hardware_fabric)
     cond = lay.condition("Y")
     bound = None
@@ -550,4 +564,25 @@ def largest_tp(f: int, values: Mapping[sympy.Symbol, object], hardware_fabric: s
                 bound = as_expr(r.rhs).xreplace({dim("F"): f, **{as_expr(k): v for k, v in values.items()}})
     if bound is None:  # pragma: no cover
         raise PlanError("TP has no upper bound on |Y|", hint="this is a bug in symshard")
-    return int(sympy.floor(bound))
+    top = int(sympy.floor(bound))
+    if shape is None:
+        return top
+    held = [a for versions in lay.program.held.values() for a in versions]
+    for degree in range(top, 0, -1):
+        if all(_places(a, {"Y": degree}, shape) for a in held):
+            return degree
+    raise PlanError(
+        f"no TP degree up to {top} splits the layer's arrays evenly with sizes {dict(shape)}",
+        hint="give sizes for B, D and F",
+    )
+
+
+def _places(array: Array, mesh: Mapping[str, int], shape: Mapping[str, int]) -> bool:
+    """Whether ``array`` places on ``mesh`` with ``shape`` (every sharded dim divides)."""
+    from .placement import place
+
+    try:
+        place(array, mesh, {d: shape[d] for d in array.dim_names if d in shape})
+    except SymshardError:
+        return False
+    return True

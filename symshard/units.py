@@ -33,6 +33,7 @@ __all__ = [
     "parse_quantity",
     "pretty",
     "sig",
+    "unit_scales",
 ]
 
 
@@ -136,6 +137,16 @@ _SCALES: dict[str, dict[str, Fraction]] = {
              "TFLOP": Fraction(10**12), "PFLOP": Fraction(10**15)},
 }  # fmt: skip
 _QUANTITY = re.compile(r"\s*([-+]?[0-9][0-9,_]*(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?(?:\s*/\s*[0-9]+)?)\s*([A-Za-zµμ]*)\s*")
+
+
+def unit_scales(unit: str) -> dict[str, Fraction]:
+    """The units :func:`parse_quantity` reads for values of ``unit``, each with its size in ``unit``.
+
+    Examples:
+        >>> unit_scales("s")["ms"], unit_scales("count")
+        (Fraction(1, 1000), {})
+    """
+    return dict(_SCALES.get(unit, {}))
 
 
 def parse_quantity(text: str | float | int | Fraction, unit: str) -> Fraction:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Sequence
@@ -36,3 +37,12 @@ def english_left(text: str, *, keep: Sequence[str] = ()) -> str | None:
         stripped = stripped.replace(phrase, " ")
     found = _ENGLISH_RUN.search(stripped) or _ENGLISH_WORD.search(stripped)
     return found.group(0) if found else None
+
+
+@functools.lru_cache(maxsize=64)
+def family_variants(name: str, count: int = 200, seed: int = 1) -> tuple:
+    """``count`` distinct variants of one family (the set ``generate(seed, per_family=count)`` draws),
+    made once per test session and shared by the tests that read them."""
+    from symshard.problems import generate
+
+    return tuple(generate(seed, per_family=count, names=[name]))

@@ -318,6 +318,8 @@ def mlp_tp_degree(p):
     # forward: AllGather of In and ReduceScatter of Out, 2BD bytes each over M_Y·W, against 4BDF/|Y| FLOPs
     c, w = Fraction(ss.hardware(p["chip"]).flops_bf16), _axis_bandwidth(p["chip"]) * p["my"]
     largest = int(Fraction(p["F"]) * w / c)
+    while p["D"] % largest or p["F"] % largest:  # Y splits D of In and F of the weights: it must divide both
+        largest -= 1
     return {"largest": largest, "comm": Fraction(4 * p["B"] * p["D"]) / w}
 
 

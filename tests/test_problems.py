@@ -12,6 +12,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from helpers import family_variants
 
 from symshard.cli import main
 from symshard.errors import AnswerError, SymshardError, TemplateError
@@ -20,6 +21,8 @@ from symshard.problems.family import load_family
 from symshard.problems.writers import answer_key_markdown, schema, to_json, to_markdown, to_moodle, write_set
 
 FAMILIES = sorted(families())
+LEVELS = ("easy", "medium", "hard")
+BY_DIFFICULTY = sorted(FAMILIES, key=lambda name: (LEVELS.index(family(name).difficulty), name))
 ROOT = Path(__file__).parents[1]
 
 
@@ -28,7 +31,7 @@ ROOT = Path(__file__).parents[1]
 
 @pytest.mark.parametrize("name", FAMILIES)
 def test_every_family_renders_200_distinct_seeds(name):
-    problems = generate(1, per_family=200, names=[name])
+    problems = family_variants(name)  # shared with test_feasibility
     assert len(problems) == 200
     assert len({p.key() for p in problems}) == 200
     for p in problems:
@@ -94,9 +97,22 @@ def test_sets_are_reproducible_and_distinct():
     assert [p.to_dict() for p in one] == [p.to_dict() for p in two]
     assert len({p.key() for p in one}) == 30
     assert [p.to_dict() for p in generate(2027, count=30)] != [p.to_dict() for p in one]
-    # round-robin over the families
-    names = [p.family.name for p in one[: len(FAMILIES)]]
-    assert names == FAMILIES[: len(names)]
+    # one round covers every family, and the set reads from easy to hard
+    assert {p.family.name for p in generate(2026, count=len(FAMILIES))} == set(FAMILIES)
+    ranks = [LEVELS.index(p.family.difficulty) for p in one]
+    assert ranks == sorted(ranks)
+
+
+def test_short_sets_mix_levels_and_leave_out_different_families():
+    # a set one family short of a round: which family is left out depends on the seed
+    left_out = set()
+    for seed in range(12):
+        picked = {p.family.name for p in generate(seed, count=len(FAMILIES) - 1)}
+        assert len(picked) == len(FAMILIES) - 1
+        left_out |= set(FAMILIES) - picked
+    assert len(left_out) > 3
+    # a set of three takes one family of each level
+    assert sorted(p.family.difficulty for p in generate(5, count=3)) == ["easy", "hard", "medium"]
 
 
 def test_selection():
@@ -120,7 +136,7 @@ def test_byte_identical_across_processes_and_hash_seeds(tmp_path):
         )  # fmt: skip
         outputs.append({str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
     assert outputs[0] == outputs[1]
-    assert len([name for name in outputs[0] if "/" not in name]) == 6  # five files and symshard's manifest
+    assert len([name for name in outputs[0] if "/" not in name]) == 10  # md, json, moodle, qti12, qti21, pdf, manifest
     assert ".symshard-manifest.json" in outputs[0]
     assert any(name.startswith("figures/") and name.endswith(".svg") for name in outputs[0])  # figures too
 
@@ -265,7 +281,7 @@ def test_moodle_xml(mixed_set):
     questions = [q for q in root.findall("question") if q.get("type") != "category"]
     assert len(questions) == len(mixed_set)
     for q, p in zip(questions, mixed_set, strict=True):
-        assert q.findtext("name/text").startswith(p.id)
+        assert p.id in q.findtext("name/text") and q.findtext("idnumber") == p.id
         kind = q.get("type")
         if kind == "numerical":
             answers = q.findall("answer")
@@ -275,7 +291,8 @@ def test_moodle_xml(mixed_set):
             assert value > 0
             if p.answers[0].rel_tol:
                 assert float(answers[0].findtext("tolerance")) == pytest.approx(value * p.answers[0].rel_tol, rel=1e-3)
-            assert len(answers) == 1 + len(p.answers[0].mistakes)
+            assert len(answers) == 2 + len(p.answers[0].mistakes)  # the right one, the mistakes, and '*'
+            assert answers[-1].findtext("text") == "*"
         elif kind == "cloze":
             text = q.findtext("questiontext/text")
             assert text.count("{1:") == len(p.answers)
@@ -300,21 +317,23 @@ def test_markdown_set_and_key(mixed_set):
 
 
 def test_write_set_never_touches_files_it_did_not_write(tmp_path, mixed_set):
-    written = write_set(mixed_set[:3], tmp_path / "out", seed=7)
-    assert sorted(p.name for p in written) == [
+    formats = ("md", "json", "moodle")
+    written = write_set(mixed_set[:3], tmp_path / "out", seed=7, formats=formats)
+    assert sorted(p.name for p in written if p.parent.name != "figures") == [
         "answer-key.md", "problems.json", "problems.md", "problems.moodle.xml", "problems.schema.json",
     ]  # fmt: skip
     assert (tmp_path / "out" / ".symshard-manifest.json").is_file()
-    write_set(mixed_set[:3], tmp_path / "out", seed=7)  # symshard's own folder: rewritten freely
+    write_set(mixed_set[:3], tmp_path / "out", seed=7, formats=("md",))  # symshard's own folder: rewritten freely
+    assert not (tmp_path / "out" / "problems.json").exists()  # the files of the set it replaced are gone
     (tmp_path / "out" / "notes.md").write_text("mine", encoding="utf-8")
     with pytest.raises(SymshardError, match=re.escape("holds files symshard did not write, e.g. 'notes.md'")):
-        write_set(mixed_set[:3], tmp_path / "out", seed=7)
-    write_set(mixed_set[:3], tmp_path / "out", seed=7, force=True)  # writes beside it ...
+        write_set(mixed_set[:3], tmp_path / "out", seed=7, formats=formats)
+    write_set(mixed_set[:3], tmp_path / "out", seed=7, force=True, formats=formats)  # writes beside it ...
     assert (tmp_path / "out" / "notes.md").read_text(encoding="utf-8") == "mine"  # ... and leaves it alone
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "problems.md").write_text("mine", encoding="utf-8")
     with pytest.raises(SymshardError, match="exists and was not written by symshard"):
-        write_set(mixed_set[:3], tmp_path / "other", seed=7, force=True)  # never overwritten, even forced
+        write_set(mixed_set[:3], tmp_path / "other", seed=7, force=True, formats=formats)  # never overwritten
     assert (tmp_path / "other" / "problems.md").read_text(encoding="utf-8") == "mine"
 
 
@@ -324,7 +343,7 @@ def test_write_set_never_touches_files_it_did_not_write(tmp_path, mixed_set):
 def test_cli_list_show_generate(tmp_path, capsys):
     assert main(["problems", "list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert [f["name"] for f in listed["families"]] == FAMILIES
+    assert [f["name"] for f in listed["families"]] == BY_DIFFICULTY  # easy first, as the README says
     assert main(["problems", "show", "allgather-time", "--seed", "3"]) == 0
     out = capsys.readouterr().out
     assert "Solution:" in out and "Answers:" in out

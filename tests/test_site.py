@@ -16,6 +16,7 @@ import itertools
 import json
 import re
 import xml.etree.ElementTree as ET
+import zipfile
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -230,6 +231,13 @@ def test_downloads_parse_and_match_their_pages(site):
         assert len([q for q in questions if q.get("type") != "category"]) == data["count"]
         for record in data["problems"]:
             assert (folder / record["id"] / "index.html").is_file()
+        # every course platform's download, offered on the set's page
+        overview = (folder / "index.html").read_text(encoding="utf-8")
+        for name in ("problems.qti12.zip", "problems.qti21.zip", "prairielearn.zip", "problems.pdf", "answer-key.pdf"):
+            assert (folder / name).is_file() and f'href="{name}"' in overview, (folder.name, name)
+        with zipfile.ZipFile(folder / "prairielearn.zip") as pl:
+            assert sum(n.endswith("/info.json") for n in pl.namelist()) == data["count"]
+        assert (folder / "problems.pdf").read_bytes().startswith(b"%PDF-")
 
 
 def test_the_build_log_has_no_warning(built_site):

@@ -39,7 +39,7 @@ from ..errors import AnswerError, SymshardError, TemplateError, did_you_mean
 from ..mathtext import as_expr
 from ..units import format_bytes, format_flops, format_number, format_seconds, json_value, parse_quantity
 from .budget import Budget, run
-from .family import AnswerSpec, Family, key_positions, load_family, read_spec
+from .family import DIFFICULTIES, AnswerSpec, Family, key_positions, load_family, read_spec
 from .figures import FigureBook
 from .sandbox import environment
 
@@ -664,7 +664,7 @@ def select(
         chosen = [f for f in chosen if f.difficulty in difficulty]
     if not chosen:
         raise TemplateError("no family matches the selection", hint="see 'symshard problems list'")
-    return chosen
+    return sorted(chosen, key=lambda f: DIFFICULTIES.index(f.difficulty))  # stable: names keep their order
 
 
 def generate(
@@ -680,7 +680,8 @@ def generate(
     budget: Budget | None = None,
 ) -> list[Problem]:
     """A problem set: ``per_family`` variants of each chosen family, or ``count`` problems
-    taken round-robin over them; reproducible from ``seed``, without duplicates.
+    taken round-robin over them (alternating difficulties); reproducible from ``seed``, without
+    duplicates, and ordered from easy to hard.
 
     Raises:
         TemplateError: a broken family, or one that cannot produce enough distinct variants.
@@ -690,7 +691,17 @@ def generate(
         plan_ = [(f, k) for f in chosen for k in range(per_family)]
     else:
         total = count if count is not None else len(chosen)
-        plan_ = [(chosen[i % len(chosen)], i // len(chosen)) for i in range(total)]
+        # one round alternates easy, medium and hard, each level started at a seed-chosen family: a set
+        # shorter than a round mixes levels and leaves out different families for different seeds
+        queues = []
+        for level in DIFFICULTIES:
+            fams = [f for f in chosen if f.difficulty == level]
+            if fams:
+                start = _variant_seed(seed, level, 0, 0) % len(fams)
+                queues.append(fams[start:] + fams[:start])
+        order = [q[i] for i in range(max(map(len, queues))) for q in queues if i < len(q)]
+        taken = [(order[i % len(order)], i // len(order)) for i in range(total)]
+        plan_ = sorted(taken, key=lambda fk: (DIFFICULTIES.index(fk[0].difficulty), fk[1], fk[0].name))
     seen: set[tuple] = set()
     out: list[Problem] = []
     for n, (fam, index) in enumerate(plan_):

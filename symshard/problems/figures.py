@@ -10,7 +10,8 @@ same figure drawn twice filed once), and returns the Markdown image
 ``![alt](figures/<name>)``. Figures never change a problem's answers or its
 identity. The exports show them the way each medium can: Markdown keeps the
 relative link (the files go to ``figures/``), JSON carries each figure's SVG
-text, Moodle XML embeds each file in the question.
+text, Moodle XML embeds each file in the question, the QTI packages carry the
+files beside the questions, the PDF and PrairieLearn embed the SVG.
 
 Examples:
     >>> book = FigureBook("device-memory-7")
@@ -24,18 +25,16 @@ Examples:
 
 from __future__ import annotations
 
-import base64
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING
-from xml.sax.saxutils import quoteattr
 
 from ..errors import UsageError, did_you_mean
 
 if TYPE_CHECKING:
     from ..render import Figure
 
-__all__ = ["FOLDER", "KINDS", "FigureBook", "moodle_files", "to_html_images"]
+__all__ = ["FOLDER", "KINDS", "FigureBook"]
 
 FOLDER = "figures"
 """Where the Markdown export puts the SVG files, relative to the Markdown pages."""
@@ -84,34 +83,3 @@ class FigureBook:
     def clear(self) -> None:
         """Forget every figure (a template's first, discarded pass draws them too)."""
         self.items.clear()
-
-
-def to_html_images(text: str, figures: Mapping[str, Figure], src: Callable[[str], str]) -> tuple[str, list[str]]:
-    """``text`` with each Markdown figure link replaced by an HTML ``<img>``; and the names used, in order.
-
-    Args:
-        text: Markdown as the templates wrote it.
-        figures: the problem's figures by file name.
-        src: the image address for a file name.
-    """
-    used: list[str] = []
-
-    def image(m: re.Match) -> str:
-        name = m.group(1)
-        fig = figures.get(name)
-        if fig is None:
-            return m.group(0)
-        if name not in used:
-            used.append(name)
-        return f'<img src={quoteattr(src(name))} alt={quoteattr(fig.alt)} role="img"/>'
-
-    return _REF.sub(image, text), used
-
-
-def moodle_files(names: list[str], figures: Mapping[str, Figure]) -> str:
-    """Moodle XML ``<file>`` elements carrying the named figures (base64), for ``@@PLUGINFILE@@`` links."""
-    return "".join(
-        f'<file name={quoteattr(name)} path="/" encoding="base64">'
-        f"{base64.b64encode(figures[name].svg.encode('utf-8')).decode('ascii')}</file>"
-        for name in names
-    )

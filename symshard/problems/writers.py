@@ -1,7 +1,10 @@
-"""Problem sets on disk: Markdown for MkDocs, an answer key, JSON (with a schema) and Moodle XML.
+"""Problem sets as files: Markdown, JSON, Moodle XML, QTI for Canvas and others, PDF and PrairieLearn.
 
 All writers take the same list of :class:`~symshard.problems.engine.Problem`, so a
-student set, its answer key and the LMS export always hold the same variants.
+student set, its answer key and every platform's export hold the same variants.
+Each format *produces* its files as a mapping ``{relative path: text or bytes}``
+(:func:`export`; zip packages and PDFs are built in memory), and one small function,
+:func:`write_files`, puts a mapping on disk; :func:`write_set` does both.
 
 * Markdown: a student set (statement, collapsible hints; with ``solutions=True``
   also a collapsible worked solution, for self-study pages) and an instructor
@@ -10,54 +13,58 @@ student set, its answer key and the LMS export always hold the same variants.
   ``pymdownx.details``, which MkDocs' successors read too.
 * JSON: one object with the set's seed and one record per problem (DESIGN's
   keys); :func:`schema` returns the JSON Schema shipped with the package.
-* Moodle XML: one question per problem: ``numerical`` for a single numeric
-  answer, ``shortanswer`` for a single text answer, ``cloze`` for several; each
-  numeric answer carries its tolerance, and each common mistake is a 0% answer
-  with its feedback.
+* Moodle XML (:mod:`~symshard.problems.moodle`), QTI 1.2 for Canvas and QTI 2.1
+  (:mod:`~symshard.problems.qti`), a PDF student sheet and answer key typeset with
+  Typst (:mod:`~symshard.problems.pdf`) and PrairieLearn question folders
+  (:mod:`~symshard.problems.prairielearn`).
 
 Figures (see :mod:`~symshard.problems.figures`) stay Markdown image links to
-``figures/<name>.svg`` in the Markdown exports, and :func:`write_set` writes the
-files there; the JSON carries each figure's SVG text; the Moodle XML embeds each
-file in its question (Moodle's ``<file>`` elements, linked as ``@@PLUGINFILE@@``).
+``figures/<name>.svg`` in the Markdown exports, and the ``md`` format writes the
+files there; the JSON carries each figure's SVG text; the other formats embed them.
 
 Examples:
     >>> from symshard.problems import family, variant
-    >>> xml = to_moodle([variant(family("allgather-time"), 1)])
-    >>> xml.count("<question type=")
-    2
+    >>> files = export([variant(family("allgather-time"), 1)], "md")
+    >>> sorted(files)
+    ['answer-key.md', 'figures/allgather-time-1-1.svg', 'problems.md']
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib.resources import files
 from pathlib import Path
-from xml.sax.saxutils import escape
 
 from .. import __version__
 from ..errors import UsageError
 from ..i18n import ui
-from ..mathtext import as_expr
 from ..outputs import OutputFolder
 from ..units import sig
-from .engine import Answer, Problem, show_value
-from .figures import FOLDER, moodle_files, to_html_images
+from .answering import entry_unit
+from .engine import Problem, show_value
+from .figures import FOLDER
+from .moodle import to_moodle
 
 __all__ = [
+    "FORMATS",
     "answer_key_markdown",
     "answer_table",
     "entry_unit",
+    "export",
     "figure_files",
+    "planned",
     "schema",
     "to_json",
     "to_markdown",
     "to_moodle",
+    "write_files",
     "write_set",
+    "zip_files",
 ]
 
-FORMATS = ("md", "json", "moodle")
+FORMATS = ("md", "json", "moodle", "qti12", "qti21", "pdf", "prairielearn")
+"""Every format, in the order ``--format all`` writes them."""
 
 
 def _indent(text: str, prefix: str = "    ") -> str:
@@ -126,159 +133,6 @@ def schema() -> dict:
     return json.loads(files("symshard.problems").joinpath("schema.json").read_text(encoding="utf-8"))
 
 
-# -- Moodle -------------------------------------------------------------------------------------------
-
-_ENTRY_UNITS = {
-    "s": (("s", 1), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)),
-    "B": (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10), ("B", 1)),
-    "FLOP": (("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6), ("FLOP", 1)),
-}
-
-
-def entry_unit(a: Answer) -> tuple[str, float]:
-    """The unit a student types the answer in, and its size in SI units (``('µs', 1e-6)``)."""
-    x = abs(a.number or 0.0)
-    for unit, scale in _ENTRY_UNITS.get(a.unit, ()):
-        if x >= scale:
-            return unit, scale
-    table = _ENTRY_UNITS.get(a.unit)
-    if table:
-        return table[-1]
-    return "", 1.0
-
-
-def _moodle_math(text: str) -> str:
-    """Markdown math to the delimiters Moodle's MathJax filter reads: ``\\(..\\)`` and ``\\[..\\]``."""
-    text = re.sub(r"\$\$(.+?)\$\$", lambda m: r"\[" + m.group(1) + r"\]", text, flags=re.S)
-    return re.sub(r"(?<![\\$])\$(?!\$)(.+?)(?<!\\)\$", lambda m: r"\(" + m.group(1) + r"\)", text, flags=re.S)
-
-
-def _cdata(text: str) -> str:
-    return "<![CDATA[" + text.replace("]]>", "]]]]><![CDATA[>") + "]]>"
-
-
-def _num(x: float) -> str:
-    return format(float(f"{x:.6g}"), ".6g")
-
-
-def _tolerance(a: Answer, value: float) -> str:
-    return _num(abs(value) * a.rel_tol) if a.rel_tol else "0"
-
-
-def _cloze_escape(text: str) -> str:
-    return re.sub(r"([#~/\"}{\\])", r"\\\1", text)
-
-
-def _prompt(a: Answer, language: str = "en") -> str:
-    unit, _ = entry_unit(a)
-    if language == "zh":
-        return f"{a.label}" + (f"（单位：{unit}）" if unit else "")
-    return f"{a.label}" + (f" (in {unit})" if unit else "")
-
-
-def _give(what: str, language: str) -> str:
-    return f"请给出{what}。" if language == "zh" else f"Give {what}."
-
-
-def _tags(p: Problem) -> str:
-    """Moodle tags: the family, its difficulty and the language of the text."""
-    tags = [p.family.name, p.family.difficulty, f"lang:{p.language}"]
-    return "    <tags>" + "".join(f"<tag><text>{escape(t)}</text></tag>" for t in tags) + "</tags>"
-
-
-def _pluginfile(name: str) -> str:
-    return "@@PLUGINFILE@@/" + name
-
-
-def to_moodle(problems: Sequence[Problem], *, category: str = "symshard") -> str:
-    """The set as Moodle XML, one question per problem, ready for Moodle's import."""
-    out = ['<?xml version="1.0" encoding="UTF-8"?>', "<quiz>"]
-    out.append(f'  <question type="category"><category><text>$course$/{escape(category)}</text></category></question>')
-    for p in problems:
-        figures = dict(p.figures)
-        statement, in_statement = to_html_images(_moodle_math(p.statement.strip()), figures, _pluginfile)
-        general, in_general = to_html_images(_moodle_math(p.solution.strip()), figures, _pluginfile)
-        files = moodle_files(in_statement, figures)
-        general_files = moodle_files(in_general, figures)
-        name = escape(f"{p.id}: {p.title}")
-        numeric = [a for a in p.answers if a.unit != "text"]
-        if len(p.answers) == 1 and numeric:
-            a = p.answers[0]
-            _unit, scale = entry_unit(a)
-            value = (a.number or 0.0) / scale
-            text = statement + "\n\n" + _give(_prompt(a, p.language), p.language)
-            out += [
-                '  <question type="numerical">',
-                f"    <name><text>{name}</text></name>",
-                f'    <questiontext format="markdown"><text>{_cdata(text)}</text>{files}</questiontext>',
-                f'    <generalfeedback format="markdown"><text>{_cdata(general)}</text>{general_files}</generalfeedback>',
-                "    <defaultgrade>1</defaultgrade>",
-                (
-                    f'    <answer fraction="100"><text>{_num(value)}</text><tolerance>{_tolerance(a, value)}</tolerance>'
-                    f"<feedback><text>{ui('right', p.language)}: {escape(a.show)}.</text></feedback></answer>"
-                ),
-            ]
-            for m in a.mistakes:
-                wrong = float(as_expr(m.value)) / scale
-                out.append(
-                    f'    <answer fraction="0"><text>{_num(wrong)}</text><tolerance>{_tolerance(a, wrong)}</tolerance>'
-                    f"<feedback>{_cdata(_moodle_math(m.feedback))}</feedback></answer>"
-                )
-            out += [
-                "    <unitgradingtype>0</unitgradingtype>",
-                "    <showunits>3</showunits>",
-                _tags(p),
-                "  </question>",
-            ]
-        elif len(p.answers) == 1:
-            a = p.answers[0]
-            text = statement + "\n\n" + _give(a.label, p.language)
-            out += [
-                '  <question type="shortanswer">',
-                f"    <name><text>{name}</text></name>",
-                f'    <questiontext format="markdown"><text>{_cdata(text)}</text>{files}</questiontext>',
-                f'    <generalfeedback format="markdown"><text>{_cdata(general)}</text>{general_files}</generalfeedback>',
-                "    <defaultgrade>1</defaultgrade>",
-                "    <usecase>1</usecase>",
-                f'    <answer fraction="100"><text>{escape(str(a.value))}</text><feedback><text>{ui("right", p.language)}.</text></feedback></answer>',
-            ]
-            for m in a.mistakes:
-                out.append(
-                    f'    <answer fraction="0"><text>{escape(str(m.value))}</text>'
-                    f"<feedback>{_cdata(_moodle_math(m.feedback))}</feedback></answer>"
-                )
-            out += [_tags(p), "  </question>"]
-        else:
-            parts = [statement, ""]
-            for a in p.answers:
-                parts.append(f"{_prompt(a, p.language)}: {_cloze(a, p.language)}")
-                parts.append("")
-            out += [
-                '  <question type="cloze">',
-                f"    <name><text>{name}</text></name>",
-                f'    <questiontext format="markdown"><text>{_cdata(chr(10).join(parts))}</text>{files}</questiontext>',
-                f'    <generalfeedback format="markdown"><text>{_cdata(general)}</text>{general_files}</generalfeedback>',
-                _tags(p),
-                "  </question>",
-            ]
-    out.append("</quiz>")
-    return "\n".join(out) + "\n"
-
-
-def _cloze(a: Answer, language: str = "en") -> str:
-    if a.unit == "text":
-        options = [f"%100%{_cloze_escape(str(a.value))}#{ui('right', language)}"]
-        options += [f"%0%{_cloze_escape(str(m.value))}#{_cloze_escape(m.feedback)}" for m in a.mistakes]
-        return "{1:SHORTANSWER:" + "~".join(options) + "}"
-    _, scale = entry_unit(a)
-    value = (a.number or 0.0) / scale
-    options = [f"%100%{_num(value)}:{_tolerance(a, value)}#{ui('right', language)}"]
-    for m in a.mistakes:
-        wrong = float(as_expr(m.value)) / scale
-        options.append(f"%0%{_num(wrong)}:{_tolerance(a, wrong)}#{_cloze_escape(m.feedback)}")
-    return "{1:NUMERICAL:" + "~".join(options) + "}"
-
-
 # -- writing a set ------------------------------------------------------------------------------------------
 
 
@@ -288,34 +142,141 @@ def figure_files(problems: Sequence[Problem]) -> dict[str, str]:
     return {name: fig.svg for p in problems for name, fig in p.figures}
 
 
-def set_files(
-    problems: Sequence[Problem],
-    *,
-    formats: Sequence[str] = FORMATS,
-    seed: int | None = None,
-    title: str = "Problem set",
-    solutions: bool = False,
-) -> dict[str, str]:
-    """The files of a set in each format, as ``{relative path: text}`` (nothing is written).
+Files = dict[str, str | bytes]
+"""What a format produces: ``{path relative to the output folder: text or bytes}``."""
+
+
+def _md(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool) -> Files:
+    out: Files = {
+        "problems.md": to_markdown(problems, title=title, solutions=solutions),
+        "answer-key.md": answer_key_markdown(problems, title=f"{title}: {ui('answer_key', _language(problems))}"),
+    }
+    out.update({f"{FOLDER}/{name}": svg for name, svg in figure_files(problems).items()})
+    return out
+
+
+def _json(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool) -> Files:
+    return {
+        "problems.json": json.dumps(to_json(problems, seed=seed), indent=2, ensure_ascii=False) + "\n",
+        "problems.schema.json": json.dumps(schema(), indent=2) + "\n",
+    }
+
+
+def _moodle(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool) -> Files:
+    return {"problems.moodle.xml": to_moodle(problems, category=f"symshard/{title}")}
+
+
+def _qti12(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool) -> Files:
+    from .qti import to_qti12
+
+    return {"problems.qti12.zip": to_qti12(problems, title=title)}
+
+
+def _qti21(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool) -> Files:
+    from .qti import to_qti21
+
+    return {"problems.qti21.zip": to_qti21(problems, title=title)}
+
+
+def _pdf(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool) -> Files:
+    from .pdf import answer_key_pdf, student_pdf
+
+    key_title = f"{title}: {ui('answer_key', _language(problems))}"
+    return {
+        "problems.pdf": student_pdf(problems, title=title, seed=seed),
+        "answer-key.pdf": answer_key_pdf(problems, title=key_title, seed=seed),
+    }
+
+
+def _prairielearn(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool) -> Files:
+    from .prairielearn import to_prairielearn
+
+    return {f"prairielearn/{path}": data for path, data in to_prairielearn(problems, title=title).items()}
+
+
+_PRODUCERS: Mapping[str, Callable[[Sequence[Problem], int | None, str, bool], Files]] = {
+    "md": _md,
+    "json": _json,
+    "moodle": _moodle,
+    "qti12": _qti12,
+    "qti21": _qti21,
+    "pdf": _pdf,
+    "prairielearn": _prairielearn,
+}
+
+_PLANNED = {
+    "md": ("problems.md", "answer-key.md"),
+    "json": ("problems.json", "problems.schema.json"),
+    "moodle": ("problems.moodle.xml",),
+    "qti12": ("problems.qti12.zip",),
+    "qti21": ("problems.qti21.zip",),
+    "pdf": ("problems.pdf", "answer-key.pdf"),
+    "prairielearn": ("prairielearn",),
+}
+
+
+def zip_files(produced: Mapping[str, str | bytes]) -> bytes:
+    """A mapping of files as one zip (sorted, with a fixed date, so the same files give the same bytes)."""
+    from .qti import zip_files as _zip
+
+    return _zip({k: v.encode("utf-8") if isinstance(v, str) else v for k, v in produced.items()})
+
+
+def _language(problems: Sequence[Problem]) -> str:
+    return problems[0].language if problems else "en"
+
+
+def _check_formats(formats: Sequence[str]) -> None:
+    for fmt in formats:
+        if fmt not in _PRODUCERS:
+            raise UsageError(f"unknown format '{fmt}'", hint=f"use {', '.join(FORMATS)} (or all)")
+
+
+def planned(formats: Sequence[str]) -> list[str]:
+    """The files and folders the formats write at the top of the output folder, known before the
+    set is made (``prairielearn`` is a folder; the figures go in ``figures/``).
 
     Raises:
         UsageError: an unknown format.
     """
-    contents: dict[str, str] = {}
-    for fmt in formats:
-        if fmt == "md":
-            contents["problems.md"] = to_markdown(problems, title=title, solutions=solutions)
-            contents["answer-key.md"] = answer_key_markdown(problems, title=f"{title}: answer key")
-            for name, svg in figure_files(problems).items():
-                contents[f"{FOLDER}/{name}"] = svg
-        elif fmt == "json":
-            contents["problems.json"] = json.dumps(to_json(problems, seed=seed), indent=2, ensure_ascii=False) + "\n"
-            contents["problems.schema.json"] = json.dumps(schema(), indent=2) + "\n"
-        elif fmt == "moodle":
-            contents["problems.moodle.xml"] = to_moodle(problems, category=f"symshard/{title}")
-        else:
-            raise UsageError(f"unknown format '{fmt}'", hint="use md, json or moodle (or all)")
-    return contents
+    _check_formats(formats)
+    return [name for fmt in formats for name in _PLANNED[fmt]]
+
+
+def export(
+    problems: Sequence[Problem],
+    formats: str | Sequence[str] = FORMATS,
+    *,
+    seed: int | None = None,
+    title: str = "Problem set",
+    solutions: bool = False,
+) -> Files:
+    """The set's files in each of ``formats``, as ``{relative path: text or bytes}``, nothing written.
+
+    Raises:
+        UsageError: an unknown format, or a missing extra (markdown-it-py, typst) or CJK font.
+    """
+    chosen = [formats] if isinstance(formats, str) else list(formats)
+    _check_formats(chosen)
+    out: Files = {}
+    for fmt in chosen:
+        out.update(_PRODUCERS[fmt](problems, seed, title, solutions))
+    return out
+
+
+def write_files(out: Path | str, produced: Mapping[str, str | bytes], *, force: bool = False) -> list[Path]:
+    """Write ``produced`` under the folder ``out`` as :class:`~symshard.outputs.OutputFolder` writes.
+
+    A folder holding files symshard did not write is refused unless ``force``; such files are
+    never overwritten or deleted; the files of the set this one replaces are removed.
+
+    Raises:
+        OutputError: ``out`` holds files symshard did not write (without ``force``), a path
+            would leave ``out``, or a file cannot be written.
+    """
+    folder = OutputFolder.open(out, "symshard problems generate", force=force)
+    folder.write_all(dict(produced))
+    return list(folder.finish().written)
 
 
 def write_set(
@@ -328,22 +289,19 @@ def write_set(
     solutions: bool = False,
     force: bool = False,
 ) -> list[Path]:
-    """Write the set in each format under ``out`` and return the files written.
+    """Write the set in each format under ``out`` (see :func:`write_files`) and return the files written.
 
-    Files: ``problems.md`` and ``answer-key.md`` with the figures they show in
-    ``figures/`` (md), ``problems.json`` and ``problems.schema.json`` (json),
-    ``problems.moodle.xml`` (moodle). JSON and Moodle XML carry their figures inside.
-    The folder is written as :class:`~symshard.outputs.OutputFolder` writes: a folder
-    holding files symshard did not write is refused unless ``force``, such files are
-    never overwritten or deleted, and the files of the set this one replaces (its
-    figures, say) are removed.
+    Files: ``problems.md`` and ``answer-key.md`` with their figures in ``figures/`` (md),
+    ``problems.json`` and ``problems.schema.json`` (json), ``problems.moodle.xml``
+    (moodle), ``problems.qti12.zip`` (qti12, for Canvas), ``problems.qti21.zip`` (qti21),
+    ``problems.pdf`` and ``answer-key.pdf`` (pdf), and one question folder per problem
+    under ``prairielearn/`` (prairielearn).
 
     Raises:
-        UsageError: an unknown format.
-        OutputError: ``out`` holds files symshard did not write (without ``force``), or
-            cannot be written.
+        UsageError: an unknown format or a missing extra.
+        OutputError: ``out`` holds files symshard did not write (without ``force``), or cannot be written.
     """
-    contents = set_files(problems, formats=formats, seed=seed, title=title, solutions=solutions)
-    folder = OutputFolder.open(out, "symshard problems generate", force=force)
-    folder.write_all(dict(contents))
-    return list(folder.finish().written)
+    _check_formats(formats)
+    OutputFolder.open(out, "symshard problems generate", force=force, create=False)  # refuse before the exports
+    produced = export(problems, formats, seed=seed, title=title, solutions=solutions)
+    return write_files(out, produced, force=force)

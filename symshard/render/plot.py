@@ -466,7 +466,9 @@ def regimes(
             else f"from {at_text(dim, start)} to {'' if end.denominator == 1 else '≈ '}{value_text(end)}"
         )
         who = s.curves[i].index
-        head = tags[who] if who in named else f"strategy {who}"
+        # with caller's labels, the others are named as the legend names them (#3), never "strategy 3",
+        # which would clash with a label such as "Strategy 1" meaning another strategy
+        head = tags[who] if named else f"strategy {who}"
         segments.append(f"{head} ({s.curves[i].strategy.name}) is fastest {where}")
     regime_words = [f"the fastest turns {e.regime}-bound at {at_text(dim, e.x)}" for e in shown if e.kind == "regime"]
     alt = (
