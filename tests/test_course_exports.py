@@ -416,8 +416,12 @@ def test_format_all_writes_every_format(tmp_path, capsys):
         assert (out / name).is_file() and name in printed
     assert len(list((out / "prairielearn" / "questions" / "symshard").iterdir())) == 4
     assert "4 PrairieLearn questions" in printed
+    capsys.readouterr()
+    assert main(["problems", "generate", "--seed", "4", "--count", "4", "--format", "qti12", "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [".symshard-manifest.json", "problems.qti12.zip"]  # replaced
+    (out / "notes.txt").write_text("mine", encoding="utf-8")
     assert main(["problems", "generate", "--seed", "4", "--count", "4", "--format", "qti12", "--out", str(out)]) == 2
-    assert "exists already" in capsys.readouterr().err
+    assert "did not write, e.g. 'notes.txt'" in capsys.readouterr().err
 
 
 def test_two_units_one_answer():
