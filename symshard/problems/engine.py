@@ -259,7 +259,10 @@ def show_value(value: object, unit: str) -> str:
 
 
 def _builtin_root() -> Path:
-    return Path(str(importlib.resources.files("symshard.families")))
+    try:
+        return Path(str(importlib.resources.files("symshard.families")))
+    except ModuleNotFoundError:  # a source tree that was never installed: the families sit beside the package
+        return Path(__file__).resolve().parents[2] / "problems"
 
 
 def _roots(extra: Iterable[Path | str] = ()) -> list[Path]:

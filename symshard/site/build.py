@@ -47,7 +47,10 @@ date keeps two builds of the same sources byte-identical on any day.
 
 def sources() -> Path:
     """The folder holding ``mkdocs.yml``, ``problem-sets.toml`` and ``docs/``."""
-    return Path(str(importlib.resources.files("symshard.sitefiles")))
+    try:
+        return Path(str(importlib.resources.files("symshard.sitefiles")))
+    except ModuleNotFoundError:  # a source tree that was never installed: the site's sources sit beside the package
+        return Path(__file__).resolve().parents[2] / "site"
 
 
 def _yaml():
