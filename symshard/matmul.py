@@ -16,7 +16,7 @@ Examples:
     >>> mm.contracting, mm.classify().case
     (('J',), 3)
     >>> str(local_product(mm.lhs, mm.rhs, ("I", "K")))
-    'C[I, K]{U_X}'
+    'Out[I, K]{U_X}'
 """
 
 from __future__ import annotations
@@ -219,10 +219,11 @@ class Matmul:
 
     @property
     def out_name(self) -> str:
-        """The result's name: as requested, else C (or Out if C is taken)."""
+        """The result's name: as requested, else ``Out`` (never ``C``, which is the chip's FLOP/s in every
+        formula beside it), or ``Res`` if an operand is called ``Out``."""
         if self.out is not None:
             return self.out.name
-        return "Out" if "C" in (self.lhs.name, self.rhs.name) else "C"
+        return "Res" if "Out" in (self.lhs.name, self.rhs.name) else "Out"
 
     def with_out(self, out: Array | None) -> Matmul:
         """The same product with another requested output."""
@@ -236,7 +237,7 @@ class Matmul:
         Examples:
             >>> print(matmul("A[I_X, J] · B[J, K_X]").classify())  # doctest: +NORMALIZE_WHITESPACE
             Case 4: mesh axis X shards I of A and K of B, both kept in the output, so a device
-            would hold only a diagonal block of C; AllGather one operand over X first.
+            would hold only a diagonal block of Out; AllGather one operand over X first.
         """
         lname = self.lhs.name or _message("word.left_operand")
         rname = self.rhs.name or _message("word.right_operand")
@@ -335,7 +336,7 @@ class Matmul:
         return "$" + self.latex() + "$"
 
 
-def local_product(lhs: Array, rhs: Array, out_dims: Sequence[str], name: str = "C") -> Array:
+def local_product(lhs: Array, rhs: Array, out_dims: Sequence[str], name: str = "Out") -> Array:
     """What each device computes from its own blocks: the book's ``lhs ·_LOCAL rhs``.
 
     A dim in both operands must be split the same way in both; the axes that split

@@ -997,7 +997,7 @@ def natural_outputs(mm: Matmul) -> tuple[Array, ...]:
 
     Examples:
         >>> [str(a) for a in natural_outputs(matmul("A[I_X, J] · B[J, K_X]"))]
-        ['C[I_X, K]', 'C[I, K_X]']
+        ['Out[I_X, K]', 'Out[I, K_X]']
     """
     out_dims = mm.out_dims
     base: dict[str, tuple[str, ...]] = {}

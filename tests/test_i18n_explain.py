@@ -129,10 +129,10 @@ CASES = [
         "A[I_X, J] · B[J, K_X]",
         (
             "Case 4: mesh axis X shards I of A and K of B, both kept in the output, so a device would hold only a "
-            "diagonal block of C; AllGather one operand over X first."
+            "diagonal block of Out; AllGather one operand over X first."
         ),
         (
-            "情况 4：网格轴 X 既切分了 A 的 I，又切分了 B 的 K，而这两个维度都保留在输出中，所以一个设备只能持有 C 的"
+            "情况 4：网格轴 X 既切分了 A 的 I，又切分了 B 的 K，而这两个维度都保留在输出中，所以一个设备只能持有 Out 的"
             "一个对角块；先沿 X 对其中一个操作数做 AllGather。"
         ),
     ),

@@ -64,13 +64,13 @@ def test_einsum_roles():
     mm = matmul("x[B, S, D] · W[D, F] -> y[B, S, F]")
     assert mm.contracting == ("D",) and mm.batch == () and mm.dims == ("B", "S", "D", "F")
     mm = matmul("A[I, J] · B[J, K]")  # no output given: shared dims are contracted
-    assert mm.out_dims == ("I", "K") and mm.out_name == "C"
+    assert mm.out_dims == ("I", "K") and mm.out_name == "Out"  # never C, the FLOP/s symbol
     assert matmul("A[I, J, L] · B[J, K] -> C[I, K]").summed == ("L",)
 
 
 def test_local_products():
-    assert str(local_product(Array.parse("A[I, J_X]"), Array.parse("B[J_X, K]"), ("I", "K"))) == "C[I, K]{U_X}"
-    assert str(local_product(Array.parse("A[I_X, J]"), Array.parse("B[J, K_Y]"), ("I", "K"))) == "C[I_X, K_Y]"
+    assert str(local_product(Array.parse("A[I, J_X]"), Array.parse("B[J_X, K]"), ("I", "K"))) == "Out[I, K]{U_X}"
+    assert str(local_product(Array.parse("A[I_X, J]"), Array.parse("B[J, K_Y]"), ("I", "K"))) == "Out[I_X, K_Y]"
     with pytest.raises(PlanError, match="do not line up: J is split along X in A but along nothing in B"):
         local_product(Array.parse("A[I, J_X]"), Array.parse("B[J, K]"), ("I", "K"))
     with pytest.raises(PlanError, match="Case 4: mesh axis X shards both I and K"):
@@ -80,9 +80,9 @@ def test_local_products():
 
 
 def test_natural_outputs():
-    assert [str(a) for a in natural_outputs(matmul("A[I_X, J] · B[J, K_Y]"))] == ["C[I_X, K_Y]"]
-    assert [str(a) for a in natural_outputs(matmul("A[I, J_X] · B[J_X, K]"))] == ["C[I, K]"]
-    assert [str(a) for a in natural_outputs(matmul("A[I_X, J] · B[J, K_X]"))] == ["C[I_X, K]", "C[I, K_X]"]
+    assert [str(a) for a in natural_outputs(matmul("A[I_X, J] · B[J, K_Y]"))] == ["Out[I_X, K_Y]"]
+    assert [str(a) for a in natural_outputs(matmul("A[I, J_X] · B[J_X, K]"))] == ["Out[I, K]"]
+    assert [str(a) for a in natural_outputs(matmul("A[I_X, J] · B[J, K_X]"))] == ["Out[I_X, K]", "Out[I, K_X]"]
 
 
 # -- resharding one array ------------------------------------------------------------------------

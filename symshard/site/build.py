@@ -217,7 +217,7 @@ def log_problems(log: str) -> list[str]:
     """The lines of a MkDocs log that make a build fail: warnings, errors and an abort.
 
     Examples:
-        >>> log_problems("INFO    -  Building documentation...\nWARNING -  Doc file 'a.md' contains a link 'b.md'")
+        >>> log_problems("INFO    -  Building documentation...\\nWARNING -  Doc file 'a.md' contains a link 'b.md'")
         ["WARNING -  Doc file 'a.md' contains a link 'b.md'"]
     """
     return [line for line in log.splitlines() if line.startswith(("WARNING", "ERROR")) or "Aborted" in line]
