@@ -187,8 +187,9 @@ class OutputFolder:
                 raise ValueError("files is not a mapping of names to digests")
             return {_relative(k): v for k, v in files.items()}, False
         except (OSError, ValueError, KeyError, TypeError, OutputError) as err:
+            why = err.message if isinstance(err, OutputError) else str(err)
             raise OutputError(
-                f"the manifest '{path}' cannot be read ({err})",
+                f"the manifest '{path}' cannot be read ({why})",
                 hint="pick another folder, or delete the manifest to treat every file there as not symshard's",
             ) from None
 

@@ -192,6 +192,9 @@ def parse_quantity(text: str | float | int | Fraction, unit: str) -> Fraction:
         return value
     scales = _SCALES.get(unit, {})
     if suffix not in scales:
-        known = ", ".join(scales) if scales else "none: type the bare number"
-        raise ValueError(f"'{text}' has the unit '{suffix}', which does not measure {unit} (units: {known})")
+        if not scales:
+            raise ValueError(f"'{text}' has the unit '{suffix}', but a {unit} has no units: type the bare number")
+        raise ValueError(
+            f"'{text}' has the unit '{suffix}', which does not measure {unit} (units: {', '.join(scales)})"
+        )
     return value * scales[suffix]

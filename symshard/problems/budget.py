@@ -64,12 +64,12 @@ class Budget:
     def __post_init__(self) -> None:
         if not (isinstance(self.seconds, (int, float)) and math.isfinite(self.seconds) and 0 < self.seconds <= 86400):
             raise TemplateError(
-                f"the time limit {self.seconds!r} is not a number of seconds between 0 and 86400",
+                f"the time limit {_shown(self.seconds)} is not a number of seconds between 0 and 86400",
                 hint="e.g. --time-limit 10",
             )
         if not (isinstance(self.memory, int) and 64 * 2**20 <= self.memory <= 2**44):
             raise TemplateError(
-                f"the memory limit {self.memory!r} bytes is not between 64 MiB and 16 TiB",
+                f"the memory limit {_shown(self.memory)} bytes is not between 64 MiB and 16 TiB",
                 hint="e.g. --memory-limit 1GiB",
             )
 
@@ -99,6 +99,13 @@ class Budget:
             _read(seconds, "s", "SYMSHARD_TIME_LIMIT") if seconds else 4.0,
             int(_read(memory, "B", "SYMSHARD_MEMORY_LIMIT")) if memory else 512 * 2**20,
         )
+
+
+def _shown(value: object) -> str:
+    """A limit for a message: ``2.5``, ``0``, ``1e+30``, not ``2.5000`` or a 31-digit integer."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:.6g}"
+    return repr(value)
 
 
 def _read(value: object, unit: str, what: str) -> float:

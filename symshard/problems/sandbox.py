@@ -339,7 +339,8 @@ def _check_repeat(left: object, right: object) -> None:
     for seq, times in ((left, right), (right, left)):
         n = _size(seq)
         if n is not None and isinstance(times, int) and not isinstance(times, bool) and n * times > MAX_TEXT:
-            what = f"text of {n:,} characters" if isinstance(seq, str) else f"a list of {n:,} items"
+            unit = ("character" if isinstance(seq, str) else "item") + ("" if n == 1 else "s")
+            what = f"text of {n:,} {unit}" if isinstance(seq, str) else f"a list of {n:,} {unit}"
             raise SecurityError(f"repeating {what} {times:,} times is too much (the limit is {MAX_TEXT:,})")
 
 
@@ -366,7 +367,9 @@ class FamilySandbox(jinja2.sandbox.SandboxedEnvironment):
         return super().is_safe_callable(obj) and not getattr(obj, "writes_files", False)
 
     def unsafe_undefined(self, obj: Any, attribute: str) -> jinja2.Undefined:
-        raise SecurityError(f"templates may not read '{attribute}' of a {type(obj).__name__}")
+        kind = type(obj).__name__
+        article = "an" if kind[:1].lower() in "aeiou" else "a"
+        raise SecurityError(f"templates may not read '{attribute}' of {article} {kind}")
 
     def call(__self, __context: jinja2.runtime.Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         if not __self.is_safe_callable(__obj):
