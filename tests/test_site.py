@@ -290,6 +290,17 @@ def test_a_forced_build_keeps_every_file_it_did_not_write(tmp_path, built_site):
     assert "mynotes.txt" not in listed and "userdir/keep.txt" not in listed and "index.html" in listed
 
 
+def test_chinese_pages_name_chinese_system_fonts(built_site):
+    """No web fonts: the Chinese pages must name fonts that common systems have, and say what to install."""
+    site, _ = built_site
+    css = (site / "assets" / "symshard.css").read_text(encoding="utf-8")
+    rule = css[css.index('html[lang^="zh"]') :]
+    for font in ("PingFang SC", "Microsoft YaHei", "Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Micro Hei"):
+        assert f'"{font}"' in rule
+    home = (site / "zh" / "index.html").read_text(encoding="utf-8")
+    assert '<html lang="zh"' in home and "assets/symshard.css" in home and "fonts-noto-cjk" in home
+
+
 def test_the_build_does_not_depend_on_the_day(built_site):
     """Dates in the site come from SOURCE_DATE_EPOCH or a fixed epoch, never from the clock."""
     import datetime
