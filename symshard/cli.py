@@ -200,6 +200,10 @@ def _add_sizes(p: argparse.ArgumentParser) -> None:
     _add_lang(p)
 
 
+_SITE_URL_HELP = (
+    "where the site will be published, for canonical links and the sitemap (default $SYMSHARD_SITE_URL,"
+    " else http://127.0.0.1:8000/, where 'symshard site serve' serves it)"
+)
 _FORCE_HELP = (
     "write into a folder that holds files symshard did not write (they are never deleted or overwritten)"
     " and over symshard's own files edited since"
@@ -887,7 +891,7 @@ def _problems_schema(args: argparse.Namespace) -> tuple[str, dict]:
 def _site_prepare(args: argparse.Namespace) -> tuple[str, dict]:
     from .site import prepare
 
-    config = prepare(Path(args.out), force=args.force)
+    config = prepare(Path(args.out), force=args.force, url=args.site_url)
     return f"wrote the MkDocs project {config.parent} (build it with: mkdocs build -f {config})", {
         "project": str(config.parent),
         "config": str(config),
@@ -897,7 +901,7 @@ def _site_prepare(args: argparse.Namespace) -> tuple[str, dict]:
 def _site_build(args: argparse.Namespace) -> tuple[str, dict]:
     from .site import build
 
-    built = build(Path(args.out), src=Path(args.src) if args.src else None, force=args.force)
+    built = build(Path(args.out), src=Path(args.src) if args.src else None, force=args.force, url=args.site_url)
     text = f"built {built.pages} pages into {built.out} in {built.seconds:.1f} s; view it with: symshard site serve"
     return text, {"out": str(built.out), "pages": built.pages, "seconds": round(built.seconds, 2)}
 
@@ -907,7 +911,7 @@ def _site_serve(args: argparse.Namespace) -> tuple[str, dict]:
 
     out = Path(args.out)
     if not args.no_build:
-        built = build(out, force=args.force)
+        built = build(out, force=args.force, url=args.site_url or f"http://127.0.0.1:{args.port}/")
         print(f"built {built.pages} pages into {built.out} in {built.seconds:.1f} s", flush=True)
 
     def ready(url: str) -> None:
@@ -1103,6 +1107,7 @@ def _parser() -> argparse.ArgumentParser:
     q = psub.add_parser("build", help="build the static site (needs the docs extra)")
     q.add_argument("--out", default="_site", metavar="DIR", help="where the site goes (default _site)")
     q.add_argument("--src", metavar="DIR", help="also keep the generated MkDocs project in DIR")
+    q.add_argument("--site-url", metavar="URL", help=_SITE_URL_HELP)
     q.add_argument("--force", action="store_true", help=_FORCE_HELP)
     q.add_argument("--json", action="store_true", help="print one JSON object")
     q.set_defaults(run=_site_build)
@@ -1110,10 +1115,12 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--port", type=int, default=8000, help="the port (default 8000)")
     q.add_argument("--out", default="_site", metavar="DIR", help="where the site goes (default _site)")
     q.add_argument("--no-build", action="store_true", help="serve what is in --out without building")
+    q.add_argument("--site-url", metavar="URL", help=_SITE_URL_HELP)
     q.add_argument("--force", action="store_true", help=_FORCE_HELP)
     q.set_defaults(run=_site_serve)
     q = psub.add_parser("prepare", help="write the MkDocs project (pages, problem sets, mkdocs.yml) and stop")
     q.add_argument("--out", required=True, metavar="DIR", help="folder for the project")
+    q.add_argument("--site-url", metavar="URL", help=_SITE_URL_HELP)
     q.add_argument("--force", action="store_true", help=_FORCE_HELP)
     q.add_argument("--json", action="store_true", help="print one JSON object")
     q.set_defaults(run=_site_prepare)

@@ -51,6 +51,7 @@ class _Page(HTMLParser):
         self.lang = ""
         self.article: list[str] = []  # the text of the page's content, outside code and math
         self.switch: dict[str, str] = {}  # the language switch: language → link
+        self.canonical = ""  # <link rel="canonical">
         self._skip = 0  # depth inside <pre>, <code>, <script>, <style>, <math>
         self._summary = False
         self._article = 0
@@ -67,6 +68,9 @@ class _Page(HTMLParser):
             self.ids.add(str(a["id"]))
         if tag == "a" and a.get("name"):
             self.ids.add(str(a["name"]))
+        if tag == "link" and a.get("rel") == "canonical":  # names the page's address; loads nothing
+            self.canonical = str(a.get("href", ""))
+            return
         for key in ("href", "src"):
             if a.get(key) and tag in ("a", "img", "link", "script", "source", "iframe"):
                 self.links.append((tag, str(a[key])))
@@ -129,6 +133,20 @@ def _html_for(out: Path, md: str) -> Path:
 
 
 LANGUAGES = {"en": "", "zh": "zh/"}
+
+
+def test_every_page_names_its_canonical_address(site):
+    from symshard.site.build import DEFAULT_SITE_URL
+
+    out, _, pages = site
+    for path, page in pages.items():
+        if path.name != "index.html":
+            continue
+        rel = path.parent.relative_to(out).as_posix()
+        expected = DEFAULT_SITE_URL + ("" if rel == "." else rel + "/")
+        assert page.canonical == expected, (path, page.canonical)
+    sitemap = (out / "sitemap.xml").read_text(encoding="utf-8")
+    assert f"<loc>{DEFAULT_SITE_URL}tutorial/notation/</loc>" in sitemap
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

@@ -349,3 +349,18 @@ def test_chinese_search_finds_chinese_words(site, page, visit, shots):
     assert any("/zh/" in href or not href.startswith(("http", "/")) for href in links), links
     visit.check()
     _screenshot(page, shots, "search-zh")
+
+
+def test_the_dark_theme_is_one_click_away(site, page, visit, shots):
+    base, _ = site
+    page.emulate_media(color_scheme="light")
+    _load(page, f"{base}/tutorial/notation/")
+    assert page.locator("body").get_attribute("data-md-color-scheme") == "default"
+    features = page.evaluate("JSON.parse(document.getElementById('__config').textContent).features")
+    assert {"navigation.instant", "search.suggest"} <= set(features), features
+    page.locator('form[data-md-component="palette"] label:visible').first.click()
+    page.wait_for_function("document.body.getAttribute('data-md-color-scheme') === 'slate'", timeout=TIMEOUT_MS)
+    _check_math(page)
+    _check_svgs(page)
+    visit.check()
+    _screenshot(page, shots, "tutorial-notation-dark")

@@ -21,6 +21,7 @@ import functools
 import http.server
 import importlib.resources
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,7 +36,19 @@ from ..outputs import OutputFolder
 from .pages import Page
 from .problemsets import load_sets, write_sets
 
-__all__ = ["BUILD_EPOCH", "LANGUAGES", "Built", "build", "log_problems", "prepare", "serve", "server", "sources"]
+__all__ = [
+    "BUILD_EPOCH",
+    "DEFAULT_SITE_URL",
+    "LANGUAGES",
+    "Built",
+    "build",
+    "log_problems",
+    "prepare",
+    "serve",
+    "server",
+    "site_url",
+    "sources",
+]
 
 BUILD_EPOCH = 1767225600
 """The build date written into the site (2026-01-01, UTC) when ``$SOURCE_DATE_EPOCH`` is not set.
@@ -73,7 +86,29 @@ _UNTRANSLATED = {
 """The note above an English page shown in another language's site."""
 
 
-def prepare(out: Path | str, *, source: Path | str | None = None, force: bool = False) -> Path:
+DEFAULT_SITE_URL = "http://127.0.0.1:8000/"
+"""Where the site says it lives (canonical links, the sitemap) unless told: where ``site serve`` serves it."""
+
+
+def site_url(url: str | None = None) -> str:
+    """The site's address: ``url``, else ``$SYMSHARD_SITE_URL``, else :data:`DEFAULT_SITE_URL`; ends with ``/``.
+
+    Raises:
+        SiteError: an address that is not http(s).
+
+    Examples:
+        >>> site_url("https://example.org/symshard")
+        'https://example.org/symshard/'
+    """
+    chosen = url or os.environ.get("SYMSHARD_SITE_URL") or DEFAULT_SITE_URL
+    if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", chosen):
+        raise SiteError(
+            f"the site address '{chosen}' is not an http(s) URL", hint="e.g. --site-url https://example.org/docs/"
+        )
+    return chosen if chosen.endswith("/") else chosen + "/"
+
+
+def prepare(out: Path | str, *, source: Path | str | None = None, force: bool = False, url: str | None = None) -> Path:
     """Write the complete MkDocs projects into ``out``; return the path of the English ``mkdocs.yml``.
 
     The English project is ``out/mkdocs.yml`` with ``out/docs/``; each other language has its own
@@ -90,14 +125,14 @@ def prepare(out: Path | str, *, source: Path | str | None = None, force: bool = 
     """
     folder = OutputFolder.open(out, "symshard site prepare", force=force, create=False)
     with tempfile.TemporaryDirectory(prefix="symshard-prepare-") as scratch:
-        _prepare_into(Path(scratch), source)
+        _prepare_into(Path(scratch), source, site_url(url))
         folder = OutputFolder.open(out, "symshard site prepare", force=force)
         folder.write_tree(Path(scratch))
         folder.finish()
     return Path(out) / "mkdocs.yml"
 
 
-def _prepare_into(out: Path, source: Path | str | None) -> None:
+def _prepare_into(out: Path, source: Path | str | None, url: str) -> None:
     """:func:`prepare`'s work, into a fresh folder."""
     yaml = _yaml()
     src = Path(source) if source is not None else sources()
@@ -106,7 +141,7 @@ def _prepare_into(out: Path, source: Path | str | None) -> None:
     for language in LANGUAGES:
         project = out if language == "en" else out / language
         config = english if language == "en" else _merged(english, _overlay(yaml, src, language))
-        _prepare_language(yaml, src, project, language, config, english_docs=out / "docs")
+        _prepare_language(yaml, src, project, language, config, english_docs=out / "docs", url=url)
 
 
 def _overlay(yaml, src: Path, language: str) -> dict:
@@ -124,7 +159,9 @@ def _merged(base: dict, overlay: dict) -> dict:
     return out
 
 
-def _prepare_language(yaml, src: Path, project: Path, language: str, config: dict, *, english_docs: Path) -> None:
+def _prepare_language(
+    yaml, src: Path, project: Path, language: str, config: dict, *, english_docs: Path, url: str
+) -> None:
     docs = project / "docs"
     docs.mkdir(parents=True, exist_ok=True)
     figures: dict[str, str] = {}
@@ -156,6 +193,7 @@ def _prepare_language(yaml, src: Path, project: Path, language: str, config: dic
     config = dict(config)
     config["nav"] = _with_problem_sets(config.get("nav", []), nav_sets)
     config["docs_dir"] = "docs"
+    config["site_url"] = url + LANGUAGES[language][1]
     if language != "en":
         theme = dict(config.get("theme", {}))
         theme["custom_dir"] = "../overrides"
@@ -234,7 +272,12 @@ class Built:
 
 
 def build(
-    out: Path | str = "_site", *, src: Path | str | None = None, strict: bool = True, force: bool = False
+    out: Path | str = "_site",
+    *,
+    src: Path | str | None = None,
+    strict: bool = True,
+    force: bool = False,
+    url: str | None = None,
 ) -> Built:
     """Prepare the projects (kept in ``src`` if given) and build the static site into ``out``.
 
@@ -242,7 +285,8 @@ def build(
     by side in a scratch folder, and the finished site is copied into ``out`` as
     :class:`~symshard.outputs.OutputFolder` writes: files of the previous build that are gone
     are removed, files symshard did not write are never touched (a folder holding any is refused
-    without ``force``). Dates in the site come from ``$SOURCE_DATE_EPOCH``, else :data:`BUILD_EPOCH`.
+    without ``force``). Dates in the site come from ``$SOURCE_DATE_EPOCH``, else :data:`BUILD_EPOCH`;
+    its address (``url``) from :func:`site_url`.
 
     Raises:
         OutputError: ``out`` or ``src`` holds files symshard did not write (without ``force``).
@@ -257,7 +301,7 @@ def build(
     with tempfile.TemporaryDirectory(prefix="symshard-site-") as scratch:
         project = Path(scratch) / "project"
         project.mkdir()
-        _prepare_into(project, None)
+        _prepare_into(project, None, site_url(url))
         runs = []
         for language, (_, folder) in LANGUAGES.items():
             config = project / folder / "mkdocs.yml"
