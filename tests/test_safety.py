@@ -21,6 +21,8 @@ import ast
 import json
 import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -307,6 +309,32 @@ def test_the_time_limit_holds_and_the_next_task_runs():
         run(_spin, (30.0,), Budget(seconds=1), what="a spinning task")
     assert time.perf_counter() - started < 2.5
     assert run(_spin, (0.01,), Budget(seconds=5), what="a short task") > 0
+
+
+def test_a_caller_with_threads_gets_a_fresh_interpreter(tmp_path):
+    """Forking a process with threads is unsafe: such a caller's worker is a new interpreter, and a
+    script without a ``__main__`` guard is not run again by it (multiprocessing's spawn would)."""
+    script = tmp_path / "threaded.py"
+    script.write_text(
+        "import threading, time\n"
+        "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+        "from symshard.errors import BudgetError\n"
+        "from symshard.problems import budget, family, variant\n"
+        "print(variant(family('allgather-time'), 7).answer('time').show)\n"
+        "print(budget._WORKER.popen is not None)\n"
+        "try:\n"
+        "    budget.run(time.sleep, (60,), budget.Budget(seconds=1), what='a nap')\n"
+        "except BudgetError as err:\n"
+        "    print(err.message)\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "5.87 ms",
+        "True",
+        "a nap ran longer than its time limit of 1 s and was stopped",
+    ]
 
 
 def test_the_worker_cannot_grow_files(tmp_path):

@@ -13,8 +13,9 @@ variant is drawn and rendered in a worker process:
 
 Either way the caller gets a :class:`~symshard.errors.TemplateError` naming the family,
 the seed and the limit. The worker is forked from the caller when the caller runs one
-thread (so it starts warm, in milliseconds) and started by a fork server otherwise; it
-keeps its caches from one variant to the next.
+thread on Linux (so it starts warm, in milliseconds), and is a fresh interpreter otherwise
+(which never re-runs the caller's script, as multiprocessing's spawn would); it keeps its
+caches from one variant to the next.
 
 Examples:
     >>> Budget()
@@ -29,6 +30,8 @@ import math
 import multiprocessing
 import os
 import signal
+import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -44,7 +47,7 @@ _GRACE = 1.0
 """Seconds the caller waits past the time limit for the worker's own clean stop before killing it."""
 
 _STARTUP = 120.0
-"""Seconds a new worker may take to start (a fork server imports symshard first); not part of any budget."""
+"""Seconds a new worker may take to start (a fresh interpreter imports symshard first); not part of any budget."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,24 +239,49 @@ def _threads() -> int:
         return threading.active_count()
 
 
-def _context() -> Any:
-    methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and _threads() == 1 and sys.platform != "darwin":
-        return multiprocessing.get_context("fork")
-    if "forkserver" in methods:
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["symshard.problems.engine"])
-        return ctx
-    return multiprocessing.get_context("spawn")
+def _can_fork() -> bool:
+    """Whether forking is safe here: Linux, and one thread (a thread holding a lock would leave it held)."""
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods() and _threads() == 1
+
+
+def _serve_fd(fd: int) -> None:
+    """The entry point of a worker started as a fresh interpreter: serve on the socket ``fd``."""
+    from multiprocessing.connection import Connection
+
+    _serve(Connection(fd))
 
 
 class _Worker:
+    """The worker process and the connection to it.
+
+    Forked from the caller where that is safe (it starts warm, in milliseconds); otherwise a
+    fresh interpreter (``python -c``) that imports symshard and never re-runs the caller's
+    ``__main__``, as multiprocessing's spawn and forkserver would.
+    """
+
     def __init__(self) -> None:
-        ctx = _context()
-        self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_serve, args=(child,), name="symshard-family-worker", daemon=True)
-        self.process.start()
-        child.close()
+        self.process: Any = None
+        self.popen: subprocess.Popen | None = None
+        if _can_fork():
+            ctx = multiprocessing.get_context("fork")
+            self.conn, child = ctx.Pipe()
+            self.process = ctx.Process(target=_serve, args=(child,), name="symshard-family-worker", daemon=True)
+            self.process.start()
+            child.close()
+        else:
+            from multiprocessing.connection import Connection
+
+            ours, theirs = socket.socketpair()
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if isinstance(p, str) and p)}
+            command = "import sys; from symshard.problems.budget import _serve_fd; _serve_fd(int(sys.argv[1]))"
+            self.popen = subprocess.Popen(
+                [sys.executable, "-c", command, str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                env=env,
+            )
+            theirs.close()
+            self.conn = Connection(ours.detach())
         try:
             ready = self.conn.poll(_STARTUP) and self.conn.recv()[0] == "ready"
         except (EOFError, OSError):
@@ -262,19 +290,30 @@ class _Worker:
             self.stop()
             raise BudgetError(
                 "the worker process that runs problem families did not start",
-                hint="check that Python can start subprocesses here (multiprocessing)",
+                hint="check that Python can start a subprocess here",
             )
 
     def alive(self) -> bool:
-        return self.process.is_alive()
+        if self.popen is not None:
+            return self.popen.poll() is None
+        return bool(self.process.is_alive())
+
+    @property
+    def exitcode(self) -> int | None:
+        return self.popen.poll() if self.popen is not None else self.process.exitcode
 
     def stop(self) -> None:
         try:
             self.conn.close()
         finally:
-            if self.process.is_alive():
-                self.process.kill()
-            self.process.join(5)
+            if self.popen is not None:
+                if self.popen.poll() is None:
+                    self.popen.kill()
+                self.popen.wait(5)
+            else:
+                if self.process.is_alive():
+                    self.process.kill()
+                self.process.join(5)
 
 
 _WORKER: _Worker | None = None
@@ -315,7 +354,7 @@ def run(task: Callable[..., Any], args: tuple, budget: Budget, *, what: str) -> 
             else:
                 kind, payload = worker.conn.recv()
         except (EOFError, OSError, BrokenPipeError):
-            kind, payload = "died", worker.process.exitcode
+            kind, payload = "died", worker.exitcode
             worker.stop()
             _WORKER = None
         except KeyboardInterrupt:
