@@ -606,6 +606,7 @@ def _best(args: argparse.Namespace) -> tuple[str, dict]:
         chain, mesh, args.shape, hardware=chip, memory_limit=args.memory, out=args.out, fixed=fixed,
         dtype=args.dtype, model=args.model, overlap=not args.serial,
     )  # fmt: skip
+    args.exit_code = 0 if r.best is not None else 1  # a shell script can tell "nothing fits" from an answer
     return search_text(r, language=args.language), search_data(r, args.language)
 
 
@@ -1031,7 +1032,12 @@ def _parser() -> argparse.ArgumentParser:
     _add_plan_options(p)
     p.set_defaults(run=_compare)
 
-    p = sub.add_parser("best-sharding", help="how to shard operands and result to fit in memory and run fastest")
+    p = sub.add_parser(
+        "best-sharding",
+        help="how to shard operands and result to fit in memory and run fastest (exit 1 if nothing fits)",
+        description="Search the shardings of a matmul or a chain of them for the fastest that fits in --memory. "
+        "Exit 0 with the answer, 1 when nothing fits (the leanest candidate is shown), 2 on bad input.",
+    )
     p.add_argument("matmul", nargs="+", help="one matmul, or a chain whose results feed the next")
     _add_sizes(p)
     _add_plan_options(p)
@@ -1227,7 +1233,8 @@ def _report(err: BaseException, language: str, as_json: bool) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status (0 ok, 2 bad input; ``problems check``: 1 if wrong).
+    """Run the command line; return the exit status (0 ok, 2 bad input; 1 for ``problems check`` when an
+    answer is wrong and for ``best-sharding`` when nothing fits).
 
     Every failure is one line on stderr (a JSON error object on stdout with ``--json``) and
     exit status 2; no traceback unless ``$SYMSHARD_DEBUG`` is set.

@@ -272,6 +272,9 @@ def test_best_sharding_command(capsys):
     code, out, _ = run(capsys, "best-sharding", "A[I, J] · B[J, K] -> C[I, K]", "--mesh", "X=4",
                        "--shape", "I=4096,J=4096,K=4096", "--hw", "v5e", "--out", "C[I, K]")  # fmt: skip
     assert code == 0 and out.startswith("A[I, J] · B[J, K] -> C[I, K]") and "best: store" in out
+    code, out, _ = run(capsys, "best-sharding", "x[B, D] · W[D, F] -> y[B, F]", "--mesh", "X=2,Y=2",
+                       "--shape", "B=128,D=8192,F=32768", "--hw", "v5e", "--memory", "1MB")  # fmt: skip
+    assert code == 1 and "nothing fits in 1,000,000 B" in out  # exit 1: no answer, but not bad input
 
 
 PLANNER_ERROR_CASES = [
