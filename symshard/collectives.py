@@ -46,17 +46,7 @@ from typing import ClassVar
 import sympy
 
 from .arrays import Array, Dim, format_axes, latex_axes
-from .costmodels import (
-    MODELS,
-    Link,
-    all_to_all_hops,
-    all_to_all_time,
-    check_model,
-    gather_hops,
-    gather_time,
-    permute_hops,
-    permute_time,
-)
+from .costmodels import MODELS, check_model, link_for, timing, volume
 from .errors import CollectiveError, NotationError, SymshardError
 from .hardware import Hardware, exact_number
 from .hardware import hardware as lookup_hardware
@@ -198,8 +188,8 @@ class CollectiveCost:
 class Collective:
     """Base of the five collectives: the mesh axes they run over.
 
-    Subclasses implement :meth:`apply` (the effect on the notation) and the
-    volume and time formulas.
+    Subclasses implement :meth:`apply` (the effect on the notation); what one costs
+    comes from :mod:`symshard.costmodels`, by its ``kind``.
     """
 
     axes: tuple[str, ...]
@@ -266,17 +256,6 @@ class Collective:
                 raise self._fail(array, f"it is not unreduced over {a}", hint)
 
     # costs
-    def volume(self, bytes_in, bytes_out, group):
-        """``V``, the bytes the time formulas are written in, from the bytes per device
-        before and after the collective and the number of devices its axes span."""
-        raise NotImplementedError
-
-    def bandwidth_time(self, links: list[Link], volume: sympy.Expr, model: str) -> sympy.Expr:
-        raise NotImplementedError
-
-    def hops(self, links: list[Link], model: str) -> sympy.Expr:
-        raise NotImplementedError
-
     def cost(
         self,
         array: Array | str,
@@ -358,15 +337,6 @@ class AllGather(Collective):
                 )
         return tuple(out)
 
-    def volume(self, bytes_in, bytes_out, group):
-        return bytes_out
-
-    def bandwidth_time(self, links, volume, model):
-        return gather_time(links, volume, model)
-
-    def hops(self, links, model):
-        return gather_hops(links, model)
-
 
 @dataclass(frozen=True, slots=True)
 class ReduceScatter(Collective):
@@ -420,15 +390,6 @@ class ReduceScatter(Collective):
         dims = tuple(_dim(d.name, d.axes + self.axes) if d.name == target else d for d in array.dims)
         return _array(array.name, dims, array.unreduced - set(self.axes))
 
-    def volume(self, bytes_in, bytes_out, group):
-        return bytes_in
-
-    def bandwidth_time(self, links, volume, model):
-        return gather_time(links, volume, model)
-
-    def hops(self, links, model):
-        return gather_hops(links, model)
-
 
 @dataclass(frozen=True, slots=True)
 class AllReduce(Collective):
@@ -455,15 +416,6 @@ class AllReduce(Collective):
         op = self.resolved(array)
         op._require_unreduced(array)
         return _array(array.name, array.dims, array.unreduced - set(op.axes))
-
-    def volume(self, bytes_in, bytes_out, group):
-        return bytes_in
-
-    def bandwidth_time(self, links, volume, model):
-        return 2 * gather_time(links, volume, model)
-
-    def hops(self, links, model):
-        return 2 * gather_hops(links, model)
 
 
 @dataclass(frozen=True, slots=True)
@@ -539,15 +491,6 @@ class AllToAll(Collective):
 
     notes = AllGather.notes
 
-    def volume(self, bytes_in, bytes_out, group):
-        return bytes_in * group
-
-    def bandwidth_time(self, links, volume, model):
-        return all_to_all_time(links, volume, model)
-
-    def hops(self, links, model):
-        return all_to_all_hops(links, model)
-
 
 @dataclass(frozen=True, slots=True)
 class CollectivePermute(Collective):
@@ -566,15 +509,6 @@ class CollectivePermute(Collective):
                 "write CollectivePermute_X(...)",
             )
         return array
-
-    def volume(self, bytes_in, bytes_out, group):
-        return bytes_in
-
-    def bandwidth_time(self, links, volume, model):
-        return permute_time(links[0], volume, model)
-
-    def hops(self, links, model):
-        return permute_hops(links[0], model)
 
 
 @dataclass(frozen=True, slots=True)
@@ -626,15 +560,6 @@ class DynamicSlice(Collective):
         # the new axes (checked as names by Dim) neither shard nor are unreduced: the result is valid
         dims = tuple(Dim(d.name, d.axes + self.axes) if d.name == target else d for d in array.dims)
         return _array(array.name, dims, array.unreduced)
-
-    def volume(self, bytes_in, bytes_out, group):
-        return bytes_in * 0
-
-    def bandwidth_time(self, links, volume, model):
-        return volume * 0
-
-    def hops(self, links, model):
-        return 0
 
 
 _KINDS: dict[str, type[Collective]] = {
@@ -712,25 +637,10 @@ class CollectiveExpr:
 
         values: dict[sympy.Symbol, object] = dict(hw.constants(before.dtype)) if hw else {}
         values.update({k: exact_number(v, str(k)) for k, v in (constants or {}).items()})
-        links = []
-        for a in self.op.axes:
-            ax = m.axis(a)
-            w = as_expr(values.get(ax.fabric.bandwidth, ax.fabric.bandwidth))
-            links.append(Link(ax.size, ax.topology, w / ax.fabric.directions))
-        volume = self.op.volume(before.bytes_per_device, after.bytes_per_device, m.group_size(self.op.axes))
-        bw = as_expr(self.op.bandwidth_time(links, volume, model))
-        hops = as_expr(self.op.hops(links, model))
-        t_hop = as_expr(values.get(T_hop, T_hop))
-        lat = t_hop * hops
-        if lat.is_number and bw.is_number:
-            time = lat if lat > bw else bw
-        else:  # SymPy's own Max simplification costs milliseconds and rarely decides anything here
-            time = (
-                sympy.Max(lat, bw, evaluate=False)
-                if lat != 0 and bw != 0 and lat != bw
-                else (bw if lat == 0 or lat == bw else lat)
-            )
-        crossover = None if bw == 0 else lat * volume / bw
+        links = [link_for(m.axis(a), values, as_expr) for a in self.op.axes]
+        v = volume(self.op.kind, before.bytes_per_device, after.bytes_per_device, m.group_size(self.op.axes))
+        t = timing(self.op.kind, links, as_expr(v), model, as_expr(values.get(T_hop, T_hop)))
+        crossover = t.crossover_bytes
 
         assumptions = [f"model {model}: {MODELS[model]}"]
         if any(not m.axis(a).size.is_number for a in self.op.axes):
@@ -751,14 +661,14 @@ class CollectiveExpr:
         return CollectiveCost(
             collective=text,
             model=model,
-            bytes=volume,
+            bytes=as_expr(t.bytes),
             bytes_in=before.bytes_per_device,
             bytes_out=after.bytes_per_device,
-            hops=hops,
-            bandwidth_time=bw,
-            latency_time=lat,
-            time=time,
-            crossover_bytes=crossover,
+            hops=as_expr(t.hops),
+            bandwidth_time=as_expr(t.bandwidth_time),
+            latency_time=as_expr(t.latency_time),
+            time=as_expr(t.time),
+            crossover_bytes=None if crossover is None else as_expr(crossover),
             assumptions=tuple(assumptions),
         )
 

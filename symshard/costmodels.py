@@ -1,13 +1,19 @@
-r"""The time formulas of the collectives, per axis topology, under two named models.
+r"""The one place a collective is costed: bytes, hops, bandwidth and latency terms, time and regime.
 
-Everything here is a function of ``V`` (the bytes of the collective, see below),
-the axes it runs over (size, topology, one-way link bandwidth ``w``) and the
-model; it returns SymPy expressions, exact when the inputs are numbers.
+Every figure symshard gives for a collective comes from :func:`timing` (and
+:func:`volume`): :meth:`~symshard.collectives.CollectiveExpr.cost`, the
+planner's :class:`~symshard.planner.CostEnv`, a
+:class:`~symshard.program.Program` and, through them, the layer schemes, the
+problem families and the docs site. A collective is described by its kind, the
+links of the mesh axes it runs over (size, wiring, one-way bandwidth ``w``;
+:func:`link_for` reads them off a mesh axis and the hardware constants) and
+``V``; the answer is a :class:`Timing` of SymPy expressions, exact when the
+inputs are numbers, or of Python Fractions on the planner's fast path.
 
 ``V`` follows the book: the per-device bytes of the array *with the collective's
 axes gathered*, i.e. an AllGather's output, a ReduceScatter's or AllReduce's
 unreduced input, an AllToAll's input times the size of its axes; a permute moves
-the local block itself.
+the block each device ends with.
 
 **book** reproduces the chapter's answers. On a two-way ring with wraparound an
 AllGather or ReduceScatter takes ``V / W_ici`` with ``W_ici = 2w`` (the
@@ -24,37 +30,41 @@ a two-way ring, and an AllToAll's traffic is summed link by link
 (``⌊N²/4⌋ V / (2 N² w)`` on a two-way ring).
 
 Examples:
-    >>> from symshard.topology import Topology
     >>> V, w = sympy.symbols("V w", positive=True)
     >>> ring = Link(sympy.Integer(8), Topology.RING, w)
-    >>> gather_time([ring], V, "book"), gather_time([ring], V, "ring")
+    >>> timing("AllGather", [ring], V, "book", 0).bandwidth_time, timing("AllGather", [ring], V, "ring", 0).time
     (V/(2*w), 7*V/(16*w))
-    >>> all_to_all_time([ring], V, "book")
-    V/(8*w)
+    >>> t = timing("AllToAll", [ring], V, "book", sympy.Symbol("T"))
+    >>> t.bandwidth_time, t.hops, t.time
+    (V/(8*w), 4, Max(4*T, V/(8*w)))
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 import sympy
 
 from .errors import UnknownModelError, did_you_mean
 from .topology import Topology
 
+if TYPE_CHECKING:
+    from .mesh import MeshAxis
+
 __all__ = [
+    "KINDS",
     "MODELS",
     "Link",
-    "all_to_all_hops",
-    "all_to_all_time",
+    "Timing",
     "check_model",
-    "gather_hops",
-    "gather_time",
-    "permute_hops",
-    "permute_time",
+    "hop_floor",
+    "link_for",
+    "timing",
+    "volume",
 ]
 
 MODELS = {
@@ -63,6 +73,12 @@ MODELS = {
     "ring": "exact counting: (N-1)/N factors, floor(N/2) hops on two-way rings, link-by-link AllToAll traffic",
 }
 """The collective cost models and what each assumes."""
+
+KINDS = ("AllGather", "ReduceScatter", "AllReduce", "AllToAll", "CollectivePermute", "DynamicSlice")
+"""The collectives :func:`timing` knows, by the name the notation gives them."""
+
+Value = Any
+"""A cost: a SymPy expression, or an ``int`` or ``Fraction`` on the planner's fast numeric path."""
 
 
 def check_model(model: str) -> str:
@@ -81,17 +97,55 @@ def check_model(model: str) -> str:
 class Link:
     """What the formulas need of one mesh axis: its size, wiring and one-way bandwidth ``w``."""
 
-    size: sympy.Expr
+    size: Value
     topology: Topology
-    w: sympy.Expr
+    w: Value
 
 
-# The formulas run on SymPy expressions (symbolic costs) and on Python Fractions
-# (the planner's fast numeric path), so they use only operators and these helpers.
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """What one collective costs: every figure exact (SymPy, or int/Fraction on the fast path).
+
+    Attributes:
+        bytes: ``V``, the bytes the formulas are written in.
+        hops: hops on the longest path.
+        bandwidth_time: seconds if bandwidth-bound.
+        latency_time: ``T_hop · hops``.
+        time: ``max(latency_time, bandwidth_time)``.
+    """
+
+    bytes: Value
+    hops: Value
+    bandwidth_time: Value
+    latency_time: Value
+    time: Value
+
+    @property
+    def regime(self) -> str | None:
+        """``'bandwidth'`` or ``'latency'`` when the numbers decide it, else None."""
+        lat, bw = self.latency_time, self.bandwidth_time
+        if _is_number(lat) and _is_number(bw):
+            return "latency" if lat > bw else "bandwidth"
+        return None
+
+    @property
+    def crossover_bytes(self) -> Value | None:
+        """The ``V`` below which the collective is latency-bound (None when nothing moves)."""
+        bw = self.bandwidth_time
+        if bw == 0:
+            return None
+        return _div(self.latency_time * self.bytes, bw)
+
+
+# -- exact arithmetic on SymPy expressions and Python fractions alike ----------------------------
 
 
 def _exact(x: object) -> bool:
     return isinstance(x, (int, Fraction))
+
+
+def _is_number(x: object) -> bool:
+    return _exact(x) or (isinstance(x, sympy.Basic) and bool(x.is_number))
 
 
 def _sum(xs: Iterable):
@@ -119,8 +173,36 @@ def _floor(x):
     return math.floor(x) if _exact(x) else sympy.floor(x)
 
 
+def _as_sympy(x: Value) -> sympy.Expr:
+    if isinstance(x, Fraction):
+        return sympy.Rational(x.numerator, x.denominator)
+    if isinstance(x, int):
+        return sympy.Integer(x)
+    return x
+
+
 def _max(xs: Sequence):
+    """The largest value: exact for numbers, SymPy's ``Max`` otherwise (which drops terms it can order)."""
     return max(xs) if all(_exact(x) for x in xs) else sympy.Max(*xs)
+
+
+def _lazy_max(xs: Sequence):
+    """The largest value: exact for numbers; for expressions an unevaluated ``Max`` of the distinct
+    non-zero terms (SymPy's own simplification of ``Max`` costs milliseconds and rarely decides
+    anything here)."""
+    if all(_exact(x) for x in xs):
+        return max(xs)
+    args = list(dict.fromkeys(_as_sympy(x) for x in xs if not (_exact(x) and x == 0) and x != 0))
+    if not args:
+        return xs[0] * 0
+    if len(args) == 1:
+        return args[0]
+    if all(a.is_number for a in args):
+        return max(args)
+    return sympy.Max(*args, evaluate=False)
+
+
+# -- the formulas, per axis topology -----------------------------------------------------------
 
 
 def _moving(links: Sequence[Link]) -> list[Link]:
@@ -128,7 +210,7 @@ def _moving(links: Sequence[Link]) -> list[Link]:
     return [lk for lk in links if lk.size != 1]
 
 
-def _gather_bandwidth(lk: Link, model: str) -> sympy.Expr:
+def _gather_bandwidth(lk: Link, model: str) -> Value:
     """Bytes/s into one device along one axis during an AllGather."""
     n, w = lk.size, lk.w
     if lk.topology is Topology.RING:
@@ -138,7 +220,7 @@ def _gather_bandwidth(lk: Link, model: str) -> sympy.Expr:
     return w
 
 
-def gather_time(links: Sequence[Link], volume: sympy.Expr, model: str) -> sympy.Expr:
+def _gather_time(links: Sequence[Link], volume: Value, model: str) -> Value:
     """Bandwidth-bound time of an AllGather (or ReduceScatter) of ``volume`` bytes over ``links``."""
     moving = _moving(links)
     if not moving:
@@ -150,7 +232,7 @@ def gather_time(links: Sequence[Link], volume: sympy.Expr, model: str) -> sympy.
     return _div(volume * (devices - 1), devices * bandwidth)
 
 
-def _ring_hops(lk: Link, model: str) -> sympy.Expr:
+def _ring_hops(lk: Link, model: str) -> Value:
     if lk.topology is Topology.RING:
         if model == "book":
             return _div(lk.size, 2)
@@ -158,12 +240,12 @@ def _ring_hops(lk: Link, model: str) -> sympy.Expr:
     return lk.size - 1
 
 
-def gather_hops(links: Sequence[Link], model: str) -> sympy.Expr:
+def _gather_hops(links: Sequence[Link], model: str) -> Value:
     """Hops on the longest path of an AllGather: ``Σ |X_i| / 2`` on rings, ``N - 1`` otherwise."""
     return _sum(_ring_hops(lk, model) for lk in _moving(links))
 
 
-def _all_to_all_axis_time(lk: Link, devices: sympy.Expr, volume: sympy.Expr, model: str) -> sympy.Expr:
+def _all_to_all_axis_time(lk: Link, devices: Value, volume: Value, model: str) -> Value:
     """Time the busiest link of one axis needs during an AllToAll over ``devices`` in all."""
     a, w = lk.size, lk.w
     book = model == "book"
@@ -177,7 +259,7 @@ def _all_to_all_axis_time(lk: Link, devices: sympy.Expr, volume: sympy.Expr, mod
     return _div(volume if book else (a - 1) * volume, (1 if book else a) * devices * w)
 
 
-def all_to_all_time(links: Sequence[Link], volume: sympy.Expr, model: str) -> sympy.Expr:
+def _all_to_all_time(links: Sequence[Link], volume: Value, model: str) -> Value:
     """Bandwidth-bound time of an AllToAll of a ``volume``-byte array over ``links`` (axes run concurrently)."""
     moving = _moving(links)
     if not moving:
@@ -186,20 +268,95 @@ def all_to_all_time(links: Sequence[Link], volume: sympy.Expr, model: str) -> sy
     return _max([_all_to_all_axis_time(lk, devices, volume, model) for lk in moving])
 
 
-def all_to_all_hops(links: Sequence[Link], model: str) -> sympy.Expr:
+def _all_to_all_hops(links: Sequence[Link], model: str) -> Value:
     """Hops to the farthest destination of an AllToAll (one through a switch)."""
     return _sum(1 if lk.topology is Topology.SWITCH else _ring_hops(lk, model) for lk in _moving(links))
 
 
-def permute_time(link: Link, volume: sympy.Expr, model: str) -> sympy.Expr:
-    """A cyclic shift by one along ``link``: every device sends its ``volume``-byte block one way."""
-    if link.size == 1:
+def _permute_time(links: Sequence[Link], volume: Value) -> Value:
+    """A shift along ``links``: every device sends its ``volume``-byte block once, over the slowest link
+    (a permute across several axes pairs devices that differ along all of them)."""
+    times = [_div(volume, lk.w) for lk in links if lk.size != 1]
+    if not times:
         return volume * 0
-    return _div(volume, link.w)
+    return times[0] if len(times) == 1 else _lazy_max(times)
 
 
-def permute_hops(link: Link, model: str) -> sympy.Expr:
-    """One hop, except the wrap from the last device to the first on a line (``N - 1``)."""
-    if link.size == 1:
-        return 0
-    return link.size - 1 if link.topology is Topology.LINE else 1
+def _permute_hops(links: Sequence[Link]) -> Value:
+    """One hop per axis, except the wrap from the last device to the first on a line (``N - 1``)."""
+    return _sum((lk.size - 1 if lk.topology is Topology.LINE else 1) for lk in links if lk.size != 1)
+
+
+# -- the public costing ------------------------------------------------------------------------------
+
+
+def volume(kind: str, bytes_in: Value, bytes_out: Value, group: Value) -> Value:
+    """``V``, the bytes a collective's formulas are written in, from the bytes per device before and
+    after it and the number of devices its axes span.
+
+    Examples:
+        >>> volume("AllGather", 8, 32, 4), volume("AllReduce", 32, 32, 4), volume("AllToAll", 8, 8, 4)
+        (32, 32, 32)
+    """
+    if kind in ("AllGather", "CollectivePermute"):
+        return bytes_out
+    if kind in ("ReduceScatter", "AllReduce"):
+        return bytes_in
+    if kind == "AllToAll":
+        return bytes_in * group
+    if kind == "DynamicSlice":
+        return bytes_in * 0
+    raise ValueError(f"unknown collective kind {kind!r}")  # pragma: no cover - KINDS is closed
+
+
+def timing(kind: str, links: Sequence[Link], volume: Value, model: str, t_hop: Value) -> Timing:
+    """What a collective of ``kind`` moving ``volume`` bytes over ``links`` costs under ``model``.
+
+    ``t_hop`` is the latency of one hop (0 for a bandwidth-only figure). The time is
+    ``max(T_hop · hops, bandwidth time)``.
+    """
+    if kind == "DynamicSlice":  # a free slice: nothing moves, no hop, no time
+        zero = volume * 0
+        return Timing(zero, 0, zero, zero, zero)
+    if kind in ("AllGather", "ReduceScatter"):
+        bw, hops = _gather_time(links, volume, model), _gather_hops(links, model)
+    elif kind == "AllReduce":
+        bw, hops = 2 * _gather_time(links, volume, model), 2 * _gather_hops(links, model)
+    elif kind == "AllToAll":
+        bw, hops = _all_to_all_time(links, volume, model), _all_to_all_hops(links, model)
+    elif kind == "CollectivePermute":
+        bw, hops = _permute_time(links, volume), _permute_hops(links)
+    else:  # pragma: no cover - KINDS is closed
+        raise ValueError(f"unknown collective kind {kind!r}")
+    lat = t_hop * hops
+    if _exact(lat) and _exact(bw):
+        time = lat if lat > bw else bw
+    elif _is_number(lat) and _is_number(bw):
+        lat, bw = _as_sympy(lat), _as_sympy(bw)
+        time = lat if lat > bw else bw
+    else:
+        time = _lazy_max([lat, bw]) if not (bw == 0 and lat == 0) else bw
+    return Timing(volume, hops, bw, lat, time)
+
+
+def link_for(
+    axis: MeshAxis, values: Mapping[sympy.Symbol, object], convert: Callable[[object], Value], scale: Value = 1
+) -> Link:
+    """The link of a mesh axis: its size, wiring and one-way bandwidth, with the constants in ``values``
+    substituted (``convert`` turns each into the number type in use) and the bandwidth multiplied by
+    ``scale`` (a logical axis spread over that many physical axes).
+
+    Examples:
+        >>> from symshard.mesh import MeshAxis
+        >>> from symshard.mathtext import as_expr
+        >>> link_for(MeshAxis("X", 8), {}, as_expr)
+        Link(size=8, topology=<Topology.RING: 'ring'>, w=W_ici/2)
+    """
+    fabric = axis.fabric
+    w = convert(values.get(fabric.bandwidth, fabric.bandwidth))
+    return Link(convert(axis.size), axis.topology, _div(scale * w, fabric.directions))
+
+
+def hop_floor(link: Link, model: str) -> Value:
+    """The fewest hops any collective over this one axis takes (a gather, an AllToAll or a permute)."""
+    return min(_gather_hops([link], model), _all_to_all_hops([link], model), _permute_hops([link]))

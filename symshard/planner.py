@@ -56,7 +56,7 @@ from .collectives import (
     _array,
     _dim,
 )
-from .costmodels import MODELS, Link, all_to_all_hops, check_model, gather_hops, permute_hops, permute_time
+from .costmodels import MODELS, Link, Timing, check_model, hop_floor, link_for, timing, volume
 from .dtypes import canonical_dtype, dtype_bytes
 from .errors import PlanError
 from .hardware import Hardware, exact_number
@@ -159,17 +159,6 @@ def _peak(values: Sequence):
 # -- costs --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Timing:
-    """The cost of one collective step (raw values: Fractions or SymPy)."""
-
-    bytes: Value
-    hops: Value
-    bandwidth_time: Value
-    latency_time: Value
-    time: Value
-
-
 class CostEnv:
     """Sizes, wiring and constants, ready to cost many plans quickly.
 
@@ -203,21 +192,11 @@ class CostEnv:
         self.elem = conv(dtype_bytes(self.dtype))
         self.flops_rate = conv(values.get(C, C))
         self.t_hop = conv(values.get(T_hop, T_hop))
-        self.links: dict[str, Link] = {}
-        for a in mesh.axes:
-            w = conv(values.get(a.fabric.bandwidth, a.fabric.bandwidth))
-            one_way = _ratio(w, a.fabric.directions)
-            self.links[a.name] = Link(self.axis[a.name], a.topology, one_way)
+        self.links: dict[str, Link] = {a.name: link_for(a, values, conv) for a in mesh.axes}
         self._cache: dict[tuple, Timing] = {}
         self._fewest_hops: dict[str, Value] = {}  # per axis, the fewest hops a collective over it takes
         for name, link in self.links.items():
-            self._fewest_hops[name] = (
-                min(
-                    gather_hops([link], self.model), all_to_all_hops([link], self.model), permute_hops(link, self.model)
-                )
-                if self.numeric
-                else 0
-            )
+            self._fewest_hops[name] = hop_floor(link, self.model) if self.numeric else 0
         self._bytes: dict[Array, Value] = {}
         self._groups: dict[tuple[str, ...], Value] = {}
         self._by_volume: dict[tuple, Timing] = {}
@@ -282,28 +261,15 @@ class CostEnv:
         if cached is not None:
             return cached
         op = expr.op
-        if isinstance(op, DynamicSlice):  # a free slice: nothing moves, no hop, no time
-            zero = self.bytes(expr.operand) * 0
-            out = Timing(zero, 0, zero, 0, zero)
-            self._cache[key] = out
-            return out
-        volume = op.volume(self.bytes(expr.operand), self.bytes(expr.output), self.group(op.axes))
+        v = volume(op.kind, self.bytes(expr.operand), self.bytes(expr.output), self.group(op.axes))
         # the time depends on the collective and the volume only: many operands share both
-        same = self._by_volume.get((op, volume))
+        same = self._by_volume.get((op, v))
         if same is not None:
             self._cache[key] = same
             return same
-        links = [self.links[a] for a in op.axes]
-        bw = op.bandwidth_time(links, volume, self.model)
-        hops = op.hops(links, self.model)
-        lat = self.t_hop * hops
-        if _fast(lat) and _fast(bw):
-            time = lat if lat > bw else bw
-        else:
-            time = _max([lat, bw]) if not (bw == 0 and lat == 0) else bw
-        out = Timing(volume, hops, bw, lat, time)
+        out = timing(op.kind, [self.links[a] for a in op.axes], v, self.model, self.t_hop)
         self._cache[key] = out
-        self._by_volume[(op, volume)] = out
+        self._by_volume[(op, v)] = out
         return out
 
 
@@ -469,19 +435,6 @@ class Repermute(CollectivePermute):
         if out == array:
             raise self._fail(array, "the sharding does not change", "a permute here would move nothing")
         return out
-
-    def volume(self, bytes_in, bytes_out, group):
-        return bytes_out
-
-    def bandwidth_time(self, links, volume, model):
-        times = [permute_time(link, volume, model) for link in links]
-        return _max(times) if len(times) > 1 else times[0]
-
-    def hops(self, links, model):
-        total = 0
-        for link in links:
-            total = total + permute_hops(link, model)
-        return total
 
 
 def _divides(small: tuple[str, ...], big: tuple[str, ...], sizes: Mapping[str, Value] | None) -> bool:

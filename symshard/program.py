@@ -48,27 +48,21 @@ from functools import cache
 import sympy
 
 from .arrays import Array
-from .collectives import AllGather, AllReduce, AllToAll, CollectiveExpr, DynamicSlice, ReduceScatter
-from .costmodels import Link, all_to_all_time, gather_time
+from .collectives import CollectiveExpr, DynamicSlice
+from .costmodels import link_for, timing, volume
 from .dtypes import canonical_dtype, dtype_bytes
-from .errors import PlanError
+from .errors import MeshError, PlanError
 from .mathtext import as_expr
 from .matmul import LocalMatmul, local_product, matmul
+from .mesh import MeshAxis
 from .notation import parse_array
-from .symbols import C, W_dcn, W_ici, W_nvlink, axis, dim
-from .topology import Topology
+from .symbols import C, axis, dim
+from .topology import Fabric
 
-__all__ = ["FABRICS", "PHASES", "Program", "Step", "spread"]
+__all__ = ["PHASES", "Program", "Step", "spread"]
 
 PHASES = ("forward", "backward")
 """The phases a step can belong to, in order."""
-
-FABRICS: dict[str, tuple[sympy.Symbol, Topology]] = {
-    "ici": (W_ici, Topology.RING),
-    "nvlink": (W_nvlink, Topology.SWITCH),
-    "dcn": (W_dcn, Topology.SWITCH),
-}
-"""The network a logical axis runs over: its bandwidth constant and how the formulas use it."""
 
 
 @cache
@@ -143,7 +137,8 @@ class Program:
 
     Args:
         name: a label.
-        fabric: the network of each logical axis (``{"P": "dcn"}``); axes left out are ``default_fabric``.
+        fabric: the network of each logical axis (``{"P": "dcn"}``, any name :class:`~symshard.topology.Fabric`
+            reads, such as ``ib``); axes left out are ``default_fabric``.
         spread: physical axes per logical axis (``{"X": 2}``); axes left out get the symbol ``M_X``.
         dtype: element type of every array.
         default_fabric: ``ici`` (TPU), ``nvlink`` (GPU) or ``dcn``.
@@ -162,12 +157,9 @@ class Program:
 
     def __post_init__(self) -> None:
         self.dtype = canonical_dtype(self.dtype)
-        for a, f in {**self.fabric, "": self.default_fabric}.items():
-            if f not in FABRICS:
-                raise PlanError(
-                    f"unknown fabric '{f}'" + (f" for axis {a}" if a else ""),
-                    hint="use one of " + ", ".join(FABRICS),
-                )
+        # one table of networks (topology.Fabric): the names it reads, synonyms included, stored canonical
+        self.fabric = {a: _fabric(f, a).value for a, f in self.fabric.items()}
+        self.default_fabric = _fabric(self.default_fabric, "").value
 
     # -- building ----------------------------------------------------------------------------
 
@@ -316,32 +308,16 @@ class Program:
 
     def _collective_step(self, expr: CollectiveExpr, phase: str, purpose: str, after: int | None) -> Step:
         op = expr.op
-        before, out = self.bytes(expr.operand), self.bytes(expr.output)
-        group = self._group(op.axes)
-        volume = as_expr(op.volume(before, out, group))
         links = []
         fabrics = set()
         for a in op.axes:
-            fabric = self.fabric.get(a, self.default_fabric)
-            fabrics.add(fabric)
-            w, topo = FABRICS[fabric]
-            m = as_expr(self.spread.get(a, spread(a)))
+            fabric = Fabric.parse(self.fabric.get(a, self.default_fabric))
+            fabrics.add(fabric.value)
             # a logical axis over M physical axes: one link M times as fast (the chapter's multi-axis rule)
-            one_way = m * w / 2 if topo is Topology.RING else m * w
-            links.append(Link(axis(a), topo, one_way))
-        if isinstance(op, DynamicSlice):
-            time = sympy.Integer(0)
-            volume = sympy.Integer(0)
-        elif isinstance(op, AllToAll):
-            time = as_expr(all_to_all_time(links, volume, "book"))
-        elif isinstance(op, AllReduce):
-            time = 2 * as_expr(gather_time(links, volume, "book"))
-        elif isinstance(op, (AllGather, ReduceScatter)):
-            time = as_expr(gather_time(links, volume, "book"))
-        else:
-            raise PlanError(
-                f"a program cannot cost {op.kind}", hint="use AllGather, ReduceScatter, AllReduce, AllToAll"
-            )
+            m = as_expr(self.spread.get(a, spread(a)))
+            links.append(link_for(MeshAxis(a, axis(a), fabric.topology, fabric), {}, as_expr, scale=m))
+        v = volume(op.kind, self.bytes(expr.operand), self.bytes(expr.output), self._group(op.axes))
+        cost = timing(op.kind, links, as_expr(v), "book", 0)  # bandwidth-only, as the chapter reasons
         return Step(
             len(self.steps),
             phase,
@@ -349,8 +325,8 @@ class Program:
             expr.output.name,
             purpose,
             sympy.Integer(0),
-            volume,
-            time,
+            as_expr(cost.bytes),
+            as_expr(cost.bandwidth_time),
             "+".join(sorted(fabrics)),
             () if after is None else (after,),
         )
@@ -443,6 +419,14 @@ class Program:
             else:
                 lines.append(f"{s.phase:8}  {s.op}   [V = {s.bytes}, T = {s.time}]")
         return lines
+
+
+def _fabric(value: object, axis_name: str) -> Fabric:
+    try:
+        return Fabric.parse(value)  # type: ignore[arg-type]
+    except MeshError as err:
+        where = f" for axis {axis_name}" if axis_name else ""
+        raise PlanError(err.message + where, hint=err.hint) from None
 
 
 def _reshard_steps(src: Array, dst: Array) -> tuple[CollectiveExpr, ...]:

@@ -42,13 +42,14 @@ from functools import cache
 import sympy
 
 from .crossovers import Case, Condition, _drop_subsumed, _merge_bounds, solve_less
-from .errors import PlanError
+from .errors import MeshError, PlanError
 from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
 from .matmul import LocalMatmul
-from .program import FABRICS, Program, spread
+from .program import Program, spread
 from .symbols import W_nvlink, axis, dim
+from .topology import Fabric
 
 __all__ = [
     "ADAM_BYTES_PER_PARAM",
@@ -185,7 +186,7 @@ class Layer:
     @property
     def W(self) -> sympy.Symbol:
         """The bandwidth constant the in-pod axes use (``W_ici``, ``W_nvlink``)."""
-        return FABRICS[self.fabric][0]
+        return Fabric.parse(self.fabric).bandwidth
 
     @property
     def devices(self) -> sympy.Expr:
@@ -381,9 +382,10 @@ def _product(parts):
 
 def _fabric_for(hardware: Hardware | str | None, fabric: str | None) -> str:
     if fabric is not None:
-        if fabric not in FABRICS:
-            raise PlanError(f"unknown fabric '{fabric}'", hint="use one of " + ", ".join(FABRICS))
-        return fabric
+        try:
+            return Fabric.parse(fabric).value
+        except MeshError as err:
+            raise PlanError(err.message, hint=err.hint) from None
     if hardware is None:
         return "ici"
     hw = lookup_hardware(hardware)

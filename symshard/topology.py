@@ -104,6 +104,12 @@ class Fabric(StrEnum):
         return {Fabric.ICI: W_ici, Fabric.NVLINK: W_nvlink, Fabric.DCN: W_dcn}[self]
 
     @property
+    def topology(self) -> Topology:
+        """How a mesh axis over this network is wired unless told otherwise: ICI axes are rings, the
+        others switches (a chip's egress is the limit)."""
+        return Topology.RING if self is Fabric.ICI else Topology.SWITCH
+
+    @property
     def directions(self) -> int:
         """How many link directions the constant counts: ``W_ici`` is the book's two-way
         figure (so one link carries ``W_ici / 2`` each way); the others are one-way."""
