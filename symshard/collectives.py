@@ -46,7 +46,7 @@ from typing import ClassVar
 import sympy
 
 from .arrays import Array, Dim, format_axes, latex_axes
-from .costmodels import MODELS, check_model, link_for, timing, volume
+from .costmodels import LATENCY_MODELS, MODELS, Costing, LevelCost, check_model, regime, volume
 from .errors import CollectiveError, NotationError, SymshardError
 from .hardware import Hardware, exact_number
 from .hardware import hardware as lookup_hardware
@@ -55,7 +55,7 @@ from .memo import memoized
 from .mesh import Mesh, resolve_mesh
 from .notation import CollectiveSyntax, parse_array, parse_collective_syntax
 from .placement import Placement, ShapeLike, check_on_mesh, resolve_shape
-from .symbols import T_hop, latex
+from .symbols import latex
 
 __all__ = [
     "AllGather",
@@ -126,6 +126,8 @@ class CollectiveCost:
         time: ``max(latency_time, bandwidth_time)``.
         crossover_bytes: the ``V`` below which the collective is latency-bound.
         assumptions: the wiring and conventions that produced the numbers.
+        latency_model: ``book`` (``time = max(latency, bandwidth)``) or ``nccl`` (their sum).
+        levels: each network level's part (devices, bytes, bandwidth time, steps), innermost first.
     """
 
     collective: str
@@ -139,14 +141,13 @@ class CollectiveCost:
     time: sympy.Expr
     crossover_bytes: sympy.Expr | None
     assumptions: tuple[str, ...] = field(default=())
+    latency_model: str = "book"
+    levels: tuple[LevelCost, ...] = field(default=(), compare=False)
 
     @property
     def regime(self) -> str | None:
         """``'bandwidth'`` or ``'latency'`` when the numbers decide it, else None."""
-        lat, bw = self.latency_time, self.bandwidth_time
-        if lat.is_number and bw.is_number:
-            return "latency" if lat > bw else "bandwidth"
-        return None
+        return regime(self.latency_time, self.bandwidth_time)
 
     @property
     def is_numeric(self) -> bool:
@@ -178,6 +179,11 @@ class CollectiveCost:
             s(self.time),
             s(self.crossover_bytes),
             self.assumptions,
+            self.latency_model,
+            tuple(
+                LevelCost(lv.fabric, s(lv.devices), s(lv.bytes), s(lv.bandwidth_time), s(lv.hops))  # type: ignore[arg-type]
+                for lv in self.levels
+            ),
         )
 
 
@@ -637,9 +643,9 @@ class CollectiveExpr:
 
         values: dict[sympy.Symbol, object] = dict(hw.constants(before.dtype)) if hw else {}
         values.update({k: exact_number(v, str(k)) for k, v in (constants or {}).items()})
-        links = [link_for(m.axis(a), values, as_expr) for a in self.op.axes]
+        costing = Costing(m, values, model, hw)
         v = volume(self.op.kind, before.bytes_per_device, after.bytes_per_device, m.group_size(self.op.axes))
-        t = timing(self.op.kind, links, as_expr(v), model, as_expr(values.get(T_hop, T_hop)))
+        t = costing.timing(self.op.kind, self.op.axes, as_expr(v))
         crossover = t.crossover_bytes
 
         assumptions = [f"model {model}: {MODELS[model]}"]
@@ -650,12 +656,12 @@ class CollectiveExpr:
             )
         for a in self.op.axes:
             assumptions.append("axis " + m.axis(a).describe())
+        assumptions.append(f"latency {t.latency_model}: {LATENCY_MODELS[t.latency_model]}")
         if hw is not None:
             assumptions.append(f"hardware {hw.label}")
-            if T_hop not in values:
+            for symbol in sorted(costing.constants - set(values), key=str):
                 assumptions.append(
-                    f"{hw.label} has no hop latency figure (the book gives none): the latency term keeps T_hop; "
-                    "set it with --hw-set T_hop=SECONDS"
+                    f"{hw.label} has no figure for {symbol}: the formula keeps it; set it with --hw-set {symbol}=VALUE"
                 )
         assumptions.extend(self.notes)
         return CollectiveCost(
@@ -670,6 +676,8 @@ class CollectiveExpr:
             time=as_expr(t.time),
             crossover_bytes=None if crossover is None else as_expr(crossover),
             assumptions=tuple(assumptions),
+            latency_model=t.latency_model,
+            levels=t.levels,
         )
 
 

@@ -49,9 +49,9 @@ import sympy
 
 from .arrays import Array
 from .collectives import CollectiveExpr, DynamicSlice
-from .costmodels import link_for, timing, volume
+from .costmodels import Link, check_comm_overlap, combine, links_for, timing, volume
 from .dtypes import canonical_dtype, dtype_bytes
-from .errors import MeshError, PlanError
+from .errors import MeshError, PlanError, UnknownModelError
 from .mathtext import as_expr
 from .matmul import LocalMatmul, local_product, matmul
 from .mesh import MeshAxis
@@ -91,6 +91,8 @@ class Step:
         time: ``T_math`` of a matmul, the bandwidth-only time of a collective.
         fabric: the network a collective runs over (``ici``, ``nvlink``, ``dcn``), else ''.
         inputs: indices of the steps whose results this step reads.
+        resources: the links a collective occupies (an ICI axis's own, or a shared NVLink, NIC or spine
+            port); collectives on disjoint links can run at the same time.
     """
 
     index: int
@@ -103,6 +105,7 @@ class Step:
     time: sympy.Expr
     fabric: str = ""
     inputs: tuple[int, ...] = ()
+    resources: frozenset[str] = frozenset()
 
     @property
     def is_matmul(self) -> bool:
@@ -142,6 +145,10 @@ class Program:
         spread: physical axes per logical axis (``{"X": 2}``); axes left out get the symbol ``M_X``.
         dtype: element type of every array.
         default_fabric: ``ici`` (TPU), ``nvlink`` (GPU) or ``dcn``.
+        comm_overlap: how the collectives of a pass add up into ``T_comms``: ``axes`` (the default, the
+            book's convention: collectives on disjoint links, such as two ICI axes, run at the same time;
+            those sharing links, such as two axes inside one GPU's NVLink node, one after another) or
+            ``none`` (all one after another).
     """
 
     name: str = ""
@@ -149,6 +156,7 @@ class Program:
     spread: Mapping[str, object] = field(default_factory=dict)
     dtype: str = "bf16"
     default_fabric: str = "ici"
+    comm_overlap: str = "axes"
     steps: list[Step] = field(default_factory=list)
     held: dict[str, list[Array]] = field(default_factory=dict)
     roles: dict[str, str] = field(default_factory=dict)
@@ -160,6 +168,10 @@ class Program:
         # one table of networks (topology.Fabric): the names it reads, synonyms included, stored canonical
         self.fabric = {a: _fabric(f, a).value for a, f in self.fabric.items()}
         self.default_fabric = _fabric(self.default_fabric, "").value
+        try:
+            self.comm_overlap = check_comm_overlap(self.comm_overlap)
+        except UnknownModelError as err:
+            raise PlanError(err.message, hint=err.hint) from None
 
     # -- building ----------------------------------------------------------------------------
 
@@ -308,16 +320,16 @@ class Program:
 
     def _collective_step(self, expr: CollectiveExpr, phase: str, purpose: str, after: int | None) -> Step:
         op = expr.op
-        links = []
+        links: list[Link] = []
         fabrics = set()
         for a in op.axes:
             fabric = Fabric.parse(self.fabric.get(a, self.default_fabric))
             fabrics.add(fabric.value)
             # a logical axis over M physical axes: one link M times as fast (the chapter's multi-axis rule)
             m = as_expr(self.spread.get(a, spread(a)))
-            links.append(link_for(MeshAxis(a, axis(a), fabric.topology, fabric), {}, as_expr, scale=m))
+            links.extend(links_for(MeshAxis(a, axis(a), fabric.topology, fabric), {}, as_expr, scale=m))
         v = volume(op.kind, self.bytes(expr.operand), self.bytes(expr.output), self._group(op.axes))
-        cost = timing(op.kind, links, as_expr(v), "book", 0)  # bandwidth-only, as the chapter reasons
+        cost = timing(op.kind, links, as_expr(v), "book")  # its bandwidth term: the chapter's regime reasoning
         return Step(
             len(self.steps),
             phase,
@@ -329,6 +341,7 @@ class Program:
             as_expr(cost.bandwidth_time),
             "+".join(sorted(fabrics)),
             () if after is None else (after,),
+            cost.resources,
         )
 
     def _group(self, axes: Iterable[str]) -> sympy.Expr:
@@ -375,9 +388,11 @@ class Program:
         """The sum of the collectives' ``V``."""
         return sympy.Add(*[s.bytes for s in self.collectives(phase, fabric)])
 
-    def comm_time(self, phase: str | None = None, fabric: str | None = None) -> sympy.Expr:
-        """``T_comms``: the collectives' bandwidth-only times, one after another."""
-        return sympy.Add(*[s.time for s in self.collectives(phase, fabric)])
+    def comm_time(self, phase: str | None = None, fabric: str | None = None, overlap: str | None = None) -> sympy.Expr:
+        """``T_comms``: the collectives' bandwidth-only times, added up as ``overlap`` says (default: the
+        program's ``comm_overlap``): with ``axes`` the busiest link's total, with ``none`` their sum."""
+        how = check_comm_overlap(overlap) if overlap is not None else self.comm_overlap
+        return as_expr(combine(((s.time, s.resources) for s in self.collectives(phase, fabric)), how))
 
     def depends(self, later: Step, earlier: Step) -> bool:
         """Whether ``later`` needs the result of ``earlier`` (directly or through other steps)."""

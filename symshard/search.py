@@ -221,6 +221,7 @@ def best_sharding(
     model: str = "book",
     overlap: bool = True,
     keep: int = 10,
+    comm_overlap: str = "axes",
 ) -> SearchResult:
     """Find how to shard the operands (and the result) so that the matmul(s) fit and run fastest.
 
@@ -236,6 +237,7 @@ def best_sharding(
         out: the required sharding of the final result, or ``'any'``.
         fixed: arrays whose stored sharding is given (e.g. activations), by name.
         keep: how many ranked candidates to keep.
+        comm_overlap: how each matmul's collectives add up (``axes``: on disjoint links at once; ``none``).
 
     Raises:
         PlanError: a chain whose matmuls do not connect, or sizes left symbolic.
@@ -254,7 +256,7 @@ def best_sharding(
             f"best_sharding needs every dim's size; {', '.join(symbolic)} have none",
             hint="give them with shape, e.g. " + ",".join(f"{d}=4096" for d in symbolic),
         )
-    env = CostEnv(mesh_, sizes, dtype, hw, None, model)
+    env = CostEnv(mesh_, sizes, dtype, hw, None, model, comm_overlap)
     if not env.numeric:
         raise PlanError(
             f"{hw.label} lacks a constant the search needs (e.g. T_hop)",
