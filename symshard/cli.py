@@ -412,7 +412,9 @@ def _chip_summary(chip: Hardware | None) -> str | None:
     if chip is None:
         return None
     shown = [
-        f"{k} = {format_seconds(v) if k == T_hop else format_number(v)}" for k, v in chip.constants().items() if k != C
+        f"{k} = {format_seconds(v) if str(k).startswith('T_') else format_number(v)}"
+        for k, v in chip.constants().items()
+        if k != C
     ]
     return f"{chip.label} ({', '.join(shown)})"
 

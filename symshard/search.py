@@ -46,6 +46,7 @@ from .mesh import Mesh, resolve_mesh
 from .notation import parse_array
 from .placement import ShapeLike, check_on_mesh, resolve_shape
 from .planner import KEEP, Builder, CostEnv, Strategy, Value, axis_order, compute_array, sym
+from .symbols import C
 from .units import format_bytes, format_seconds
 
 __all__ = ["Candidate", "SearchResult", "best_sharding"]
@@ -258,9 +259,11 @@ def best_sharding(
         )
     env = CostEnv(mesh_, sizes, dtype, hw, None, model, comm_overlap)
     if not env.numeric:
+        missing = sorted(map(str, ({C} | env.costing.constants) - set(env.values)))
         raise PlanError(
-            f"{hw.label} lacks a constant the search needs (e.g. T_hop)",
-            hint="supply it: hardware.with_constants(T_hop=1e-6) in Python, --hw-set T_hop=1e-6 on the command line",
+            f"{hw.label} lacks {', '.join(missing)}, which the search needs",
+            hint=f"supply it: --hw-set {missing[0]}=VALUE on the command line, "
+            f"hardware.with_constants({missing[0]}=...) in Python",
         )
     limit = _parse_bytes(memory_limit)
     fixed_arrays = {k: (parse_array(v) if isinstance(v, str) else v) for k, v in (fixed or {}).items()}
