@@ -47,7 +47,7 @@ from .mathtext import as_expr
 from .mesh import Mesh
 from .notation import parse_array, parse_sizes
 from .placement import place
-from .symbols import C, T_hop, W_ici, latex
+from .symbols import C, W_ici, latex
 from .units import format_bytes, format_number, format_seconds, format_seconds_expr, json_value, pretty, sig
 
 __all__ = ["main"]
