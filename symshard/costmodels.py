@@ -91,10 +91,12 @@ __all__ = [
     "check_model",
     "combine",
     "comm_time",
+    "join_loads",
     "latency_model",
     "links_for",
     "loads",
     "regime",
+    "tally",
     "timing",
     "volume",
 ]
@@ -543,12 +545,11 @@ def combine(items: Iterable[tuple[Value, frozenset[str]]], overlap: str = "axes"
         for value, _ in items:
             total = total + value
         return total
-    loads: dict[str, Value] = {}
+    per: dict[str, Value] = {}
     for value, resources in items:
         for r in resources or ("",):
-            loads[r] = loads.get(r, 0) + value
-    values = list(loads.values())
-    return values[0] if len(values) == 1 else _lazy_max(values)
+            per[r] = per[r] + value if r in per else value
+    return _busiest(list(per.values()))
 
 
 def loads(timings: Iterable[Timing], attribute: str = "time") -> dict[str, Value]:
@@ -557,8 +558,37 @@ def loads(timings: Iterable[Timing], attribute: str = "time") -> dict[str, Value
     for t in timings:
         value = getattr(t, attribute)
         for r in t.resources or ("",):
-            out[r] = out.get(r, 0) + value
+            out[r] = out[r] + value if r in out else value
     return out
+
+
+def tally(timings: Sequence[Timing], overlap: str = "axes") -> tuple[Value, tuple[tuple[str, Value], ...]]:
+    """``T_comms`` of several collectives and, when they may overlap, each link's total, in one pass (the
+    planner keeps the totals to join legs without costing them again: :func:`join_loads`)."""
+    if overlap == "none":
+        total: Value = 0
+        for t in timings:
+            total = total + t.time
+        return total, ()
+    per = loads(timings)
+    return _busiest(list(per.values())), tuple(per.items())
+
+
+def join_loads(groups: Iterable[tuple[tuple[str, Value], ...]]) -> Value:
+    """``T_comms`` of collectives given as per-link totals (from :func:`tally`): the busiest link's total."""
+    per: dict[str, Value] = {}
+    for group in groups:
+        for r, v in group:
+            per[r] = per[r] + v if r in per else v
+    return _busiest(list(per.values()))
+
+
+def _busiest(values: list[Value]) -> Value:
+    if not values:
+        return 0
+    if len(values) == 1:
+        return values[0]
+    return max(values) if all(_exact(v) for v in values) else _lazy_max(values)
 
 
 def links_for(

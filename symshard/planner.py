@@ -65,7 +65,8 @@ from .costmodels import (
     check_comm_overlap,
     check_model,
     comm_time,
-    loads,
+    join_loads,
+    tally,
     volume,
 )
 from .dtypes import canonical_dtype, dtype_bytes
@@ -246,17 +247,15 @@ class CostEnv:
     def join(self, legs: Sequence[_Leg]) -> Value:
         """``T_comms`` of a strategy made of these legs (:func:`~symshard.costmodels.combine` of their
         collectives, from each leg's per-link totals)."""
-        if self.comm_overlap == "none" or sum(1 for leg in legs if leg.loads) < 2:
+        if self.comm_overlap == "none":
             total: Value = 0
             for leg in legs:
                 total = total + leg.comm
             return total
-        loads: dict[str, Value] = {}
-        for leg in legs:
-            for r, v in leg.loads:
-                loads[r] = loads.get(r, 0) + v
-        values = list(loads.values())
-        return values[0] if len(values) == 1 else _max(values)
+        loaded = [leg for leg in legs if leg.loads]
+        if len(loaded) < 2:
+            return loaded[0].comm if loaded else 0
+        return join_loads(leg.loads for leg in loaded)
 
     def group(self, axes: Iterable[str]) -> Value:
         """The number of devices in a group over ``axes`` (their sizes multiplied)."""
@@ -1060,8 +1059,7 @@ def _leg(env: CostEnv, src: Array, dst: Array, role: str, resident: bool, exprs=
             timings.append(timing)
         before = 0 if (resident and (expr.operand is src or expr.operand == src)) else env.bytes(expr.operand)
         peaks.append(before + env.bytes(expr.output))
-    comm = comm_time(timings, env.comm_overlap)
-    per_link = tuple(loads(timings).items()) if env.comm_overlap == "axes" else ()
+    comm, per_link = tally(timings, env.comm_overlap)
     return _Leg(tuple(steps), comm, _max(peaks), env.bytes(dst), per_link)
 
 
