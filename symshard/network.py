@@ -16,8 +16,8 @@ whose neighbours are consecutive GPUs runs 8 per node over NVLink and 2 nodes
 over the scale-out network. Those *spans* are what
 :mod:`symshard.costmodels` prices, one level at a time (the hierarchical
 collectives NCCL runs). An axis whose devices fall unevenly into domains (a
-stride that neither divides nor is divided by the domain size) is priced
-entirely at the outermost level it reaches, and says so.
+stride smaller than a domain that does not divide it, or groups that do not tile
+the domains) is priced entirely at the outermost level it reaches, and says so.
 
 Examples:
     >>> dgx = (Level(Fabric.NVLINK, 8), Level(Fabric.DCN, 256), Level(Fabric.SPINE, None))
@@ -72,13 +72,13 @@ class Placement:
         return self.spans[-1][0]
 
 
-def _members(size: int, stride: int, domain: int | None) -> int | None:
+def _members(size: int, stride: int, domain: int | None, total: int | None) -> int | None:
     """How many devices of an axis (``size`` of them, ``stride`` apart) share one domain of ``domain``
     devices; None when they fall unevenly (some domains hold more of them than others)."""
-    if domain is None:
+    if domain is None or (total is not None and total <= domain):  # the whole mesh fits in one domain
         return size
-    if stride >= domain:
-        return 1 if stride % domain == 0 else None
+    if stride >= domain:  # neighbours a domain or more apart never share one
+        return 1
     if domain % stride:
         return None
     per = domain // stride
@@ -112,7 +112,7 @@ def place(sizes: Mapping[str, object], levels: Sequence[Level]) -> dict[str, Pla
         below = 1  # devices of the axis inside one domain of the level below
         even = True
         for level in levels:
-            members = _members(n, stride, level.domain)
+            members = _members(n, stride, level.domain, total)
             if members is None:
                 even = False
                 break

@@ -447,3 +447,100 @@ def test_no_module_computes_a_collective_time_but_costmodels():
                 offenders.append(f"{path.name}: uses {node.id}")
     assert offenders == []
     assert all(not name.startswith("_") for name in public)
+
+
+# -- placement against brute force, and the laws of hierarchical costs ------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def brute_force_spans(sizes: dict[str, int], levels) -> dict[str, list[tuple[str, int]] | None]:
+    """Number the devices (last axis fastest), list every group of each axis, and count how many of a
+    group's devices share each level's domain: the spans, or None when groups split unevenly."""
+    names = list(sizes)
+    total = 1
+    for n in sizes.values():
+        total *= n
+    strides, s = {}, 1
+    for name in reversed(names):
+        strides[name] = s
+        s *= sizes[name]
+    out: dict[str, list[tuple[str, int]] | None] = {}
+    for name in names:
+        n, stride = sizes[name], strides[name]
+        groups = {}
+        for d in range(total):
+            base = d - ((d // stride) % n) * stride
+            groups.setdefault(base, []).append(d)
+        spans, below, even = [], 1, True
+        for level in levels:
+            if level.domain is None:
+                counts = {n}
+            else:
+                counts = set()
+                for members in groups.values():
+                    per: dict[int, int] = {}
+                    for d in members:
+                        per[d // level.domain] = per.get(d // level.domain, 0) + 1
+                    counts |= set(per.values())
+            if len(counts) != 1:
+                even = False
+                break
+            (members_here,) = counts
+            if members_here > below:
+                spans.append((level.fabric.value, members_here // below))
+                below = members_here
+        out[name] = spans if even else None
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from([1, 2, 3, 4, 6, 8, 16, 32]), min_size=1, max_size=3))
+def test_placement_matches_brute_force(sizes_list):
+    sizes = {name: n for name, n in zip("XYZ", sizes_list, strict=False)}
+    levels = (Level(Fabric.NVLINK, 8), Level(Fabric.DCN, 64), Level(Fabric.SPINE, None))
+    placed = place(sizes, levels)
+    brute = brute_force_spans(sizes, levels)
+    for name, n in sizes.items():
+        if brute[name] is None:
+            assert placed[name].even is False
+            assert [int(k) for _, k in placed[name].spans] == [n]
+        else:
+            assert placed[name].even is True
+            want = brute[name] or [("nvlink", 1)]
+            assert [(f.value, int(k)) for f, k in placed[name].spans] == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(["h100", "b200", "gb200-nvl72"]),
+    st.sampled_from([(2, 8), (4, 4), (2, 64), (16, 16), (8, 2), (4, 256), (2, 2)]),
+    st.sampled_from(["X", "Y"]),
+    st.sampled_from(["book", "ring"]),
+)
+def test_hierarchical_costs_obey_their_laws(chip_name, mesh_sizes, name, model):
+    chip = hardware(chip_name)
+    mesh = Mesh({"X": mesh_sizes[0], "Y": mesh_sizes[1]}, hardware=chip)
+    axis_ = mesh.axis(name)
+    n = 1
+    for _, k in axis_.levels:
+        n *= int(k)
+    assert n == axis_.size  # the levels' counts multiply to the axis size
+    arr = f"A[I_{name}]"
+    ag = AllGather(name).cost(arr, mesh, "I=1048576", hardware=chip, model=model)
+    rs = parse_collective(f"ReduceScatter_{{{name},I}}(G[I]{{U_{name}}})").cost(
+        mesh, "I=1048576", hardware=chip, model=model
+    )
+    ar = AllReduce(name).cost(f"G[I]{{U_{name}}}", mesh, "I=1048576", hardware=chip, model=model)
+    # the slowest level sets the pace; an AllReduce is a ReduceScatter then an AllGather (NCCL's base
+    # latency once, not twice)
+    assert ag.bandwidth_time == max(lv.bandwidth_time for lv in ag.levels)
+    assert ar.bandwidth_time == rs.bandwidth_time + ag.bandwidth_time and ar.hops == rs.hops + ag.hops
+    assert ar.latency_time == rs.latency_time + ag.latency_time - chip.base_latency
+    assert ag.hops == axis_.size - 1  # NCCL's ring: N - 1 steps whatever the levels
+    # every level at NVLink speed could only be faster
+    inside = Mesh({"X": mesh_sizes[0], "Y": mesh_sizes[1]}, hardware=chip, fabric={name: "nvlink"})
+    assert AllGather(name).cost(arr, inside, "I=1048576", hardware=chip, model=model).bandwidth_time <= (
+        ag.bandwidth_time
+    )
