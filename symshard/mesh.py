@@ -60,6 +60,12 @@ class MeshAxis:
         object.__setattr__(self, "topology", Topology.parse(self.topology))
         object.__setattr__(self, "fabric", Fabric.parse(self.fabric))
         spans = tuple((Fabric.parse(f), sympy.Integer(n) if isinstance(n, int) else n) for f, n in self.spans)
+        count = sympy.prod([n for _, n in spans]) if spans else self.size
+        if spans and count.is_number and self.size.is_number and count != self.size:
+            raise MeshError(
+                f"mesh axis {self.name} has {self.size} devices, but its network levels hold {count}",
+                hint="the devices of each level multiply to the axis size, e.g. [('nvlink', 8), ('dcn', 2)] for 16",
+            )
         if len(spans) == 1 and spans[0] == (self.fabric, self.size):
             spans = ()  # one level: the same axis, however it was written
         object.__setattr__(self, "spans", spans)
@@ -138,6 +144,8 @@ class Mesh:
             latency model (``nccl`` on GPUs) the mesh keeps.
         latency_model: ``book`` (``max(T_hop · hops, ...)``, the default) or ``nccl`` (NCCL's
             latency added to the bandwidth time); overrides the hardware's.
+        spans: the network levels an axis crosses, ``{"X": [("nvlink", 8), ("dcn", 2)]}``; overrides
+            what ``hardware`` places (see :mod:`symshard.network`).
 
     Raises:
         MeshError: a repeated axis, a size that is not a positive integer, an
@@ -155,6 +163,7 @@ class Mesh:
         fabric: Mapping[str, object] | str | Fabric | None = None,
         hardware: Hardware | str | None = None,
         latency_model: str | None = None,
+        spans: Mapping[str, Iterable[tuple[object, object]]] | None = None,
     ) -> None:
         latency = "book"
         if isinstance(axes, Mesh):
@@ -195,6 +204,18 @@ class Mesh:
             ]
         built = _override(built, fabric, "fabric", topology)
         built = _override(built, topology, "topology")
+        for name, levels in (spans or {}).items():
+            if name not in [a.name for a in built]:
+                raise UnknownAxisError(
+                    f"spans given for axis {name}, which is not in the mesh",
+                    hint=f"the mesh has axes {', '.join(a.name for a in built)}",
+                )
+            built = [
+                MeshAxis(a.name, a.size, a.topology, a.fabric, a.note, tuple(levels))  # type: ignore[arg-type]
+                if a.name == name
+                else a
+                for a in built
+            ]
         if latency_model is not None:
             latency = str(latency_model)
             if latency not in ("book", "nccl"):
@@ -292,6 +313,8 @@ class Mesh:
         extra = f", topology={wiring!r}" if wiring else ""
         fabrics = {a.name: a.fabric.value for a in self.axes if a.fabric is not Fabric.ICI}
         extra += f", fabric={fabrics!r}" if fabrics else ""
+        levels = {a.name: [(f.value, int(n)) for f, n in a.spans] for a in self.axes if a.spans and a.size.is_number}
+        extra += f", spans={levels!r}" if levels else ""
         extra += f", latency_model={self.latency_model!r}" if self.latency_model != "book" else ""
         return f"Mesh({{{inner}}}{extra})"
 

@@ -19,7 +19,7 @@ import symshard as ss
 from symshard.cli import main
 from symshard.collectives import AllGather, AllReduce, parse_collective
 from symshard.costmodels import Costing, comm_time
-from symshard.errors import HardwareError, PlanError
+from symshard.errors import HardwareError, MeshError, PlanError, UnknownAxisError
 from symshard.hardware import hardware, load_hardware
 from symshard.mesh import Mesh
 from symshard.network import Level, place
@@ -544,3 +544,12 @@ def test_hierarchical_costs_obey_their_laws(chip_name, mesh_sizes, name, model):
     assert AllGather(name).cost(arr, inside, "I=1048576", hardware=chip, model=model).bandwidth_time <= (
         ag.bandwidth_time
     )
+
+
+def test_mesh_spans_round_trip_and_checks():
+    m = Mesh("X=4,Y=4", hardware="h100")
+    assert eval(repr(m), {"Mesh": Mesh}) == m  # spans and latency model included
+    with pytest.raises(MeshError, match="mesh axis X has 16 devices, but its network levels hold 8"):
+        Mesh("X=16", spans={"X": [("nvlink", 8)]})
+    with pytest.raises(UnknownAxisError, match="spans given for axis Z"):
+        Mesh("X=16", spans={"Z": [("nvlink", 16)]})
