@@ -314,13 +314,13 @@ def calibrate(
     values = chip.constants()
     levels = cost.levels
     outer = levels[-1].fabric
-    # the bandwidth: the level that binds is the slowest; without figures for all of them, the outermost
+    # the bandwidth the slope measures: the level named, else the outermost the run crossed
     binding = _binding(levels, level)
-    per_byte = as_expr(binding.bandwidth_time / S).xreplace({binding_symbol(binding.fabric): 1})
+    per_byte = as_expr(binding.bandwidth_time / S).xreplace({binding.fabric.bandwidth: 1})
     notes = []
     fitted: dict[sympy.Symbol, sympy.Rational] = {}
     w_fit = sympy.Rational(per_byte) / _rational(beta)
-    fitted[binding_symbol(binding.fabric)] = w_fit
+    fitted[binding.fabric.bandwidth] = w_fit
     # the latency: α less what the kept constants account for, over the outermost level's steps
     lat = as_expr(cost.latency_time)
     latency_symbol = outer.latency
@@ -343,7 +343,7 @@ def calibrate(
         fitted[latency_symbol] = t_step
     kept = {s: values[s] for s in kept_latency}
     for lv in levels:
-        sym = binding_symbol(lv.fabric)
+        sym = lv.fabric.bandwidth
         if sym not in fitted and sym in values:
             kept[sym] = values[sym]
     names = {str(s): v for s, v in fitted.items()}
@@ -367,11 +367,6 @@ def calibrate(
 
 _FIELD = {W_nvlink: "nvlink_bandwidth", W_dcn: "dcn_bandwidth", W_spine: "spine_bandwidth",
           T_base: "base_latency", T_nvlink: "nvlink_latency", T_net: "net_latency"}  # fmt: skip
-
-
-def binding_symbol(fabric: Fabric) -> sympy.Symbol:
-    """The bandwidth constant of a level."""
-    return fabric.bandwidth
 
 
 def _rational(x: Fraction) -> sympy.Rational:
