@@ -660,31 +660,46 @@ class Costing:
     ) -> None:
         self.model = check_model(model)
         self.latency_model = latency_model(mesh, hardware)
-        nccl = self.latency_model == "nccl"
+        self._mesh = mesh
+        self._values = values
+        self._convert = convert
+        self._hardware = hardware
+        self._links: dict[str, tuple[Link, ...]] = {}
+        self._constants: frozenset[sympy.Symbol] | None = None
+        self.base: Value = convert(values.get(T_base, T_base)) if self.latency_model == "nccl" else 0
 
-        def latency_of(fabric: Fabric) -> sympy.Symbol:
-            if hardware is not None:
-                return hardware.latency_of(fabric)
-            return fabric.latency if nccl else T_hop
+    def _latency_of(self, fabric: Fabric) -> sympy.Symbol:
+        if self._hardware is not None:
+            return self._hardware.latency_of(fabric)
+        return fabric.latency if self.latency_model == "nccl" else T_hop
 
-        self.links: dict[str, tuple[Link, ...]] = {a.name: links_for(a, values, convert, latency_of) for a in mesh.axes}
-        self.base: Value = convert(values.get(T_base, T_base)) if nccl else 0
-        symbols = {T_base} if nccl else set()
-        for a in mesh.axes:
-            for fabric, _ in a.levels:
-                symbols |= {fabric.bandwidth, latency_of(fabric)}
-        self.constants: frozenset[sympy.Symbol] = frozenset(symbols)
-        """The constants these links need for every cost to be a number."""
+    def links(self, axis: str) -> tuple[Link, ...]:
+        """The links of one mesh axis, one per network level it crosses (built on first use)."""
+        found = self._links.get(axis)
+        if found is None:
+            found = self._links[axis] = links_for(self._mesh.axis(axis), self._values, self._convert, self._latency_of)
+        return found
+
+    @property
+    def constants(self) -> frozenset[sympy.Symbol]:
+        """The constants the mesh's links need for every cost to be a number."""
+        if self._constants is None:
+            symbols = {T_base} if self.latency_model == "nccl" else set()
+            for a in self._mesh.axes:
+                for fabric, _ in a.levels:
+                    symbols |= {fabric.bandwidth, self._latency_of(fabric)}
+            self._constants = frozenset(symbols)
+        return self._constants
 
     def timing(self, kind: str, axes: Sequence[str], volume: Value) -> Timing:
         """What a collective of ``kind`` over ``axes`` moving ``volume`` bytes costs."""
-        links = [lk for a in axes for lk in self.links[a]]
+        links = [lk for a in axes for lk in self.links(a)]
         return timing(kind, links, volume, self.model, self.latency_model, self.base)
 
     def latency_floor(self, axis: str) -> Value:
         """The least latency any collective over this one axis pays (a gather, an AllToAll or a permute;
         NCCL's base latency left out, since one collective over several axes pays it once)."""
-        links = list(self.links[axis])
+        links = list(self.links(axis))
         kinds = ("AllGather", "AllToAll", "CollectivePermute")
         floors = [timing(kind, links, 0, self.model, self.latency_model).latency_time for kind in kinds]
         return min(floors) if all(_is_number(f) for f in floors) else 0
