@@ -87,6 +87,7 @@ __all__ = [
     "LevelCost",
     "Link",
     "Timing",
+    "chain",
     "check_comm_overlap",
     "check_model",
     "combine",
@@ -115,8 +116,8 @@ LATENCY_MODELS = {
 """How a collective's latency enters its time: the book's ``max`` (TPUs), NCCL's sum (GPUs)."""
 
 COMM_OVERLAPS = {
-    "axes": "collectives over disjoint links run at the same time, those sharing links one after another "
-    "(T_comms = the busiest link's total)",
+    "axes": "collectives over disjoint links run at the same time, those sharing links or needing another's "
+    "result one after another (T_comms = the busiest link's total)",
     "none": "collectives run one after another (T_comms = their sum)",
 }
 """How the collectives of one computation add up into ``T_comms``."""
@@ -522,10 +523,11 @@ def timing(
 
 
 def comm_time(timings: Iterable[Timing], overlap: str = "axes", attribute: str = "time") -> Value:
-    """``T_comms`` of several collectives: ``overlap="none"`` adds them up; ``"axes"`` lets collectives on
-    disjoint links run at the same time, so ``T_comms`` is the busiest link's total (each collective adds
-    its time to every link it occupies). ``attribute`` picks the figure added (``bandwidth_time`` for the
-    chapter's bandwidth-only reasoning).
+    """``T_comms`` of independent collectives (none needs another's result; for a chain that does, see
+    :func:`chain`): ``overlap="none"`` adds them up; ``"axes"`` lets collectives on disjoint links run at
+    the same time, so ``T_comms`` is the busiest link's total (each collective adds its time to every link
+    it occupies). ``attribute`` picks the figure added (``bandwidth_time`` for the chapter's
+    bandwidth-only reasoning).
 
     Examples:
         >>> a = Timing(1, 1, 3, 0, 3, resources=frozenset({"ici:X"}))
@@ -562,16 +564,32 @@ def loads(timings: Iterable[Timing], attribute: str = "time") -> dict[str, Value
     return out
 
 
+def chain(timings: Iterable[Any], attribute: str = "time") -> tuple[Value, frozenset[str]]:
+    """A chain of collectives, each needing the previous one's result (the reshards of one array): they run
+    one after another, so the chain takes their total and keeps every link any of them uses busy that long.
+
+    Examples:
+        >>> a = Timing(1, 1, 3, 0, 3, resources=frozenset({"ici:X"}))
+        >>> b = Timing(1, 1, 5, 0, 5, resources=frozenset({"ici:Y"}))
+        >>> total, links = chain([a, b])
+        >>> total, sorted(links)
+        (8, ['ici:X', 'ici:Y'])
+    """
+    total: Value = 0
+    links: set[str] = set()
+    for t in timings:
+        total = total + getattr(t, attribute)
+        links |= t.resources
+    return total, frozenset(links)
+
+
 def tally(timings: Sequence[Timing], overlap: str = "axes") -> tuple[Value, tuple[tuple[str, Value], ...]]:
-    """``T_comms`` of several collectives and, when they may overlap, each link's total, in one pass (the
-    planner keeps the totals to join legs without costing them again: :func:`join_loads`)."""
+    """``T_comms`` of a chain of collectives (:func:`chain`) and, when chains may overlap, the time each of its
+    links is busy, in one pass (the planner keeps them to join its legs: :func:`join_loads`)."""
+    total, links = chain(timings)
     if overlap == "none":
-        total: Value = 0
-        for t in timings:
-            total = total + t.time
         return total, ()
-    per = loads(timings)
-    return _busiest(list(per.values())), tuple(per.items())
+    return total, tuple((r, total) for r in sorted(links or {""}))
 
 
 def join_loads(groups: Iterable[tuple[tuple[str, Value], ...]]) -> Value:

@@ -62,9 +62,10 @@ from .costmodels import (
     MODELS,
     Costing,
     Timing,
+    chain,
     check_comm_overlap,
     check_model,
-    comm_time,
+    combine,
     join_loads,
     tally,
     volume,
@@ -866,8 +867,13 @@ class Strategy:
     @property
     def bandwidth_comm_time(self) -> sympy.Expr:
         """``T_comms`` from the collectives' bandwidth terms only (the chapter's regime reasoning), added up
-        the same way."""
-        return sym(comm_time([s.cost for s in self.collectives], self.comm_overlap, "bandwidth_time"))
+        the same way: each operand's and the result's reshards in turn, the three at once on disjoint links."""
+        legs = []
+        for role in ("lhs", "rhs", "out"):
+            timings = [s.cost for s in self.collectives if s.role == role]
+            if timings:
+                legs.append(chain(timings, "bandwidth_time"))
+        return sym(combine(legs, self.comm_overlap))
 
     @property
     def overlap_time(self) -> sympy.Expr:

@@ -49,7 +49,7 @@ import sympy
 
 from .arrays import Array
 from .collectives import CollectiveExpr, DynamicSlice
-from .costmodels import Link, check_comm_overlap, combine, links_for, timing, volume
+from .costmodels import Link, chain, check_comm_overlap, combine, links_for, timing, volume
 from .dtypes import canonical_dtype, dtype_bytes
 from .errors import MeshError, PlanError, UnknownModelError
 from .mathtext import as_expr
@@ -390,9 +390,19 @@ class Program:
 
     def comm_time(self, phase: str | None = None, fabric: str | None = None, overlap: str | None = None) -> sympy.Expr:
         """``T_comms``: the collectives' bandwidth-only times, added up as ``overlap`` says (default: the
-        program's ``comm_overlap``): with ``axes`` the busiest link's total, with ``none`` their sum."""
+        program's ``comm_overlap``): with ``axes`` the busiest link's total (a collective that reshards
+        another's result runs after it), with ``none`` their sum."""
         how = check_comm_overlap(overlap) if overlap is not None else self.comm_overlap
-        return as_expr(combine(((s.time, s.resources) for s in self.collectives(phase, fabric)), how))
+        steps = self.collectives(phase, fabric)
+        # a collective that reshards another's result waits for it: such chains run one after another
+        first: dict[int, int] = {}
+        for s in steps:
+            before = next((i for i in s.inputs if i in first), None)
+            first[s.index] = first[before] if before is not None else s.index
+        chains: dict[int, list[Step]] = {}
+        for s in steps:
+            chains.setdefault(first[s.index], []).append(s)
+        return as_expr(combine((chain(c) for c in chains.values()), how))
 
     def depends(self, later: Step, earlier: Step) -> bool:
         """Whether ``later`` needs the result of ``earlier`` (directly or through other steps)."""

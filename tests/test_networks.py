@@ -205,6 +205,12 @@ def test_program_overlap_and_shared_links():
     assert sympy.simplify(two_gathers("ici", "none") - (a + b) / w_ici) == 0
     # two axes inside one GPU node share its NVLink ports: one after another either way
     assert sympy.simplify(two_gathers("nvlink", "axes") - (a + b) / w_nv) == 0
+    # one array resharded by two collectives in a row: the second waits for the first
+    p = Program()
+    p.input("A[I_X, J]{U_Y}")
+    p.reshard("A[I, J]")
+    assert [s.axes for s in p.collectives()] == [("Y",), ("X",)]
+    assert p.comm_time() == sympy.Add(*[s.time for s in p.collectives()])
     with pytest.raises(PlanError, match="unknown communication overlap"):
         Program(comm_overlap="maybe")
 
@@ -223,12 +229,16 @@ def test_planner_strategy_overlap():
     text = "A[I_X, J] · B[J, K_Y] -> C[I, K]"
     both = ss.plan(text, "X=4,Y=4", "I=4096,J=4096,K=4096", hardware="tpu-v5p")
     serial = ss.plan(text, "X=4,Y=4", "I=4096,J=4096,K=4096", hardware="tpu-v5p", comm_overlap="none")
-    # a strategy with one collective over X and one over Y: two ICI axes, two sets of links
-    s_axes = next(s for s in both.strategies if sorted(st.op.op.axes for st in s.collectives) == [("X",), ("Y",)])
+    # the two operands gathered over two ICI axes (two sets of links): at the same time
+    s_axes = both.strategy("AllGather_X(A) → AllGather_Y(B) → matmul")
     s_none = serial.strategy(s_axes.name)
     first, second = (st.cost.time for st in s_axes.collectives)
     assert s_axes.comm_time == max(first, second) and s_none.comm_time == first + second
     assert s_axes.comm_overlap == both.comm_overlap == "axes" and any("T_comms:" in a for a in both.assumptions)
+    # the result reduced over X and then gathered over Y: the gather needs the reduction's result, so the
+    # two run one after another even on disjoint links
+    chained = next(s for s in both.strategies if [st.role for st in s.collectives] == ["out", "out"])
+    assert chained.comm_time == sum(st.cost.time for st in chained.collectives)
     for how in ("axes", "none"):
         best = best_strategy(text, "X=4,Y=4", "I=4096,J=4096,K=4096", hardware="tpu-v5p", comm_overlap=how)
         assert best is not None

@@ -403,13 +403,17 @@ def test_axes_of_one_move_nothing(case: Case) -> None:
 
 
 def link_loads(s: Strategy) -> list[sympy.Expr]:
-    """Each link's total of bandwidth-bound collective times (one total when the strategy adds them all up)."""
-    loads: dict[str, sympy.Expr] = {}
+    """Each link's total of bandwidth-bound collective times: each operand's (and the result's) reshards
+    run in turn and keep every link they use busy for their total; one total when everything is added."""
+    legs: dict[str, tuple[sympy.Expr, set[str]]] = {}
     for step in s.collectives:
         assert step.timing is not None, step
-        links = step.timing.resources if s.comm_overlap == "axes" else {"all"}
-        for r in links or {""}:
-            loads[r] = loads.get(r, sympy.Integer(0)) + sympy.sympify(step.timing.bandwidth_time)
+        total, links = legs.get(step.role, (sympy.Integer(0), set()))
+        legs[step.role] = (total + sympy.sympify(step.timing.bandwidth_time), links | set(step.timing.resources))
+    loads: dict[str, sympy.Expr] = {}
+    for total, links in legs.values():
+        for r in (links or {""}) if s.comm_overlap == "axes" else {"all"}:
+            loads[r] = loads.get(r, sympy.Integer(0)) + total
     return list(loads.values()) or [sympy.Integer(0)]
 
 

@@ -110,8 +110,9 @@ class Sweep:
 def _curve(index: int, s: Strategy, dim: str, x0: Fraction, overlap: bool) -> Curve:
     math = Piecewise.line(_exact(s.raw_compute_time) / x0)
     # each collective as the planner adds it up (symshard.costmodels): latency and bandwidth terms by its
-    # latency model, then the busiest link's total (collectives on disjoint links overlap) or the sum
-    loads: dict[str, Piecewise] = {}
+    # latency model; the reshards of each operand and of the result one after another; those three at once
+    # on disjoint links (the busiest link's total), or all in turn
+    legs: dict[str, tuple[Piecewise, frozenset[str]]] = {}
     serial = Piecewise.line(0)
     for step in s.collectives:
         t = step.cost
@@ -126,8 +127,12 @@ def _curve(index: int, s: Strategy, dim: str, x0: Fraction, overlap: bool) -> Cu
         else:
             one = band.maximum(Piecewise.line(0, lat))
         serial = serial + one
-        for r in t.resources or frozenset({""}):
-            loads[r] = loads[r] + one if r in loads else one
+        total, links = legs.get(step.role, (Piecewise.line(0), frozenset()))
+        legs[step.role] = (total + one, links | t.resources)
+    loads: dict[str, Piecewise] = {}
+    for total, links in legs.values():
+        for r in links or frozenset({""}):
+            loads[r] = loads[r] + total if r in loads else total
     if s.comm_overlap == "none" or len(loads) < 2:
         comm = serial
     else:
