@@ -39,15 +39,16 @@ import sympy
 
 from . import __version__
 from .collectives import CollectiveCost, parse_collective
+from .costmodels import COMM_OVERLAPS
 from .errors import HardwareError, SymshardError, UsageError
 from .hardware import HARDWARE, Hardware, hardware
 from .i18n import ENVIRONMENT, LANGUAGES, keyed, language_from, sentence
 from .mathtext import as_expr
 from .mesh import Mesh
 from .notation import parse_array, parse_sizes
-from .outputs import OutputFolder
+from .outputs import OutputFolder, write_signed_file
 from .placement import place
-from .symbols import C, T_hop, W_ici, latex
+from .symbols import C, W_ici, latex
 from .units import format_bytes, format_number, format_seconds, format_seconds_expr, json_value, pretty, sig
 
 __all__ = ["main"]
@@ -132,6 +133,27 @@ ENGLISH: dict[str, str] = {
     "cli.families.head": "family",
     "cli.families.columns": "difficulty  title",
     "cli.families.count": "{count} families",
+    "cli.latency_nccl": "{model}; latency from NCCL's tuning model, added to the bandwidth term",
+    "cli.level": "level {fabric}",
+    "cli.level_value": "{devices} devices, V = {bytes}: {time}, {steps} steps",
+    "cli.hardware.network": "  network: {levels}",
+    "cli.hardware.level": "{fabric} ({devices} devices per domain)",
+    "cli.hardware.node_egress": "  node egress: {bandwidth} B/s ({node} GPUs x W_dcn)",
+    "cli.comm_overlap": "T_comms: {how}",
+    "cli.calibrate.head": "{collective} over {ranks} ranks, {per_node} per node ({nodes} nodes), {rows} rows of {file}",
+    "cli.calibrate.model": "model",
+    "cli.calibrate.fit": "fit",
+    "cli.calibrate.fit_value": "t(S) = alpha + beta*S, least squares on relative error: alpha = {alpha}, beta = {beta} s/B",
+    "cli.calibrate.bandwidth": "bandwidth",
+    "cli.calibrate.bandwidth_value": "{symbol} = {formula} = {value} B/s per GPU{node}",
+    "cli.calibrate.per_node": " ({value} B/s per node)",
+    "cli.calibrate.latency": "latency",
+    "cli.calibrate.latency_value": "{symbol} = {formula} = {value}",
+    "cli.calibrate.kept": "kept",
+    "cli.calibrate.residuals": "residuals",
+    "cli.calibrate.residuals_value": "rms {rms}, largest {largest} at {size}",
+    "cli.calibrate.columns": "size (B)       measured     fitted   residual   busbw (GB/s) measured  fitted",
+    "cli.calibrate.wrote": "wrote {path}: use it with --hw {path}",
 }
 """The English of the command line's own words by key; other languages are in the catalogue."""
 
@@ -241,6 +263,17 @@ def _add_plan_options(p: argparse.ArgumentParser) -> None:
     group = p.add_mutually_exclusive_group()
     group.add_argument("--overlap", action="store_true", help="time = max(T_math, T_comms) (default)")
     group.add_argument("--serial", action="store_true", help="time = T_math + T_comms")
+    _add_comm_overlap(p)
+
+
+def _add_comm_overlap(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--comm-overlap",
+        default="axes",
+        metavar="axes|none",
+        help="how collectives add up into T_comms: axes (default, the book's: collectives on disjoint links run "
+        "at the same time) or none (one after another)",
+    )
 
 
 def _chip(args: argparse.Namespace) -> Hardware | None:
@@ -363,7 +396,13 @@ def _collective(args: argparse.Namespace) -> tuple[str, dict]:
         "output": str(expr.output),
         "model": cost.model,
         "mesh": [
-            {"axis": a.name, "size": json_value(a.size), "topology": a.topology.value, "fabric": a.fabric.value}
+            {
+                "axis": a.name,
+                "size": json_value(a.size),
+                "topology": a.topology.value,
+                "fabric": a.fabric.value,
+                "levels": [{"fabric": f.value, "devices": json_value(n)} for f, n in a.levels],
+            }
             for a in mesh.axes
         ],
         "bytes": json_value(cost.bytes),
@@ -375,6 +414,17 @@ def _collective(args: argparse.Namespace) -> tuple[str, dict]:
         "latency_time_s": json_value(cost.latency_time),
         "regime": cost.regime,
         "crossover_bytes": json_value(cost.crossover_bytes),
+        "latency_model": cost.latency_model,
+        "levels": [
+            {
+                "fabric": lv.fabric.value,
+                "devices": json_value(lv.devices),
+                "bytes": json_value(lv.bytes),
+                "bandwidth_time_s": json_value(lv.bandwidth_time),
+                "hops": json_value(lv.hops),
+            }
+            for lv in cost.levels
+        ],
         "formula": latex(sym.time),
         "formula_text": pretty(sym.time),
         "hardware": chip.name if chip else None,
@@ -390,7 +440,9 @@ def _chip_summary(chip: Hardware | None) -> str | None:
     if chip is None:
         return None
     shown = [
-        f"{k} = {format_seconds(v) if k == T_hop else format_number(v)}" for k, v in chip.constants().items() if k != C
+        f"{k} = {format_seconds(v) if str(k).startswith('T_') else format_number(v)}"
+        for k, v in chip.constants().items()
+        if k != C
     ]
     return f"{chip.label} ({', '.join(shown)})"
 
@@ -399,8 +451,9 @@ def _collective_text(
     expr, mesh: Mesh, cost: CollectiveCost, sym: CollectiveCost, chip: str | None, lang: str = "en"
 ) -> str:
     described = [sentence(d, lang) for d in mesh.describe()]
+    model = cost.model if cost.latency_model == "book" else _say("cli.latency_nccl", lang, model=cost.model)
     rows = [
-        (_say("cli.model", lang), cost.model),
+        (_say("cli.model", lang), model),
         (_say("cli.mesh", lang), ("; " if lang == "en" else "；").join(described) or _say("cli.one_device", lang)),
         *([(_say("cli.hardware", lang), chip)] if chip else []),
         ("V", _equation(sym.bytes, cost.bytes, format_bytes)),
@@ -408,6 +461,18 @@ def _collective_text(
         (_say("cli.bandwidth", lang), _equation(sym.bandwidth_time, cost.bandwidth_time, format_seconds)),
         (_say("cli.latency", lang), _equation(sym.latency_time, cost.latency_time, format_seconds)),
     ]
+    if len(cost.levels) > 1:  # a collective across network levels: each level's share
+        shapes = sym.levels if len(sym.levels) == len(cost.levels) else cost.levels
+        for lv, sv in zip(cost.levels, shapes, strict=True):
+            value = _say(
+                "cli.level_value",
+                lang,
+                devices=_equation(sv.devices, lv.devices, format_number),
+                bytes=_equation(sv.bytes, lv.bytes, format_bytes),
+                time=_equation(sv.bandwidth_time, lv.bandwidth_time, format_seconds),
+                steps=_equation(sv.hops, lv.hops, format_number),
+            )
+            rows.append((_say("cli.level", lang, fabric=lv.fabric.value), value))
     verdict = _equation(sym.time, cost.time, format_seconds)
     if cost.regime is not None:
         verdict += _say("cli.regime", lang, regime=_bound(cost.regime, lang))
@@ -419,7 +484,7 @@ def _collective_text(
                 bytes=format_bytes(sympy.ceiling(cost.crossover_bytes)),
             )
     rows.append((_say("cli.time", lang), verdict))
-    notes = [a for a in cost.assumptions if not a.startswith(("model ", "axis ", "hardware "))]
+    notes = [a for a in cost.assumptions if not a.startswith(("model ", "axis ", "hardware ", "latency "))]
     text = f"{expr}\n" + _table(rows)
     if notes:
         text += "\n" + "\n".join(_say("cli.note", lang, note=sentence(n, lang)) for n in notes)
@@ -443,6 +508,18 @@ def _hardware(args: argparse.Namespace) -> tuple[str, dict]:
             lines.append(f"  {key.ljust(19)} {shown}" + (f"   [{source}]" if source else ""))
         consts = ", ".join(f"{k} = {format_number(v)}" for k, v in chip.constants().items())
         lines.append(_say("cli.hardware.substitutes", args.language, constants=consts))
+        levels = [
+            _say("cli.hardware.level", args.language, fabric=lv.fabric.value, devices=lv.domain)
+            if lv.domain is not None
+            else lv.fabric.value
+            for lv in chip.levels
+        ]
+        lines.append(_say("cli.hardware.network", args.language, levels=", ".join(levels)))
+        if chip.node_egress is not None:
+            lines.append(_say("cli.hardware.node_egress", args.language, bandwidth=format_number(chip.node_egress),
+                              node=chip.node_size))  # fmt: skip
+        one["levels"] = [{"fabric": lv.fabric.value, "domain": lv.domain} for lv in chip.levels]
+        one["latency_model"] = chip.latency_model
         return "\n".join(lines), one
     rows = [(_say("cli.hardware.head", args.language), _say("cli.hardware.columns", args.language))]
     presets: list[dict] = []
@@ -453,8 +530,10 @@ def _hardware(args: argparse.Namespace) -> tuple[str, dict]:
             format_number(chip.hbm_bandwidth).ljust(10),
             (format_number(c[W_ici]) if W_ici in c else "—").ljust(10),
             (format_number(chip.nvlink_bandwidth) if chip.nvlink_bandwidth else "—").ljust(10),
-            (format_seconds(chip.hop_latency) if chip.hop_latency else "—").ljust(7),
-            chip.wiring,
+            (format_seconds(chip.hop_latency) if chip.hop_latency else "NCCL" if chip.base_latency else "—").ljust(7),
+            chip.wiring
+            + (f" {chip.node_size}" if chip.node_size else "")
+            + (f"x{chip.leaf_nodes}+spine" if chip.leaf_nodes else ""),
         ]
         rows.append((chip.name, " ".join(cells)))
         presets.append({k: json_value(v) for k, v in chip.table_row().items()})
@@ -478,10 +557,12 @@ def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
     mm = matmul(args.matmul)
     chip = _chip(args)
     mesh = _matmul_mesh(args, mm, chip)
-    p = plan(mm, mesh, args.shape, dtype=args.dtype, hardware=chip, model=args.model, overlap=not args.serial)
+    how = args.comm_overlap
+    p = plan(mm, mesh, args.shape, dtype=args.dtype, hardware=chip, model=args.model, overlap=not args.serial,
+             comm_overlap=how)  # fmt: skip
     if not p.numeric and chip is not None:
         # sizes are symbolic: keep C, W_ici, ... as symbols too, so the formulas stay readable
-        p = plan(mm, mesh, args.shape, dtype=args.dtype, model=args.model, overlap=not args.serial)
+        p = plan(mm, mesh, args.shape, dtype=args.dtype, model=args.model, overlap=not args.serial, comm_overlap=how)
     text = plan_text(p, top=None if args.top == 0 else args.top, language=args.language, explain=args.explain)
     if chip is not None and not p.numeric:
         consts = ", ".join(f"{k} = {format_number(v)}" for k, v in chip.constants(p.dtype).items())
@@ -582,7 +663,7 @@ def _compare(args: argparse.Namespace) -> tuple[str, dict]:
                     hint="e.g. --strategies 1,2 (numbers as listed by 'symshard matmul')",
                 )
             picked.append(int(part))
-    p = plan(mm, mesh, args.shape, dtype=args.dtype, model=args.model)
+    p = plan(mm, mesh, args.shape, dtype=args.dtype, model=args.model, comm_overlap=args.comm_overlap)
     c = compare(p, args.solve_for, strategies=picked, hardware=chip, overlap=not args.serial)
     return compare_text(c, language=args.language), compare_data(c, args.language)
 
@@ -604,7 +685,7 @@ def _best(args: argparse.Namespace) -> tuple[str, dict]:
         fixed[arr.name] = arr
     r = best_sharding(
         chain, mesh, args.shape, hardware=chip, memory_limit=args.memory, out=args.out, fixed=fixed,
-        dtype=args.dtype, model=args.model, overlap=not args.serial,
+        dtype=args.dtype, model=args.model, overlap=not args.serial, comm_overlap=args.comm_overlap,
     )  # fmt: skip
     args.exit_code = 0 if r.best is not None else 1  # a shell script can tell "nothing fits" from an answer
     return search_text(r, language=args.language), search_data(r, args.language)
@@ -633,7 +714,7 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
     from .symbols import dim as dim_symbol
 
     chip = _chip(args)
-    lay = layer(args.scheme, training=not args.serve, hardware=chip)
+    lay = layer(args.scheme, training=not args.serve, hardware=chip, comm_overlap=args.comm_overlap)
     mesh = _int_sizes(args.mesh, "mesh axis")
     shape = _int_sizes(args.shape, "dim")
     spread_values = _int_sizes(args.spread, "spread of axis")
@@ -733,8 +814,10 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
         "condition": {"text": cond.text(), "latex": cond.latex(), "numeric": numeric.text() if numeric else None},
         "schemes": list(SCHEMES),
     }
+    lines.append(_say("cli.comm_overlap", lang, how=sentence(COMM_OVERLAPS[lay.comm_overlap], lang)))
+    data["comm_overlap"] = lay.comm_overlap
     if lay.scheme == "fsdp+tp":
-        split = fsdp_tp_split(hardware=chip)
+        split = fsdp_tp_split(hardware=chip, comm_overlap=lay.comm_overlap)
         best = split.x.xreplace({k: v for k, v in values.items() if k not in (axis_symbol("X"), axis_symbol("Y"))})
         lines.append(_say("cli.best_split", lang, x=pretty(split.x)))
         lines.append(_say("cli.communication_bound_below", lang, value=pretty(split.min_batch_per_chip)))
@@ -748,6 +831,110 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
                 lines.append(_say("cli.best_divisor_split", lang, n=n, x=pick[0], y=pick[1]))
                 data["split"]["best_integer"] = {"X": pick[0], "Y": pick[1], "comm_time_s": json_value(pick[2])}
     return "\n".join(lines), data
+
+
+# -- calibrate -----------------------------------------------------------------------------------
+
+
+def _calibrate(args: argparse.Namespace) -> tuple[str, dict]:
+    from .calibrate import calibrate, hardware_file, read_nccl_tests
+
+    path = Path(args.file)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise UsageError(f"cannot read '{args.file}': {err}", hint="give nccl-tests output saved to a file") from None
+    run = read_nccl_tests(text, in_place=args.in_place)
+    cal = calibrate(
+        run, args.collective, ranks=args.ranks, per_node=args.per_node, base=args.hw, min_bytes=args.min_bytes,
+        max_bytes=args.max_bytes, level=args.level,
+    )  # fmt: skip
+    out = write_signed_file(
+        args.out, hardware_file(cal, name=args.name, source=path.name), "symshard calibrate", force=args.force
+    )
+    lang = args.language
+    chip = cal.hardware
+    bw_symbol = cal.bandwidth_level.bandwidth
+    lat_symbol = cal.latency_level.latency
+    level_time = next(lv.bandwidth_time for lv in cal.levels if lv.fabric is cal.bandwidth_level)
+    coefficient = as_expr(level_time / _S).xreplace({bw_symbol: 1})
+    w = cal.fitted[bw_symbol]
+    node = ""
+    if cal.bandwidth_level.value == "dcn":
+        node = _say("cli.calibrate.per_node", lang, value=format_number(w * cal.per_node))
+    rows = [
+        (_say("cli.calibrate.model", lang), "t(S) = " + pretty(cal.formula)),
+        (_say("cli.calibrate.fit", lang), _say("cli.calibrate.fit_value", lang,
+                                              alpha=format_seconds(_rat(cal.alpha)), beta=sig(_rat(cal.beta)))),
+        (_say("cli.calibrate.bandwidth", lang), _say("cli.calibrate.bandwidth_value", lang, symbol=bw_symbol,
+                                                    formula=f"({pretty(coefficient)})/beta", value=format_number(w),
+                                                    node=node)),
+    ]  # fmt: skip
+    if lat_symbol in cal.fitted:
+        lat = as_expr(cal.formula).as_independent(_S)[0]
+        steps = lat.coeff(lat_symbol)
+        rest = pretty(lat - steps * lat_symbol)
+        formula = f"(alpha - ({rest}))/{steps}" if steps != 1 else f"alpha - ({rest})"
+        rows.append((_say("cli.calibrate.latency", lang), _say("cli.calibrate.latency_value", lang, symbol=lat_symbol,
+                     formula=formula, value=format_seconds(cal.fitted[lat_symbol]))))  # fmt: skip
+    kept = ", ".join(
+        f"{k} = {format_seconds(v) if str(k).startswith('T_') else format_number(v)}"
+        for k, v in sorted(cal.kept.items(), key=lambda kv: str(kv[0]))
+    )
+    rows.append((_say("cli.calibrate.kept", lang), f"{kept} ({chip.label.removesuffix(', calibrated')})"))
+    worst = max(range(len(cal.residuals)), key=lambda i: abs(cal.residuals[i]))
+    rows.append((_say("cli.calibrate.residuals", lang), _say("cli.calibrate.residuals_value", lang,
+                 rms=f"{cal.rms_residual:.1%}", largest=f"{float(cal.residuals[worst]):+.1%}",
+                 size=format_number(cal.samples[worst].size))))  # fmt: skip
+    nodes = cal.ranks // cal.per_node
+    head = _say("cli.calibrate.head", lang, collective=cal.collective, ranks=cal.ranks, per_node=cal.per_node,
+                nodes=nodes, rows=len(cal.samples), file=path.name)  # fmt: skip
+    table = [_say("cli.calibrate.columns", lang)]
+    for s_, f_, r_, b_ in zip(cal.samples, cal.fitted_times, cal.residuals, cal.busbw, strict=True):
+        measured = f"{float(s_.busbw) / 1e9:.2f}" if s_.busbw is not None else "-"
+        table.append(
+            f"{s_.size:>12}  {format_seconds(_rat(s_.time)):>11}  {format_seconds(_rat(f_)):>9}  "
+            f"{float(r_):>+8.1%}   {measured:>21}  {float(b_) / 1e9:>6.2f}"
+        )
+    notes = [_say("cli.note", lang, note=sentence(n, lang)) for n in cal.notes]
+    text = "\n".join([head, _table(rows), *notes, "", *table, "", _say("cli.calibrate.wrote", lang, path=args.out)])
+    data = {
+        "file": str(path),
+        "format": run.format,
+        "collective": cal.collective,
+        "ranks": cal.ranks,
+        "per_node": cal.per_node,
+        "formula": pretty(cal.formula),
+        "formula_latex": latex(cal.formula),
+        "alpha_s": float(cal.alpha),
+        "beta_s_per_byte": float(cal.beta),
+        "bandwidth_level": cal.bandwidth_level.value,
+        "latency_level": cal.latency_level.value,
+        "fitted": {str(k): json_value(v) for k, v in cal.fitted.items()},
+        "kept": {str(k): json_value(v) for k, v in cal.kept.items()},
+        "rms_residual": cal.rms_residual,
+        "rows": [
+            {
+                "bytes": s_.size,
+                "time_s": float(s_.time),
+                "fitted_s": float(f_),
+                "residual": float(r_),
+                "busbw_measured": float(s_.busbw) if s_.busbw is not None else None,
+                "busbw_fitted": float(b_),
+            }
+            for s_, f_, r_, b_ in zip(cal.samples, cal.fitted_times, cal.residuals, cal.busbw, strict=True)
+        ],
+        "notes": list(cal.notes),
+        "hardware_file": str(out),
+    }
+    return text, data
+
+
+_S = sympy.Symbol("S", positive=True)
+
+
+def _rat(x) -> sympy.Rational:
+    return sympy.Rational(x.numerator, x.denominator)
 
 
 # -- problems ------------------------------------------------------------------------------------
@@ -1054,7 +1241,30 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--spread", metavar="X=2,Y=1", help="physical axes each logical axis spans (default 1; M_X)")
     p.add_argument("--solve-for", metavar="SYMBOL", help="B_chip (default; tp: Y), B, D, F, X, Y, M_X, ...")
     p.add_argument("--serve", action="store_true", help="the forward pass only (default: training)")
+    _add_comm_overlap(p)
     p.set_defaults(run=_layer)
+
+    p = sub.add_parser("calibrate", help="fit a GPU network's latency and bandwidth to nccl-tests output")
+    p.add_argument("file", help="nccl-tests output: the text all_reduce_perf prints, or its JSON file")
+    p.add_argument("--collective", help="allreduce, allgather or reducescatter (default: what the file says)")
+    p.add_argument("--ranks", type=int, help="GPUs in the run (default: the file's '# Rank' lines)")
+    p.add_argument("--per-node", type=int, help="GPUs per node (default: from the file's host names)")
+    p.add_argument(
+        "--hw", metavar="CHIP", default="a100", help="preset (or hardware file) whose other figures are kept"
+    )
+    p.add_argument("--level", metavar="LEVEL", help="the level the bandwidth is fitted to (default: the outermost)")
+    p.add_argument("--min-bytes", type=int, metavar="B", help="fit only rows of at least this many bytes")
+    p.add_argument("--max-bytes", type=int, metavar="B", help="fit only rows of at most this many bytes")
+    p.add_argument("--in-place", action="store_true", help="fit the in-place times (default: out-of-place)")
+    p.add_argument("--out", default="calibrated.toml", metavar="FILE", help="the hardware file to write")
+    p.add_argument("--name", help="the calibrated hardware's name (default: the preset's, with -calibrated)")
+    p.add_argument(
+        "--force", action="store_true",
+        help="replace --out even if it was edited since symshard wrote it (a file symshard did not write is never replaced)",
+    )  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_lang(p)
+    p.set_defaults(run=_calibrate)
 
     p = sub.add_parser("problems", help="worked problems: list, show, check, generate, schema")
     psub = p.add_subparsers(dest="problems_command", metavar="ACTION", parser_class=_ArgumentParser, required=True)

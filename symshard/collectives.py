@@ -46,17 +46,7 @@ from typing import ClassVar
 import sympy
 
 from .arrays import Array, Dim, format_axes, latex_axes
-from .costmodels import (
-    MODELS,
-    Link,
-    all_to_all_hops,
-    all_to_all_time,
-    check_model,
-    gather_hops,
-    gather_time,
-    permute_hops,
-    permute_time,
-)
+from .costmodels import LATENCY_MODELS, MODELS, Costing, LevelCost, check_model, regime, volume
 from .errors import CollectiveError, NotationError, SymshardError
 from .hardware import Hardware, exact_number
 from .hardware import hardware as lookup_hardware
@@ -65,7 +55,7 @@ from .memo import memoized
 from .mesh import Mesh, resolve_mesh
 from .notation import CollectiveSyntax, parse_array, parse_collective_syntax
 from .placement import Placement, ShapeLike, check_on_mesh, resolve_shape
-from .symbols import T_hop, latex
+from .symbols import latex
 
 __all__ = [
     "AllGather",
@@ -136,6 +126,8 @@ class CollectiveCost:
         time: ``max(latency_time, bandwidth_time)``.
         crossover_bytes: the ``V`` below which the collective is latency-bound.
         assumptions: the wiring and conventions that produced the numbers.
+        latency_model: ``book`` (``time = max(latency, bandwidth)``) or ``nccl`` (their sum).
+        levels: each network level's part (devices, bytes, bandwidth time, steps), innermost first.
     """
 
     collective: str
@@ -149,14 +141,13 @@ class CollectiveCost:
     time: sympy.Expr
     crossover_bytes: sympy.Expr | None
     assumptions: tuple[str, ...] = field(default=())
+    latency_model: str = "book"
+    levels: tuple[LevelCost, ...] = field(default=(), compare=False)
 
     @property
     def regime(self) -> str | None:
         """``'bandwidth'`` or ``'latency'`` when the numbers decide it, else None."""
-        lat, bw = self.latency_time, self.bandwidth_time
-        if lat.is_number and bw.is_number:
-            return "latency" if lat > bw else "bandwidth"
-        return None
+        return regime(self.latency_time, self.bandwidth_time)
 
     @property
     def is_numeric(self) -> bool:
@@ -189,6 +180,11 @@ class CollectiveCost:
             s(self.time),
             s(self.crossover_bytes),
             self.assumptions,
+            self.latency_model,
+            tuple(
+                LevelCost(lv.fabric, s(lv.devices), s(lv.bytes), s(lv.bandwidth_time), s(lv.hops))  # type: ignore[arg-type]
+                for lv in self.levels
+            ),
         )
 
 
@@ -199,8 +195,8 @@ class CollectiveCost:
 class Collective:
     """Base of the five collectives: the mesh axes they run over.
 
-    Subclasses implement :meth:`apply` (the effect on the notation) and the
-    volume and time formulas.
+    Subclasses implement :meth:`apply` (the effect on the notation); what one costs
+    comes from :mod:`symshard.costmodels`, by its ``kind``.
     """
 
     axes: tuple[str, ...]
@@ -267,17 +263,6 @@ class Collective:
                 raise self._fail(array, f"it is not unreduced over {a}", hint)
 
     # costs
-    def volume(self, bytes_in, bytes_out, group):
-        """``V``, the bytes the time formulas are written in, from the bytes per device
-        before and after the collective and the number of devices its axes span."""
-        raise NotImplementedError
-
-    def bandwidth_time(self, links: list[Link], volume: sympy.Expr, model: str) -> sympy.Expr:
-        raise NotImplementedError
-
-    def hops(self, links: list[Link], model: str) -> sympy.Expr:
-        raise NotImplementedError
-
     def cost(
         self,
         array: Array | str,
@@ -359,15 +344,6 @@ class AllGather(Collective):
                 )
         return tuple(out)
 
-    def volume(self, bytes_in, bytes_out, group):
-        return bytes_out
-
-    def bandwidth_time(self, links, volume, model):
-        return gather_time(links, volume, model)
-
-    def hops(self, links, model):
-        return gather_hops(links, model)
-
 
 @dataclass(frozen=True, slots=True)
 class ReduceScatter(Collective):
@@ -421,15 +397,6 @@ class ReduceScatter(Collective):
         dims = tuple(_dim(d.name, d.axes + self.axes) if d.name == target else d for d in array.dims)
         return _array(array.name, dims, array.unreduced - set(self.axes))
 
-    def volume(self, bytes_in, bytes_out, group):
-        return bytes_in
-
-    def bandwidth_time(self, links, volume, model):
-        return gather_time(links, volume, model)
-
-    def hops(self, links, model):
-        return gather_hops(links, model)
-
 
 @dataclass(frozen=True, slots=True)
 class AllReduce(Collective):
@@ -456,15 +423,6 @@ class AllReduce(Collective):
         op = self.resolved(array)
         op._require_unreduced(array)
         return _array(array.name, array.dims, array.unreduced - set(op.axes))
-
-    def volume(self, bytes_in, bytes_out, group):
-        return bytes_in
-
-    def bandwidth_time(self, links, volume, model):
-        return 2 * gather_time(links, volume, model)
-
-    def hops(self, links, model):
-        return 2 * gather_hops(links, model)
 
 
 @dataclass(frozen=True, slots=True)
@@ -540,15 +498,6 @@ class AllToAll(Collective):
 
     notes = AllGather.notes
 
-    def volume(self, bytes_in, bytes_out, group):
-        return bytes_in * group
-
-    def bandwidth_time(self, links, volume, model):
-        return all_to_all_time(links, volume, model)
-
-    def hops(self, links, model):
-        return all_to_all_hops(links, model)
-
 
 @dataclass(frozen=True, slots=True)
 class CollectivePermute(Collective):
@@ -567,15 +516,6 @@ class CollectivePermute(Collective):
                 "write CollectivePermute_X(...)",
             )
         return array
-
-    def volume(self, bytes_in, bytes_out, group):
-        return bytes_in
-
-    def bandwidth_time(self, links, volume, model):
-        return permute_time(links[0], volume, model)
-
-    def hops(self, links, model):
-        return permute_hops(links[0], model)
 
 
 @dataclass(frozen=True, slots=True)
@@ -627,15 +567,6 @@ class DynamicSlice(Collective):
         # the new axes (checked as names by Dim) neither shard nor are unreduced: the result is valid
         dims = tuple(Dim(d.name, d.axes + self.axes) if d.name == target else d for d in array.dims)
         return _array(array.name, dims, array.unreduced)
-
-    def volume(self, bytes_in, bytes_out, group):
-        return bytes_in * 0
-
-    def bandwidth_time(self, links, volume, model):
-        return volume * 0
-
-    def hops(self, links, model):
-        return 0
 
 
 _KINDS: dict[str, type[Collective]] = {
@@ -713,25 +644,10 @@ class CollectiveExpr:
 
         values: dict[sympy.Symbol, object] = dict(hw.constants(before.dtype)) if hw else {}
         values.update({k: exact_number(v, str(k)) for k, v in (constants or {}).items()})
-        links = []
-        for a in self.op.axes:
-            ax = m.axis(a)
-            w = as_expr(values.get(ax.fabric.bandwidth, ax.fabric.bandwidth))
-            links.append(Link(ax.size, ax.topology, w / ax.fabric.directions))
-        volume = self.op.volume(before.bytes_per_device, after.bytes_per_device, m.group_size(self.op.axes))
-        bw = as_expr(self.op.bandwidth_time(links, volume, model))
-        hops = as_expr(self.op.hops(links, model))
-        t_hop = as_expr(values.get(T_hop, T_hop))
-        lat = t_hop * hops
-        if lat.is_number and bw.is_number:
-            time = lat if lat > bw else bw
-        else:  # SymPy's own Max simplification costs milliseconds and rarely decides anything here
-            time = (
-                sympy.Max(lat, bw, evaluate=False)
-                if lat != 0 and bw != 0 and lat != bw
-                else (bw if lat == 0 or lat == bw else lat)
-            )
-        crossover = None if bw == 0 else lat * volume / bw
+        costing = Costing(m, values, model, hw)
+        v = volume(self.op.kind, before.bytes_per_device, after.bytes_per_device, m.group_size(self.op.axes))
+        t = costing.timing(self.op.kind, self.op.axes, as_expr(v))
+        crossover = t.crossover_bytes
 
         assumptions = [f"model {model}: {MODELS[model]}"]
         if any(not m.axis(a).size.is_number for a in self.op.axes):
@@ -741,26 +657,28 @@ class CollectiveExpr:
             )
         for a in self.op.axes:
             assumptions.append("axis " + m.axis(a).describe())
+        assumptions.append(f"latency {t.latency_model}: {LATENCY_MODELS[t.latency_model]}")
         if hw is not None:
             assumptions.append(f"hardware {hw.label}")
-            if T_hop not in values:
+            for symbol in sorted(costing.constants - set(values), key=str):
                 assumptions.append(
-                    f"{hw.label} has no hop latency figure (the book gives none): the latency term keeps T_hop; "
-                    "set it with --hw-set T_hop=SECONDS"
+                    f"{hw.label} has no figure for {symbol}: the formula keeps it; set it with --hw-set {symbol}=VALUE"
                 )
         assumptions.extend(self.notes)
         return CollectiveCost(
             collective=text,
             model=model,
-            bytes=volume,
+            bytes=as_expr(t.bytes),
             bytes_in=before.bytes_per_device,
             bytes_out=after.bytes_per_device,
-            hops=hops,
-            bandwidth_time=bw,
-            latency_time=lat,
-            time=time,
-            crossover_bytes=crossover,
+            hops=as_expr(t.hops),
+            bandwidth_time=as_expr(t.bandwidth_time),
+            latency_time=as_expr(t.latency_time),
+            time=as_expr(t.time),
+            crossover_bytes=None if crossover is None else as_expr(crossover),
             assumptions=tuple(assumptions),
+            latency_model=t.latency_model,
+            levels=t.levels,
         )
 
 

@@ -37,7 +37,7 @@ from .matmul import Matmul
 from .memo import memoized
 from .mesh import Mesh
 from .placement import ShapeLike
-from .planner import Plan, Strategy, plan, sym
+from .planner import Plan, Strategy, plan
 from .symbols import is_axis_symbol, latex
 from .units import pretty, sig
 
@@ -629,10 +629,36 @@ class Comparison:
 
 
 def _bandwidth_comm(s: Strategy) -> sympy.Expr:
-    total = sympy.Integer(0)
-    for st in s.collectives:
-        total = total + sym(st.cost.bandwidth_time)
-    return total
+    return s.bandwidth_comm_time
+
+
+def _terms(expr: sympy.Expr) -> list[sympy.Expr]:
+    """The terms a time is the largest of: ``max(a, b) + c`` is the largest of ``a + c`` and ``b + c``
+    (collectives on disjoint links overlap, so ``T_comms`` may be a ``Max``)."""
+    expr = as_expr(expr)
+    if isinstance(expr, sympy.Max):
+        return [t for a in expr.args for t in _terms(a)]
+    if isinstance(expr, sympy.Add):
+        out: list[sympy.Expr] = [sympy.Integer(0)]
+        for arg in expr.args:
+            out = [o + t for o in out for t in _terms(arg)]
+        return out
+    return [expr]
+
+
+def _less(lhs: sympy.Expr, rhs: sympy.Expr, x: sympy.Symbol, strict: bool) -> list[list[sympy.Basic]]:
+    """``lhs < rhs`` (``<=`` unless ``strict``) for times that may be maxima of terms: every term on
+    the left below some term on the right."""
+    lefts, rights = _terms(lhs), _terms(rhs)
+    if len(lefts) == 1 and len(rights) == 1:
+        return solve_less(lefts[0], rights[0], x, strict=strict)
+    parts = [[case for r in rights for case in solve_less(left, r, x, strict=strict)] for left in lefts]
+    out: list[list[sympy.Basic]] = []
+    for combo in itertools.product(*parts):
+        rels = _merge_bounds(_dedupe([rel for c in combo for rel in c]), x)
+        if rels is not None:
+            out.append(list(rels))
+    return out
 
 
 def _regime_cases(s: Strategy, x: sympy.Symbol) -> tuple[list[list[sympy.Basic]], list[list[sympy.Basic]]]:
@@ -640,7 +666,7 @@ def _regime_cases(s: Strategy, x: sympy.Symbol) -> tuple[list[list[sympy.Basic]]
     math, comm = s.compute_time, _bandwidth_comm(s)
     if comm == 0:
         return [], [[]]
-    return solve_less(math, comm, x, strict=True), solve_less(comm, math, x, strict=False)
+    return _less(math, comm, x, strict=True), _less(comm, math, x, strict=False)
 
 
 def _resolve_symbol(name: str | sympy.Symbol, plan_: Plan) -> sympy.Symbol:
@@ -755,7 +781,7 @@ def _wins(
     a_math, a_comm = a.compute_time, _bandwidth_comm(a)
     b_math, b_comm = b.compute_time, _bandwidth_comm(b)
     if serial:
-        better = solve_less(a_math + a_comm, b_math + b_comm, x, strict=True)
+        better = _less(a_math + a_comm, b_math + b_comm, x, strict=True)
         return Condition(_drop_subsumed(_conjoin("no overlap: T_math + T_comms", [better], x)))
     out: list[Case] = []
     for ra, (a_regime, a_time) in enumerate((("communication-bound", a_comm), ("compute-bound", a_math))):
@@ -764,7 +790,7 @@ def _wins(
             regime_b = b_cases[rb]
             if not regime_a or not regime_b:
                 continue
-            better = solve_less(a_time, b_time, x, strict=True)
+            better = _less(a_time, b_time, x, strict=True)
             label = f"{ia} {a_regime}, {ib} {b_regime}"
             out.extend(_conjoin(label, [regime_a, regime_b, better], x))
     return Condition(_drop_subsumed(out))

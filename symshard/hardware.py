@@ -1,19 +1,25 @@
 """Chip constants and the preset catalogue, every figure with its source.
 
-A :class:`Hardware` is a frozen record of what one chip can do: peak FLOP/s,
-HBM capacity and bandwidth, the one-way bandwidth of one ICI link (TPUs) or of a
-GPU's NVLink egress, data-centre network egress, and hop latency. Its
+A :class:`Hardware` is a frozen record of what one chip, and the network it sits
+in, can do: peak FLOP/s, HBM capacity and bandwidth, the one-way bandwidth of one
+ICI link (TPUs) or of a GPU's NVLink egress, its egress into the data-centre or
+scale-out network, its share of a fat tree's spine, and latencies. Its
 :meth:`~Hardware.constants` map the symbols of :mod:`symshard.symbols` to exact
 numbers, which is how a symbolic cost becomes seconds.
 
 Conventions (see ``docs``): ``W_ici`` is the book's *bidirectional* bandwidth of
 one axis, so a preset that stores a one-way link bandwidth ``w`` substitutes
-``W_ici = 2 w``. Values the book does not give (GPU hop latency, v4p DCN) are
-left out rather than invented; pass them with :meth:`Hardware.with_constants`.
+``W_ici = 2 w``. TPU latency is the book's ``T_hop`` per hop; GPU latencies are
+NCCL's (``T_base``, ``T_nvlink``, ``T_net``, from its tuning model, see
+:mod:`symshard.nccl`). Values no source gives (v4p DCN, A100 scale-out) are left
+out rather than invented; pass them with :meth:`Hardware.with_constants`, or fit
+them to measurements (``symshard calibrate``).
 
 The presets also know their wiring: which mesh axes get a wraparound link (TPU
 v5e and v6e only along axes of 16; v4p, v5p and TPU7x only on whole 4×4×4 cubes)
-and how big an NVLink domain is (GPUs).
+and, on GPUs, the network's levels (:attr:`Hardware.levels`): NVLink domains of
+8 GPUs (72 on NVL72), scalable units of 32 nodes under the leaf switches of a DGX
+SuperPod, the spine above.
 
 Examples:
     >>> v5e = hardware("v5e")
@@ -27,16 +33,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import TypeAlias
+from pathlib import Path
+from typing import NamedTuple, TypeAlias
 
 import sympy
 
+from . import nccl
 from .errors import HardwareError, UnknownHardwareError, did_you_mean
 from .mathtext import as_expr
-from .symbols import HARDWARE_SYMBOLS, C, T_hop, W_dcn, W_hbm, W_ici, W_nvlink
+from .network import Level, Placement, place
+from .symbols import HARDWARE_SYMBOLS, C, T_base, T_hop, T_net, T_nvlink, W_dcn, W_hbm, W_ici, W_nvlink, W_spine
 from .topology import Fabric, Topology
 
-__all__ = ["HARDWARE", "Hardware", "exact_number", "hardware"]
+__all__ = ["HARDWARE", "Hardware", "Wiring", "exact_number", "hardware", "load_hardware"]
 
 Number: TypeAlias = sympy.Rational
 
@@ -81,6 +90,8 @@ def _num(value: object, what: str) -> sympy.Rational:
 _BOOK_TPU = "How to Scale Your Model, Part 2 (TPUs), 'TPU specs' tables"
 _BOOK_GPU = "How to Scale Your Model, Part 12 (GPUs), 'Summary of GPU specs'"
 _BOOK_LAT = "How to Scale Your Model, Part 3 (sharding): 'each hop ... around 1us'"
+_BOOK_NET = "How to Scale Your Model, Part 12 (GPUs), networking: DGX SuperPod"
+_NCCL_LAT = f"from NCCL's tuning model ({nccl.SOURCE}), protocol {nccl.DEFAULT_PROTOCOL}"
 
 # The wiring rules the presets use (see Hardware.wiring).
 _TORUS16 = "torus-16"  # a TPU v5e/v6e axis wraps only when it has 16 chips
@@ -89,9 +100,18 @@ _NVLINK = "nvlink"  # GPUs: switch domains of node_size GPUs, scale-out beyond
 _RING = "ring"  # a custom chip: every axis a wraparound ring
 
 
+class Wiring(NamedTuple):
+    """How one mesh axis is wired on a chip: topology, outermost fabric, why, and the levels it crosses."""
+
+    topology: Topology
+    fabric: Fabric
+    reason: str
+    spans: tuple[tuple[Fabric, sympy.Expr], ...] = ()
+
+
 @dataclass(frozen=True, slots=True)
 class Hardware:
-    """What one chip can do; ``None`` where the source gives no figure.
+    """What one chip (and its network) can do; ``None`` where the source gives no figure.
 
     Attributes:
         name: catalogue key, e.g. ``'tpu-v5e'``.
@@ -102,11 +122,18 @@ class Hardware:
         hbm_bandwidth: HBM bandwidth in bytes/s (``W_hbm``).
         ici_link_bandwidth: one ICI link, one direction, bytes/s (``W_ici / 2``).
         nvlink_bandwidth: a GPU's NVLink egress in one direction, bytes/s (``W_nvlink``).
-        dcn_bandwidth: a chip's data-centre network egress, bytes/s (``W_dcn``).
+        dcn_bandwidth: a chip's egress into the data-centre or scale-out network, bytes/s (``W_dcn``;
+            on a GPU its NIC, a node's egress divided by its GPUs).
         pcie_bandwidth: host PCIe bandwidth, bytes/s.
-        hop_latency: latency of one collective hop, seconds (``T_hop``).
+        hop_latency: latency of one collective hop on ICI, seconds (``T_hop``).
+        base_latency: NCCL's base latency of a collective, seconds (``T_base``).
+        nvlink_latency: NCCL's latency of one ring step over NVLink, seconds (``T_nvlink``).
+        net_latency: NCCL's latency of one ring step over the network, seconds (``T_net``).
+        spine_bandwidth: a GPU's share of the fat tree's spine bandwidth, bytes/s (``W_spine``).
         wiring: which axes get wraparound links (``torus-16``, ``cube``, ``nvlink``, ``ring``).
         node_size: GPUs per NVLink domain.
+        leaf_nodes: nodes per scalable unit under one set of leaf switches (a spine joins the units);
+            None for one flat scale-out network.
         sources: ``(field, citation)`` pairs.
     """
 
@@ -121,8 +148,13 @@ class Hardware:
     dcn_bandwidth: Number | None = None
     pcie_bandwidth: Number | None = None
     hop_latency: Number | None = None
+    base_latency: Number | None = None
+    nvlink_latency: Number | None = None
+    net_latency: Number | None = None
+    spine_bandwidth: Number | None = None
     wiring: str = _RING
     node_size: int | None = None
+    leaf_nodes: int | None = None
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
@@ -147,14 +179,19 @@ class Hardware:
             W_ici: 2 * self.ici_link_bandwidth if self.ici_link_bandwidth else None,
             W_nvlink: self.nvlink_bandwidth,
             W_dcn: self.dcn_bandwidth,
+            W_spine: self.spine_bandwidth,
             T_hop: self.hop_latency,
+            T_base: self.base_latency,
+            T_nvlink: self.nvlink_latency,
+            T_net: self.net_latency,
         }
         return {s: v for s, v in values.items() if v is not None}
 
     def with_constants(self, values: Mapping[str, object] | None = None, **kw: object) -> Hardware:
         """A copy with some constants replaced, by symbol name (``W_hbm=3.4e12``).
 
-        ``W_ici`` sets the one-way link bandwidth to half the value given.
+        ``W_ici`` sets the one-way link bandwidth to half the value given; ``node_size`` (GPUs per NVLink
+        domain) and ``leaf_nodes`` (nodes per scalable unit) reshape a GPU network.
 
         Raises:
             HardwareError: for an unknown name or a value that is not a positive number.
@@ -163,10 +200,17 @@ class Hardware:
         changes: dict[str, object] = {}
         notes = list(self.sources)
         for key, value in given.items():
+            if key in _SHAPE_FIELDS:
+                number = _num(value, key)
+                if not number.is_integer:
+                    raise HardwareError(f"{key} must be a whole number, got {value}", hint=f"write it like {key}=8")
+                changes[key] = int(number)
+                notes = [s for s in notes if s[0] != key] + [(key, "set by the user")]
+                continue
             if key not in _SYMBOL_FIELDS:
                 raise HardwareError(
                     f"unknown hardware constant '{key}'",
-                    hint=did_you_mean(key, sorted(_SYMBOL_FIELDS)),
+                    hint=did_you_mean(key, sorted(_SYMBOL_FIELDS) + sorted(_SHAPE_FIELDS)),
                 )
             number = _num(value, key)
             target = _SYMBOL_FIELDS[key]
@@ -182,63 +226,118 @@ class Hardware:
 
     # -- wiring --------------------------------------------------------------------------
 
-    def wiring_for(self, sizes: Mapping[str, sympy.Expr]) -> dict[str, tuple[Topology, Fabric, str]]:
-        """Topology, fabric and a reason for each mesh axis of the given sizes (in mesh order).
+    @property
+    def latency_model(self) -> str:
+        """How latency enters a collective's time: ``nccl`` on GPUs (NCCL's tuning model, added to the
+        bandwidth time), ``book`` otherwise (``max(T_hop · hops, ...)``)."""
+        return "nccl" if self.wiring == _NVLINK else "book"
+
+    def latency_of(self, fabric: Fabric) -> sympy.Symbol:
+        """The latency one hop or ring step over ``fabric`` costs on this chip: ``T_nvlink`` or ``T_net``
+        on a GPU (NCCL's), ``T_hop`` on a TPU (the book's, DCN included, which the book gives no
+        figure of)."""
+        return fabric.latency if self.latency_model == "nccl" else T_hop
+
+    @property
+    def levels(self) -> tuple[Level, ...]:
+        """The network's levels from the chip up: a GPU's NVLink domain, then the scale-out network (its
+        leaf switches' scalable unit and the spine above, when the preset has them); a TPU's ICI.
+
+        Examples:
+            >>> [(lv.fabric.value, lv.domain) for lv in hardware("h100").levels]
+            [('nvlink', 8), ('dcn', 256), ('spine', None)]
+        """
+        if self.wiring != _NVLINK:
+            return (Level(Fabric.ICI, None),)
+        if self.node_size is None:
+            return (Level(Fabric.NVLINK, None),)
+        if self.leaf_nodes is None:
+            return (Level(Fabric.NVLINK, self.node_size), Level(Fabric.DCN, None))
+        return (
+            Level(Fabric.NVLINK, self.node_size),
+            Level(Fabric.DCN, self.node_size * self.leaf_nodes),
+            Level(Fabric.SPINE, None),
+        )
+
+    @property
+    def node_egress(self) -> sympy.Rational | None:
+        """A GPU node's (or NVLink domain's) scale-out egress: its GPUs times each one's ``W_dcn``."""
+        if self.wiring != _NVLINK or self.node_size is None or self.dcn_bandwidth is None:
+            return None
+        return self.node_size * self.dcn_bandwidth
+
+    def wiring_for(self, sizes: Mapping[str, sympy.Expr]) -> dict[str, Wiring]:
+        """Topology, fabric, a reason and the network levels crossed, for each mesh axis of the given
+        sizes (in mesh order, the last varying fastest).
 
         Examples:
             >>> w = hardware("v5e").wiring_for({"X": 8, "Y": 16})
-            >>> w["X"][0].value, w["Y"][0].value
+            >>> w["X"].topology.value, w["Y"].topology.value
             ('line', 'ring')
+            >>> hardware("h100").wiring_for({"X": 4, "Y": 4})["X"].reason
+            '2 GPUs per 8-GPU NVLink domain, 2 domains over the scale-out network (hierarchical)'
         """
         names = list(sizes)
-        out: dict[str, tuple[Topology, Fabric, str]] = {}
+        out: dict[str, Wiring] = {}
         numeric = all(as_expr(s).is_number for s in sizes.values())
         if self.wiring == _TORUS16:
             for n in names:
                 s = as_expr(sizes[n])
                 if not s.is_number:
-                    out[n] = (Topology.RING, Fabric.ICI, f"{self.label}: size unknown, wraparound assumed")
+                    out[n] = Wiring(Topology.RING, Fabric.ICI, f"{self.label}: size unknown, wraparound assumed")
                 elif s == 16:
-                    out[n] = (Topology.RING, Fabric.ICI, f"{self.label} axes of 16 have wraparound")
+                    out[n] = Wiring(Topology.RING, Fabric.ICI, f"{self.label} axes of 16 have wraparound")
                 else:
-                    out[n] = (Topology.LINE, Fabric.ICI, f"{self.label} wraps only axes of 16")
+                    out[n] = Wiring(Topology.LINE, Fabric.ICI, f"{self.label} wraps only axes of 16")
         elif self.wiring == _CUBE:
             if not numeric:
                 for n in names:
-                    out[n] = (Topology.RING, Fabric.ICI, f"{self.label}: sizes unknown, wraparound assumed")
+                    out[n] = Wiring(Topology.RING, Fabric.ICI, f"{self.label}: sizes unknown, wraparound assumed")
             else:
                 total = sympy.prod([as_expr(sizes[n]) for n in names])
                 cube = total % 64 == 0 and all(as_expr(sizes[n]) % 4 == 0 for n in names)
                 for n in names:
                     if cube:
-                        out[n] = (Topology.RING, Fabric.ICI, f"{self.label} slices of whole 4x4x4 cubes wrap")
+                        out[n] = Wiring(Topology.RING, Fabric.ICI, f"{self.label} slices of whole 4x4x4 cubes wrap")
                     else:
-                        out[n] = (
-                            Topology.LINE,
-                            Fabric.ICI,
-                            f"{self.label} wraps only slices of whole 4x4x4 cubes",
+                        out[n] = Wiring(
+                            Topology.LINE, Fabric.ICI, f"{self.label} wraps only slices of whole 4x4x4 cubes"
                         )
         elif self.wiring == _NVLINK:
-            inner = sympy.Integer(1)
-            for n in reversed(names):  # the last mesh axis varies fastest: it stays inside a node
-                s = as_expr(sizes[n])
-                if not s.is_number:
-                    out[n] = (Topology.SWITCH, Fabric.NVLINK, f"{self.label}: size unknown, one NVLink domain assumed")
-                    continue
-                inner = inner * s
-                if self.node_size is None or inner <= self.node_size:
-                    out[n] = (Topology.SWITCH, Fabric.NVLINK, f"inside one {self.node_size}-GPU NVLink domain")
-                else:
-                    out[n] = (
-                        Topology.SWITCH,
-                        Fabric.DCN,
-                        f"spans NVLink domains of {self.node_size} GPUs: runs at scale-out bandwidth",
-                    )
-            out = {n: out[n] for n in names}
+            placed = place(sizes, self.levels)
+            for n in names:
+                p = placed[n]
+                spans = p.spans if len(p.spans) > 1 else ()
+                out[n] = Wiring(Topology.SWITCH, p.fabric, self._reason(as_expr(sizes[n]), p), spans)
         else:
             for n in names:
-                out[n] = (Topology.RING, Fabric.ICI, f"{self.label}: every axis a wraparound ring")
+                out[n] = Wiring(Topology.RING, Fabric.ICI, f"{self.label}: every axis a wraparound ring")
         return out
+
+    def _reason(self, size: sympy.Expr, p: Placement) -> str:
+        """Why a GPU mesh axis is wired as placed, in words (sentences the catalogue translates)."""
+        node = self.node_size
+        if not size.is_number:
+            return f"{self.label}: size unknown, one NVLink domain assumed"
+        if node is None:
+            return f"{self.label}: one NVLink domain"
+        if not p.even:
+            return f"falls unevenly into NVLink domains of {node} GPUs: every step priced over {p.fabric.describe}"
+        counts = {f: int(c) for f, c in p.spans}
+        inside = counts.get(Fabric.NVLINK)
+        nodes = counts.get(Fabric.DCN)
+        units = counts.get(Fabric.SPINE)
+        if nodes is None and units is None:
+            return f"inside one {node}-GPU NVLink domain"
+        if inside is None and units is None:
+            return f"spans NVLink domains of {node} GPUs: runs at scale-out bandwidth"
+        if units is None:
+            return (
+                f"{inside} GPUs per {node}-GPU NVLink domain, {nodes} domains over the scale-out network (hierarchical)"
+            )
+        first = f"{inside} GPUs per {node}-GPU NVLink domain" if inside else f"one GPU per {node}-GPU NVLink domain"
+        second = f"{nodes} nodes per scalable unit" if nodes else "one node per scalable unit"
+        return f"{first}, {second}, {units} scalable units of {self.leaf_nodes} nodes over the spine (hierarchical)"
 
     # -- display -------------------------------------------------------------------
 
@@ -260,7 +359,13 @@ _NUMERIC_FIELDS = {
     "dcn_bandwidth",
     "pcie_bandwidth",
     "hop_latency",
+    "base_latency",
+    "nvlink_latency",
+    "net_latency",
+    "spine_bandwidth",
 }
+
+_SHAPE_FIELDS = {"node_size", "leaf_nodes"}
 
 _SYMBOL_FIELDS = {
     "C": "flops_bf16",
@@ -270,10 +375,15 @@ _SYMBOL_FIELDS = {
     "W_link": "ici_link_bandwidth",
     "W_nvlink": "nvlink_bandwidth",
     "W_dcn": "dcn_bandwidth",
+    "W_spine": "spine_bandwidth",
     "T_hop": "hop_latency",
+    "T_base": "base_latency",
+    "T_nvlink": "nvlink_latency",
+    "T_net": "net_latency",
     "M_hbm": "hbm_bytes",
 }
-assert set(HARDWARE_SYMBOLS) <= set(_SYMBOL_FIELDS)
+if not set(HARDWARE_SYMBOLS) <= set(_SYMBOL_FIELDS):  # pragma: no cover - a symbol without a field is a bug
+    raise RuntimeError("every hardware symbol needs a field")
 
 
 def _tpu(name, label, bf16, int8, hbm, hbm_bw, link, dcn, pcie, wiring, notes=()) -> Hardware:
@@ -300,11 +410,17 @@ def _tpu(name, label, bf16, int8, hbm, hbm_bw, link, dcn, pcie, wiring, notes=()
     )
 
 
-def _gpu(name, label, bf16, fp8, hbm, hbm_bw, nvlink, node, scale_out, notes=()) -> Hardware:
+def _gpu(name, label, bf16, fp8, hbm, hbm_bw, nvlink, node, scale_out, notes=(), leaf=None, spine=None) -> Hardware:
     src = [(f, _BOOK_GPU) for f in ("flops_bf16", "flops_8bit", "hbm_bytes", "hbm_bandwidth", "nvlink_bandwidth")]
     if scale_out is not None:
-        src.append(("dcn_bandwidth", _BOOK_GPU + " (InfiniBand per GPU)"))
-    src.append(("hop_latency", "not given by the book: pass T_hop explicitly"))
+        src.append(("dcn_bandwidth", _BOOK_GPU + " (InfiniBand per GPU: 4.0e11 B/s per 8-GPU node)"))
+    if leaf is not None:
+        src.append(("leaf_nodes", _BOOK_NET + ": a scalable unit of 32 nodes under 8 leaf switches"))
+        src.append(("spine_bandwidth", _BOOK_NET + ": full bisection, 400 GB/s per node at the spine (51.2 TB/s "
+                    "for 1024 GPUs, corrected July 2026), 5e10 per GPU"))  # fmt: skip
+    src.append(("node_size", _BOOK_GPU + f" ({node} GPUs per NVLink domain)"))
+    lat = nccl.latencies(nccl.DEFAULT_PROTOCOL)
+    src.extend((f, _NCCL_LAT) for f in ("base_latency", "nvlink_latency", "net_latency"))
     src.extend(notes)
     return Hardware(
         name=name,
@@ -315,10 +431,25 @@ def _gpu(name, label, bf16, fp8, hbm, hbm_bw, nvlink, node, scale_out, notes=())
         hbm_bandwidth=hbm_bw,
         nvlink_bandwidth=nvlink,
         dcn_bandwidth=scale_out,
+        base_latency=lat["T_base"],
+        nvlink_latency=lat["T_nvlink"],
+        net_latency=lat["T_net"],
+        spine_bandwidth=spine,
         wiring=_NVLINK,
         node_size=node,
+        leaf_nodes=leaf,
         sources=tuple(src),
     )
+
+
+_SAME_POD = [
+    (
+        "leaf_nodes",
+        _BOOK_NET + ": the book describes the DGX H100 SuperPod; its 32-node scalable unit and "
+        "full-bisection spine are taken to hold for the B200's",
+    ),
+    ("spine_bandwidth", _BOOK_NET + ": full bisection as in the DGX H100 SuperPod, 5e10 per GPU"),
+]
 
 
 HARDWARE: dict[str, Hardware] = {
@@ -334,9 +465,10 @@ HARDWARE: dict[str, Hardware] = {
              [("flops_8bit", _BOOK_TPU + " (fp8; TPU7x has no int8 figure)")]),
         _gpu("a100", "NVIDIA A100", "3.1e14", "6.2e14", "80e9", "2.0e12", "3.0e11", 8, None),
         _gpu("h100", "NVIDIA H100", "9.9e14", "2.0e15", "80e9", "3.35e12", "4.5e11", 8, "5e10",
-             [("hbm_bandwidth", _BOOK_GPU + "; the sharding chapter's pop quiz uses 3.4e12")]),
+             [("hbm_bandwidth", _BOOK_GPU + "; the sharding chapter's pop quiz uses 3.4e12")], 32, "5e10"),
         _gpu("h200", "NVIDIA H200", "9.9e14", "2.0e15", "141e9", "4.8e12", "4.5e11", 8, None),
-        _gpu("b200", "NVIDIA B200", "2.3e15", "4.5e15", "192e9", "8.0e12", "9.0e11", 8, "5e10"),
+        _gpu("b200", "NVIDIA B200", "2.3e15", "4.5e15", "192e9", "8.0e12", "9.0e11", 8, "5e10",
+             _SAME_POD, 32, "5e10"),
         _gpu("gb200-nvl72", "NVIDIA GB200 NVL72", "2.3e15", "4.5e15", "192e9", "8.0e12", "9.0e11", 72, "5e10",
              [("dcn_bandwidth", _BOOK_GPU + " (3.6e12 per 72-GPU domain, i.e. 5e10 per GPU)")]),
     )
@@ -357,6 +489,12 @@ _ALIASES = {
     "ironwood": "tpu7x",
     "nvl72": "gb200-nvl72",
     "gb200": "gb200-nvl72",
+    "dgx-h100": "h100",
+    "dgx-h100-superpod": "h100",
+    "h100-superpod": "h100",
+    "dgx-b200": "b200",
+    "dgx-b200-superpod": "b200",
+    "b200-superpod": "b200",
 }
 
 
@@ -383,7 +521,64 @@ def hardware(name: str | Hardware) -> Hardware:
     key = _key(str(name))
     if key in _LOOKUP:
         return HARDWARE[_LOOKUP[key]]
+    if str(name).strip().lower().endswith(".toml"):
+        return load_hardware(str(name).strip())
     raise UnknownHardwareError(
         f"unknown hardware '{name}'",
-        hint=did_you_mean(str(name).lower(), sorted(HARDWARE)) + " (or define one with Hardware(...))",
+        hint=did_you_mean(str(name).lower(), sorted(HARDWARE))
+        + " (or a hardware file such as my-cluster.toml, or define one with Hardware(...))",
+    )
+
+
+def load_hardware(path: str | Path) -> Hardware:
+    """A hardware file: a preset it names (``base``) with some constants replaced, each with its source.
+
+    The format, as ``symshard calibrate`` writes it::
+
+        [hardware]
+        name = "my-cluster"
+        label = "A100 cluster, calibrated"
+        base = "a100"
+
+        [constants]          # symbol names, as --hw-set takes them; numbers as text stay exact
+        W_dcn = "1.25e10"
+        T_net = "8.1e-6"
+
+        [sources]            # optional: where each figure comes from
+        W_dcn = "fitted to allreduce.txt by symshard calibrate"
+
+    Raises:
+        UnknownHardwareError: the file does not exist.
+        HardwareError: it is not valid TOML, or names an unknown preset or constant.
+    """
+    import tomllib  # read only when a hardware file is named: import symshard stays light
+
+    file = Path(path)
+    if not file.is_file():
+        raise UnknownHardwareError(
+            f"hardware file '{path}' does not exist", hint="write one with symshard calibrate, or check the path"
+        )
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise HardwareError(f"hardware file '{path}' is not valid TOML: {err}", hint="see symshard calibrate") from None
+    head = data.get("hardware", {})
+    consts = data.get("constants", {})
+    notes = data.get("sources", {})
+    if not isinstance(head, dict) or not isinstance(consts, dict) or not isinstance(notes, dict):
+        raise HardwareError(
+            f"hardware file '{path}' needs [hardware], [constants] and [sources] tables",
+            hint="see symshard calibrate",
+        )
+    base = head.get("base")
+    chip = hardware(str(base)) if base else Hardware("custom", "custom chip")
+    chip = chip.with_constants({str(k): v for k, v in consts.items()})
+    sources = dict(chip.sources)
+    sources.update({str(k): str(v) for k, v in notes.items() if str(k) in _SYMBOL_FIELDS or str(k) in _SHAPE_FIELDS})
+    named = {_SYMBOL_FIELDS.get(k, k): v for k, v in sources.items()}
+    return replace(
+        chip,
+        name=str(head.get("name", file.stem)),
+        label=str(head.get("label", file.stem)),
+        sources=tuple(named.items()),
     )

@@ -37,13 +37,19 @@ __all__ = ["Mesh", "MeshAxis", "resolve_mesh"]
 
 @dataclass(frozen=True, slots=True)
 class MeshAxis:
-    """One named mesh axis: size, topology, fabric and why it is wired that way."""
+    """One named mesh axis: size, topology, fabric, the network levels it crosses and why.
+
+    ``spans`` lists, innermost first, each network level the axis's devices cross and how many of them
+    it groups there (their product is the size): ``((nvlink, 8), (dcn, 2))`` for 16 GPUs that are 8 per
+    node over 2 nodes. Empty means one level, the axis's ``fabric``, for all its devices.
+    """
 
     name: str
     size: sympy.Expr
     topology: Topology = Topology.RING
     fabric: Fabric = Fabric.ICI
     note: str = field(default="", compare=False)
+    spans: tuple[tuple[Fabric, sympy.Expr], ...] = ()
 
     def __post_init__(self) -> None:
         try:
@@ -53,6 +59,21 @@ class MeshAxis:
         object.__setattr__(self, "size", _size(self.size, self.name))
         object.__setattr__(self, "topology", Topology.parse(self.topology))
         object.__setattr__(self, "fabric", Fabric.parse(self.fabric))
+        spans = tuple((Fabric.parse(f), sympy.Integer(n) if isinstance(n, int) else n) for f, n in self.spans)
+        count = sympy.prod([n for _, n in spans]) if spans else self.size
+        if spans and count.is_number and self.size.is_number and count != self.size:
+            raise MeshError(
+                f"mesh axis {self.name} has {self.size} devices, but its network levels hold {count}",
+                hint="the devices of each level multiply to the axis size, e.g. [('nvlink', 8), ('dcn', 2)] for 16",
+            )
+        if len(spans) == 1 and spans[0] == (self.fabric, self.size):
+            spans = ()  # one level: the same axis, however it was written
+        object.__setattr__(self, "spans", spans)
+
+    @property
+    def levels(self) -> tuple[tuple[Fabric, sympy.Expr], ...]:
+        """Each network level the axis crosses with its devices there, innermost first."""
+        return self.spans or ((self.fabric, self.size),)
 
     @property
     def symbol(self) -> sympy.Symbol:
@@ -65,7 +86,8 @@ class MeshAxis:
     def describe(self) -> str:
         """``'Y=4 (line without wraparound, ici: TPU v5e wraps only axes of 16)'``."""
         why = f": {self.note}" if self.note else ""
-        return f"{self.name}={self.size} ({self.topology.describe}, {self.fabric.value}{why})"
+        fabric = "+".join(f.value for f, _ in self.levels)
+        return f"{self.name}={self.size} ({self.topology.describe}, {fabric}{why})"
 
 
 def _size(value: object, name: str) -> sympy.Expr:
@@ -118,7 +140,12 @@ class Mesh:
             overrides what ``hardware`` implies.
         fabric: one fabric for every axis, or a mapping axis name → fabric.
         hardware: a :class:`~symshard.hardware.Hardware` or preset name whose
-            wiring rules pick each axis's topology and fabric.
+            wiring rules pick each axis's topology, fabric and network levels, and whose
+            latency model (``nccl`` on GPUs) the mesh keeps.
+        latency_model: ``book`` (``max(T_hop · hops, ...)``, the default) or ``nccl`` (NCCL's
+            latency added to the bandwidth time); overrides the hardware's.
+        spans: the network levels an axis crosses, ``{"X": [("nvlink", 8), ("dcn", 2)]}``; overrides
+            what ``hardware`` places (see :mod:`symshard.network`).
 
     Raises:
         MeshError: a repeated axis, a size that is not a positive integer, an
@@ -126,6 +153,7 @@ class Mesh:
     """
 
     axes: tuple[MeshAxis, ...]
+    latency_model: str = "book"
 
     def __init__(
         self,
@@ -134,9 +162,13 @@ class Mesh:
         topology: Mapping[str, object] | str | Topology | None = None,
         fabric: Mapping[str, object] | str | Fabric | None = None,
         hardware: Hardware | str | None = None,
+        latency_model: str | None = None,
+        spans: Mapping[str, Iterable[tuple[object, object]]] | None = None,
     ) -> None:
+        latency = "book"
         if isinstance(axes, Mesh):
             built = list(axes.axes)
+            latency = axes.latency_model
         elif axes is None or isinstance(axes, (int, float, bytes)):
             raise MeshError(
                 f"cannot read {axes!r} as a mesh",
@@ -164,11 +196,32 @@ class Mesh:
             from .hardware import hardware as lookup
 
             hw = lookup(hardware)
+            latency = hw.latency_model
             wiring = hw.wiring_for({a.name: a.size for a in built})
-            built = [MeshAxis(a.name, a.size, wiring[a.name][0], wiring[a.name][1], wiring[a.name][2]) for a in built]
+            built = [
+                MeshAxis(a.name, a.size, w.topology, w.fabric, w.reason, w.spans)
+                for a, w in ((a, wiring[a.name]) for a in built)
+            ]
+        built = _override(built, fabric, "fabric", topology)
         built = _override(built, topology, "topology")
-        built = _override(built, fabric, "fabric")
+        for name, levels in (spans or {}).items():
+            if name not in [a.name for a in built]:
+                raise UnknownAxisError(
+                    f"spans given for axis {name}, which is not in the mesh",
+                    hint=f"the mesh has axes {', '.join(a.name for a in built)}",
+                )
+            built = [
+                MeshAxis(a.name, a.size, a.topology, a.fabric, a.note, tuple(levels))  # type: ignore[arg-type]
+                if a.name == name
+                else a
+                for a in built
+            ]
+        if latency_model is not None:
+            latency = str(latency_model)
+            if latency not in ("book", "nccl"):
+                raise MeshError(f"unknown latency model '{latency_model}'", hint="use book or nccl")
         object.__setattr__(self, "axes", tuple(built))
+        object.__setattr__(self, "latency_model", latency)
 
     # -- reading ---------------------------------------------------------------------
 
@@ -234,8 +287,16 @@ class Mesh:
     # -- variants ------------------------------------------------------------------------
 
     def symbolic(self) -> Mesh:
-        """The same mesh and wiring with every size replaced by its symbol ``|X|``."""
-        return Mesh([MeshAxis(a.name, a.symbol, a.topology, a.fabric, a.note) for a in self.axes])
+        """The same mesh and wiring with every size replaced by its symbol ``|X|`` (an axis across several
+        network levels keeps its inner levels' counts; the outermost gets what is left of ``|X|``)."""
+        axes = []
+        for a in self.axes:
+            spans: tuple[tuple[Fabric, sympy.Expr], ...] = ()
+            if a.spans:
+                inner = sympy.prod([n for _, n in a.spans[:-1]])
+                spans = (*a.spans[:-1], (a.spans[-1][0], a.symbol / inner))
+            axes.append(MeshAxis(a.name, a.symbol, a.topology, a.fabric, a.note, spans))
+        return Mesh(axes, latency_model=self.latency_model)
 
     def with_topology(self, **topologies: object) -> Mesh:
         """A copy with some axes rewired, e.g. ``mesh.with_topology(Y="ring")``."""
@@ -252,6 +313,9 @@ class Mesh:
         extra = f", topology={wiring!r}" if wiring else ""
         fabrics = {a.name: a.fabric.value for a in self.axes if a.fabric is not Fabric.ICI}
         extra += f", fabric={fabrics!r}" if fabrics else ""
+        levels = {a.name: [(f.value, int(n)) for f, n in a.spans] for a in self.axes if a.spans and a.size.is_number}
+        extra += f", spans={levels!r}" if levels else ""
+        extra += f", latency_model={self.latency_model!r}" if self.latency_model != "book" else ""
         return f"Mesh({{{inner}}}{extra})"
 
     def describe(self) -> list[str]:
@@ -273,7 +337,9 @@ def resolve_mesh(
     return Mesh(mesh, hardware=hardware)
 
 
-def _override(built: list[MeshAxis], value: object, what: str) -> list[MeshAxis]:
+def _override(built: list[MeshAxis], value: object, what: str, topology: object = None) -> list[MeshAxis]:
+    """Apply the user's topology or fabric to the axes it names. A fabric set by the user covers the whole
+    axis, wired as that network is (a ring on ICI, a switch otherwise) unless ``topology`` names the axis."""
     if value is None:
         return built
     names = [a.name for a in built]
@@ -293,9 +359,11 @@ def _override(built: list[MeshAxis], value: object, what: str) -> list[MeshAxis]
             out.append(a)
             continue
         if what == "topology":
-            out.append(MeshAxis(a.name, a.size, Topology.parse(per_axis[a.name]), a.fabric, "set by the user"))
+            out.append(MeshAxis(a.name, a.size, Topology.parse(per_axis[a.name]), a.fabric, "set by the user", a.spans))
         else:
-            out.append(MeshAxis(a.name, a.size, a.topology, Fabric.parse(per_axis[a.name]), "set by the user"))
+            fab = Fabric.parse(per_axis[a.name])
+            wired = topology is not None and (not isinstance(topology, Mapping) or a.name in topology)
+            out.append(MeshAxis(a.name, a.size, a.topology if wired else fab.topology, fab, "set by the user"))
     return out
 
 

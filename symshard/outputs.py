@@ -14,6 +14,8 @@ The rules:
 * A path that is a file, a device or a link is not a folder; a name that climbs out
   of the folder is refused.
 
+A command that writes one file (``calibrate``) signs it instead: :func:`write_signed_file`.
+
 Writes are atomic (a temporary file renamed into place), and the manifest holds no
 date, so the same outputs give the same bytes on any day.
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Iterable
@@ -39,7 +42,7 @@ from pathlib import Path, PurePosixPath
 
 from .errors import OutputError
 
-__all__ = ["MANIFEST", "OutputFolder", "Written"]
+__all__ = ["MANIFEST", "OutputFolder", "Written", "write_signed_file"]
 
 MANIFEST = ".symshard-manifest.json"
 """The manifest's file name, at the top of every folder symshard writes."""
@@ -324,3 +327,64 @@ class OutputFolder:
             except OSError:
                 return
             folder = folder.parent
+
+
+_SIGNATURE = re.compile(r"# written by (symshard[^;\n]*); sha256 ([0-9a-f]{64})\n")
+
+
+def write_signed_file(path: Path | str, text: str, tool: str, *, force: bool = False) -> Path:
+    """Write one text file (with ``#`` comments: TOML, YAML) whose first line signs it as symshard's.
+
+    The first line, ``# written by <tool>; sha256 <digest of the rest>``, lets a later run tell
+    its own untouched file (overwritten freely) from a file someone edited (overwritten only with
+    ``force``) and from a file symshard did not write (never overwritten).
+
+    Raises:
+        OutputError: the path holds a file symshard did not write, an edited one (without
+            ``force``), something other than a file, or cannot be written.
+
+    Examples:
+        >>> import tempfile, pathlib
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     p = write_signed_file(pathlib.Path(d) / "my.toml", "x = 1\\n", "symshard calibrate")
+        ...     p.read_text().splitlines()[0].startswith("# written by symshard calibrate; sha256 ")
+        True
+    """
+    path = Path(path)
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        info = None
+    except (OSError, ValueError) as err:
+        raise OutputError(f"cannot look at '{path}': {err}", hint="give a file path you can write") from None
+    if info is not None:
+        if not stat.S_ISREG(info.st_mode):
+            raise OutputError(f"'{path}' is not a regular file", hint="give the path of a new file")
+        try:
+            old = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            old = ""
+        signed = _SIGNATURE.match(old)
+        if signed is None:
+            raise OutputError(
+                f"'{path}' exists and was not written by symshard", hint="move it away, or give another file name"
+            )
+        body = old[signed.end() :]
+        if hashlib.sha256(body.encode("utf-8")).hexdigest() != signed.group(2) and not force:
+            raise OutputError(
+                f"'{path}' was changed since symshard wrote it", hint="pass --force to replace it, or give another name"
+            )
+    content = f"# written by {tool}; sha256 {hashlib.sha256(text.encode('utf-8')).hexdigest()}\n{text}"
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=".symshard-")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(content)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as err:
+        raise _os_error(err, "write") from None
+    return path

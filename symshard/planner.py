@@ -56,7 +56,20 @@ from .collectives import (
     _array,
     _dim,
 )
-from .costmodels import MODELS, Link, all_to_all_hops, check_model, gather_hops, permute_hops, permute_time
+from .costmodels import (
+    COMM_OVERLAPS,
+    LATENCY_MODELS,
+    MODELS,
+    Costing,
+    Timing,
+    chain,
+    check_comm_overlap,
+    check_model,
+    combine,
+    join_loads,
+    tally,
+    volume,
+)
 from .dtypes import canonical_dtype, dtype_bytes
 from .errors import PlanError
 from .hardware import Hardware, exact_number
@@ -66,7 +79,7 @@ from .matmul import Classification, LocalMatmul, Matmul, local_product, matmul
 from .memo import memoized, on_clear
 from .mesh import Mesh, resolve_mesh
 from .placement import ShapeLike, check_on_mesh, resolve_shape
-from .symbols import C, T_hop
+from .symbols import C
 
 __all__ = [
     "Builder",
@@ -159,17 +172,6 @@ def _peak(values: Sequence):
 # -- costs --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Timing:
-    """The cost of one collective step (raw values: Fractions or SymPy)."""
-
-    bytes: Value
-    hops: Value
-    bandwidth_time: Value
-    latency_time: Value
-    time: Value
-
-
 class CostEnv:
     """Sizes, wiring and constants, ready to cost many plans quickly.
 
@@ -185,39 +187,30 @@ class CostEnv:
         hardware: Hardware | None,
         constants: Mapping[sympy.Symbol, object] | None,
         model: str,
+        comm_overlap: str = "axes",
     ) -> None:
         self.mesh = mesh
         self.model = check_model(model)
+        self.comm_overlap = check_comm_overlap(comm_overlap)
         self.dtype = canonical_dtype(dtype)
         self.hardware = hardware
         values: dict[sympy.Symbol, object] = dict(hardware.constants(self.dtype)) if hardware else {}
         values.update({k: exact_number(v, str(k)) for k, v in (constants or {}).items()})
         self.values = values
-        needed = {C, T_hop} | {a.fabric.bandwidth for a in mesh.axes}
-        self.numeric = (
-            all(as_expr(v).is_number for v in sizes.values()) and mesh.is_numeric and all(s in values for s in needed)
-        )
+        numbers = all(as_expr(v).is_number for v in sizes.values()) and mesh.is_numeric
+        costing = Costing(mesh, {}, model, hardware)  # which constants the links need
+        self.numeric = numbers and all(s in values for s in {C} | costing.constants)
         conv = (lambda v: _exact(as_expr(v))) if self.numeric else as_expr
         self.dim = {d: conv(v) for d, v in sizes.items()}
         self.axis = {a.name: conv(a.size) for a in mesh.axes}
         self.elem = conv(dtype_bytes(self.dtype))
         self.flops_rate = conv(values.get(C, C))
-        self.t_hop = conv(values.get(T_hop, T_hop))
-        self.links: dict[str, Link] = {}
-        for a in mesh.axes:
-            w = conv(values.get(a.fabric.bandwidth, a.fabric.bandwidth))
-            one_way = _ratio(w, a.fabric.directions)
-            self.links[a.name] = Link(self.axis[a.name], a.topology, one_way)
+        self.costing = Costing(mesh, values, model, hardware, conv)
         self._cache: dict[tuple, Timing] = {}
-        self._fewest_hops: dict[str, Value] = {}  # per axis, the fewest hops a collective over it takes
-        for name, link in self.links.items():
-            self._fewest_hops[name] = (
-                min(
-                    gather_hops([link], self.model), all_to_all_hops([link], self.model), permute_hops(link, self.model)
-                )
-                if self.numeric
-                else 0
-            )
+        # per axis, the least latency a collective over it pays (a lower bound for the search)
+        self._fewest: dict[str, Value] = {
+            a.name: self.costing.latency_floor(a.name) if self.numeric else 0 for a in mesh.axes
+        }
         self._bytes: dict[Array, Value] = {}
         self._groups: dict[tuple[str, ...], Value] = {}
         self._by_volume: dict[tuple, Timing] = {}
@@ -225,19 +218,45 @@ class CostEnv:
     def hop_floor(self, src: Array, dst: Array) -> Value:
         """A lower bound on the time of any route from ``src`` to ``dst``: each mesh axis whose partial
         sums must be reduced, or that must leave the dim it shards, takes part in some collective
-        (slices only add axes), and a collective's hops add up over its axes, each at least the
-        fewest a gather, an AllToAll or a permute over that axis alone takes; a step takes at least
-        ``T_hop`` times its hops. Zero when the costs are symbolic."""
-        hops: Value = 0
-        fewest = self._fewest_hops
+        (slices only add axes), and a collective's latency adds up over its axes' steps, each at least
+        the least a gather, an AllToAll or a permute over that axis alone pays
+        (:meth:`~symshard.costmodels.Costing.latency_floor`); when collectives on different axes may
+        overlap, only the largest of those floors is sure. Zero when the costs are symbolic."""
+        floors: list[Value] = []
+        fewest = self._fewest
         for a in src.unreduced:
             if a not in dst.unreduced:
-                hops = hops + fewest[a]
+                floors.append(fewest[a])
         for d in src.dims:
             for a in d.axes:
                 if dst.sharded_dim(a) != d.name:
-                    hops = hops + fewest[a]
-        return self.t_hop * hops
+                    floors.append(fewest[a])
+        return self.bound(floors)
+
+    def bound(self, parts: Sequence[Value]) -> Value:
+        """A lower bound on ``T_comms`` from lower bounds on its parts (legs, or collectives over
+        different axes): their sum when collectives run one after another, else the largest."""
+        if not parts:
+            return 0
+        if self.comm_overlap == "none":
+            total: Value = 0
+            for p in parts:
+                total = total + p
+            return total
+        return max(parts)
+
+    def join(self, legs: Sequence[_Leg]) -> Value:
+        """``T_comms`` of a strategy made of these legs (:func:`~symshard.costmodels.combine` of their
+        collectives, from each leg's per-link totals)."""
+        if self.comm_overlap == "none":
+            total: Value = 0
+            for leg in legs:
+                total = total + leg.comm
+            return total
+        loaded = [leg for leg in legs if leg.loads]
+        if len(loaded) < 2:
+            return loaded[0].comm if loaded else 0
+        return join_loads(leg.loads for leg in loaded)
 
     def group(self, axes: Iterable[str]) -> Value:
         """The number of devices in a group over ``axes`` (their sizes multiplied)."""
@@ -282,28 +301,15 @@ class CostEnv:
         if cached is not None:
             return cached
         op = expr.op
-        if isinstance(op, DynamicSlice):  # a free slice: nothing moves, no hop, no time
-            zero = self.bytes(expr.operand) * 0
-            out = Timing(zero, 0, zero, 0, zero)
-            self._cache[key] = out
-            return out
-        volume = op.volume(self.bytes(expr.operand), self.bytes(expr.output), self.group(op.axes))
+        v = volume(op.kind, self.bytes(expr.operand), self.bytes(expr.output), self.group(op.axes))
         # the time depends on the collective and the volume only: many operands share both
-        same = self._by_volume.get((op, volume))
+        same = self._by_volume.get((op, v))
         if same is not None:
             self._cache[key] = same
             return same
-        links = [self.links[a] for a in op.axes]
-        bw = op.bandwidth_time(links, volume, self.model)
-        hops = op.hops(links, self.model)
-        lat = self.t_hop * hops
-        if _fast(lat) and _fast(bw):
-            time = lat if lat > bw else bw
-        else:
-            time = _max([lat, bw]) if not (bw == 0 and lat == 0) else bw
-        out = Timing(volume, hops, bw, lat, time)
+        out = self.costing.timing(op.kind, op.axes, v)
         self._cache[key] = out
-        self._by_volume[(op, volume)] = out
+        self._by_volume[(op, v)] = out
         return out
 
 
@@ -469,19 +475,6 @@ class Repermute(CollectivePermute):
         if out == array:
             raise self._fail(array, "the sharding does not change", "a permute here would move nothing")
         return out
-
-    def volume(self, bytes_in, bytes_out, group):
-        return bytes_out
-
-    def bandwidth_time(self, links, volume, model):
-        times = [permute_time(link, volume, model) for link in links]
-        return _max(times) if len(times) > 1 else times[0]
-
-    def hops(self, links, model):
-        total = 0
-        for link in links:
-            total = total + permute_hops(link, model)
-        return total
 
 
 def _divides(small: tuple[str, ...], big: tuple[str, ...], sizes: Mapping[str, Value] | None) -> bool:
@@ -847,6 +840,7 @@ class Strategy:
     raw_compute_time: Value = field(repr=False)
     raw_comm_time: Value = field(repr=False)
     raw_memory: Value = field(repr=False)
+    comm_overlap: str = "axes"
 
     @property
     def name(self) -> str:
@@ -866,8 +860,20 @@ class Strategy:
 
     @property
     def comm_time(self) -> sympy.Expr:
-        """``T_comms``: the collectives one after another, each latency-aware."""
+        """``T_comms``: the collectives' latency-aware times, added up as :attr:`comm_overlap` says (``axes``:
+        collectives on disjoint links at the same time, the busiest link's total; ``none``: their sum)."""
         return sym(self.raw_comm_time)
+
+    @property
+    def bandwidth_comm_time(self) -> sympy.Expr:
+        """``T_comms`` from the collectives' bandwidth terms only (the chapter's regime reasoning), added up
+        the same way: each operand's and the result's reshards in turn, the three at once on disjoint links."""
+        legs = []
+        for role in ("lhs", "rhs", "out"):
+            timings = [s.cost for s in self.collectives if s.role == role]
+            if timings:
+                legs.append(chain(timings, "bandwidth_time"))
+        return sym(combine(legs, self.comm_overlap))
 
     @property
     def overlap_time(self) -> sympy.Expr:
@@ -942,6 +948,7 @@ class Plan:
     strategies: tuple[Strategy, ...]
     numeric: bool
     assumptions: tuple[str, ...] = ()
+    comm_overlap: str = "axes"
 
     @property
     def best(self) -> Strategy | None:
@@ -1037,9 +1044,10 @@ class _Leg:
     """A resharding sequence with its totals: communication time and memory."""
 
     steps: tuple[PlanStep, ...]
-    comm: Value
+    comm: Value  # the leg's own T_comms
     peak: Value  # most bytes alive at once during the leg, besides the resident operands
     final: Value  # bytes of the leg's result if it is a new array, else 0
+    loads: tuple[tuple[str, Value], ...] = ()  # each link's total busy time (see costmodels.combine)
 
 
 def _leg(env: CostEnv, src: Array, dst: Array, role: str, resident: bool, exprs=None) -> _Leg:
@@ -1048,16 +1056,17 @@ def _leg(env: CostEnv, src: Array, dst: Array, role: str, resident: bool, exprs=
     if not exprs:
         return _Leg((), 0, 0, 0)
     steps = []
-    comm: Value = 0
+    timings = []
     peaks: list[Value] = []
     for expr in exprs:
         timing = env.timing(expr)
         steps.append(PlanStep(role, expr, timing))
         if not isinstance(expr.op, DynamicSlice):
-            comm = comm + timing.time
+            timings.append(timing)
         before = 0 if (resident and (expr.operand is src or expr.operand == src)) else env.bytes(expr.operand)
         peaks.append(before + env.bytes(expr.output))
-    return _Leg(tuple(steps), comm, _max(peaks), env.bytes(dst))
+    comm, per_link = tally(timings, env.comm_overlap)
+    return _Leg(tuple(steps), comm, _max(peaks), env.bytes(dst), per_link)
 
 
 @memoized
@@ -1072,6 +1081,7 @@ def plan(
     model: str = "book",
     overlap: bool = True,
     routes: str = "standard",
+    comm_overlap: str = "axes",
 ) -> Plan:
     """List and cost every strategy for ``mm``.
 
@@ -1086,6 +1096,9 @@ def plan(
         constants: extra ``{symbol: value}`` substitutions.
         model: collective cost model, ``'book'`` or ``'ring'``.
         overlap: total time as ``max(T_math, T_comms)`` (True) or the sum (False).
+        comm_overlap: how a strategy's collectives add up into ``T_comms``: ``axes`` (the book's
+            convention: collectives on disjoint links run at the same time, ``T_comms`` is the busiest
+            link's total) or ``none`` (their sum).
         routes: ``'standard'``: each array resharded by :func:`reshard_routes`'s routes; ``'xla'``:
             also by the other orders XLA's SPMD partitioner takes (reduce before slicing, reorder then
             permute, ...), to compare plans with XLA's (:mod:`symshard.jax.verify` does); on meshes of
@@ -1107,7 +1120,7 @@ def plan(
     sizes = resolve_shape(shape, m_.dims, context=context)
     for arr in arrays:
         check_on_mesh(arr, mesh_, sizes)
-    env = CostEnv(mesh_, sizes, dtype, hw, constants, model)
+    env = CostEnv(mesh_, sizes, dtype, hw, constants, model, comm_overlap)
     targets = (m_.out,) if m_.out is not None else natural_outputs(m_)
     if routes not in ("standard", "xla"):
         raise PlanError(f"routes must be 'standard' or 'xla', not {routes!r}", hint="use routes='standard'")
@@ -1119,15 +1132,18 @@ def plan(
         )
     assumptions = [f"model {env.model}: {MODELS[env.model]}"]
     assumptions += ["axis " + a.describe() for a in mesh_.axes]
+    latency = env.costing.latency_model
+    assumptions.append(f"latency {latency}: {LATENCY_MODELS[latency]}")
     if hw is not None:
         assumptions.append(f"hardware {hw.label}")
-        if T_hop not in env.values:
-            assumptions.append(f"{hw.label} has no hop latency figure: latency terms keep T_hop")
+        for symbol in sorted(env.costing.constants - set(env.values), key=str):
+            assumptions.append(f"{hw.label} has no figure for {symbol}: the formulas keep it")
     assumptions.append(
         "time = max(T_math, T_comms) (communication overlapped with compute)"
         if overlap
         else "time = T_math + T_comms (no overlap)"
     )
+    assumptions.append(f"T_comms: {COMM_OVERLAPS[env.comm_overlap]}")
     assumptions.append("peak memory: the operands stay resident; each step needs its input and output at once")
     if not mesh_.is_numeric:
         assumptions.append(
@@ -1151,6 +1167,7 @@ def plan(
         strategies=tuple(strategies),
         numeric=env.numeric,
         assumptions=tuple(assumptions),
+        comm_overlap=env.comm_overlap,
     )
 
 
@@ -1165,6 +1182,7 @@ def best_strategy(
     model: str = "book",
     overlap: bool = True,
     routes: str = "standard",
+    comm_overlap: str = "axes",
 ) -> Strategy | None:
     """The fastest strategy for ``mm``, the answer to "which collectives, and how long": the same
     strategy as ``plan(...).best`` (None when the costs are symbolic), found without listing every
@@ -1189,7 +1207,7 @@ def best_strategy(
         sizes = resolve_shape(shape, m_.dims, context=str(m_))
         for arr in arrays:
             check_on_mesh(arr, mesh_, sizes)
-        env = CostEnv(mesh_, sizes, dtype, hw, constants, model)
+        env = CostEnv(mesh_, sizes, dtype, hw, constants, model, comm_overlap)
         if env.numeric:
             xla = routes == "xla"
             found = _straight(m_, env, overlap) or _fastest(m_, env, overlap, xla)
@@ -1205,6 +1223,7 @@ def best_strategy(
         model=model,
         overlap=overlap,
         routes=routes,
+        comm_overlap=comm_overlap,
     )
     return p.best
 
@@ -1267,7 +1286,7 @@ def _fastest(mm: Matmul, env: CostEnv, overlap: bool, xla: bool = False) -> Stra
         for pre_l in legs_l:
             for pre_r in legs_r:
                 for post in legs_o:
-                    comm = pre_l.comm + pre_r.comm + post.comm
+                    comm = join((pre_l, pre_r, post))
                     total = combine(compute_time, comm)
                     if best[0] is None or total < best[0] or (total == best[0] and comm <= best[1][1]):
                         memory = builder.memory(mm.lhs, mm.rhs, pre_l, pre_r, post, local_out)
@@ -1278,7 +1297,7 @@ def _fastest(mm: Matmul, env: CostEnv, overlap: bool, xla: bool = False) -> Stra
                             best[2] = (lhs_c, rhs_c, local_out, flops, compute_time, sharding, pre_l, pre_r, post)
                     j += 1
 
-    cheap = env.hop_floor
+    cheap, lower, join = env.hop_floor, env.bound, env.join
     # a heap of lower bounds on the ranking key (total, comm, memory, steps, order, i, j) of every
     # strategy of a compute sharding: each pop refines the smallest bound one stage (FLOPs time; +
     # each leg's CostEnv.hop_floor, the memory and steps every route needs; + the operands' fastest
@@ -1302,14 +1321,16 @@ def _fastest(mm: Matmul, env: CostEnv, overlap: bool, xla: bool = False) -> Stra
             prep = builder.prepare(mm.lhs, mm.rhs, lhs_c, rhs_c, mm.out)
             if prep is None:
                 continue
-            low = cheap(mm.lhs, lhs_c) + cheap(mm.rhs, rhs_c) + cheap(prep[0], mm.out)
+            low = lower([cheap(mm.lhs, lhs_c), cheap(mm.rhs, rhs_c), cheap(prep[0], mm.out)])
         elif stage == 1:
-            low = quickest(mm.lhs, lhs_c, "lhs")[1] + quickest(mm.rhs, rhs_c, "rhs")[1] + cheap(prep[0], mm.out)
+            low = lower([quickest(mm.lhs, lhs_c, "lhs")[1], quickest(mm.rhs, rhs_c, "rhs")[1], cheap(prep[0], mm.out)])
         elif stage == 2:
-            low = (
-                quickest(mm.lhs, lhs_c, "lhs")[1]
-                + quickest(mm.rhs, rhs_c, "rhs")[1]
-                + quickest(prep[0], mm.out, "out")[1]
+            low = lower(
+                [
+                    quickest(mm.lhs, lhs_c, "lhs")[1],
+                    quickest(mm.rhs, rhs_c, "rhs")[1],
+                    quickest(prep[0], mm.out, "out")[1],
+                ]
             )
         else:
             cost(i, lhs_c, rhs_c, combo, prep)
@@ -1496,8 +1517,9 @@ class Builder:
             overlap=self.overlap,
             raw_flops=product.flops,
             raw_compute_time=compute_time,
-            raw_comm_time=pre_l.comm + pre_r.comm + post.comm,
+            raw_comm_time=self.env.join((pre_l, pre_r, post)),
             raw_memory=self.memory(lhs, rhs, pre_l, pre_r, post, local_out),
+            comm_overlap=self.env.comm_overlap,
         )
 
 

@@ -48,27 +48,21 @@ from functools import cache
 import sympy
 
 from .arrays import Array
-from .collectives import AllGather, AllReduce, AllToAll, CollectiveExpr, DynamicSlice, ReduceScatter
-from .costmodels import Link, all_to_all_time, gather_time
+from .collectives import CollectiveExpr, DynamicSlice
+from .costmodels import Link, chain, check_comm_overlap, combine, links_for, timing, volume
 from .dtypes import canonical_dtype, dtype_bytes
-from .errors import PlanError
+from .errors import MeshError, PlanError, UnknownModelError
 from .mathtext import as_expr, as_substitution
 from .matmul import LocalMatmul, local_product, matmul
+from .mesh import MeshAxis
 from .notation import parse_array
-from .symbols import C, W_dcn, W_ici, W_nvlink, axis, dim
-from .topology import Topology
+from .symbols import C, axis, dim
+from .topology import Fabric
 
-__all__ = ["FABRICS", "PHASES", "Program", "Step", "spread"]
+__all__ = ["PHASES", "Program", "Step", "spread"]
 
 PHASES = ("forward", "backward")
 """The phases a step can belong to, in order."""
-
-FABRICS: dict[str, tuple[sympy.Symbol, Topology]] = {
-    "ici": (W_ici, Topology.RING),
-    "nvlink": (W_nvlink, Topology.SWITCH),
-    "dcn": (W_dcn, Topology.SWITCH),
-}
-"""The network a logical axis runs over: its bandwidth constant and how the formulas use it."""
 
 
 @cache
@@ -97,6 +91,8 @@ class Step:
         time: ``T_math`` of a matmul, the bandwidth-only time of a collective.
         fabric: the network a collective runs over (``ici``, ``nvlink``, ``dcn``), else ''.
         inputs: indices of the steps whose results this step reads.
+        resources: the links a collective occupies (an ICI axis's own, or a shared NVLink, NIC or spine
+            port); collectives on disjoint links can run at the same time.
     """
 
     index: int
@@ -109,6 +105,7 @@ class Step:
     time: sympy.Expr
     fabric: str = ""
     inputs: tuple[int, ...] = ()
+    resources: frozenset[str] = frozenset()
 
     @property
     def is_matmul(self) -> bool:
@@ -143,10 +140,15 @@ class Program:
 
     Args:
         name: a label.
-        fabric: the network of each logical axis (``{"P": "dcn"}``); axes left out are ``default_fabric``.
+        fabric: the network of each logical axis (``{"P": "dcn"}``, any name :class:`~symshard.topology.Fabric`
+            reads, such as ``ib``); axes left out are ``default_fabric``.
         spread: physical axes per logical axis (``{"X": 2}``); axes left out get the symbol ``M_X``.
         dtype: element type of every array.
         default_fabric: ``ici`` (TPU), ``nvlink`` (GPU) or ``dcn``.
+        comm_overlap: how the collectives of a pass add up into ``T_comms``: ``axes`` (the default, the
+            book's convention: collectives on disjoint links, such as two ICI axes, run at the same time;
+            those sharing links, such as two axes inside one GPU's NVLink node, one after another) or
+            ``none`` (all one after another).
     """
 
     name: str = ""
@@ -154,6 +156,7 @@ class Program:
     spread: Mapping[str, object] = field(default_factory=dict)
     dtype: str = "bf16"
     default_fabric: str = "ici"
+    comm_overlap: str = "axes"
     steps: list[Step] = field(default_factory=list)
     held: dict[str, list[Array]] = field(default_factory=dict)
     roles: dict[str, str] = field(default_factory=dict)
@@ -162,12 +165,13 @@ class Program:
 
     def __post_init__(self) -> None:
         self.dtype = canonical_dtype(self.dtype)
-        for a, f in {**self.fabric, "": self.default_fabric}.items():
-            if f not in FABRICS:
-                raise PlanError(
-                    f"unknown fabric '{f}'" + (f" for axis {a}" if a else ""),
-                    hint="use one of " + ", ".join(FABRICS),
-                )
+        # one table of networks (topology.Fabric): the names it reads, synonyms included, stored canonical
+        self.fabric = {a: _fabric(f, a).value for a, f in self.fabric.items()}
+        self.default_fabric = _fabric(self.default_fabric, "").value
+        try:
+            self.comm_overlap = check_comm_overlap(self.comm_overlap)
+        except UnknownModelError as err:
+            raise PlanError(err.message, hint=err.hint) from None
 
     # -- building ----------------------------------------------------------------------------
 
@@ -316,32 +320,16 @@ class Program:
 
     def _collective_step(self, expr: CollectiveExpr, phase: str, purpose: str, after: int | None) -> Step:
         op = expr.op
-        before, out = self.bytes(expr.operand), self.bytes(expr.output)
-        group = self._group(op.axes)
-        volume = as_expr(op.volume(before, out, group))
-        links = []
+        links: list[Link] = []
         fabrics = set()
         for a in op.axes:
-            fabric = self.fabric.get(a, self.default_fabric)
-            fabrics.add(fabric)
-            w, topo = FABRICS[fabric]
-            m = as_expr(self.spread.get(a, spread(a)))
+            fabric = Fabric.parse(self.fabric.get(a, self.default_fabric))
+            fabrics.add(fabric.value)
             # a logical axis over M physical axes: one link M times as fast (the chapter's multi-axis rule)
-            one_way = m * w / 2 if topo is Topology.RING else m * w
-            links.append(Link(axis(a), topo, one_way))
-        if isinstance(op, DynamicSlice):
-            time = sympy.Integer(0)
-            volume = sympy.Integer(0)
-        elif isinstance(op, AllToAll):
-            time = as_expr(all_to_all_time(links, volume, "book"))
-        elif isinstance(op, AllReduce):
-            time = 2 * as_expr(gather_time(links, volume, "book"))
-        elif isinstance(op, (AllGather, ReduceScatter)):
-            time = as_expr(gather_time(links, volume, "book"))
-        else:
-            raise PlanError(
-                f"a program cannot cost {op.kind}", hint="use AllGather, ReduceScatter, AllReduce, AllToAll"
-            )
+            m = as_expr(self.spread.get(a, spread(a)))
+            links.extend(links_for(MeshAxis(a, axis(a), fabric.topology, fabric), {}, as_expr, scale=m))
+        v = volume(op.kind, self.bytes(expr.operand), self.bytes(expr.output), self._group(op.axes))
+        cost = timing(op.kind, links, as_expr(v), "book")  # its bandwidth term: the chapter's regime reasoning
         return Step(
             len(self.steps),
             phase,
@@ -349,10 +337,11 @@ class Program:
             expr.output.name,
             purpose,
             sympy.Integer(0),
-            volume,
-            time,
+            as_expr(cost.bytes),
+            as_expr(cost.bandwidth_time),
             "+".join(sorted(fabrics)),
             () if after is None else (after,),
+            cost.resources,
         )
 
     def _group(self, axes: Iterable[str]) -> sympy.Expr:
@@ -399,9 +388,21 @@ class Program:
         """The sum of the collectives' ``V``."""
         return sympy.Add(*[s.bytes for s in self.collectives(phase, fabric)])
 
-    def comm_time(self, phase: str | None = None, fabric: str | None = None) -> sympy.Expr:
-        """``T_comms``: the collectives' bandwidth-only times, one after another."""
-        return sympy.Add(*[s.time for s in self.collectives(phase, fabric)])
+    def comm_time(self, phase: str | None = None, fabric: str | None = None, overlap: str | None = None) -> sympy.Expr:
+        """``T_comms``: the collectives' bandwidth-only times, added up as ``overlap`` says (default: the
+        program's ``comm_overlap``): with ``axes`` the busiest link's total (a collective that reshards
+        another's result runs after it), with ``none`` their sum."""
+        how = check_comm_overlap(overlap) if overlap is not None else self.comm_overlap
+        steps = self.collectives(phase, fabric)
+        # a collective that reshards another's result waits for it: such chains run one after another
+        first: dict[int, int] = {}
+        for s in steps:
+            before = next((i for i in s.inputs if i in first), None)
+            first[s.index] = first[before] if before is not None else s.index
+        chains: dict[int, list[Step]] = {}
+        for s in steps:
+            chains.setdefault(first[s.index], []).append(s)
+        return as_expr(combine((chain(c) for c in chains.values()), how))
 
     def depends(self, later: Step, earlier: Step) -> bool:
         """Whether ``later`` needs the result of ``earlier`` (directly or through other steps)."""
@@ -443,6 +444,14 @@ class Program:
             else:
                 lines.append(f"{s.phase:8}  {s.op}   [V = {s.bytes}, T = {s.time}]")
         return lines
+
+
+def _fabric(value: object, axis_name: str) -> Fabric:
+    try:
+        return Fabric.parse(value)  # type: ignore[arg-type]
+    except MeshError as err:
+        where = f" for axis {axis_name}" if axis_name else ""
+        raise PlanError(err.message + where, hint=err.hint) from None
 
 
 def _reshard_steps(src: Array, dst: Array) -> tuple[CollectiveExpr, ...]:

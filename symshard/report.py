@@ -365,10 +365,7 @@ def compare_text(c: Comparison, *, language: str = "en") -> str:
         s = r.strategy
         lines.append(f"{r.index}. {s.name}")
         lines.append(f"     T_math = {pretty(s.compute_time)}")
-        comm = sympy.Integer(0)
-        for st in s.collectives:
-            comm += as_expr(st.cost.bandwidth_time)
-        lines.append(f"     T_comms = {pretty(comm)}")
+        lines.append(f"     T_comms = {pretty(s.bandwidth_comm_time)}")
         condition = _condition(r.communication_bound.text(), language)
         line = _say(
             "report.communication_bound_iff", language, bound=_bound("communication", language), condition=condition

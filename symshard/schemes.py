@@ -42,14 +42,16 @@ from functools import cache
 import sympy
 
 from .arrays import Array
+from .costmodels import check_comm_overlap
 from .crossovers import Case, Condition, _drop_subsumed, _merge_bounds, solve_less
-from .errors import PlanError, SymshardError
+from .errors import MeshError, PlanError, SymshardError, UnknownModelError
 from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
 from .matmul import LocalMatmul
-from .program import FABRICS, Program, spread
+from .program import Program, spread
 from .symbols import W_nvlink, axis, dim
+from .topology import Fabric
 
 __all__ = [
     "ADAM_BYTES_PER_PARAM",
@@ -108,6 +110,7 @@ def scheme_program(
     batch_axes: str = "X",
     axis_fabric: Mapping[str, str] | None = None,
     spread_values: Mapping[str, object] | None = None,
+    comm_overlap: str = "axes",
 ) -> Program:
     """The MLP block under ``scheme`` as a program: forward, and with ``training`` the backward pass.
 
@@ -117,7 +120,13 @@ def scheme_program(
         PlanError: an unknown scheme or fabric.
     """
     key = _check_scheme(scheme)
-    p = Program(key, fabric=dict(axis_fabric or {}), spread=dict(spread_values or {}), default_fabric=fabric)
+    p = Program(
+        key,
+        fabric=dict(axis_fabric or {}),
+        spread=dict(spread_values or {}),
+        default_fabric=fabric,
+        comm_overlap=comm_overlap,
+    )
     bx = batch_axes if key != "tp" else batch_axes.replace("X", "")
     b = f"B_{bx}" if bx else "B"
     y = "Y" if key in ("tp", "fsdp+tp") else ""
@@ -186,7 +195,7 @@ class Layer:
     @property
     def W(self) -> sympy.Symbol:
         """The bandwidth constant the in-pod axes use (``W_ici``, ``W_nvlink``)."""
-        return FABRICS[self.fabric][0]
+        return Fabric.parse(self.fabric).bandwidth
 
     @property
     def devices(self) -> sympy.Expr:
@@ -211,7 +220,13 @@ class Layer:
     def math_time(self, phase: str | None = None) -> sympy.Expr:
         return self.program.math_time(phase)
 
+    @property
+    def comm_overlap(self) -> str:
+        """How the collectives of a pass add up: ``axes`` (disjoint links at once, the book's) or ``none``."""
+        return self.program.comm_overlap
+
     def comm_time(self, phase: str | None = None, fabric: str | None = None) -> sympy.Expr:
+        """``T_comms`` of a pass (None: both), bandwidth-only, added up as :attr:`comm_overlap` says."""
         return self.program.comm_time(phase, fabric)
 
     def comm_bytes(self, phase: str | None = None) -> sympy.Expr:
@@ -290,7 +305,8 @@ class Layer:
             mth = self.math_time(ph).xreplace(subs)
             if comm == 0:
                 continue
-            parts.append(_solve_le(comm, mth, x))
+            for term in _terms(comm):  # max(a, b) ≤ T_math: each of them is
+                parts.append(_solve_le(term, mth, x))
         return _conjunction("compute-bound", parts, x)
 
     def communication_bound(self, symbol: str | sympy.Symbol = "B_chip", phase: str = "forward") -> Condition:
@@ -299,9 +315,9 @@ class Layer:
         comm = self.comm_time(phase).xreplace(subs)
         if comm == 0:
             return Condition(())
-        return _conjunction(
-            "communication-bound", [_solve_le(self.math_time(phase).xreplace(subs), comm, x, strict=True)], x
-        )
+        mth = self.math_time(phase).xreplace(subs)
+        either = [case for term in _terms(comm) for case in _solve_le(mth, term, x, strict=True)]  # T_math < any
+        return _conjunction("communication-bound", [either], x)
 
     # -- numbers -----------------------------------------------------------------------------------
 
@@ -332,6 +348,11 @@ def _arrays(step) -> tuple:
     if hasattr(op, "lhs"):
         return (op.lhs, op.rhs, op.output)
     return (op.operand, op.output)
+
+
+def _terms(comm: sympy.Expr) -> tuple[sympy.Expr, ...]:
+    """The terms a ``T_comms`` is the largest of (itself, unless collectives on disjoint links overlap)."""
+    return tuple(comm.args) if isinstance(comm, sympy.Max) else (comm,)
 
 
 def _largest(values: Sequence[sympy.Expr]) -> sympy.Expr:
@@ -382,9 +403,10 @@ def _product(parts):
 
 def _fabric_for(hardware: Hardware | str | None, fabric: str | None) -> str:
     if fabric is not None:
-        if fabric not in FABRICS:
-            raise PlanError(f"unknown fabric '{fabric}'", hint="use one of " + ", ".join(FABRICS))
-        return fabric
+        try:
+            return Fabric.parse(fabric).value
+        except MeshError as err:
+            raise PlanError(err.message, hint=err.hint) from None
     if hardware is None:
         return "ici"
     hw = lookup_hardware(hardware)
@@ -392,26 +414,44 @@ def _fabric_for(hardware: Hardware | str | None, fabric: str | None) -> str:
 
 
 @cache
-def _layer(key: str, training: bool, fabric: str) -> Layer:
-    return Layer(key, scheme_program(key, training=training, fabric=fabric), training, fabric)
+def _layer(key: str, training: bool, fabric: str, comm_overlap: str) -> Layer:
+    program = scheme_program(key, training=training, fabric=fabric, comm_overlap=comm_overlap)
+    return Layer(key, program, training, fabric)
 
 
 def layer(
-    scheme: str, *, training: bool = True, hardware: Hardware | str | None = None, fabric: str | None = None
+    scheme: str,
+    *,
+    training: bool = True,
+    hardware: Hardware | str | None = None,
+    fabric: str | None = None,
+    comm_overlap: str = "axes",
 ) -> Layer:
     """One MLP block under ``scheme`` (``dp``, ``fsdp``, ``tp``, ``fsdp+tp``), symbolic in every size.
 
     ``hardware`` only picks the network the formulas use: ``W_ici`` on a TPU, ``W_nvlink`` (a GPU's
     one-way NVLink egress, switch-connected) on a GPU; numbers come from :meth:`Layer.values`.
+    ``comm_overlap`` says how a pass's collectives add up: ``axes`` (the book's current convention:
+    collectives on different ICI axes run at the same time, so FSDP + TP's ``T_comms`` is the larger of
+    its two axes' totals) or ``none`` (their sum). On a GPU every axis inside the node shares the GPUs'
+    NVLink ports, so the two agree there.
 
     Raises:
-        PlanError: an unknown scheme.
+        PlanError: an unknown scheme or overlap.
 
     Examples:
         >>> layer("fsdp").total_flops()
         12*B*D*F
+        >>> layer("fsdp+tp").comm_time("forward")
+        Max(4*B*D/(M_Y*W_ici*|X|), 4*D*F/(M_X*W_ici*|Y|))
+        >>> layer("fsdp+tp", comm_overlap="none").comm_time("forward")
+        4*B*D/(M_Y*W_ici*|X|) + 4*D*F/(M_X*W_ici*|Y|)
     """
-    return _layer(_check_scheme(scheme), bool(training), _fabric_for(hardware, fabric))
+    try:
+        how = check_comm_overlap(comm_overlap)
+    except UnknownModelError as err:
+        raise PlanError(err.message, hint=err.hint) from None
+    return _layer(_check_scheme(scheme), bool(training), _fabric_for(hardware, fabric), how)
 
 
 @dataclass(frozen=True, slots=True)
@@ -425,6 +465,8 @@ class Split:
         min_batch_per_chip: the tokens per chip ``B / N`` below which the pass is
             communication-bound even at the best split.
         phase: the pass (or ``step``) whose communication is minimised.
+        comm_overlap: ``axes`` (the two axes' collectives run at the same time: ``T_comms`` is the larger
+            total, the book's convention) or ``none`` (their sum).
     """
 
     x: sympy.Expr
@@ -432,11 +474,12 @@ class Split:
     math_time: sympy.Expr
     min_batch_per_chip: sympy.Expr
     phase: str
+    comm_overlap: str = "axes"
 
     def best_integer(self, n: int, values: Mapping[sympy.Symbol, object], *, divides: Mapping[int, int] | None = None):
         """The best ``(|X|, |Y|)`` among the divisor pairs of ``n``, ranked by ``T_comms`` under ``values``
         (which must give B, D, F, the spreads and W); pairs that do not divide the dims are skipped."""
-        lay = layer("fsdp+tp", fabric=_fabric_of(self.comm_time))
+        lay = layer("fsdp+tp", fabric=_fabric_of(self.comm_time), comm_overlap=self.comm_overlap)
         comm = lay.comm_time(None if self.phase == "step" else self.phase)
         best = None
         for x in range(1, n + 1):
@@ -462,37 +505,50 @@ def _divisible(point: Mapping, x: int, y: int) -> bool:
 
 
 def fsdp_tp_split(
-    phase: str = "forward", *, hardware: Hardware | str | None = None, fabric: str | None = None
+    phase: str = "forward",
+    *,
+    hardware: Hardware | str | None = None,
+    fabric: str | None = None,
+    comm_overlap: str = "axes",
 ) -> Split:
     """Minimise FSDP + TP communication over ``|X| · |Y| = N``, and the batch per chip it needs.
 
     ``T_comms`` has a term in ``1/|Y|`` (gathering weights over X) and one in ``1/|X|``
-    (gathering and reduce-scattering activations over Y); with ``|Y| = N/|X|`` SymPy sets
-    its derivative to zero. ``phase``: ``forward`` (the binding pass: the backward pass moves
-    at most twice as much for twice the FLOPs), ``backward`` or ``step`` (both passes summed).
+    (gathering and reduce-scattering activations over Y); with ``|Y| = N/|X|`` the best split makes
+    the two equal when they overlap (``comm_overlap="axes"``, the book's convention: ``T_comms`` is
+    the larger), and zeroes the derivative of their sum otherwise (``"none"``); both give the same
+    split, but the batch per chip it needs differs by a factor of 4. ``phase``: ``forward`` (the
+    binding pass: the backward pass moves at most twice as much for twice the FLOPs), ``backward``
+    or ``step`` (both passes).
 
     Examples:
         >>> fsdp_tp_split().x
         sqrt(B)*sqrt(M_X)*sqrt(N)/(sqrt(F)*sqrt(M_Y))
+        >>> fsdp_tp_split().min_batch_per_chip, fsdp_tp_split(comm_overlap="none").min_batch_per_chip
+        (C**2/(F*M_X*M_Y*W_ici**2), 4*C**2/(F*M_X*M_Y*W_ici**2))
     """
-    lay = layer("fsdp+tp", hardware=hardware, fabric=fabric)
+    lay = layer("fsdp+tp", hardware=hardware, fabric=fabric, comm_overlap=comm_overlap)
     ph = None if phase == "step" else phase
     if ph not in (None, *lay.phases):
         raise PlanError(f"unknown phase '{phase}'", hint="use forward, backward or step")
     t = sympy.Symbol("t", positive=True)
     subs = {axis("X"): t, axis("Y"): N / t}
     comm = as_expr(lay.comm_time(ph)).xreplace(subs)
-    roots = [r for r in sympy.solve(sympy.diff(comm, t), t) if r.is_positive is not False]
+    terms = _terms(comm)
+    if len(terms) == 2:  # max(a·t, b/t) is least where the two meet
+        roots = [r for r in sympy.solve(terms[0] - terms[1], t) if r.is_positive is not False]
+    else:
+        roots = [r for r in sympy.solve(sympy.diff(comm, t), t) if r.is_positive is not False]
     if len(roots) != 1:  # pragma: no cover - the cost is a·t + b/t
         raise PlanError("could not minimise the FSDP + TP communication", hint="this is a bug in symshard")
     x_opt = sympy.simplify(roots[0])
-    best = sympy.simplify(comm.xreplace({t: x_opt}))
+    best = sympy.simplify(terms[0].xreplace({t: x_opt}) if len(terms) == 2 else comm.xreplace({t: x_opt}))
     mth = sympy.simplify(lay.math_time(ph).xreplace(subs))
     # the batch per chip at which T_comms (best split) = T_math
     sub_b = {dim("B"): B_CHIP * N}
     cond = _solve_le(best.xreplace(sub_b), mth.xreplace(sub_b), B_CHIP)
     bound = _lower_bound(cond, B_CHIP)
-    return Split(x_opt, best, mth, bound, phase)
+    return Split(x_opt, best, mth, bound, phase, lay.comm_overlap)
 
 
 def _lower_bound(cases: list[list[sympy.Basic]], x: sympy.Symbol) -> sympy.Expr:

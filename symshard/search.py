@@ -46,6 +46,7 @@ from .mesh import Mesh, resolve_mesh
 from .notation import parse_array
 from .placement import ShapeLike, check_on_mesh, resolve_shape
 from .planner import KEEP, Builder, CostEnv, Strategy, Value, axis_order, compute_array, sym
+from .symbols import C
 from .units import format_bytes, format_seconds
 
 __all__ = ["Candidate", "SearchResult", "best_sharding"]
@@ -221,6 +222,7 @@ def best_sharding(
     model: str = "book",
     overlap: bool = True,
     keep: int = 10,
+    comm_overlap: str = "axes",
 ) -> SearchResult:
     """Find how to shard the operands (and the result) so that the matmul(s) fit and run fastest.
 
@@ -236,6 +238,7 @@ def best_sharding(
         out: the required sharding of the final result, or ``'any'``.
         fixed: arrays whose stored sharding is given (e.g. activations), by name.
         keep: how many ranked candidates to keep.
+        comm_overlap: how each matmul's collectives add up (``axes``: on disjoint links at once; ``none``).
 
     Raises:
         PlanError: a chain whose matmuls do not connect, or sizes left symbolic.
@@ -254,11 +257,13 @@ def best_sharding(
             f"best_sharding needs every dim's size; {', '.join(symbolic)} have none",
             hint="give them with shape, e.g. " + ",".join(f"{d}=4096" for d in symbolic),
         )
-    env = CostEnv(mesh_, sizes, dtype, hw, None, model)
+    env = CostEnv(mesh_, sizes, dtype, hw, None, model, comm_overlap)
     if not env.numeric:
+        missing = sorted(map(str, ({C} | env.costing.constants) - set(env.values)))
         raise PlanError(
-            f"{hw.label} lacks a constant the search needs (e.g. T_hop)",
-            hint="supply it: hardware.with_constants(T_hop=1e-6) in Python, --hw-set T_hop=1e-6 on the command line",
+            f"{hw.label} lacks {', '.join(missing)}, which the search needs",
+            hint=f"supply it: --hw-set {missing[0]}=VALUE on the command line, "
+            f"hardware.with_constants({missing[0]}=...) in Python",
         )
     limit = _parse_bytes(memory_limit)
     fixed_arrays = {k: (parse_array(v) if isinstance(v, str) else v) for k, v in (fixed or {}).items()}

@@ -10,8 +10,11 @@ expression therefore comes from here:
 * hardware constants: ``C`` (FLOP/s per chip), ``W_hbm`` (HBM bytes/s),
   ``W_ici`` (the book's *bidirectional* ICI bandwidth of one mesh axis, bytes/s),
   ``W_nvlink`` (a GPU's one-way NVLink egress, bytes/s), ``W_dcn`` (a chip's
-  one-way data-centre network egress, bytes/s) and ``T_hop`` (latency of one
-  hop, seconds).
+  one-way egress into the data-centre or scale-out network, bytes/s), ``W_spine``
+  (a GPU's share of a fat tree's spine bandwidth, bytes/s), ``T_hop`` (latency of
+  one hop on ICI, seconds) and NCCL's latency terms ``T_base`` (a collective's base
+  latency), ``T_nvlink`` and ``T_net`` (the latency of one ring step over NVLink or
+  the network).
 
 Examples:
     >>> dim("B") * dim("D") / axis("X")
@@ -29,11 +32,15 @@ import sympy
 __all__ = [
     "HARDWARE_SYMBOLS",
     "C",
+    "T_base",
     "T_hop",
+    "T_net",
+    "T_nvlink",
     "W_dcn",
     "W_hbm",
     "W_ici",
     "W_nvlink",
+    "W_spine",
     "axis",
     "dim",
     "is_axis_symbol",
@@ -73,10 +80,24 @@ W_nvlink = sympy.Symbol("W_nvlink", positive=True)
 W_dcn = sympy.Symbol("W_dcn", positive=True)
 """One chip's egress to the data-centre network (DCN or InfiniBand), bytes/s."""
 
+W_spine = sympy.Symbol("W_spine", positive=True)
+"""One GPU's share of a fat tree's spine bandwidth (the spine's total over the GPUs below it), bytes/s."""
+
 T_hop = sympy.Symbol("T_hop", positive=True)
 """Latency of one hop of a collective, seconds."""
 
-HARDWARE_SYMBOLS: dict[str, sympy.Symbol] = {s.name: s for s in (C, W_hbm, W_ici, W_nvlink, W_dcn, T_hop)}
+T_base = sympy.Symbol("T_base", positive=True)
+"""A collective's base latency in NCCL's tuning model (launch and synchronisation), seconds."""
+
+T_nvlink = sympy.Symbol("T_nvlink", positive=True)
+"""The latency of one ring step over NVLink in NCCL's tuning model, seconds."""
+
+T_net = sympy.Symbol("T_net", positive=True)
+"""The latency of one ring step over the network (InfiniBand, Ethernet) in NCCL's tuning model, seconds."""
+
+HARDWARE_SYMBOLS: dict[str, sympy.Symbol] = {
+    s.name: s for s in (C, W_hbm, W_ici, W_nvlink, W_dcn, W_spine, T_hop, T_base, T_nvlink, T_net)
+}
 """The hardware constants by name, for ``--hw-set W_hbm=3.4e12`` and friends."""
 
 _LATEX_NAMES = {
@@ -84,7 +105,11 @@ _LATEX_NAMES = {
     W_ici: r"W_{\text{ici}}",
     W_nvlink: r"W_{\text{nvlink}}",
     W_dcn: r"W_{\text{dcn}}",
+    W_spine: r"W_{\text{spine}}",
     T_hop: r"T_{\text{hop}}",
+    T_base: r"T_{\text{base}}",
+    T_nvlink: r"T_{\text{nvlink}}",
+    T_net: r"T_{\text{net}}",
 }
 
 

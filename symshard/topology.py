@@ -12,8 +12,11 @@ over, not only on the bandwidth of one link:
 * ``switch``: every chip reaches every other through a switch (an NVLink node,
   or the data-centre network); a chip's egress is the bottleneck.
 
-The fabric says which bandwidth constant applies: ``ici`` (``W_ici``),
-``nvlink`` (``W_nvlink``) or ``dcn`` (``W_dcn``).
+The fabric is the one table of networks: which bandwidth constant applies (``ici``:
+``W_ici``; ``nvlink``: ``W_nvlink``; ``dcn``, the data-centre or scale-out network a
+chip's NIC reaches, InfiniBand on GPUs: ``W_dcn``; ``spine``, the upper tier of a fat
+tree: ``W_spine``), which latency constant a step over it pays, how an axis over it is
+wired by default, and how far from the chip it sits (its tier).
 
 Examples:
     >>> Topology("line").wraps, Topology.RING.wraps
@@ -29,7 +32,7 @@ from enum import StrEnum
 import sympy
 
 from .errors import MeshError, did_you_mean
-from .symbols import W_dcn, W_ici, W_nvlink
+from .symbols import T_hop, T_net, T_nvlink, W_dcn, W_ici, W_nvlink, W_spine
 
 __all__ = ["Fabric", "Topology"]
 
@@ -92,16 +95,35 @@ class Topology(StrEnum):
 
 
 class Fabric(StrEnum):
-    """The network a mesh axis runs over, which fixes its bandwidth constant."""
+    """The network a mesh axis (or one level of it) runs over: the one table of fabrics."""
 
     ICI = "ici"
     NVLINK = "nvlink"
     DCN = "dcn"
+    SPINE = "spine"
 
     @property
     def bandwidth(self) -> sympy.Symbol:
-        """The constant for this fabric: ``W_ici``, ``W_nvlink`` or ``W_dcn``."""
-        return {Fabric.ICI: W_ici, Fabric.NVLINK: W_nvlink, Fabric.DCN: W_dcn}[self]
+        """The constant for this fabric: ``W_ici``, ``W_nvlink``, ``W_dcn`` or ``W_spine``."""
+        return {Fabric.ICI: W_ici, Fabric.NVLINK: W_nvlink, Fabric.DCN: W_dcn, Fabric.SPINE: W_spine}[self]
+
+    @property
+    def latency(self) -> sympy.Symbol:
+        """The latency of one step over this fabric in NCCL's model (``T_nvlink``, ``T_net``); ``T_hop``
+        on ICI (a TPU preset prices every step, DCN included, at the book's ``T_hop``)."""
+        return {Fabric.ICI: T_hop, Fabric.NVLINK: T_nvlink, Fabric.DCN: T_net, Fabric.SPINE: T_net}[self]
+
+    @property
+    def tier(self) -> int:
+        """How far from the chip: 0 for the chip's own links (ICI, NVLink), 1 for its NIC's network,
+        2 for a fat tree's spine. A collective crossing several tiers is costed tier by tier."""
+        return {Fabric.ICI: 0, Fabric.NVLINK: 0, Fabric.DCN: 1, Fabric.SPINE: 2}[self]
+
+    @property
+    def topology(self) -> Topology:
+        """How a mesh axis over this network is wired unless told otherwise: ICI axes are rings, the
+        others switches (a chip's egress is the limit)."""
+        return Topology.RING if self is Fabric.ICI else Topology.SWITCH
 
     @property
     def directions(self) -> int:
@@ -109,17 +131,40 @@ class Fabric(StrEnum):
         figure (so one link carries ``W_ici / 2`` each way); the others are one-way."""
         return 2 if self is Fabric.ICI else 1
 
+    @property
+    def describe(self) -> str:
+        """A few words for reports."""
+        return {
+            Fabric.ICI: "ICI links",
+            Fabric.NVLINK: "NVLink through NVSwitches",
+            Fabric.DCN: "the scale-out network",
+            Fabric.SPINE: "the fat tree's spine",
+        }[self]
+
     @classmethod
     def parse(cls, value: str | Fabric) -> Fabric:
-        """Read a fabric name (``ici``, ``nvlink``, ``dcn``; ``ib`` means ``dcn``).
+        """Read a fabric name (``ici``, ``nvlink``, ``dcn``, ``spine``; ``ib``, ``infiniband``, ``ethernet``,
+        ``scale-out`` and ``leaf`` mean ``dcn``).
 
         Raises:
             MeshError: for an unknown name.
         """
         if isinstance(value, Fabric):
             return value
-        key = str(value).strip().lower()
-        key = {"infiniband": "dcn", "ib": "dcn", "ethernet": "dcn", "nvl": "nvlink"}.get(key, key)
+        key = str(value).strip().lower().replace("_", "-")
+        key = {
+            "infiniband": "dcn",
+            "ib": "dcn",
+            "ethernet": "dcn",
+            "roce": "dcn",
+            "scale-out": "dcn",
+            "scaleout": "dcn",
+            "leaf": "dcn",
+            "nic": "dcn",
+            "nvl": "nvlink",
+            "nvswitch": "nvlink",
+            "core": "spine",
+        }.get(key, key)
         try:
             return cls(key)
         except ValueError:

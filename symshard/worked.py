@@ -22,7 +22,6 @@ import sympy
 
 from .collectives import AllGather, AllToAll, parse_collective
 from .hardware import hardware
-from .mathtext import as_expr
 from .mesh import Mesh
 from .placement import place
 from .units import format_bytes, format_number, format_seconds
@@ -315,7 +314,7 @@ def open_answers() -> list[OpenAnswer]:
         numeric = plan(text, mesh, sizes, hardware=v5e)
         s = next(x for x in symbolic.strategies if x.name == natural)
         n = next(x for x in numeric.strategies if x.name == natural)
-        comm = sum((as_expr(st.cost.bandwidth_time) for st in s.collectives), sympy.Integer(0))
+        comm = s.bandwidth_comm_time
         lines = [
             symbolic.classification.reason,
             "steps: " + " ; ".join(s.describe()),

@@ -14,7 +14,7 @@ from symshard.collectives import AllGather, AllReduce, AllToAll, CollectivePermu
 from symshard.errors import CollectiveError, DivisibilityError, UnknownAxisError, UnknownModelError
 from symshard.hardware import hardware
 from symshard.mesh import Mesh
-from symshard.symbols import T_hop, W_dcn, W_ici, W_nvlink, axis
+from symshard.symbols import T_base, T_hop, T_net, T_nvlink, W_dcn, W_ici, W_nvlink, axis
 
 N = axis("X")
 w = W_ici / 2  # one ICI link, one direction
@@ -123,7 +123,7 @@ def test_regime_and_crossover():
     assert expr.cost().regime is None  # symbolic: undecided
 
 
-def test_gpu_wiring_and_unknown_latency():
+def test_gpu_wiring_and_nccl_latency():
     h100 = hardware("h100")
     mesh = Mesh("X=2,Y=8", hardware=h100)
     assert mesh.axis("Y").fabric.value == "nvlink"
@@ -135,15 +135,18 @@ def test_gpu_wiring_and_unknown_latency():
     assert exact.bandwidth_time == sympy.Rational(7, 8) * exact.bytes / h100.nvlink_bandwidth
     across = AllGather("X").cost("A[I_X]", mesh, "I=1024", hardware=h100)
     assert across.bandwidth_time == across.bytes / h100.dcn_bandwidth
-    # the book gives no GPU hop latency: it stays a symbol and the regime is undecided
-    assert inside.latency_time.free_symbols == {T_hop}
-    assert inside.regime is None
-    assert any("no hop latency" in a for a in inside.assumptions)
-    given = AllGather("Y").cost("A[I_Y]", mesh, "I=1024", hardware=h100.with_constants(T_hop=2e-6))
-    assert given.regime == "latency"
-    # symbolic GPU formulas use W_nvlink and W_dcn
+    # NCCL's tuning model (2.7.5, ring, LL): 3.6 us base + 0.47 us per NVLink step, 2.7 us per network step,
+    # added to the bandwidth term
+    us = sympy.Rational(1, 10**6)
+    assert inside.latency_time == sympy.Rational("3.6") * us + 7 * sympy.Rational("0.47") * us
+    assert across.latency_time == sympy.Rational("3.6") * us + sympy.Rational("2.7") * us
+    assert inside.time == inside.latency_time + inside.bandwidth_time
+    assert inside.regime == "latency" and inside.latency_model == "nccl"
+    assert not any("has no figure" in a for a in inside.assumptions)
+    # symbolic GPU formulas use W_nvlink and W_dcn, T_base and the per-step latencies
     sym = AllGather(("X", "Y")).cost("A[I_XY]", mesh.symbolic())
     assert sym.bandwidth_time.free_symbols >= {W_nvlink, W_dcn}
+    assert sym.latency_time.free_symbols >= {T_base, T_nvlink, T_net}
 
 
 def test_mesh_errors_point_into_the_collective():

@@ -402,13 +402,26 @@ def test_axes_of_one_move_nothing(case: Case) -> None:
 # -- compare ---------------------------------------------------------------------------------------
 
 
-def bandwidth_terms(s: Strategy) -> tuple[sympy.Expr, sympy.Expr]:
-    """``(T_math, Σ bandwidth-bound collective times)``: the two terms compare ranks by."""
-    comm = sympy.Integer(0)
+def link_loads(s: Strategy) -> list[sympy.Expr]:
+    """Each link's total of bandwidth-bound collective times: each operand's (and the result's) reshards
+    run in turn and keep every link they use busy for their total; one total when everything is added."""
+    legs: dict[str, tuple[sympy.Expr, set[str]]] = {}
     for step in s.collectives:
         assert step.timing is not None, step
-        comm += sympy.sympify(step.timing.bandwidth_time)
-    return s.compute_time, comm
+        total, links = legs.get(step.role, (sympy.Integer(0), set()))
+        legs[step.role] = (total + sympy.sympify(step.timing.bandwidth_time), links | set(step.timing.resources))
+    loads: dict[str, sympy.Expr] = {}
+    for total, links in legs.values():
+        for r in (links or {""}) if s.comm_overlap == "axes" else {"all"}:
+            loads[r] = loads.get(r, sympy.Integer(0)) + total
+    return list(loads.values()) or [sympy.Integer(0)]
+
+
+def bandwidth_terms(s: Strategy) -> tuple[sympy.Expr, sympy.Expr]:
+    """``(T_math, T_comms of the bandwidth-bound collective times)``: the two terms compare ranks by; with
+    collectives on disjoint links overlapping, T_comms is the busiest link's total."""
+    loads = link_loads(s)
+    return s.compute_time, loads[0] if len(loads) == 1 else sympy.Max(*loads)
 
 
 def crossings(terms: Sequence[sympy.Expr], x: sympy.Symbol, values: Mapping[sympy.Symbol, sympy.Basic]) -> list[int]:
@@ -483,7 +496,8 @@ def test_compare_agrees_with_direct_timing(drawn, data: st.DataObject) -> None:
 
     for regime in result.regimes:
         math_, comm = terms[regime.index]
-        for value in points_to_try(data, crossings([math_, comm], x, base), f"{x} for regime {regime.index}"):
+        loads = link_loads(result.plan.strategy(regime.index))
+        for value in points_to_try(data, crossings([math_, *loads], x, base), f"{x} for regime {regime.index}"):
             point = {**base, x: sympy.Integer(value)}
             m, c = substituted(math_, point), substituted(comm, point)
             if m == c:
@@ -494,7 +508,8 @@ def test_compare_agrees_with_direct_timing(drawn, data: st.DataObject) -> None:
 
     for pair in result.pairs:
         ta, tb = terms[pair.a], terms[pair.b]
-        for value in points_to_try(data, crossings([*ta, *tb], x, base), f"{x} for {pair.a} vs {pair.b}"):
+        edges = [ta[0], tb[0], *link_loads(result.plan.strategy(pair.a)), *link_loads(result.plan.strategy(pair.b))]
+        for value in points_to_try(data, crossings(edges, x, base), f"{x} for {pair.a} vs {pair.b}"):
             point = {**base, x: sympy.Integer(value)}
             a = max(substituted(ta[0], point), substituted(ta[1], point))
             b = max(substituted(tb[0], point), substituted(tb[1], point))

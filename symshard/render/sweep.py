@@ -45,7 +45,7 @@ class Curve:
         index: the strategy's 1-based number in the plan.
         strategy: the strategy.
         math: ``T_math``.
-        comm: ``T_comms`` (its collectives one after another, each latency-aware).
+        comm: ``T_comms`` (its collectives, each latency-aware, added up as the plan says).
         time: ``max(T_math, T_comms)``, or their sum without overlap.
         turns: where the strategy changes regime (``T_comms = T_math`` with a sign change).
     """
@@ -109,14 +109,37 @@ class Sweep:
 
 def _curve(index: int, s: Strategy, dim: str, x0: Fraction, overlap: bool) -> Curve:
     math = Piecewise.line(_exact(s.raw_compute_time) / x0)
-    comm = Piecewise.line(0)
+    # each collective as the planner adds it up (symshard.costmodels): latency and bandwidth terms by its
+    # latency model; the reshards of each operand and of the result one after another; those three at once
+    # on disjoint links (the busiest link's total), or all in turn
+    legs: dict[str, tuple[Piecewise, frozenset[str]]] = {}
+    serial = Piecewise.line(0)
     for step in s.collectives:
         t = step.cost
         bw = _exact(t.bandwidth_time)
         lat = _exact(t.latency_time)
         grows = dim in step.op.operand.dim_names  # type: ignore[union-attr]
         band = Piecewise.line(bw / x0) if grows else Piecewise.line(0, bw)
-        comm = comm + (band.maximum(Piecewise.line(0, lat)) if lat else band)
+        if not lat:
+            one = band
+        elif t.latency_model == "nccl":
+            one = band + Piecewise.line(0, lat)
+        else:
+            one = band.maximum(Piecewise.line(0, lat))
+        serial = serial + one
+        total, links = legs.get(step.role, (Piecewise.line(0), frozenset()))
+        legs[step.role] = (total + one, links | t.resources)
+    loads: dict[str, Piecewise] = {}
+    for total, links in legs.values():
+        for r in links or frozenset({""}):
+            loads[r] = loads[r] + total if r in loads else total
+    if s.comm_overlap == "none" or len(loads) < 2:
+        comm = serial
+    else:
+        parts = list(loads.values())
+        comm = parts[0]
+        for part in parts[1:]:
+            comm = comm.maximum(part)
     time = math.maximum(comm) if overlap else math + comm
     if time(x0) != _exact(s.raw_time):  # the scaling rules must give back the planner's own number
         raise PlanError(

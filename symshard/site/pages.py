@@ -209,6 +209,7 @@ class Page:
             "bytes": format_bytes,
             "num": format_number,
             "load_json": load_json,
+            "data_file": data_file,
         }
 
     def render(self, text: str) -> str:
@@ -251,6 +252,20 @@ def load_json(rel_path: str) -> object:
     if not path.is_file():
         raise TemplateError(f"the site has no data file {rel_path}", hint=f"look under {sources()}")
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def data_file(rel_path: str, name: str) -> str:
+    """Copy a data file of the site's sources (e.g. measured nccl-tests output) into the page's
+    working folder as ``name``, so that the page's commands read it by that short name; returns ''."""
+    from .build import sources
+
+    path = sources() / rel_path
+    if not path.is_file():
+        raise TemplateError(f"the site has no data file {rel_path}", hint=f"look under {sources()}")
+    if "/" in name or name.startswith("."):
+        raise TemplateError(f"data_file() names a file in the page's folder, not '{name}'", hint="e.g. 'run.txt'")
+    Path(name).write_bytes(path.read_bytes())
+    return ""
 
 
 def _template_line(err: BaseException) -> int | None:
@@ -300,7 +315,10 @@ def _cell(value: object, fmt: Callable[[object], str] = format_number) -> str:
 
 def hardware_table() -> str:
     """The preset catalogue as a Markdown table, then each chip's sources and notes."""
-    head = "| preset | chip | bf16 FLOP/s (C) | HBM | W_hbm (B/s) | W_ici, one axis, both ways (B/s) | NVLink (B/s) | W_dcn (B/s) | T_hop | wraparound |"
+    head = (
+        "| preset | chip | bf16 FLOP/s (C) | HBM | W_hbm (B/s) | W_ici, one axis, both ways (B/s) | NVLink (B/s) "
+        "| W_dcn (B/s) | latency | wraparound / network |"
+    )
     rows = [head, "| " + " | ".join(["---"] * 10) + " |"]
     wiring = {
         "torus-16": "axes of 16",
@@ -319,9 +337,8 @@ def hardware_table() -> str:
             _cell(c.get(W_ici)),
             _cell(chip.nvlink_bandwidth),
             _cell(c.get(W_dcn)),
-            _cell(chip.hop_latency, format_seconds),
-            wiring.get(chip.wiring, chip.wiring)
-            + (f" ({chip.node_size} GPUs)" if chip.node_size and chip.wiring == "nvlink" else ""),
+            _latency(chip),
+            wiring.get(chip.wiring, chip.wiring) + _network(chip),
         ]
         rows.append("| " + " | ".join(cells) + " |")
     out = ["\n".join(rows), ""]
@@ -329,6 +346,29 @@ def hardware_table() -> str:
         cites = sorted({text for _, text in chip.sources})
         out.append(f"- **{chip.label}** (`{chip.name}`): " + "; ".join(cites) + ".")
     return "\n".join(out)
+
+
+def _latency(chip) -> str:
+    """T_hop on a TPU; NCCL's base and per-step latencies on a GPU."""
+    if chip.hop_latency is not None:
+        return "T_hop " + format_seconds(chip.hop_latency)
+    if chip.base_latency is None:
+        return "—"
+    parts = [f"T_base {format_seconds(chip.base_latency)}", f"T_nvlink {format_seconds(chip.nvlink_latency)}"]
+    parts.append(f"T_net {format_seconds(chip.net_latency)}")
+    return ", ".join(parts)
+
+
+def _network(chip) -> str:
+    """A GPU preset's levels: the NVLink domain, the scalable unit under the leaf switches, the spine."""
+    if chip.wiring != "nvlink" or not chip.node_size:
+        return ""
+    text = f" ({chip.node_size} GPUs"
+    if chip.leaf_nodes:
+        text += f"; {chip.leaf_nodes} nodes per scalable unit; spine above"
+    elif chip.dcn_bandwidth is not None:
+        text += "; scale-out network above"
+    return text + ")"
 
 
 def error_tree() -> str:
