@@ -1,0 +1,513 @@
+"""Resharding one array: the collectives (and free slices) that take it from one sharding to another.
+
+The planner reshards each operand to the sharding the local product needs, and the product to
+the requested output. :func:`reshard_steps` gives the plain route (slices first, then partial
+sums reduced, axes moved by AllToAll, what must go gathered); :func:`reshard_routes` adds the
+other routes the planner costs: gather-then-slice, a run of axes moved by one AllToAll, routes
+through one collective-permute (:class:`Repermute`) and, on request, the orders XLA's SPMD
+partitioner takes. Nothing here costs anything: :mod:`symshard.planner` does.
+
+Examples:
+    >>> [str(s.op) for s in reshard_steps(Array.parse("A[I_X, J]"), Array.parse("A[I, J_X]"))]
+    ['AllToAll_{X,J}']
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from .arrays import Array, Dim, format_axes
+from .collectives import (
+    AllGather,
+    AllReduce,
+    AllToAll,
+    Collective,
+    CollectiveExpr,
+    CollectivePermute,
+    DynamicSlice,
+    ReduceScatter,
+    _array,
+    _dim,
+)
+from .errors import PlanError
+from .memo import on_clear
+
+__all__ = ["Repermute", "reshard_routes", "reshard_steps"]
+
+Value = Any
+"""An axis size: an ``int`` when numbers are known, a SymPy expression otherwise."""
+
+_EXPRS: dict[tuple[Collective, Array], CollectiveExpr] = {}
+on_clear(_EXPRS.clear)
+
+
+def _apply(op: Collective, array: Array) -> CollectiveExpr:
+    """``op(array)``, each distinct one built once: the routes of many legs pass through the same steps."""
+    key = (op, array)
+    expr = _EXPRS.get(key)
+    if expr is None:
+        if len(_EXPRS) >= 65536:  # bounded like the routes' caches: start afresh
+            _EXPRS.clear()
+        expr = _EXPRS[key] = CollectiveExpr(op, array)
+    return expr
+
+
+# -- resharding one array ---------------------------------------------------------------------
+
+
+def _lcp(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    n = 0
+    while n < len(a) and n < len(b) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+@lru_cache(maxsize=65536)
+def reshard_steps(src: Array, dst: Array) -> tuple[CollectiveExpr, ...]:
+    """The collectives (and free slices) that turn ``src`` into ``dst``, cheapest order first.
+
+    Slices come first (they are free and shrink what later steps move), then
+    ReduceScatter and AllReduce of partial sums (cheapest while the array is
+    still split), AllToAll to move an axis between dims, and AllGather of what
+    must go; axes are only ever removed from, and added at, the minor end of a
+    dim, so every step is exact.
+
+    Raises:
+        PlanError: ``dst`` has partial sums that ``src`` lacks, or different dims.
+
+    Examples:
+        >>> [str(s.op) for s in reshard_steps(Array.parse("A[I_X, J]"), Array.parse("A[I, J_X]"))]
+        ['AllToAll_{X,J}']
+        >>> [str(s.op) for s in reshard_steps(Array.parse("C[I, K]{U_X}"), Array.parse("C[I_Y, K_X]"))]
+        ['DynamicSlice_{Y,I}', 'ReduceScatter_{X,K}']
+    """
+    if src.dim_names != dst.dim_names:
+        raise PlanError(f"cannot reshard {src} into {dst}: the dims differ", hint="reshard keeps the dims")
+    if not dst.unreduced <= src.unreduced:
+        extra = format_axes(sorted(dst.unreduced - src.unreduced))
+        raise PlanError(
+            f"cannot reshard {src} into {dst}: no collective creates partial sums over {extra}",
+            hint="an array becomes unreduced only through a local product over a sharded contracted dim",
+        )
+    steps: list[CollectiveExpr] = []
+    cur = src
+    target = {d.name: d.axes for d in dst.dims}
+    names = src.dim_names  # every step keeps the dims, in order
+    for _ in range(4 * (len(src.axes) + len(dst.axes) + len(src.unreduced)) + 4):
+        if cur == dst:
+            return tuple(steps)
+        axes_now = {d.name: d.axes for d in cur.dims}
+        keep = {d: _lcp(axes_now[d], target[d]) for d in axes_now}
+        leaving = {d: axes_now[d][keep[d] :] for d in axes_now}
+        arriving = {d: target[d][keep[d] :] for d in axes_now}
+        used = set(cur.axes) | cur.unreduced
+        # 1. free slices onto dims with nothing to remove first
+        pending = cur.unreduced - dst.unreduced
+        step = None
+        for d in names:
+            if not leaving[d] and arriving[d] and arriving[d][0] not in used:
+                run = []
+                for a in arriving[d]:
+                    if a in used:
+                        break
+                    run.append(a)
+                step = _apply(DynamicSlice(tuple(run), d), cur)
+                break
+        # 2. reduce-scatter partial sums onto dims that receive them next
+        if step is None:
+            for d in names:
+                if not leaving[d] and arriving[d] and arriving[d][0] in pending:
+                    run = []
+                    for a in arriving[d]:
+                        if a not in cur.unreduced or a in dst.unreduced:
+                            break
+                        run.append(a)
+                    step = _apply(ReduceScatter(tuple(run), d), cur)
+                    break
+        # 3. all-reduce partial sums no dim receives
+        if step is None:
+            arriving_anywhere = {a for d in arriving for a in arriving[d]}
+            done = sorted(a for a in pending if a not in arriving_anywhere)
+            if done:
+                step = _apply(AllReduce(tuple(done)), cur)
+        # 4. move an axis from the minor end of one dim to the dim that receives it next
+        if step is None:
+            for d in names:
+                if not leaving[d] and arriving[d]:
+                    a = arriving[d][0]
+                    source = cur.sharded_dim(a)
+                    if source is not None and source != d and axes_now[source] and axes_now[source][-1] == a:
+                        if a in leaving[source]:
+                            step = _apply(AllToAll((a,), d), cur)
+                            break
+        # 5. gather everything that has to leave its dim
+        if step is None:
+            gone = tuple(a for d in names for a in leaving[d])
+            if gone:
+                step = _apply(AllGather(gone), cur)
+        # 6. what is left: partial sums that wait behind other arrivals
+        if step is None:
+            for d in names:
+                if arriving[d] and arriving[d][0] in cur.unreduced:
+                    step = _apply(ReduceScatter((arriving[d][0],), d), cur)
+                    break
+        if step is None:  # pragma: no cover - every state above makes progress
+            break
+        steps.append(step)
+        cur = step.output
+    raise PlanError(f"cannot reshard {src} into {dst}", hint="this is a bug in symshard; please report it")
+
+
+# -- collective-permutes that reshard -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Repermute(CollectivePermute):
+    """``CollectivePermute_XY(B[J, K_Y]) -> B[J, K_X]``: a reshard done by moving blocks, not gathering.
+
+    Valid when every device's new block lies inside one block some device holds now
+    (for each dim the new shard count is a multiple of the old one) and the partial
+    sums are unchanged. Each device cuts from its block the piece one other device
+    needs and sends it there (XLA's ``collective-permute``): every device sends and
+    receives one block of the *result*, once. ``axes`` are the mesh axes whose
+    shardings change, the axes its pairs of devices cross: an axis that shards a dim
+    before and after, behind as many shards (``K_PQ`` to ``K_YQ`` with ``|P| = |Y|``),
+    keeps every block's coordinate along it and is left out. The time is that of a
+    permute over the slowest of their links, the hops the sum of theirs.
+
+    Examples:
+        >>> str(Repermute(("X", "Y"), (Dim("J"), Dim("K", ("X",)))).apply(Array.parse("B[J, K_Y]")))
+        'B[J, K_X]'
+    """
+
+    dims: tuple[Dim, ...] = ()
+
+    @property
+    def subscript(self) -> str:
+        """The axes, then where the moved dims go: ``{XY,K_X}``."""
+        moved = ",".join(str(d) for d in self.dims if set(d.axes) & set(self.axes))
+        return "{" + format_axes(self.axes).strip("{}") + "," + moved + "}"
+
+    def latex(self) -> str:
+        moved = ",".join(d.latex() for d in self.dims if set(d.axes) & set(self.axes))
+        return rf"\text{{{self.kind}}}_{{{format_axes(self.axes).strip('{}')},{moved}}}"
+
+    def apply(self, array: Array) -> Array:
+        if tuple(d.name for d in self.dims) != array.dim_names:
+            raise self._fail(array, "the new sharding names other dims", "permute keeps the dims")
+        out = Array(array.name, tuple(self.dims), array.unreduced)
+        if out == array:
+            raise self._fail(array, "the sharding does not change", "a permute here would move nothing")
+        return out
+
+
+def _divides(small: tuple[str, ...], big: tuple[str, ...], sizes: Mapping[str, Value] | None) -> bool:
+    """Whether the shard count over ``small`` divides that over ``big``: known when ``small``'s axes are
+    among ``big``'s or the sizes are numbers, assumed when they are symbols (the plan says so)."""
+    if set(small) <= set(big):
+        return True
+    if not big:  # one block cannot come from a part of one
+        return False
+    if sizes is None:  # symbolic sizes: assumed to divide (as dims are), unless big's axes are fewer of small's
+        return not set(big) < set(small)
+    n_small = n_big = 1
+    for a in small:
+        n_small *= sizes[a]
+    for a in big:
+        n_big *= sizes[a]
+    return n_big % n_small == 0
+
+
+def _kept_in_place(
+    axis: str, before: tuple[str, ...], after: tuple[str, ...], sizes: Mapping[str, Value] | None
+) -> bool:
+    """Whether a dim sharded over ``before``, then over ``after``, keeps its devices' coordinates along
+    ``axis``: ``axis`` shards it in both, with as many shards of the dim major to it (``K_PQ`` to
+    ``K_YQ`` with ``|P| = |Y|``: each block's Q coordinate is that of the block it comes from, so
+    no permute pair crosses Q)."""
+    if axis not in before or axis not in after:
+        return False
+    major_before, major_after = before[: before.index(axis)], after[: after.index(axis)]
+    if sizes is None:
+        return sorted(major_before) == sorted(major_after)
+    return math.prod(sizes[a] for a in major_before) == math.prod(sizes[a] for a in major_after)
+
+
+def _permute(src: Array, dst: Array, sizes: Mapping[str, Value] | None) -> CollectiveExpr | None:
+    """One collective-permute from ``src`` to ``dst``, when one can do it (see :class:`Repermute`)."""
+    if src == dst or src.unreduced != dst.unreduced or src.dim_names != dst.dim_names:
+        return None
+    changed: set[str] = set()
+    for s, t in zip(src.dims, dst.dims, strict=True):
+        if s.axes == t.axes:
+            continue
+        if not _divides(s.axes, t.axes, sizes):
+            return None
+        if t.axes[: len(s.axes)] == s.axes:  # only new minor axes: a free slice, not a permute
+            extra = [a for a in t.axes[len(s.axes) :] if a in src.axes]
+            if not extra:
+                continue
+        changed.update(a for a in (*s.axes, *t.axes) if not _kept_in_place(a, s.axes, t.axes, sizes))
+    if not changed:
+        return None
+    return Repermute(tuple(sorted(changed)), dst.dims)(src)
+
+
+def _only_gathers(steps: Sequence[CollectiveExpr]) -> bool:
+    return all(isinstance(s.op, (AllGather, DynamicSlice)) for s in steps)
+
+
+def _plain_routes(cur: Array, dst: Array, xla: bool = False) -> list[tuple[CollectiveExpr, ...]]:
+    """The permute-free routes from ``cur`` to ``dst`` (partial sums already as ``dst`` keeps them):
+    :func:`reshard_steps`, gather-then-slice, a run of several axes moved by one AllToAll, and (with
+    ``xla``) a gather of the axes ``dst`` does not use before an AllToAll."""
+    out = [reshard_steps(cur, dst)]
+    # gather everything that leaves first, then slice (XLA's order; moves more, same product)
+    common = _array(  # each dim's axes cut to what it shares with dst: still valid
+        cur.name,
+        tuple(_dim(s.name, s.axes[: _lcp(s.axes, t.axes)]) for s, t in zip(cur.dims, dst.dims, strict=True)),
+        cur.unreduced,
+    )
+    if common != cur and common != dst:
+        gather = reshard_steps(cur, common)
+        slices = reshard_steps(common, dst)
+        if _only_gathers(gather) and all(isinstance(s.op, DynamicSlice) for s in slices):
+            out.append((*gather, *slices))
+    # gather first the axes dst does not use at all, then move the rest (XLA clears the way for an AllToAll)
+    unused = set(cur.axes) - set(dst.axes) if xla else set()
+    kept = [next((i for i, a in enumerate(d.axes) if a in unused), len(d.axes)) for d in cur.dims]
+    cleared = _array(  # prefixes of valid dims: valid
+        cur.name, tuple(_dim(d.name, d.axes[:k]) for d, k in zip(cur.dims, kept, strict=True)), cur.unreduced
+    )
+    if xla and cleared != cur and cleared != dst:
+        gather = reshard_steps(cur, cleared)
+        if _only_gathers(gather):
+            for after in _plain_routes(cleared, dst):  # the rest one axis at a time, or a run in one AllToAll
+                if any(isinstance(s.op, AllToAll) for s in after):
+                    out.append((*gather, *after))
+    # move a run of several axes to another dim in one AllToAll over all of them
+    for s_dim, t_dim in itertools.permutations(zip(cur.dims, dst.dims, strict=True), 2):
+        go = s_dim[0].axes[_lcp(s_dim[0].axes, s_dim[1].axes) :]
+        come = t_dim[1].axes[_lcp(t_dim[0].axes, t_dim[1].axes) :]
+        if len(go) > 1 and come[: len(go)] == go and t_dim[0].axes == t_dim[1].axes[: len(t_dim[0].axes)]:
+            move = _apply(AllToAll(go, t_dim[0].name), cur)
+            after = reshard_steps(move.output, dst)
+            if not any(isinstance(x.op, (ReduceScatter, AllReduce)) for x in after):
+                out.append((move, *after))
+    return list(dict.fromkeys(out))
+
+
+@lru_cache(maxsize=65536)
+def reshard_routes(
+    src: Array, dst: Array, sizes: tuple[tuple[str, Value], ...] | None = None, xla: bool = False
+) -> tuple[tuple[CollectiveExpr, ...], ...]:
+    """Every route from ``src`` to ``dst`` the planner costs: :func:`reshard_steps` first, then (once
+    the partial sums are what ``dst`` keeps) gather-then-slice, a run of axes moved by one AllToAll,
+    and the routes through one collective-permute: straight to ``dst``, or to ``dst`` with the axes
+    that must go moved to the minor end, then one gather; and each with its multi-dim gathers done
+    one dim at a time.
+
+    With ``xla``, also the orders XLA's SPMD partitioner takes that the routes above leave out:
+    partial sums reduced on the whole array before anything else (:func:`_reduce_first`), a dim's
+    axes in another order fixed by a final permute, a gather of the axes ``dst`` does not use before
+    an AllToAll (then one axis at a time, or a run in one AllToAll), shards permuted onto an axis
+    ``dst`` uses, or onto an idle one only to be gathered over it, before the rest of the reshard,
+    and a permute to ``dst`` with only some of the departing axes kept, on any dim, then gathered
+    (:func:`_departing_kept`). Most
+    are slower than a route above; a few are faster in particular cases (slicing an idle axis before
+    an AllToAll moves less, even with the permute after it). They multiply the routes of arrays
+    sharded over three axes, so they come on request.
+
+    ``sizes`` (axis name to size, when numbers) lets a permute change an axis for another of a
+    size it divides (``K_Y`` to ``K_X`` on a mesh with ``|Y|`` dividing ``|X|``).
+
+    Examples:
+        >>> routes = reshard_routes(Array.parse("C[I, K_XY]"), Array.parse("C[I, K_Y]"))
+        >>> [[str(s.op) for s in r] for r in routes]
+        [['AllGather_XY', 'DynamicSlice_{Y,K}'], ['CollectivePermute_{XY,K_YX}', 'AllGather_X']]
+    """
+    base = reshard_steps(src, dst)
+    routes = [base]
+    if not base or all(isinstance(s.op, DynamicSlice) for s in base):
+        return tuple(routes)
+    axis_sizes = dict(sizes) if sizes is not None else None
+    for r in _reduce_first(src, dst, base, sizes) if xla else ():
+        if r not in routes:
+            routes.append(r)
+    # the permute comes once the partial sums are what dst keeps
+    k = 0
+    cur = src
+    while cur.unreduced != dst.unreduced and k < len(base):
+        cur = base[k].output
+        k += 1
+    if cur.unreduced != dst.unreduced:
+        return tuple(routes)
+    head = base[:k]
+    rest = base[k:]
+    if (
+        not rest
+        or all(isinstance(s.op, DynamicSlice) for s in rest)
+        or any(isinstance(s.op, (ReduceScatter, AllReduce)) for s in rest)
+    ):
+        return tuple(routes)
+    candidates: list[tuple[CollectiveExpr, ...]] = [(*head, *r) for r in _plain_routes(cur, dst, xla)[1:]]
+    direct = _permute(cur, dst, axis_sizes)
+    if direct is not None:
+        candidates.append((*head, direct))
+    # reshard to dst with a dim's axes in another order, then one permute puts them in dst's order
+    for alt in _reorders(dst) if xla else ():
+        last = _permute(alt, dst, axis_sizes)
+        if last is None:
+            continue
+        if alt == cur:
+            candidates.append((*head, last))
+            continue
+        for there in _plain_routes(cur, alt, xla):
+            if not any(isinstance(x.op, (ReduceScatter, AllReduce)) for x in there):
+                candidates.append((*head, *there, last))
+    # permute to dst with the departing axes kept at the minor end of their dim, then gather them
+    target_axes = set(dst.axes)
+    dims = []
+    for s, t in zip(cur.dims, dst.dims, strict=True):
+        going = tuple(a for a in s.axes if a not in target_axes)
+        dims.append(_dim(s.name, t.axes + going))
+    # dst's axes, then cur's that dst does not use: each axis once, none unreduced (cur and dst agree there)
+    mid = _array(cur.name, tuple(dims), cur.unreduced)
+    mids = list(dict.fromkeys([mid, *(_departing_kept(cur, dst) if xla else ())]))
+    for mid in mids:
+        if mid == dst or mid == cur:
+            continue
+        first = _permute(cur, mid, axis_sizes)
+        if first is not None:
+            after = reshard_steps(mid, dst)
+            if _only_gathers(after):
+                candidates.append((*head, first, *after))
+    # permute one axis's shards onto an axis the array does not use (K_Y to K_X), then reshard from there;
+    # also onto a mesh axis dst does not use either, a roundabout XLA takes (I_Y to I_X, then gather X)
+    idle = tuple(a for a in axis_sizes or () if a not in dst.axes)
+    for swapped in _swaps(cur, dst, idle) if xla else ():
+        first = _permute(cur, swapped, axis_sizes)
+        if first is not None and swapped != dst:
+            after = reshard_steps(swapped, dst)
+            if after and not any(isinstance(x.op, (ReduceScatter, AllReduce)) for x in after):
+                candidates.append((*head, first, *after))
+    for c in [base, *candidates]:
+        for split in _split_gathers(c):
+            if split not in candidates:
+                candidates.append(split)
+    for c in candidates:
+        if c not in routes:
+            routes.append(c)
+    return tuple(routes)
+
+
+def _reduce_first(
+    src: Array, dst: Array, base: tuple[CollectiveExpr, ...], sizes: tuple[tuple[str, Value], ...] | None
+) -> list[tuple[CollectiveExpr, ...]]:
+    """XLA's order for partial sums: reduce them on the whole array before anything else. All-reduce
+    every axis ``dst`` does not keep, then take any route to ``dst``; or, over several axes, all-reduce
+    all but one and reduce-scatter that one onto the dim it arrives on. Only where :func:`reshard_steps`
+    does something else first, or reduces over several axes (otherwise its own route is this one)."""
+    gone = tuple(a for a in sorted(src.unreduced) if a not in dst.unreduced)
+    if not gone:
+        return []
+    whole = AllReduce(gone)(src)
+    reductions = [i for i, s in enumerate(base) if isinstance(s.op, (ReduceScatter, AllReduce))]
+    slices_first = any(isinstance(s.op, DynamicSlice) for s in base[: reductions[-1]]) if reductions else False
+    out: list[tuple[CollectiveExpr, ...]] = []
+    if len(gone) > 1 or slices_first:
+        out.append((whole, *reshard_steps(whole.output, dst)))
+    # or reduce, then move the reduced blocks with one permute, or take another route from there
+    moved = _permute(whole.output, dst, dict(sizes) if sizes is not None else None)
+    if moved is not None:
+        out.append((whole, moved))
+    for r in reshard_routes(whole.output, dst, sizes, True)[1:]:
+        if (whole, *r) not in out:
+            out.append((whole, *r))
+    if len(gone) > 1:
+        for a in gone:
+            d = dst.sharded_dim(a)
+            if d is None:
+                continue
+            first = AllReduce(tuple(x for x in gone if x != a))(src)
+            have, want = first.output.dim(d).axes, dst.dim(d).axes
+            if want[: len(have)] != have or len(want) == len(have) or want[len(have)] != a:
+                continue
+            scatter = ReduceScatter((a,), d)(first.output)
+            out.append((first, scatter, *reshard_steps(scatter.output, dst)))
+    return out
+
+
+def _departing_kept(cur: Array, dst: Array) -> list[Array]:
+    """``dst`` with some of the axes ``cur`` uses and ``dst`` does not added at the minor end of a dim,
+    each to any dim (``B[J, K_YP]`` between ``B[J, K_PQ]`` and ``B[J, K_Y]``; ``B[J_P, K_YQ]``
+    between ``B[J_Y, K_PQ]`` and ``B[J, K_Y]``): XLA permutes to such an array (where each new block
+    lies inside one of ``cur``'s, :func:`_permute` checks), then gathers the axes it added, where
+    keeping every departing axis in its own dim cuts the blocks finer or moves more. Departing axes
+    keep ``cur``'s order within a dim."""
+    target_axes = set(dst.axes)
+    going = [a for d in cur.dims for a in d.axes if a not in target_axes]
+    out = []
+    for places in itertools.product(range(len(cur.dims) + 1), repeat=len(going)):  # the last: dropped
+        dims = tuple(
+            _dim(t.name, t.axes + tuple(a for a, at in zip(going, places, strict=True) if at == i))
+            for i, t in enumerate(dst.dims)
+        )
+        out.append(_array(cur.name, dims, cur.unreduced))
+    return out
+
+
+def _swaps(array: Array, dst: Array, idle: tuple[str, ...] = ()) -> list[Array]:
+    """``array`` with one of its sharding axes replaced, in place, by an axis it does not use and ``dst``
+    does (or one of ``idle``)."""
+    free = [a for a in (*dst.axes, *idle) if a not in array.axes and a not in array.unreduced]
+    out = []
+    for i, d in enumerate(array.dims):
+        for j in range(len(d.axes)):
+            for b in free:
+                axes = (*d.axes[:j], b, *d.axes[j + 1 :])
+                out.append(array.with_dims((*array.dims[:i], Dim(d.name, axes), *array.dims[i + 1 :])))
+    return out
+
+
+def _reorders(array: Array) -> list[Array]:
+    """``array`` with the axes of its multi-axis dims in every other order (``K_YX`` for ``K_XY``)."""
+    options = [list(itertools.permutations(d.axes)) if len(d.axes) > 1 else [d.axes] for d in array.dims]
+    out = []
+    for combo in itertools.product(*options):
+        alt = Array(
+            array.name,
+            tuple(Dim(d.name, axes) for d, axes in zip(array.dims, combo, strict=True)),
+            array.unreduced,
+        )
+        if alt != array:
+            out.append(alt)
+    return out
+
+
+def _split_gathers(route: tuple[CollectiveExpr, ...]) -> list[tuple[CollectiveExpr, ...]]:
+    """``route`` with each AllGather that spans several dims done one dim at a time, the last dim
+    first (an XLA all-gather runs along one dim: this is the order its partitioner uses)."""
+    out: list[CollectiveExpr] = []
+    split = False
+    for step in route:
+        arr = step.operand
+        dims = [d for d in arr.dims if any(a in step.op.axes for a in d.axes)]
+        if not isinstance(step.op, AllGather) or len(dims) < 2:
+            out.append(step)
+            continue
+        split = True
+        for d in reversed(dims):
+            expr = AllGather(tuple(a for a in d.axes if a in step.op.axes))(arr)
+            out.append(expr)
+            arr = expr.output
+    return [tuple(out)] if split else []
+
+
+on_clear(reshard_steps.cache_clear)
+on_clear(reshard_routes.cache_clear)
