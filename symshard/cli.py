@@ -563,11 +563,13 @@ def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
     if not p.numeric and chip is not None:
         # sizes are symbolic: keep C, W_ici, ... as symbols too, so the formulas stay readable
         p = plan(mm, mesh, args.shape, dtype=args.dtype, model=args.model, overlap=not args.serial, comm_overlap=how)
+    if args.json:  # only what is printed is worked out: a long plan's formulas take a while to write
+        return "", plan_data(p, args.language)
     text = plan_text(p, top=None if args.top == 0 else args.top, language=args.language, explain=args.explain)
     if chip is not None and not p.numeric:
         consts = ", ".join(f"{k} = {format_number(v)}" for k, v in chip.constants(p.dtype).items())
         text += f"\n{chip.label}{'：' if args.language == 'zh' else ': '}{consts}"
-    return text, plan_data(p, args.language)
+    return text, {}
 
 
 def _verify(args: argparse.Namespace) -> tuple[str, dict]:

@@ -592,13 +592,21 @@ def tally(timings: Sequence[Timing], overlap: str = "axes") -> tuple[Value, tupl
     return total, tuple((r, total) for r in sorted(links or {""}))
 
 
-def join_loads(groups: Iterable[tuple[tuple[str, Value], ...]]) -> Value:
-    """``T_comms`` of collectives given as per-link totals (from :func:`tally`): the busiest link's total."""
+def join_loads(
+    groups: Iterable[tuple[tuple[str, Value], ...]], largest: Callable[[list[Value]], Value] | None = None
+) -> Value:
+    """``T_comms`` of collectives given as per-link totals (from :func:`tally`): the busiest link's total.
+
+    ``largest`` takes the largest of the links' totals when they are neither numbers nor SymPy (the
+    planner prunes strategies with costs kept as sums of monomials, :mod:`symshard.monomials`)."""
     per: dict[str, Value] = {}
     for group in groups:
         for r, v in group:
             per[r] = per[r] + v if r in per else v
-    return _busiest(list(per.values()))
+    values = list(per.values())
+    if largest is not None and len(values) > 1:
+        return largest(values)
+    return _busiest(values)
 
 
 def _busiest(values: list[Value]) -> Value:

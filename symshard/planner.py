@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -58,13 +59,14 @@ from .costmodels import (
     volume,
 )
 from .dtypes import canonical_dtype, dtype_bytes
-from .errors import PlanError
+from .errors import DivisibilityError, PlanError
 from .hardware import Hardware, exact_number
 from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
 from .matmul import Classification, LocalMatmul, Matmul, local_product, matmul
 from .memo import memoized
 from .mesh import Mesh, resolve_mesh
+from .monomials import Domain, Lazy, Maximum, from_expr, less_equal, log_uniform
 from .placement import ShapeLike, check_on_mesh, resolve_shape
 from .routes import Repermute, reshard_routes, reshard_steps
 from .routes import _permute as _permute  # re-exported: tests and the JAX bridge name it here
@@ -203,6 +205,37 @@ class CostEnv:
         self._bytes: dict[Array, Value] = {}
         self._groups: dict[tuple[str, ...], Value] = {}
         self._by_volume: dict[tuple, Timing] = {}
+        self.sizes = dict(sizes)
+        self._fits: dict[Array, bool] = {}
+
+    def fits(self, array: Array) -> bool:
+        """Whether ``array`` can be split as it says: with numbers, every dim a multiple of the devices
+        that shard it (placement's own check); a dim given as a number and sharded over symbolic axes must
+        leave room for at least two devices on each."""
+        found = self._fits.get(array)
+        if found is None:
+            try:
+                check_on_mesh(array, self.mesh, self.sizes)
+                found = True
+            except DivisibilityError:
+                found = False
+            if found:
+                for d in array.dims:
+                    size = as_expr(self.sizes[d.name])
+                    if not d.axes or not size.is_number:
+                        continue
+                    known = 1
+                    unknown = 0
+                    for a in d.axes:
+                        n = as_expr(self.mesh.size(a))
+                        if n.is_number:
+                            known *= int(n)
+                        else:
+                            unknown += 1
+                    if unknown and (int(size) % known or int(size) // known < 2**unknown):
+                        found = False
+            self._fits[array] = found
+        return found
 
     def hop_floor(self, src: Array, dst: Array) -> Value:
         """A lower bound on the time of any route from ``src`` to ``dst``: each mesh axis whose partial
@@ -245,7 +278,14 @@ class CostEnv:
         loaded = [leg for leg in legs if leg.loads]
         if len(loaded) < 2:
             return loaded[0].comm if loaded else 0
-        return join_loads(leg.loads for leg in loaded)
+        return join_loads((leg.loads for leg in loaded), self.largest_of)
+
+    largest_of: Callable[[list[Value]], Value] | None = None
+    """How :func:`~symshard.costmodels.join_loads` takes the largest link total (None: its own way)."""
+
+    def largest(self, values: Sequence[Value]) -> Value:
+        """The largest of several costs (an unevaluated ``Max`` while they are symbolic)."""
+        return _max(values)
 
     def group(self, axes: Iterable[str]) -> Value:
         """The number of devices in a group over ``axes`` (their sizes multiplied)."""
@@ -299,6 +339,66 @@ class CostEnv:
         out = self.costing.timing(op.kind, op.axes, v)
         self._cache[key] = out
         self._by_volume[(op, v)] = out
+        return out
+
+
+_VOLUME = sympy.Dummy("V", positive=True)
+
+
+class Probe(CostEnv):
+    """A :class:`CostEnv`'s costs kept as sums of monomials (:mod:`symshard.monomials`): what the planner
+    compares to drop strategies that can never win, hundreds of times faster than SymPy.
+
+    Each collective is costed once per kind and axes by :mod:`~symshard.costmodels`, with its volume a
+    placeholder symbol that each actual volume then replaces (substitution commutes with the formulas, so
+    the costs are exactly the plan's, in another form). FLOPs, bytes and how the legs add up are worked
+    out on the monomials directly.
+    """
+
+    def __init__(self, env: CostEnv) -> None:
+        self.base = env
+        self.mesh = env.mesh
+        self.model = env.model
+        self.comm_overlap = env.comm_overlap
+        self.dtype = env.dtype
+        self.hardware = env.hardware
+        self.values = env.values
+        self.numeric = False
+        self.costing = env.costing
+        self.dim = {d: from_expr(v) for d, v in env.dim.items()}
+        self.axis = {a: from_expr(v) for a, v in env.axis.items()}
+        self.elem = from_expr(env.elem)
+        self.flops_rate = from_expr(env.flops_rate)
+        self._cache = {}
+        self._fewest = {a: 0 for a in env.axis}
+        self._bytes = {}
+        self._groups = {}
+        self._by_volume = {}
+        self._units: dict[tuple[str, tuple[str, ...]], tuple[Maximum, frozenset[str]]] = {}  # per kind and axes
+
+    largest_of = staticmethod(Maximum.largest)
+
+    def largest(self, values: Sequence[Value]) -> Value:
+        return Maximum.largest(values)
+
+    def timing(self, expr: CollectiveExpr) -> Timing:
+        key = (expr.op, expr.operand)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        op = expr.op
+        v = volume(op.kind, self.bytes(expr.operand), self.bytes(expr.output), self.group(op.axes))
+        unit = self._units.get((op.kind, op.axes))
+        if unit is None:
+            t = self.costing.timing(op.kind, op.axes, _VOLUME)
+            unit = self._units[(op.kind, op.axes)] = (from_expr(t.time), t.resources)
+        time = (
+            unit[0].substitute(_VOLUME, v)
+            if len(v.parts) == 1 and v.parts[0].monomial
+            else from_expr(self.costing.timing(op.kind, op.axes, v.expr()).time)
+        )
+        out = Timing(v, 0, time, 0, time, self.costing.latency_model, (), unit[1])
+        self._cache[key] = out
         return out
 
 
@@ -428,16 +528,38 @@ class Strategy:
 
     @property
     def bound(self) -> str | None:
-        """``'compute'`` if T_math ≥ T_comms, ``'communication'`` if less, None when symbolic."""
+        """``'compute'`` if T_math ≥ T_comms, ``'communication'`` if less; with symbols, the answer
+        when it holds everywhere (every axis at least 2 devices), else None."""
         m, c = self.raw_compute_time, self.raw_comm_time
         if not (_is_num(m) and _is_num(c)):
-            diff = sympy.simplify(sym(m) - sym(c))
-            if diff.is_nonnegative:
+            math_, comm = from_expr(sym(m)), from_expr(sym(c))
+            domain = Domain.around(math_.atoms | comm.atoms)
+            if less_equal(comm, math_, domain):
                 return "compute"
-            if diff.is_negative:
-                return "communication"
+            if comm.is_zero:
+                return "compute"
             return None
         return "compute" if m >= c else "communication"
+
+    @property
+    def divisibility(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """What the strategy needs to divide evenly: ``(dim, axes)`` for every dim some array of it
+        shards, the dim a multiple of the product of those axes' sizes (only the largest group of each
+        dim is kept: ``H`` over ``X·Y`` implies ``H`` over ``X``).
+
+        Examples:
+            >>> s = plan("X[B, D] · Y[D_X, F] -> Z[B, F]").strategy("DynamicSlice_{X,D}(X) → matmul → AllReduce_X(Z)")
+            >>> s.divisibility
+            (('D', ('X',)),)
+        """
+        arrays: list[Array] = []
+        for st in self.steps:
+            arrays += (
+                [st.op.lhs, st.op.rhs, st.op.output]
+                if isinstance(st.op, LocalMatmul)
+                else [st.op.operand, st.op.output]
+            )
+        return _largest_groups(arrays)
 
     @property
     def collectives(self) -> tuple[PlanStep, ...]:
@@ -455,8 +577,33 @@ class Strategy:
 
 
 @dataclass(frozen=True, slots=True)
+class Reason:
+    """Why a plan lists a strategy, as a key and values (the words are :mod:`symshard.report`'s).
+
+    Keys: ``fastest`` (numbers: the fastest of all), ``fastest_within`` (numbers: the fastest of the
+    strategies that need at most ``memory`` bytes per device, so the one to use under that limit),
+    ``fastest_at`` (symbols: the fastest at the sample ``point``), ``undominated`` (symbols: no other
+    strategy has at most its FLOPs, communication time and memory everywhere), ``natural`` (the
+    chapter's rule, listed whether or not it can win) and ``listed`` (every valid strategy, ``all=True``).
+    """
+
+    key: str
+    values: tuple[tuple[str, object], ...] = ()
+
+    def value(self, name: str) -> object:
+        """One of the values, by name (None when absent)."""
+        return dict(self.values).get(name)
+
+
+@dataclass(frozen=True, slots=True)
 class Plan:
-    """Every strategy for one matmul on one mesh, sorted fastest first when the numbers allow."""
+    """The strategies for one matmul on one mesh: those that can win somewhere, or (``all=True``) every
+    valid one; sorted fastest first when the numbers allow, else fewest collectives first.
+
+    ``reasons[i]`` says why ``strategies[i]`` is listed; ``counted`` holds what the planner counted on
+    its way (``valid``: strategies whose every array divides evenly, when known; ``dominated``: those
+    dropped as never winning; ``indivisible``: those dropped because an array does not divide).
+    """
 
     matmul: Matmul
     classification: Classification
@@ -467,26 +614,34 @@ class Plan:
     overlap: bool
     hardware: Hardware | None
     targets: tuple[Array, ...]
-    strategies: tuple[Strategy, ...]
+    strategies: Sequence[Strategy]
     numeric: bool
     assumptions: tuple[str, ...] = ()
     comm_overlap: str = "axes"
+    reasons: tuple[Reason, ...] = ()
+    counted: tuple[tuple[str, int], ...] = ()
+    complete: bool = False
+    source: Any = field(default=None, repr=False, compare=False, hash=False)
+    natural_strategy: Strategy | None = field(default=None, repr=False, compare=False, hash=False)
 
     @property
     def best(self) -> Strategy | None:
         """The fastest strategy, or None when the costs are symbolic and cannot be ranked."""
-        return self.strategies[0] if self.numeric and self.strategies else None
+        return self.strategies[0] if self.numeric and len(self.strategies) else None
 
     @property
     def natural(self) -> Strategy:
         """The strategy the chapter's rules give: the operands used as they are (no slicing of
         idle axes), with as few steps as that allows: gather a sharded contracting operand
         (Case 2), reduce the partial sums (Case 3), gather one side (Case 4), nothing (Case 1).
+        Always listed, whether or not it can win.
 
         Examples:
             >>> plan("A[I, J_X] · B[J_X, K] -> C[I, K]").natural.name
             'matmul → AllReduce_X(C)'
         """
+        if self.natural_strategy is not None:
+            return self.natural_strategy
 
         def sliced_inputs(s: Strategy) -> int:
             return sum(
@@ -500,7 +655,8 @@ class Plan:
         return min(self.strategies, key=lambda s: (sliced_inputs(s), len(s.steps), len(s.collectives)))
 
     def strategy(self, key: int | str) -> Strategy:
-        """A strategy by 1-based position or by name.
+        """A strategy by 1-based position among those listed, or by name among every valid one (a
+        strategy the plan does not list, because it can never win, is still found by its name).
 
         Raises:
             PlanError: no such strategy.
@@ -516,7 +672,23 @@ class Plan:
         for s in self.strategies:
             if s.name == key:
                 return s
+        found = self.source.find(key) if self.source is not None and not self.complete else None
+        if found is not None:
+            return found
         raise PlanError(f"no strategy is called '{key}'", hint="use its number or exact name")
+
+    def all_strategies(self) -> Sequence[Strategy]:
+        """Every valid strategy, in the order ``plan(..., all=True)`` lists them, each built when read (a
+        plan over many axes has a hundred thousand)."""
+        if self.complete or self.source is None:
+            return self.strategies
+        return self.source.listing()
+
+    def why(self, index: int) -> Reason:
+        """Why the strategy numbered ``index`` (1-based) is listed."""
+        if self.reasons:
+            return self.reasons[index - 1]
+        return Reason("listed")
 
 
 def natural_outputs(mm: Matmul) -> tuple[Array, ...]:
@@ -588,7 +760,7 @@ def _leg(env: CostEnv, src: Array, dst: Array, role: str, resident: bool, exprs=
         before = 0 if (resident and (expr.operand is src or expr.operand == src)) else env.bytes(expr.operand)
         peaks.append(before + env.bytes(expr.output))
     comm, per_link = tally(timings, env.comm_overlap)
-    return _Leg(tuple(steps), comm, _max(peaks), env.bytes(dst), per_link)
+    return _Leg(tuple(steps), comm, env.largest(peaks), env.bytes(dst), per_link)
 
 
 @memoized
@@ -604,8 +776,22 @@ def plan(
     overlap: bool = True,
     routes: str = "standard",
     comm_overlap: str = "axes",
+    all: bool | None = None,
 ) -> Plan:
-    """List and cost every strategy for ``mm``.
+    """The strategies for ``mm`` that can win somewhere, each costed, with the reason it is listed.
+
+    Every strategy the planner lists divides evenly: with numbers, every array of every step splits
+    over its shards (a strategy that would need ``H = 4`` split 8 ways is never listed); with
+    symbols, :attr:`Strategy.divisibility` says what it needs, and a strategy that no size could
+    satisfy (``H = 4`` over three symbolic axes, each at least 2) is dropped.
+
+    Strategies that can never win are dropped before their costs are built: with numbers, those
+    no faster than one that needs no more memory (a branch and bound on cheap lower bounds finds the
+    rest without costing them); with symbols, those whose FLOPs, communication time and memory are
+    each at least another valid strategy's at every point where they are valid (decided exactly on
+    the sums of monomials the costs are, :mod:`symshard.monomials`). The strategy the chapter's
+    rules give (:attr:`Plan.natural`) is always listed. ``all=True`` lists every valid strategy
+    instead, built one at a time as they are read.
 
     Args:
         mm: a :class:`~symshard.matmul.Matmul` or its notation.
@@ -626,6 +812,8 @@ def plan(
             permute, ...), to compare plans with XLA's (:mod:`symshard.jax.verify` does); on meshes of
             three axes, many times more strategies (20849 instead of 660 for
             ``A[I_X, J_Y] · B[J_Y, K_Z] -> C[I_X, K_Z]`` on ``X=4,Y=4,Z=4``).
+        all: list every valid strategy, not only those that can win; default: only with
+            ``routes='xla'`` (where XLA's plan is looked for among them).
 
     Raises:
         PlanError: a requested output no strategy can produce (with the reason).
@@ -634,6 +822,7 @@ def plan(
         ShapeError: sizes that are not positive integers, or for dims no operand has.
         UnknownHardwareError: a chip name not in the catalogue.
     """
+    every = (routes == "xla") if all is None else bool(all)
     m_ = matmul(mm) if isinstance(mm, str) else mm
     hw = lookup_hardware(hardware) if hardware is not None else None
     arrays = [m_.lhs, m_.rhs] + ([m_.out] if m_.out is not None else [])
@@ -646,12 +835,26 @@ def plan(
     targets = (m_.out,) if m_.out is not None else natural_outputs(m_)
     if routes not in ("standard", "xla"):
         raise PlanError(f"routes must be 'standard' or 'xla', not {routes!r}", hint="use routes='standard'")
-    strategies = _enumerate(m_, env, targets, overlap, routes == "xla")
-    if not strategies:
+    source = Enumeration(m_, env, targets, overlap, routes == "xla")
+    natural = source.natural()
+    if natural is None:
         raise PlanError(
             f"no strategy computes {context}",
             hint="the requested output may need partial sums the product cannot produce",
         )
+    counted: list[tuple[str, int]] = []
+    if every:
+        listed: Sequence[Strategy] = source.listing()
+        reasons: tuple[Reason, ...] = ()
+        counted.append(("valid", len(listed)))
+    else:
+        kept, reasons_list, counted = source.winners()
+        if not any(s == natural for s in kept):
+            kept.append(natural)
+            reasons_list.append(Reason("natural"))
+        order = sorted(range(len(kept)), key=lambda i: _sort_key(kept[i], env.numeric))
+        listed = tuple(kept[i] for i in order)
+        reasons = tuple(reasons_list[i] for i in order)
     assumptions = [f"model {env.model}: {MODELS[env.model]}"]
     assumptions += ["axis " + a.describe() for a in mesh_.axes]
     latency = env.costing.latency_model
@@ -676,6 +879,10 @@ def plan(
             "a collective-permute that moves a dim's sharding onto other axes assumes their shard count is a "
             "multiple of the old one's"
         )
+    if not every:
+        assumptions.append(
+            "listed: the strategies that can win somewhere (and the chapter's rule); all=True lists every valid one"
+        )
     return Plan(
         matmul=m_,
         classification=m_.classify(),
@@ -686,10 +893,15 @@ def plan(
         overlap=overlap,
         hardware=hw,
         targets=tuple(targets),
-        strategies=tuple(strategies),
+        strategies=listed,
         numeric=env.numeric,
         assumptions=tuple(assumptions),
         comm_overlap=env.comm_overlap,
+        reasons=reasons,
+        counted=tuple(counted),
+        complete=every,
+        source=source,
+        natural_strategy=natural,
     )
 
 
@@ -714,8 +926,8 @@ def best_strategy(
     split the product's FLOPs over every device, that product needs no collective, and no strategy
     can be faster: none moves less (nothing), none gives a device less than its share of the FLOPs,
     and none has fewer steps. Otherwise (with numbers) the compute shardings are costed in order of
-    their FLOPs time until that alone exceeds the best total found; symbolic costs fall back to
-    ``plan(...).best``.
+    a lower bound on their time until that bound exceeds the best total found; symbolic costs fall
+    back to ``plan(...).best``.
 
     Examples:
         >>> best_strategy("A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]", "X=4,Y=2", "I=64,J=64,K=64", hardware="tpu-v5e").name
@@ -731,10 +943,12 @@ def best_strategy(
             check_on_mesh(arr, mesh_, sizes)
         env = CostEnv(mesh_, sizes, dtype, hw, constants, model, comm_overlap)
         if env.numeric:
-            xla = routes == "xla"
-            found = _straight(m_, env, overlap) or _fastest(m_, env, overlap, xla)
+            found = _straight(m_, env, overlap)
             if found is not None:
                 return found
+            fastest = Enumeration(m_, env, (m_.out,), overlap, routes == "xla").fastest()
+            if fastest is not None:
+                return fastest
     p = plan(
         m_,
         mesh,
@@ -750,132 +964,755 @@ def best_strategy(
     return p.best
 
 
-def _fastest(mm: Matmul, env: CostEnv, overlap: bool, xla: bool = False) -> Strategy | None:
-    """``plan``'s best strategy, by branch and bound over the compute shardings.
+# -- enumerating, pruning ------------------------------------------------------------------------
 
-    A strategy takes at least its FLOPs time, and its legs at least their fastest routes, or before
-    those are worked out :meth:`CostEnv.hop_floor`: with overlap the larger of the two, without it
-    their sum. The compute shardings are refined and costed in the order of these lower bounds until
-    the next bound exceeds the best total found. Within a compute sharding only the routes' totals
-    are compared (a :class:`Strategy` is built for the winner only). Ties
-    keep ``plan``'s order: the smallest :func:`_rank_key`, then the first in ``plan``'s enumeration."""
-    assert mm.out is not None
-    target = mm.out
-    choices = _choices(mm, env)
-    names = [a for a, _ in choices]
-    rank = axis_order(mm.dims, [mm.out, mm.lhs, mm.rhs], names)
-    candidates = []
-    # an operand's compute sharding depends only on the choices that name its own dims (or KEEP)
-    mine_l = frozenset(mm.lhs.dim_names) | {KEEP}
-    mine_r = frozenset(mm.rhs.dim_names) | {KEEP}
-    compute: dict[tuple, Array] = {}
-    for i, combo in enumerate(itertools.product(*[opts for _, opts in choices])):
-        key_l = (0, *(c if c in mine_l else None for c in combo))
-        key_r = (1, *(c if c in mine_r else None for c in combo))
-        lhs_c, rhs_c = compute.get(key_l), compute.get(key_r)
-        if lhs_c is None or rhs_c is None:
-            sigma = {a: c for a, c in zip(names, combo, strict=True) if c is not None}
-            if lhs_c is None:
-                lhs_c = compute[key_l] = compute_array(mm.lhs, sigma, rank)
-            if rhs_c is None:
-                rhs_c = compute[key_r] = compute_array(mm.rhs, sigma, rank)
-        candidates.append((_ratio(env.flops(lhs_c, rhs_c), env.flops_rate), i, lhs_c, rhs_c, combo))
-    builder = Builder(env, overlap, xla)
-    best: list = [None, None, None]  # best total time, its full ranking key, what builds it
-    fastest: dict[tuple[Array, Array, str], Value] = {}
 
-    def quickest(src: Array, dst: Array, role: str) -> tuple[tuple[_Leg, ...], Value]:
-        legs = builder.routes(src, dst, role)
+@dataclass(frozen=True, slots=True)
+class _Product:
+    """One compute sharding, with the local product it leads to (a strategy is one of these and a
+    route for each of its three legs)."""
+
+    index: int  # the position of its first compute sharding in the enumeration
+    sharding: tuple[tuple[str, str | None], ...]
+    lhs_c: Array
+    rhs_c: Array
+    target: Array
+    local_out: Array
+    flops: Value
+    compute_time: Value
+
+    @property
+    def order(self) -> tuple:
+        return _order_of(self.sharding)
+
+
+@dataclass(frozen=True, slots=True)
+class _Route:
+    """A costed route of one leg: its position among :func:`reshard_routes`' routes and its costs."""
+
+    index: int
+    leg: _Leg
+    needs: frozenset[tuple[str, tuple[str, ...]]]
+
+    @property
+    def links(self) -> frozenset[str]:
+        return frozenset(r for r, _ in self.leg.loads)
+
+    @property
+    def collectives(self) -> int:
+        return sum(1 for s in self.leg.steps if s.is_communication)
+
+    @property
+    def sliced(self) -> int:
+        return sum(1 for s in self.leg.steps if not s.is_communication)
+
+
+class Enumeration:
+    """Every valid strategy of one plan, enumerated on demand, and the searches that keep only those
+    that can win.
+
+    A strategy is a compute sharding (:class:`_Product`) and a route for each leg; its costs are
+    worked out in ``costs`` (the plan's own numbers, or for symbolic plans the sums of monomials of a
+    :class:`Probe`), and :class:`Strategy` objects are built, with SymPy formulas, only for the
+    strategies a plan lists or a caller reads.
+    """
+
+    def __init__(self, mm: Matmul, env: CostEnv, targets: Sequence[Array], overlap: bool, xla: bool) -> None:
+        self.mm = mm
+        self.env = env
+        self.targets = tuple(targets)
+        self.overlap = overlap
+        self.xla = xla
+        self.costs: CostEnv = env if env.numeric else Probe(env)
+        self.pruning = Builder(self.costs, overlap, xla)
+        self.building = self.pruning if env.numeric else Builder(env, overlap, xla)
+        self.choices = _choices(mm, env)
+        self.names = [a for a, _ in self.choices]
+        self._products: dict[bool, list[_Product]] = {}
+        self._routes: dict[tuple[Array, Array, str], tuple[_Route, ...]] = {}
+        self._needs: dict[Array, frozenset[tuple[str, tuple[str, ...]]]] = {}
+        self._plain: dict[tuple[Array, Array, str], tuple[tuple[int, tuple[CollectiveExpr, ...]], ...]] = {}
+
+    # -- compute shardings
+    def products(self, symmetric: bool = False) -> list[_Product]:
+        """The valid compute shardings, in the enumeration's order; with ``symmetric``, one of each set
+        that only swaps interchangeable idle axes (same size and links, named by no array), the one the
+        ranking puts first: their strategies cost exactly the same."""
+        found = self._products.get(symmetric)
+        if found is not None:
+            return found
+        mm, env = self.mm, self.env
+        names = self.names
+        options = [opts for _, opts in self.choices]
+        classes = _interchangeable(mm, env, self.targets) if symmetric else []
+        mine_l = frozenset(mm.lhs.dim_names) | {KEEP}
+        mine_r = frozenset(mm.rhs.dim_names) | {KEEP}
+        out: list[_Product] = []
+        seen: set[tuple[Array, Array, Array]] = set()
+        radix = math.prod(len(o) for o in options)
+        for number, target in enumerate(self.targets):
+            rank = axis_order(mm.dims, [target, mm.lhs, mm.rhs], names)
+            compute: dict[tuple, Array] = {}
+            for combo in _combos(options, classes):
+                index = number * radix + _position(options, combo)
+                key_l = (0, *(c if c in mine_l else None for c in combo))
+                key_r = (1, *(c if c in mine_r else None for c in combo))
+                lhs_c = compute.get(key_l)
+                if lhs_c is None:
+                    sigma = {a: c for a, c in zip(names, combo, strict=True) if c is not None}
+                    lhs_c = compute[key_l] = compute_array(mm.lhs, sigma, rank)
+                rhs_c = compute.get(key_r)
+                if rhs_c is None:
+                    sigma = {a: c for a, c in zip(names, combo, strict=True) if c is not None}
+                    rhs_c = compute[key_r] = compute_array(mm.rhs, sigma, rank)
+                key = (lhs_c, rhs_c, target)
+                if key in seen:
+                    continue
+                seen.add(key)
+                prep = self.pruning.prepare(mm.lhs, mm.rhs, lhs_c, rhs_c, target)
+                if prep is None:
+                    continue
+                local_out, flops, compute_time = prep
+                if not (env.fits(lhs_c) and env.fits(rhs_c) and env.fits(local_out)):
+                    continue
+                sharding = tuple(zip(names, combo, strict=True))
+                out.append(_Product(index, sharding, lhs_c, rhs_c, target, local_out, flops, compute_time))
+        self._products[symmetric] = out
+        return out
+
+    # -- legs
+    def needs(self, array: Array) -> frozenset[tuple[str, tuple[str, ...]]]:
+        found = self._needs.get(array)
+        if found is None:
+            found = self._needs[array] = frozenset((d.name, tuple(sorted(d.axes))) for d in array.dims if d.axes)
+        return found
+
+    def routes(self, src: Array, dst: Array, role: str) -> tuple[_Route, ...]:
+        """The routes of one leg whose every array divides evenly, costed for pruning."""
         key = (src, dst, role)
-        low = fastest.get(key)
-        if low is None:
-            low = fastest[key] = min(leg.comm for leg in legs)
-        return legs, low
+        found = self._routes.get(key)
+        if found is None:
+            env = self.env
+            out = []
+            for i, leg in enumerate(self.pruning.routes(src, dst, role)):
+                arrays = [st.op.output for st in leg.steps]
+                if all(env.fits(a) for a in arrays):
+                    needs = frozenset().union(*(self.needs(a) for a in arrays)) if arrays else frozenset()
+                    out.append(_Route(i, leg, needs))
+            found = self._routes[key] = tuple(out)
+        return found
 
-    def combine(compute_time: Value, comm: Value) -> Value:  # numbers: _max's value, without its checks
-        if overlap:
-            return comm if comm > compute_time else compute_time
-        return compute_time + comm
+    def legs(self, p: _Product) -> tuple[tuple[_Route, ...], tuple[_Route, ...], tuple[_Route, ...]]:
+        mm = self.mm
+        return (
+            self.routes(mm.lhs, p.lhs_c, "lhs"),
+            self.routes(mm.rhs, p.rhs_c, "rhs"),
+            self.routes(p.local_out, p.target, "out"),
+        )
 
-    def cost(i: int, lhs_c: Array, rhs_c: Array, combo: tuple, prep: tuple) -> None:
-        local_out, flops, compute_time = prep
-        legs_l, _ = quickest(mm.lhs, lhs_c, "lhs")
-        legs_r, _ = quickest(mm.rhs, rhs_c, "rhs")
-        legs_o = builder.routes(local_out, target, "out")
-        sharding = tuple(zip(names, combo, strict=True))
-        order = _order_of(sharding)
-        j = 0
-        for pre_l in legs_l:
-            for pre_r in legs_r:
-                for post in legs_o:
-                    comm = join((pre_l, pre_r, post))
-                    total = combine(compute_time, comm)
-                    if best[0] is None or total < best[0] or (total == best[0] and comm <= best[1][1]):
-                        memory = builder.memory(mm.lhs, mm.rhs, pre_l, pre_r, post, local_out)
-                        steps = len(pre_l.steps) + len(pre_r.steps) + 1 + len(post.steps)
-                        key = (total, comm, memory, steps, order, i, j)
-                        if best[1] is None or key < best[1]:
-                            best[0], best[1] = total, key
-                            best[2] = (lhs_c, rhs_c, local_out, flops, compute_time, sharding, pre_l, pre_r, post)
-                    j += 1
+    # -- strategies
+    def build(self, p: _Product, picks: tuple[int, int, int]) -> Strategy:
+        """The strategy of compute sharding ``p`` with the routes numbered ``picks`` (SymPy formulas when
+        the plan is symbolic)."""
+        mm, b = self.mm, self.building
+        pre_l = b.routes(mm.lhs, p.lhs_c, "lhs")[picks[0]]
+        pre_r = b.routes(mm.rhs, p.rhs_c, "rhs")[picks[1]]
+        post = b.routes(p.local_out, p.target, "out")[picks[2]]
+        if b is self.pruning:
+            flops, compute_time = p.flops, p.compute_time
+        else:
+            flops = b.env.flops(p.lhs_c, p.rhs_c)
+            compute_time = _ratio(flops, b.env.flops_rate)
+        product = PlanStep("matmul", LocalMatmul(p.lhs_c, p.rhs_c, p.local_out), None, flops)
+        return b.build(mm.lhs, mm.rhs, p.target, p.sharding, product, compute_time, p.local_out, pre_l, pre_r, post)
 
-    cheap, lower, join = env.hop_floor, env.bound, env.join
-    # a heap of lower bounds on the ranking key (total, comm, memory, steps, order, i, j) of every
-    # strategy of a compute sharding: each pop refines the smallest bound one stage (FLOPs time; +
-    # each leg's CostEnv.hop_floor, the memory and steps every route needs; + the operands' fastest
-    # routes; + the result's), costs the compute sharding once its time bound is exact, and stops
-    # when the smallest bound exceeds the best key found (a bound no smaller in every part is no
-    # smaller as a whole)
-    heap: list[tuple] = []
-    seen: set[tuple[Array, Array]] = set()
-    for math_time, i, lhs_c, rhs_c, combo in candidates:
-        if (lhs_c, rhs_c) not in seen:  # plan keeps the first compute sharding with these operands
-            seen.add((lhs_c, rhs_c))
-            order = _order_of(tuple(zip(names, combo, strict=True)))
-            heap.append(((math_time, 0, 0, 0, order, i), 0, lhs_c, rhs_c, combo, None))
-    heapq.heapify(heap)
-    while heap:
-        bound, stage, lhs_c, rhs_c, combo, prep = heapq.heappop(heap)
-        if best[1] is not None and bound > best[1]:
-            break
-        i = bound[5]
-        if stage == 0:
-            prep = builder.prepare(mm.lhs, mm.rhs, lhs_c, rhs_c, mm.out)
-            if prep is None:
-                continue
-            low = lower([cheap(mm.lhs, lhs_c), cheap(mm.rhs, rhs_c), cheap(prep[0], mm.out)])
-        elif stage == 1:
-            low = lower([quickest(mm.lhs, lhs_c, "lhs")[1], quickest(mm.rhs, rhs_c, "rhs")[1], cheap(prep[0], mm.out)])
-        elif stage == 2:
-            low = lower(
-                [
-                    quickest(mm.lhs, lhs_c, "lhs")[1],
-                    quickest(mm.rhs, rhs_c, "rhs")[1],
-                    quickest(prep[0], mm.out, "out")[1],
-                ]
+    def recipes(self) -> Iterator[tuple[_Product, tuple[int, int, int]]]:
+        """Every valid strategy as (compute sharding, routes), in the enumeration's order."""
+        for p in self.products():
+            ls, rs, os_ = self.legs(p)
+            for a in ls:
+                for b in rs:
+                    for c in os_:
+                        yield p, (a.index, b.index, c.index)
+
+    def every(self) -> Iterator[Strategy]:
+        for p, picks in self.recipes():
+            yield self.build(p, picks)
+
+    def plain(self, src: Array, dst: Array) -> tuple[tuple[int, tuple[CollectiveExpr, ...]], ...]:
+        """The routes of one leg whose every array divides evenly, uncosted: ``(index, steps)``."""
+        key = (src, dst, "")
+        found = self._plain.get(key)
+        if found is None:
+            sizes = self.building.sizes
+            routes = reshard_routes(src, dst, sizes, self.xla)
+            found = self._plain[key] = tuple(
+                (i, r) for i, r in enumerate(routes) if all(self.env.fits(s.output) for s in r)
             )
-        else:
-            cost(i, lhs_c, rhs_c, combo, prep)
+        return found
+
+    def find(self, name: str) -> Strategy | None:
+        """The valid strategy called ``name`` the plan would list first, or None."""
+        mm = self.mm
+        matches = []
+        for p in self.products():
+            legs = (self.plain(mm.lhs, p.lhs_c), self.plain(mm.rhs, p.rhs_c), self.plain(p.local_out, p.target))
+            for a, ra in legs[0]:
+                for b, rb in legs[1]:
+                    for c, rc in legs[2]:
+                        labels = [_label(s, "lhs") for s in ra] + [_label(s, "rhs") for s in rb] + ["matmul"]
+                        labels += [_label(s, "out") for s in rc]
+                        if " → ".join(labels) == name:
+                            matches.append(self.build(p, (a, b, c)))
+        return min(matches, key=lambda s: _sort_key(s, self.env.numeric)) if matches else None
+
+    def listing(self) -> StrategyList:
+        """Every valid strategy, sorted as a plan lists them, built when read."""
+        numeric = self.env.numeric
+        keyed = []
+        for n, (p, picks) in enumerate(self.recipes()):
+            ls, rs, os_ = (dict((r.index, r) for r in leg) for leg in self.legs(p))
+            a, b, c = ls[picks[0]], rs[picks[1]], os_[picks[2]]
+            steps = len(a.leg.steps) + len(b.leg.steps) + 1 + len(c.leg.steps)
+            if numeric:
+                comm = self.costs.join((a.leg, b.leg, c.leg))
+                memory = self.pruning.memory(self.mm.lhs, self.mm.rhs, a.leg, b.leg, c.leg, p.local_out)
+                key: tuple = (_combine(p.compute_time, comm, self.overlap), comm, memory, steps, p.order, n)
+            else:
+                collectives = a.collectives + b.collectives + c.collectives
+                shards = sum(1 for _, x in p.sharding if x is not None)
+                key = (collectives, -shards, steps, p.order, n)
+            keyed.append((key, p, picks))
+        keyed.sort(key=lambda k: k[0])
+        return StrategyList(self, tuple((p, picks) for _, p, picks in keyed))
+
+    # -- the chapter's rule
+    def natural(self) -> Strategy | None:
+        """:attr:`Plan.natural`: the operands used as they are (fewest slices of an input), then the
+        fewest steps and collectives; ties go to the strategy the plan would list first."""
+        mm = self.mm
+
+        def counts(steps: tuple[CollectiveExpr, ...]) -> tuple[int, int, int]:
+            sliced = sum(1 for s in steps if isinstance(s.op, DynamicSlice))
+            return sliced, len(steps), len(steps) - sliced
+
+        best_key: tuple | None = None
+        tied: list[tuple[_Product, tuple[int, int, int]]] = []
+        for p in self.products(symmetric=True):
+            legs = (self.plain(mm.lhs, p.lhs_c), self.plain(mm.rhs, p.rhs_c), self.plain(p.local_out, p.target))
+            if not all(legs):
+                continue
+            a = min(legs[0], key=lambda r: (*counts(r[1]), r[0]))
+            b = min(legs[1], key=lambda r: (*counts(r[1]), r[0]))
+            ca, cb = counts(a[1]), counts(b[1])
+            for c, rc in legs[2]:
+                cc = counts(rc)
+                key = (ca[0] + cb[0], ca[1] + cb[1] + 1 + cc[1], ca[2] + cb[2] + cc[2])
+                if best_key is None or key < best_key:
+                    best_key, tied = key, []
+                if key == best_key:
+                    tied.append((p, (a[0], b[0], c)))
+        if not tied:
+            return None
+        built = [self.build(p, picks) for p, picks in tied]
+        return min(built, key=lambda s: _sort_key(s, self.env.numeric))
+
+    # -- the strategies that can win
+    def winners(self) -> tuple[list[Strategy], list[Reason], list[tuple[str, int]]]:
+        """The strategies that can win somewhere, with the reason for each, and what was counted."""
+        if self.env.numeric:
+            front = self._front()
+            out = [self.build(p, picks) for _, _, p, picks in front]
+            reasons = [Reason("fastest")]
+            reasons += [Reason("fastest_within", (("memory", memory),)) for _, memory, _, _ in front[1:]]
+            return out, reasons, []
+        return self._undominated()
+
+    def fastest(self) -> Strategy | None:
+        """The fastest strategy (ties as :func:`sort_strategies` breaks them), by branch and bound."""
+        front = self._front(only_best=True)
+        if not front:
+            return None
+        _, _, p, picks = front[0]
+        return self.build(p, picks)
+
+    def _front(self, only_best: bool = False) -> list[tuple[tuple, Value, _Product, tuple[int, int, int]]]:
+        """With numbers: the strategies no other beats in the ranking without needing more memory (the
+        fastest under some memory limit), fastest first; a branch and bound over the compute shardings
+        on lower bounds of their ranking key and memory (FLOPs time, each leg's latency floor, then its
+        fastest route), so that most are never costed."""
+        mm, env = self.mm, self.env
+        overlap = self.overlap
+        cheap, lower = env.hop_floor, env.bound
+        front: list[tuple[tuple, Value, _Product, tuple[int, int, int]]] = []
+        fastest_leg: dict[tuple[Array, Array, str], Value] = {}
+
+        def quickest(src: Array, dst: Array, role: str) -> Value | None:
+            key = (src, dst, role)
+            if key not in fastest_leg:
+                legs = self.routes(src, dst, role)
+                fastest_leg[key] = min((r.leg.comm for r in legs), default=None)
+            return fastest_leg[key]
+
+        def beaten(key: tuple, memory: Value) -> bool:
+            if only_best:
+                return bool(front) and front[0][0] < key
+            return any(f_memory <= memory and f_key < key for f_key, f_memory, _, _ in front)
+
+        def offer(key: tuple, memory: Value, p: _Product, picks: tuple[int, int, int]) -> None:
+            if beaten(key, memory):
+                return
+            if only_best:
+                front[:] = [(key, memory, p, picks)]
+                return
+            front[:] = [f for f in front if not (memory <= f[1] and key < f[0])]
+            front.append((key, memory, p, picks))
+            front.sort(key=lambda f: f[0])
+
+        heap: list[tuple] = []
+        for p in self.products(symmetric=True):
+            heap.append(((p.compute_time, 0, 0, 0, p.order, p.index), 0, p))
+        heapq.heapify(heap)
+        while heap:
+            bound, stage, p = heapq.heappop(heap)
+            if beaten(bound, bound[2]):
+                continue
+            if stage == 0:
+                low = lower([cheap(mm.lhs, p.lhs_c), cheap(mm.rhs, p.rhs_c), cheap(p.local_out, p.target)])
+                moved = [dst for src, dst in ((mm.lhs, p.lhs_c), (mm.rhs, p.rhs_c)) if src != dst]
+                memory: Value = env.bytes(mm.lhs) + env.bytes(mm.rhs)
+                extra: Value = 0
+                for dst in moved:
+                    extra = extra + env.bytes(dst)
+                memory = memory + (extra + env.bytes(p.local_out))
+                steps = 1 + len(moved) + (p.local_out != p.target)
+            elif stage in (1, 2):
+                parts = [quickest(mm.lhs, p.lhs_c, "lhs"), quickest(mm.rhs, p.rhs_c, "rhs")]
+                parts.append(quickest(p.local_out, p.target, "out") if stage == 2 else cheap(p.local_out, p.target))
+                if any(x is None for x in parts):
+                    continue  # a leg with no route that divides evenly
+                low = lower(parts)
+                memory, steps = bound[2], bound[3]
+            else:
+                self._cost_product(p, offer)
+                continue
+            refined = (_combine(p.compute_time, low, overlap), low, memory, steps, bound[4], bound[5])
+            heapq.heappush(heap, (refined, stage + 1, p))
+        return front
+
+    def _cost_product(self, p: _Product, offer) -> None:
+        """Offer every strategy of ``p`` to ``offer`` (ranking key, memory), routes that another route of
+        the same leg beats in every way left out."""
+        mm, builder = self.mm, self.pruning
+        legs = [_prune_numeric(r, self.env.comm_overlap) for r in self.legs(p)]
+        for a in legs[0]:
+            for b in legs[1]:
+                for c in legs[2]:
+                    comm = self.costs.join((a.leg, b.leg, c.leg))
+                    memory = builder.memory(mm.lhs, mm.rhs, a.leg, b.leg, c.leg, p.local_out)
+                    steps = len(a.leg.steps) + len(b.leg.steps) + 1 + len(c.leg.steps)
+                    picks = (a.index, b.index, c.index)
+                    key = (_combine(p.compute_time, comm, self.overlap), comm, memory, steps, p.order, p.index, picks)
+                    offer(key, memory, p, picks)
+
+    def _undominated(self) -> tuple[list[Strategy], list[Reason], list[tuple[str, int]]]:
+        """With symbols: the strategies no other valid strategy dominates (FLOPs, communication time and
+        memory each at least its, everywhere both are valid), each with a sample point where it is the
+        fastest when one is found."""
+        mm, costs, builder = self.mm, self.costs, self.pruning
+        base = self.needs(mm.lhs) | self.needs(mm.rhs) | frozenset().union(*(self.needs(t) for t in self.targets))
+        domains = _Domains(self.env, base)
+        valid = 0
+        candidates: list[_Candidate] = []
+        for p in self.products(symmetric=self.env.mesh.is_numeric):
+            raw = self.legs(p)
+            valid += len(raw[0]) * len(raw[1]) * len(raw[2])
+            legs = [_prune_symbolic(r, self.env.comm_overlap, domains) for r in raw]
+            shards = sum(1 for _, x in p.sharding if x is not None)
+            product_needs = self.needs(p.lhs_c) | self.needs(p.rhs_c) | self.needs(p.local_out)
+            for a in legs[0]:
+                for b in legs[1]:
+                    for c in legs[2]:
+                        comm = costs.join((a.leg, b.leg, c.leg))
+                        memory = builder.memory(mm.lhs, mm.rhs, a.leg, b.leg, c.leg, p.local_out)
+                        steps = len(a.leg.steps) + len(b.leg.steps) + 1 + len(c.leg.steps)
+                        order = (a.collectives + b.collectives + c.collectives, -shards, steps, p.order, p.index)
+                        needs = product_needs | a.needs | b.needs | c.needs
+                        metrics = (_cost(p.compute_time), _cost(comm), _cost(memory))
+                        candidates.append(_Candidate(p, (a.index, b.index, c.index), metrics, needs, order))
+        kept = _pareto(candidates, domains)
+        strategies = [self.build(c.product, c.picks) for c in kept]
+        reasons = _witnesses(kept, domains, self.overlap)
+        counted = [("valid", valid), ("dominated", valid - len(kept))]
+        return strategies, reasons, counted
+
+
+class StrategyList(Sequence):
+    """Strategies listed by a plan with ``all=True``: recipes in order, each :class:`Strategy` built when
+    read (a few hundred kept at a time), so that a hundred thousand never sit in memory at once."""
+
+    def __init__(self, source: Enumeration, recipes: tuple[tuple[_Product, tuple[int, int, int]], ...]) -> None:
+        self._source = source
+        self._recipes = recipes
+        self._built: dict[int, Strategy] = {}
+
+    def __len__(self) -> int:
+        return len(self._recipes)
+
+    def _at(self, i: int) -> Strategy:
+        found = self._built.get(i)
+        if found is None:
+            if len(self._built) >= 512:
+                self._built.clear()
+            p, picks = self._recipes[i]
+            found = self._built[i] = self._source.build(p, picks)
+        return found
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self._at(k) for k in range(*i.indices(len(self)))]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(i)
+        return self._at(i % n)
+
+    def __iter__(self) -> Iterator[Strategy]:
+        for i in range(len(self)):
+            yield self._at(i)
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} strategies>"
+
+
+def _cost(value: Value) -> Maximum | Lazy:
+    """A probe cost as compared: sums of monomials, kept lazy when they are (see :class:`Lazy`)."""
+    return value if isinstance(value, (Maximum, Lazy)) else from_expr(value)
+
+
+def _combine(compute_time: Value, comm: Value, overlap: bool) -> Value:
+    """A strategy's time from its parts, numbers only (``_max`` without its checks)."""
+    if overlap:
+        return comm if comm > compute_time else compute_time
+    return compute_time + comm
+
+
+def _sort_key(s: Strategy, numeric: bool) -> tuple:
+    if numeric:
+        return _rank_key(s)
+    return (len(s.collectives), -_shards_used(s), len(s.steps), _order(s))
+
+
+def _combos(options: list[list[str | None]], classes: list[list[int]]) -> list[tuple]:
+    """Every compute sharding (one choice per axis, in ``itertools.product`` order); with ``classes`` of
+    interchangeable axes (positions), only those whose choices along each class never decrease in the
+    ranking's order (of each set of equivalent shardings, the one the plan would list first)."""
+    if not classes:
+        return list(itertools.product(*options))
+    n = len(options)
+    in_class = {i for members in classes for i in members}
+    free = [i for i in range(n) if i not in in_class]
+    per_class = [
+        [
+            (members, cs)
+            for cs in itertools.combinations_with_replacement(
+                sorted(options[members[0]], key=lambda c: c or ""), len(members)
+            )
+        ]
+        for members in classes
+    ]
+    out = []
+    for free_choice in itertools.product(*[options[i] for i in free]):
+        for picked in itertools.product(*per_class):
+            combo: list[str | None] = [None] * n
+            for i, c in zip(free, free_choice, strict=True):
+                combo[i] = c
+            for members, cs in picked:
+                for i, c in zip(members, cs, strict=True):
+                    combo[i] = c
+            out.append(tuple(combo))
+    position = [{c: k for k, c in enumerate(opts)} for opts in options]
+    out.sort(key=lambda combo: [position[i][c] for i, c in enumerate(combo)])
+    return out
+
+
+def _position(options: list[list[str | None]], combo: tuple) -> int:
+    """Where ``combo`` comes in ``itertools.product(*options)``."""
+    index = 0
+    for opts, c in zip(options, combo, strict=True):
+        index = index * len(opts) + opts.index(c)
+    return index
+
+
+def _interchangeable(mm: Matmul, env: CostEnv, targets: Sequence[Array]) -> list[list[int]]:
+    """Positions of mesh axes that can be swapped without changing any cost: numeric axes of one size
+    whose links are the same up to their names (their own ICI links, or the same shared level), named
+    by no operand or output."""
+    named: set[str] = set()
+    for arr in (mm.lhs, mm.rhs, *targets):
+        named |= set(arr.axes) | set(arr.unreduced)
+    if not env.mesh.is_numeric:
+        return []
+    groups: dict[tuple, list[int]] = {}
+    for i, a in enumerate(env.mesh.names):
+        if a in named or env.axis[a] == 1:
             continue
-        if stage == 0:
-            # a leg moves nothing only when its ends agree; otherwise its last array stays alive with
-            # the local product's result (see Builder.memory), and it takes a step at least
-            moved = [(src, dst) for src, dst in ((mm.lhs, lhs_c), (mm.rhs, rhs_c)) if src != dst]
-            memory: Value = env.bytes(mm.lhs) + env.bytes(mm.rhs)
-            extra: Value = 0
-            for _, dst in moved:
-                extra = extra + env.bytes(dst)
-            memory = memory + (extra + env.bytes(prep[0]))
-            steps = 1 + len(moved) + (prep[0] != mm.out)
+        links = env.costing.links(a)
+        signature = tuple(
+            (lk.size, lk.topology, lk.w, lk.fabric, lk.latency, "own" if lk.resource == f"ici:{a}" else lk.resource)
+            for lk in links
+        )
+        groups.setdefault(signature, []).append(i)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def _prune_numeric(routes: tuple[_Route, ...], comm_overlap: str) -> list[_Route]:
+    """The routes of one leg that no other route beats in every way: communication, the links it keeps
+    busy, peak bytes and steps (and, all equal, its place in the order)."""
+
+    def beats(r: _Route, s: _Route) -> bool:
+        a = (r.leg.comm, r.leg.peak, len(r.leg.steps))
+        b = (s.leg.comm, s.leg.peak, len(s.leg.steps))
+        if not all(x <= y for x, y in zip(a, b, strict=True)):
+            return False
+        if comm_overlap != "none" and not r.links <= s.links:
+            return False
+        return a != b or r.links != s.links or r.index < s.index
+
+    return [s for s in routes if not any(r is not s and beats(r, s) for r in routes)]
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    """A symbolic strategy before it is built: its costs as sums of monomials and what it needs to divide."""
+
+    product: _Product
+    picks: tuple[int, int, int]
+    metrics: tuple[Maximum | Lazy, Maximum | Lazy, Maximum | Lazy]  # compute time, communication time, memory
+    needs: frozenset[tuple[str, tuple[str, ...]]]
+    order: tuple
+
+
+class _Domains:
+    """The domains symbolic costs are compared on: where a strategy is valid (every axis at least 2
+    devices; each dim a multiple of, so at least, the devices that shard it), and the sample points
+    that rule most comparisons out before they are proved."""
+
+    def __init__(self, env: CostEnv, base: frozenset[tuple[str, tuple[str, ...]]]) -> None:
+        self.env = env
+        self.base = base
+        self._cache: dict[frozenset, Domain] = {}
+        self.axes = frozenset(as_expr(v) for v in env.axis.values() if not as_expr(v).is_number)
+        self.points: list[dict[sympy.Expr, float]] = []
+        self._normals: dict[tuple[str, tuple[str, ...]], tuple[str, int, frozenset[str]]] = {}
+
+    def of(self, needs: frozenset[tuple[str, tuple[str, ...]]]) -> Domain:
+        needs = needs | self.base
+        found = self._cache.get(needs)
+        if found is None:
+            groups: dict[sympy.Expr, list[frozenset[sympy.Expr]]] = {}
+            floors: dict[sympy.Expr, Fraction] = {}
+            env = self.env
+            for d, axes in needs:
+                size = as_expr(env.sizes[d])
+                if size.is_number:
+                    continue
+                symbolic = frozenset(as_expr(env.mesh.size(a)) for a in axes if not as_expr(env.mesh.size(a)).is_number)
+                numeric = math.prod(int(as_expr(env.mesh.size(a))) for a in axes if as_expr(env.mesh.size(a)).is_number)
+                if symbolic:
+                    groups.setdefault(size, []).append(symbolic)
+                floor = Fraction(numeric * 2 ** len(symbolic))
+                floors[size] = max(floors.get(size, Fraction(1)), floor)
+            found = self._cache[needs] = Domain.of(self.axes, groups, floors)
+        return found
+
+    def _normal(self, need: tuple[str, tuple[str, ...]]) -> tuple[str, int, frozenset[str]]:
+        """A need as (dim, product of its numeric axes' sizes, its symbolic axes)."""
+        found = self._normals.get(need)
+        if found is None:
+            d, axes = need
+            mesh = self.env.mesh
+            sizes = [as_expr(mesh.size(a)) for a in axes]
+            known = math.prod(int(n) for n in sizes if n.is_number)
+            found = self._normals[need] = (
+                d,
+                known,
+                frozenset(a for a, n in zip(axes, sizes, strict=True) if not n.is_number),
+            )
+        return found
+
+    def implied(self, small: frozenset, big: frozenset) -> bool:
+        """Whether every divisibility in ``small`` follows from those in ``big`` (and the given arrays'):
+        ``H`` a multiple of the devices of some axes follows from ``H`` a multiple of those of more axes,
+        or of as many devices (numeric axes)."""
+        if small <= big or small <= self.base:
+            return True
+        big_normal = [self._normal(x) for x in big | self.base]
+        for need in small:
+            d, known, symbolic = self._normal(need)
+            if not any(e == d and more % known == 0 and symbolic <= other for e, more, other in big_normal):
+                return False
+        return True
+
+    def sample(self, atoms: set[sympy.Expr], n: int) -> list[dict[sympy.Expr, float]]:
+        """``n`` sample points (deterministic) over ``atoms``: dims and axes of realistic sizes, constants
+        over the range of the hardware catalogue."""
+        import random
+
+        rng = random.Random(17)
+        ranges = _constant_ranges()
+        atoms_sorted = sorted(atoms, key=str)
+        out = []
+        for _ in range(n):
+            point: dict[sympy.Expr, float] = {}
+            for a in atoms_sorted:
+                if a in self.axes:
+                    point[a] = float(2 ** rng.randint(1, 6))
+                elif a.is_Symbol and a.is_integer:
+                    point[a] = float(2 ** rng.randint(7, 17))
+                elif a in ranges:
+                    lo, hi = ranges[a]
+                    point[a] = log_uniform(rng, lo, hi)
+                else:
+                    point[a] = log_uniform(rng, 1e-3, 1e3)
+            out.append(point)
+        return out
+
+
+def _constant_ranges() -> dict[sympy.Expr, tuple[float, float]]:
+    """Each hardware constant's range over the preset catalogue (with a margin), for sample points."""
+    global _RANGES
+    if _RANGES is None:
+        from .hardware import HARDWARE
+
+        found: dict[sympy.Expr, list[float]] = {}
+        for hw in HARDWARE.values():
+            for k, v in hw.constants().items():
+                found.setdefault(k, []).append(float(v))
+        _RANGES = {k: (min(v) / 4, max(v) * 4) for k, v in found.items() if min(v) > 0}
+    return _RANGES
+
+
+_RANGES: dict[sympy.Expr, tuple[float, float]] | None = None
+
+
+def _prune_symbolic(routes: tuple[_Route, ...], comm_overlap: str, domains: _Domains) -> list[_Route]:
+    """The routes of one leg that no other route is at least as good as everywhere (communication, links,
+    peak bytes, and valid wherever it is); of equal ones, the one with fewest collectives and steps."""
+    costs = [(_cost(r.leg.comm), _cost(r.leg.peak)) for r in routes]
+    kept: list[_Route] = []
+    for i, s in enumerate(routes):
+        dom = domains.of(s.needs)
+        dropped = False
+        for j, r in enumerate(routes):
+            if i == j or not domains.implied(r.needs, s.needs):
+                continue
+            if comm_overlap != "none" and not r.links <= s.links:
+                continue
+            if less_equal(costs[j][0], costs[i][0], dom) and less_equal(costs[j][1], costs[i][1], dom):
+                tie = (
+                    less_equal(costs[i][0], costs[j][0], dom)
+                    and less_equal(costs[i][1], costs[j][1], dom)
+                    and r.links == s.links
+                    and domains.implied(s.needs, r.needs)
+                )
+                if not tie or (r.collectives, len(r.leg.steps), r.index) < (s.collectives, len(s.leg.steps), s.index):
+                    dropped = True
+                    break
+        if not dropped:
+            kept.append(s)
+    return kept
+
+
+def _pareto(candidates: list[_Candidate], domains: _Domains) -> list[_Candidate]:
+    """The candidates no other candidate dominates (see :meth:`Enumeration._undominated`): candidates are
+    taken in order of their costs at sample points (a dominating one is never later), each compared, at
+    the sample points first and then exactly, with those kept so far."""
+    atoms: set[sympy.Expr] = set()
+    for c in candidates:
+        for m in c.metrics:
+            atoms |= m.atoms
+    points = domains.sample(atoms, 6)
+    values = [tuple(m.value(pt) for pt in points for m in c.metrics) for c in candidates]
+    scale = [max(v[k] for v in values) or 1.0 for k in range(len(values[0]))] if values else []
+    order = sorted(
+        range(len(candidates)),
+        key=lambda i: (sum(v / s for v, s in zip(values[i], scale, strict=True)), candidates[i].order),
+    )
+    kept: list[int] = []
+
+    def below(i: int, j: int) -> bool:  # candidate i at least as good as j everywhere j is valid
+        vi, vj = values[i], values[j]
+        if any(a > b * (1 + 1e-9) + 1e-300 for a, b in zip(vi, vj, strict=True)):
+            return False
+        ci, cj = candidates[i], candidates[j]
+        if not domains.implied(ci.needs, cj.needs):
+            return False
+        dom = domains.of(cj.needs)
+        return all(less_equal(a, b, dom) for a, b in zip(ci.metrics, cj.metrics, strict=True))
+
+    for j in order:
+        if any(below(i, j) for i in kept):
+            continue
+        kept = [i for i in kept if not (below(j, i) and not below(i, j))]
+        kept.append(j)
+    return [candidates[i] for i in sorted(kept, key=lambda i: candidates[i].order)]
+
+
+def _witnesses(kept: list[_Candidate], domains: _Domains, overlap: bool) -> list[Reason]:
+    """For each kept candidate, a sample point where it is the fastest (``fastest_at``), else
+    ``undominated``."""
+    atoms: set[sympy.Expr] = set()
+    for c in kept:
+        for m in c.metrics[:2]:
+            atoms |= m.atoms
+    points = domains.sample(atoms, 48)
+    found: dict[int, dict[sympy.Expr, float]] = {}
+    for pt in points:
+        times = []
+        for c in kept:
+            math_, comm = c.metrics[0].value(pt), c.metrics[1].value(pt)
+            times.append(max(math_, comm) if overlap else math_ + comm)
+        best = min(times)
+        winners = [i for i, t in enumerate(times) if t <= best * (1 + 1e-9)]
+        if len(winners) == 1 and winners[0] not in found:
+            found[winners[0]] = pt
+    out = []
+    for i in range(len(kept)):
+        witness = found.get(i)
+        if witness is None:
+            out.append(Reason("undominated"))
         else:
-            memory, steps = bound[2], bound[3]
-        refined = (combine(prep[2], low), low, memory, steps, bound[4], i)
-        heapq.heappush(heap, (refined, stage + 1, lhs_c, rhs_c, combo, prep))
-    if best[2] is None:
-        return None
-    lhs_c, rhs_c, local_out, flops, compute_time, sharding, pre_l, pre_r, post = best[2]
-    product = PlanStep("matmul", LocalMatmul(lhs_c, rhs_c, local_out), None, flops)
-    return builder.build(mm.lhs, mm.rhs, mm.out, sharding, product, compute_time, local_out, pre_l, pre_r, post)
+            items = sorted(witness.items(), key=lambda kv: str(kv[0]))
+            shown = tuple((str(a), _round(v)) for a, v in items if a.is_Symbol)
+            out.append(Reason("fastest_at", (("point", shown),)))
+    return out
+
+
+def _round(v: float) -> object:
+    """A sample value as it is shown: a whole number when it is one, else three significant digits."""
+    if v == int(v) and abs(v) < 2**53:
+        return int(v)
+    return float(f"{v:.3g}")
+
+
+def _largest_groups(arrays: Iterable[Array]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``(dim, axes)`` for every dim some array shards, keeping only each dim's largest groups of axes."""
+    groups: dict[str, list[tuple[str, ...]]] = {}
+    for arr in arrays:
+        for d in arr.dims:
+            if d.axes and not any(set(d.axes) == set(g) for g in groups.get(d.name, [])):
+                groups.setdefault(d.name, []).append(d.axes)
+    return tuple(
+        (name, axes)
+        for name in sorted(groups)
+        for axes in groups[name]
+        if not any(set(axes) < set(other) for other in groups[name])
+    )
+
+
+def _label(step: CollectiveExpr, role: str) -> str:
+    """A step's short name, as :meth:`PlanStep.label` gives it."""
+    return f"{step.op}({step.operand.name or role})"
 
 
 def _straight(mm: Matmul, env: CostEnv, overlap: bool) -> Strategy | None:
@@ -925,9 +1762,9 @@ class Builder:
         self.xla = xla
         self.legs: dict[tuple[Array, Array, str], _Leg] = {}
         self.route_legs: dict[tuple[Array, Array, str], tuple[_Leg, ...]] = {}
-        sizes = env.axis
-        numeric = all(_is_num(v) for v in sizes.values())
-        self.sizes = tuple(sorted((a, int(v)) for a, v in sizes.items())) if numeric else None
+        mesh = env.mesh
+        numeric = all(as_expr(a.size).is_number for a in mesh.axes)
+        self.sizes = tuple(sorted((a.name, int(a.size)) for a in mesh.axes)) if numeric else None
 
     def leg(self, src: Array, dst: Array, role: str) -> _Leg:
         key = (src, dst, role)
@@ -1014,7 +1851,9 @@ class Builder:
     def memory(self, lhs: Array, rhs: Array, pre_l: _Leg, pre_r: _Leg, post: _Leg, local_out: Array) -> Value:
         """Peak bytes per device of the strategy made of these legs."""
         env = self.env
-        peak = _max([pre_l.peak, pre_l.final + pre_r.peak, pre_l.final + pre_r.final + env.bytes(local_out), post.peak])
+        peak = env.largest(
+            [pre_l.peak, pre_l.final + pre_r.peak, pre_l.final + pre_r.final + env.bytes(local_out), post.peak]
+        )
         return env.bytes(lhs) + env.bytes(rhs) + peak
 
     def build(
@@ -1057,41 +1896,6 @@ def axis_order(dims: Iterable[str], arrays: Sequence[Array], mesh_names: Sequenc
         order += list(mesh_names)
         rank[d] = list(dict.fromkeys(order))
     return rank
-
-
-def _enumerate(mm: Matmul, env: CostEnv, targets: Sequence[Array], overlap: bool, xla: bool = False) -> list[Strategy]:
-    choices = _choices(mm, env)
-    names = [a for a, _ in choices]
-    found: dict[tuple, Strategy] = {}
-    builder = Builder(env, overlap, xla)
-    # an operand's compute sharding depends only on the choices that name its own dims (or KEEP)
-    mine_l = frozenset(mm.lhs.dim_names) | {KEEP}
-    mine_r = frozenset(mm.rhs.dim_names) | {KEEP}
-    for target in targets:
-        rank = axis_order(mm.dims, [target, mm.lhs, mm.rhs], names)
-        compute: dict[tuple, Array] = {}
-        for combo in itertools.product(*[opts for _, opts in choices]):
-            key_l = (0, *(c if c in mine_l else None for c in combo))
-            key_r = (1, *(c if c in mine_r else None for c in combo))
-            lhs_c = compute.get(key_l)
-            if lhs_c is None:
-                sigma = {a: c for a, c in zip(names, combo, strict=True) if c is not None}
-                lhs_c = compute[key_l] = compute_array(mm.lhs, sigma, rank)
-            rhs_c = compute.get(key_r)
-            if rhs_c is None:
-                sigma = {a: c for a, c in zip(names, combo, strict=True) if c is not None}
-                rhs_c = compute[key_r] = compute_array(mm.rhs, sigma, rank)
-            key = (lhs_c, rhs_c, target)
-            if key in found:
-                continue
-            built = builder.strategies(mm.lhs, mm.rhs, lhs_c, rhs_c, target, tuple(zip(names, combo, strict=True)))
-            if built:
-                found[key] = built[0]
-                for i, s in enumerate(built[1:]):
-                    found[(*key, i)] = s
-    strategies = list(found.values())
-    sort_strategies(strategies, env.numeric)
-    return strategies
 
 
 def _rank_key(s: Strategy) -> tuple:

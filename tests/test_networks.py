@@ -237,7 +237,7 @@ def test_planner_strategy_overlap():
     assert s_axes.comm_overlap == both.comm_overlap == "axes" and any("T_comms:" in a for a in both.assumptions)
     # the result reduced over X and then gathered over Y: the gather needs the reduction's result, so the
     # two run one after another even on disjoint links
-    chained = next(s for s in both.strategies if [st.role for st in s.collectives] == ["out", "out"])
+    chained = next(s for s in both.all_strategies() if [st.role for st in s.collectives] == ["out", "out"])
     assert chained.comm_time == sum(st.cost.time for st in chained.collectives)
     for how in ("axes", "none"):
         best = best_strategy(text, "X=4,Y=4", "I=4096,J=4096,K=4096", hardware="tpu-v5p", comm_overlap=how)

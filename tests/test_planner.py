@@ -29,9 +29,8 @@ def bandwidth_comm(strategy) -> sympy.Expr:
 
 
 def by_name(p, name: str):
-    matches = [s for s in p.strategies if s.name == name]
-    assert matches, f"no strategy {name!r} in {[s.name for s in p.strategies]}"
-    return matches[0]
+    """A strategy by name, whether the plan lists it (it can win somewhere) or not."""
+    return p.strategy(name)
 
 
 # -- the four cases ---------------------------------------------------------------------------

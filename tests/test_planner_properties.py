@@ -335,7 +335,7 @@ def check_twins(case: Case) -> None:
     assert case.chip is not None and case.shape is not None
     numeric = planned(case)
     assert numeric.numeric
-    symbolic = plan(case.mm, case.mesh.symbolic(), model=case.model, overlap=case.overlap)
+    symbolic = plan(case.mm, case.mesh.symbolic(), model=case.model, overlap=case.overlap, all=True)
     assert not symbolic.numeric
     values: dict[sympy.Symbol, sympy.Basic] = dict(hardware(case.chip).constants())
     values.update({dim(d): sympy.Integer(n) for d, n in case.shape.items()})

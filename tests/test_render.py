@@ -306,8 +306,8 @@ def test_fastest_crossovers_are_exact():
         assert lo.best.name == s.curves[[c.index for c in s.curves].index(e.before)].strategy.name
     for b in (7, 100, 1000, 3000, 10**6):  # the swept functions are the planner's own numbers
         q = ss.plan(Q4, "X=16", {"B": b, "D": 1024, "F": 4096}, hardware="tpu-v5e")
-        times = {st.name: st.raw_time for st in q.strategies}
-        assert all(c.time(Fraction(b)) == times[c.strategy.name] for c in s.curves)
+        times = {st.name: st.raw_time for st in q.all_strategies()}  # those whose arrays divide at this B
+        assert times and all(c.time(Fraction(b)) == times[c.strategy.name] for c in s.curves if c.strategy.name in times)
     fig = regimes(p, "B")
     assert all(f'data-x="{e.x}"' in fig.svg for e in changes)
 
@@ -325,7 +325,7 @@ def test_the_sweep_picks_the_planners_fastest(mm, mesh, dim):
     s = sweep(ss.plan(mm, mesh, shape, hardware="tpu-v5e"), dim)
     for x in (64, 640, 4096, 12800, 65536, 262144):
         q = ss.plan(mm, mesh, {**shape, dim: x}, hardware="tpu-v5e")
-        times = {st.name: st.raw_time for st in q.strategies}
+        times = {st.name: st.raw_time for st in q.all_strategies()}
         assert times[s.curves[s.best_at(Fraction(x))].strategy.name] == min(times.values())
 
 

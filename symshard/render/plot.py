@@ -314,7 +314,8 @@ def regimes(
         raise ShapeError(f"points={points!r} cannot draw a line", hint="use between 2 and 5000 samples, e.g. points=64")
     p, given = _resolve(plan, dim, mesh, shape, hardware, dict(options))
     s = sweep(p, dim)
-    named = {p.strategies.index(p.strategy(k)) + 1: str(v) for k, v in (labels or {}).items()}
+    numbers = {c.strategy.name: c.index for c in s.curves}
+    named = {numbers[p.strategy(k).name]: str(v) for k, v in (labels or {}).items()}
     # with some strategies named, the others are "#3" so that "Strategy 1" and "1" cannot be confused
     tags = {c.index: named.get(c.index, f"#{c.index}" if named else str(c.index)) for c in s.curves}
     low, high = _range(s, given, lo, hi)

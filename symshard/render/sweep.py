@@ -42,7 +42,7 @@ class Curve:
     """One strategy's times along the dim.
 
     Attributes:
-        index: the strategy's 1-based number in the plan.
+        index: the strategy's 1-based number among every valid strategy of the plan (``plan.all_strategies()``).
         strategy: the strategy.
         math: ``T_math``.
         comm: ``T_comms`` (its collectives, each latency-aware, added up as the plan says).
@@ -191,7 +191,9 @@ def sweep(plan: Plan, dim: str) -> Sweep:
             "e.g. constants={T_hop: sympy.Rational(1, 10**6)}",
         )
     x0 = _exact(dict(plan.sizes)[dim])
-    curves = tuple(_curve(i, s, dim, x0, plan.overlap) for i, s in enumerate(plan.strategies, 1))
+    # every valid strategy, not only those that win at these sizes: another may win at another size
+    every = plan.all_strategies()
+    curves = tuple(_curve(i, s, dim, x0, plan.overlap) for i, s in enumerate(every, 1))
     # the lower envelope, swept from 0: the next change is the first point where another curve dips below
     x = Fraction(0)
     best = _best(curves, x)
