@@ -59,22 +59,53 @@ WORKLOADS: list[tuple[str, list[str], float]] = [
     ),
     (
         "best-sharding, 2 matmuls, 3 axes",
-        ["best-sharding", "x[B, D] · W_in[D, F] -> Tmp[B, F]", "Tmp[B, F] · W_out[F, D] -> Out[B, D]",
-         "--mesh", "X=2,Y=2,Z=2", "--shape", "B=128,D=8192,F=32768", "--hw", "v5e", "--memory", "300MB"],
+        [
+            "best-sharding",
+            "x[B, D] · W_in[D, F] -> Tmp[B, F]",
+            "Tmp[B, F] · W_out[F, D] -> Out[B, D]",
+            "--mesh",
+            "X=2,Y=2,Z=2",
+            "--shape",
+            "B=128,D=8192,F=32768",
+            "--hw",
+            "v5e",
+            "--memory",
+            "300MB",
+        ],
         2.0,
-    ),  # fmt: skip
+    ),
     (
         "best-sharding, 8 matmuls, 2 axes",
-        ["best-sharding", *CHAIN_8, "--mesh", "X=2,Y=2", "--shape", "B=128,D=8192,F=32768", "--hw", "v5e",
-         "--memory", "1GB"],
+        [
+            "best-sharding",
+            *CHAIN_8,
+            "--mesh",
+            "X=2,Y=2",
+            "--shape",
+            "B=128,D=8192,F=32768",
+            "--hw",
+            "v5e",
+            "--memory",
+            "1GB",
+        ],
         2.0,
-    ),  # fmt: skip
+    ),
     (
         "best strategy, 8 axes",
-        ["matmul", "A[I, J] · B[J, K] -> C[I, K]", "--mesh", "P=2,Q=2,R=2,S=2,U=2,V=2,W=2,X=2",
-         "--shape", "I=8192,J=8192,K=8192", "--hw", "tpu-v5p", "--top", "1"],
+        [
+            "matmul",
+            "A[I, J] · B[J, K] -> C[I, K]",
+            "--mesh",
+            "P=2,Q=2,R=2,S=2,U=2,V=2,W=2,X=2",
+            "--shape",
+            "I=8192,J=8192,K=8192",
+            "--hw",
+            "tpu-v5p",
+            "--top",
+            "1",
+        ],
         2.0,
-    ),  # fmt: skip
+    ),
 ]
 
 SYMPY = [sys.executable, "-c", "import sympy"]

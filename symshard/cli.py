@@ -558,11 +558,13 @@ def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
     chip = _chip(args)
     mesh = _matmul_mesh(args, mm, chip)
     how = args.comm_overlap
+    every = bool(args.every)
     p = plan(mm, mesh, args.shape, dtype=args.dtype, hardware=chip, model=args.model, overlap=not args.serial,
-             comm_overlap=how)  # fmt: skip
+             comm_overlap=how, all=every)  # fmt: skip
     if not p.numeric and chip is not None:
         # sizes are symbolic: keep C, W_ici, ... as symbols too, so the formulas stay readable
-        p = plan(mm, mesh, args.shape, dtype=args.dtype, model=args.model, overlap=not args.serial, comm_overlap=how)
+        p = plan(mm, mesh, args.shape, dtype=args.dtype, model=args.model, overlap=not args.serial, comm_overlap=how,
+                 all=every)  # fmt: skip
     if args.json:  # only what is printed is worked out: a long plan's formulas take a while to write
         return "", plan_data(p, args.language)
     text = plan_text(p, top=None if args.top == 0 else args.top, language=args.language, explain=args.explain)
@@ -1185,10 +1187,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default="book", help="collective cost model: book (default) or ring")
     p.set_defaults(run=_collective)
 
-    p = sub.add_parser("matmul", help="the case and every costed strategy of a sharded matmul")
+    p = sub.add_parser(
+        "matmul",
+        help="the case and the costed strategies of a sharded matmul that can win",
+        description="List the strategies of a sharded matmul that can win somewhere (with numbers: the fastest, "
+        "then the fastest under each smaller memory limit; with symbols: those no other is at least as good as "
+        "everywhere) and the chapter's rule, each costed, with why it is listed. --all lists every valid strategy.",
+    )
     p.add_argument("matmul", help="e.g. 'X[B, D] · Y[D_X, F] -> Z[B, F]'")
     _add_sizes(p)
     _add_plan_options(p)
+    p.add_argument(
+        "--all", dest="every", action="store_true", help="list every valid strategy, not only those that can win"
+    )
     p.add_argument("--top", type=int, default=10, help="strategies to print (0: all); --json has them all")
     p.add_argument(
         "--explain",

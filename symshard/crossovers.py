@@ -1,597 +1,76 @@
-"""Crossover conditions between strategies, derived by SymPy: when is a plan communication-bound,
-and when does one plan beat another.
+"""Crossover conditions between strategies: when is a plan communication-bound, which strategies can be
+the fastest at all, and where each one is.
 
-Each strategy's time is ``max(T_math, T_comms)`` (bandwidth-bound collective
-times, as the chapter reasons). For a chosen symbol ``x`` (a dim such as B, an
-axis size, a hardware constant) :func:`compare` derives
+Each strategy's time is ``max(T_math, T_comms)`` (bandwidth-bound collective times, as the chapter
+reasons). For a chosen symbol ``x`` (a dim such as B, an axis size, a hardware constant) :func:`compare`
 
-* each strategy's regime boundary: communication-bound iff ``T_comms > T_math``,
-  solved for ``x`` (``B < C/W_ici`` for the chapter's Strategy 1);
-* for a pair A, B: A is faster iff one of four regime combinations holds, each a
-  conjunction of the two regimes and the inequality between the active terms,
-  solved for ``x`` and simplified; combinations that cannot happen are dropped.
+1. keeps the strategies that can be the fastest anywhere: those no other strategy is at least as fast
+   as everywhere it is valid (decided exactly on the sums of monomials the times are,
+   :mod:`symshard.monomials`), then those a sweep over sample points finds fastest somewhere;
+2. finds their *neighbours*, the pairs whose regions touch, from the same sweep (lines along every
+   symbol through many points; a strategy whose conditions hold at a sample point where another is
+   faster gets that one as a neighbour too, until the regions agree with every sample);
+3. derives each strategy's regime boundary (communication-bound iff ``T_comms > T_math``, solved for
+   ``x``: ``B < C/W_ici``) and, for each pair of neighbours, when each is faster: one case per
+   combination of regimes, the active terms compared, every case solved and simplified in the book's
+   form (:mod:`symshard.inequalities`);
+4. describes each strategy's region: where it beats each of its neighbours.
 
-A condition is a :class:`Condition`: a union of labelled :class:`Case` objects,
-each a conjunction of relations, printable as text and LaTeX, and evaluable on
-a named chip (``C/W_ici`` becomes 2550 on a TPU v5p).
+With ``strategies`` listed explicitly, every pair of them is compared, as before. A condition is a
+:class:`~symshard.conditions.Condition`: a union of labelled cases, printable as text and LaTeX,
+evaluable at a point and on a named chip (``C/W_ici`` becomes 2550 on a TPU v5p).
 
 Examples:
     >>> c = compare("X[B, D] · Y[D_X, F] -> Z[B, F]", "B", strategies=[2, 1])
     >>> c.regimes[1].communication_bound.text()
     'B < C/W_ici'
+    >>> compare("X[B, D] · Y[D_X, F] -> Z[B, F]", "B", strategies="1,2").pairs[0].a_wins.cases[0].text()
+    'D < 2·C·|X|/W_ici and B < C/W_ici and B < D/2'
 """
 
 from __future__ import annotations
 
 import itertools
+import math
+import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from fractions import Fraction
 
 import sympy
 
+from .conditions import Case, Clauses, Condition, _drop_subsumed, _merge_bounds, merge_labels, solve_less
 from .errors import PlanError
 from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
-from .mathtext import as_expr, as_substitution
+from .inequalities import Inequality, Relation, simplify, solve
+from .mathtext import as_expr
 from .matmul import Matmul
 from .memo import memoized
 from .mesh import Mesh
+from .monomials import Domain, Maximum, Signomial, from_expr, less_equal
 from .placement import ShapeLike
 from .planner import Plan, Strategy, plan
-from .symbols import is_axis_symbol, latex
-from .units import pretty, sig
+from .symbols import is_axis_symbol
 
-__all__ = ["Case", "Comparison", "Condition", "PairComparison", "Regime", "compare", "solve_less"]
+__all__ = [
+    "Case",
+    "Comparison",
+    "Condition",
+    "PairComparison",
+    "Regime",
+    "Region",
+    "compare",
+    "solve_less",
+]
 
-_TRUE, _FALSE = sympy.true, sympy.false
+# the layer schemes solve their own inequalities with SymPy (symshard.conditions); they import these here
+_SCHEMES = (_drop_subsumed, _merge_bounds)
 
+_Cases = list[list[Relation]]
 
-# -- conditions -----------------------------------------------------------------------------
 
-
-@dataclass(frozen=True, slots=True)
-class Case:
-    """A conjunction of relations, with a label saying which regimes it covers."""
-
-    label: str
-    relations: tuple[sympy.Basic, ...]
-
-    def text(self) -> str:
-        if not self.relations:
-            return "always"
-        return " and ".join(_rel_text(r) for r in self.relations)
-
-    def latex(self) -> str:
-        if not self.relations:
-            return r"\text{always}"
-        return r" \land ".join(_rel_latex(r) for r in self.relations)
-
-
-@dataclass(frozen=True, slots=True)
-class Condition:
-    """A union of cases; empty means never, a case with no relations means always."""
-
-    cases: tuple[Case, ...]
-
-    @property
-    def never(self) -> bool:
-        return not self.cases
-
-    @property
-    def always(self) -> bool:
-        return any(not c.relations for c in self.cases)
-
-    def text(self) -> str:
-        """``B < C/W_ici``, or several cases joined by ``or``."""
-        if self.never:
-            return "never"
-        if self.always:
-            return "always"
-        if len(self.cases) == 1:
-            return self.cases[0].text()
-        return " or ".join(f"({c.text()})" for c in self.cases)
-
-    def latex(self) -> str:
-        if self.never:
-            return r"\text{never}"
-        if self.always:
-            return r"\text{always}"
-        if len(self.cases) == 1:
-            return self.cases[0].latex()
-        return r" \lor ".join(f"\\left({c.latex()}\\right)" for c in self.cases)
-
-    def subs(self, values: Mapping, symbol: sympy.Symbol | None = None) -> Condition:
-        """The condition with numbers substituted, re-simplified (cases that become false vanish)."""
-        cases = []
-        point = as_substitution(values)
-        for c in self.cases:
-            rels = [_simplify_rel(as_expr(r).subs(point), symbol) for r in c.relations]
-            merged = _merge_bounds(rels, symbol)
-            if merged is None:
-                continue
-            cases.append(Case(c.label, merged))
-        return Condition(_drop_subsumed(cases))
-
-    def holds(self, values: Mapping) -> bool | None:
-        """Whether the condition holds at a point (None if it cannot be decided)."""
-        point = {as_expr(k): as_expr(v) for k, v in values.items()}
-        result = False
-        for c in self.cases:
-            truth = True
-            for r in c.relations:
-                v = as_expr(r).xreplace(point)
-                if v in (_TRUE, True):
-                    continue
-                if v in (_FALSE, False):
-                    truth = False
-                    break
-                return None
-            result = result or truth
-        return result
-
-
-def _rel_text(r: sympy.Basic) -> str:
-    if isinstance(r, sympy.Eq):
-        text = f"{pretty(r.lhs)} = {pretty(r.rhs)}"
-    else:
-        text = pretty(r).replace("<=", "≤").replace(">=", "≥")
-    if isinstance(r, sympy.core.relational.Relational):
-        side = r.rhs if isinstance(r.lhs, sympy.Symbol) else r.lhs
-        if side.is_number and not side.is_Integer:
-            text += f" (≈ {sig(float(side), 4)})"
-    return text
-
-
-def _rel_latex(r: sympy.Basic) -> str:
-    return latex(r)
-
-
-# -- solving ---------------------------------------------------------------------------------
-
-
-def _preferred_symbol(expr: sympy.Basic) -> sympy.Symbol | None:
-    """The symbol to isolate in a condition free of the chosen one: a dim, else an axis, else any."""
-    syms = sorted(expr.free_symbols, key=lambda s: s.name)
-    dims = [s for s in syms if s.is_integer and not is_axis_symbol(s)]
-    axes = [s for s in syms if is_axis_symbol(s)]
-    for group in (dims, axes, syms):
-        if group:
-            return group[0]
-    return None
-
-
-def _simplify_rel(rel: sympy.Basic, symbol: sympy.Symbol | None) -> sympy.Basic:
-    """Tidy one relation: decide it if possible, else solve it for the symbol it is best read in."""
-    out = _solve_rel(rel, symbol)
-    if isinstance(out, sympy.core.relational.Relational):
-        if isinstance(out.lhs, sympy.Symbol) and out.lhs not in out.rhs.free_symbols:
-            return out.func(out.lhs, _tidy_expr(out.rhs))
-        if isinstance(out.rhs, sympy.Symbol) and out.rhs not in out.lhs.free_symbols:
-            return out.reversed.func(out.rhs, _tidy_expr(out.lhs))
-    return out
-
-
-def _solve_rel(rel: sympy.Basic, symbol: sympy.Symbol | None) -> sympy.Basic:
-    rel = as_expr(rel)
-    if rel in (_TRUE, _FALSE) or not isinstance(rel, sympy.core.relational.Relational):
-        return rel
-    target = symbol if symbol is not None and symbol in rel.free_symbols else _preferred_symbol(rel)
-    if target is None:
-        return as_expr(bool(rel)) if rel.is_number else rel
-    lhs, rhs = rel.lhs, rel.rhs
-    if isinstance(rel, sympy.Eq):
-        zero = _zero_cases(lhs - rhs)
-        if not zero:
-            return _FALSE
-        if any(not c for c in zero):
-            return _TRUE
-        return zero[0][0] if len(zero) == 1 and len(zero[0]) == 1 else rel
-    if isinstance(rel, sympy.Ne):
-        return rel
-    strict = isinstance(rel, (sympy.StrictLessThan, sympy.StrictGreaterThan))
-    if isinstance(rel, (sympy.GreaterThan, sympy.StrictGreaterThan)):
-        lhs, rhs = rhs, lhs
-    cases = solve_less(lhs, rhs, target, strict=strict)
-    if len(cases) == 1 and len(cases[0]) == 1:
-        return cases[0][0]
-    if not cases:
-        return _FALSE
-    if any(not c for c in cases):
-        return _TRUE
-    return rel
-
-
-def solve_less(lhs: sympy.Expr, rhs: sympy.Expr, x: sympy.Symbol, *, strict: bool = True) -> list[list[sympy.Basic]]:
-    """Solve ``lhs < rhs`` (or ``<=``) for the positive symbol ``x``.
-
-    Returns a union of cases, each a list of relations (in ``x`` when it matters);
-    ``[]`` means never and ``[[]]`` always. When a coefficient's sign is unknown the
-    answer splits on it.
-
-    Examples:
-        >>> B, C, W = sympy.symbols("B C W", positive=True)
-        >>> solve_less(2 * B / C, 2 / W, B)
-        [[B < C/W]]
-    """
-    h = sympy.together(as_expr(lhs) - as_expr(rhs))
-    num, den = sympy.fraction(h)
-    if den.is_negative:
-        num, den = -num, -den
-    if not den.is_positive:
-        den_e = sympy.factor(den)
-        if not den_e.is_positive:
-            rel = sympy.Lt(lhs, rhs) if strict else sympy.Le(lhs, rhs)
-            return [[rel]]
-    num = sympy.expand(num)
-    if x not in num.free_symbols:
-        return _sign_cases(num, strict)
-    try:
-        poly = sympy.Poly(num, x)
-    except sympy.PolynomialError:
-        rel = sympy.Lt(lhs, rhs) if strict else sympy.Le(lhs, rhs)
-        return [[rel]]
-    if poly.degree() == 1:
-        a, b = poly.all_coeffs()
-        bound = _tidy_expr(-b / a)
-        below = sympy.Lt(x, bound) if strict else sympy.Le(x, bound)
-        above = sympy.Gt(x, bound) if strict else sympy.Ge(x, bound)
-        sign = sympy.factor(_at_least_two(a))
-        if sign.is_positive:
-            return [c for c in [_tidy([below], x)] if c is not None]
-        if sign.is_negative:
-            return [c for c in [_tidy([above], x)] if c is not None]
-        out = []
-        for sign_case in _sign_cases(-a, True):  # a > 0
-            out.append(_tidy([*sign_case, below], x))
-        for sign_case in _sign_cases(a, True):  # a < 0
-            out.append(_tidy([*sign_case, above], x))
-        # a = 0: the condition no longer depends on x
-        for zero_case in _zero_cases(a):
-            for rest in _sign_cases(b, strict):
-                out.append(_tidy([*zero_case, *rest], x))
-        return [c for c in out if c is not None]
-    try:
-        solved = sympy.solve_univariate_inequality(
-            (num < 0) if strict else (num <= 0), x, relational=True, domain=sympy.Interval.open(0, sympy.oo)
-        )
-    except (NotImplementedError, TypeError, ValueError):
-        rel = sympy.Lt(lhs, rhs) if strict else sympy.Le(lhs, rhs)
-        return [[rel]]
-    if solved == _TRUE:
-        return [[]]
-    if solved == _FALSE:
-        return []
-    return [[solved]]
-
-
-def _at_least_two(expr: sympy.Expr) -> sympy.Expr:
-    """``expr`` with every mesh-axis size ``|X|`` written ``2 + k`` (``k ≥ 0``): symbolic costs
-    assume an axis of at least two devices, and this lets SymPy's sign reasoning use that."""
-    subs = {
-        s: sympy.Dummy(f"k_{s.name}", integer=True, nonnegative=True) + 2
-        for s in as_expr(expr).free_symbols
-        if is_axis_symbol(s)
-    }
-    return as_expr(expr).xreplace(subs) if subs else as_expr(expr)
-
-
-def _zero_cases(expr: sympy.Expr) -> list[list[sympy.Basic]]:
-    """Cases for ``expr = 0``: never if its sign is known, else the equation solved for a preferred symbol."""
-    probe = sympy.factor(_at_least_two(expr))
-    if probe.is_positive or probe.is_negative:
-        return []
-    if probe.is_zero:
-        return [[]]
-    # a positive factor (F, 4, ...) does not change where the expression is zero: drop it
-    factors = sympy.Mul.make_args(sympy.factor(expr))
-    kept = [f for f in factors if not sympy.factor(_at_least_two(f)).is_positive]
-    if kept and len(kept) < len(factors):
-        expr = sympy.Mul(*kept)
-    target = _preferred_symbol(expr)
-    if target is not None:
-        try:
-            roots = sympy.solve(sympy.Eq(expr, 0), target)
-        except (NotImplementedError, TypeError, ValueError):
-            roots = []
-        if len(roots) == 1:
-            root = _tidy_expr(roots[0])
-            if root.is_number and root <= 0 and target.is_positive:
-                return []
-            return [[sympy.Eq(target, root)]]
-    return [[sympy.Eq(expr, 0)]]
-
-
-def _tidy_expr(expr: sympy.Expr) -> sympy.Expr:
-    """A readable form: factored, with a denominator that does not start with a minus sign."""
-    expr = sympy.factor(sympy.cancel(expr))
-    num, den = sympy.fraction(expr)
-    if den.could_extract_minus_sign():
-        num, den = -num, -den
-    if num.could_extract_minus_sign() and den.is_Add:
-        num, den = -num, sympy.expand(-den)
-    return num / den
-
-
-def _sign_cases(expr: sympy.Expr, strict: bool) -> list[list[sympy.Basic]]:
-    """Cases for ``expr < 0`` (``<= 0``) when ``expr`` is free of the solved symbol."""
-    expr = sympy.expand(expr)
-    factored = sympy.factor(_at_least_two(expr))
-    if factored.is_negative or (not strict and factored.is_nonpositive):
-        return [[]]
-    if factored.is_nonnegative and (strict or factored.is_positive):
-        return []
-    rel = sympy.Lt(expr, 0) if strict else sympy.Le(expr, 0)
-    tidy = _simplify_rel(rel, None) if _preferred_symbol(expr) is not None else rel
-    if tidy == _TRUE:
-        return [[]]
-    if tidy == _FALSE:
-        return []
-    return [[tidy]]
-
-
-def _tidy(relations: list[sympy.Basic], x: sympy.Symbol) -> list[sympy.Basic] | None:
-    out = []
-    for r in relations:
-        r = as_expr(r)
-        if r == _TRUE:
-            continue
-        if r == _FALSE:
-            return None
-        # x is positive: "x > (something not positive)" says nothing
-        if isinstance(r, (sympy.StrictGreaterThan, sympy.GreaterThan)) and r.lhs == x and r.rhs.is_nonpositive:
-            continue
-        if isinstance(r, (sympy.StrictLessThan, sympy.LessThan)) and r.lhs == x and r.rhs.is_nonpositive:
-            return None
-        out.append(r)
-    return out
-
-
-_LOWER = (sympy.StrictGreaterThan, sympy.GreaterThan)
-_UPPER = (sympy.StrictLessThan, sympy.LessThan)
-
-
-def _bound_of(r: sympy.Basic) -> tuple[sympy.Symbol, str, sympy.Expr, bool] | None:
-    """``(symbol, 'low'|'high', bound, strict)`` for a relation ``symbol OP bound``."""
-    if isinstance(r, sympy.core.relational.Relational) and isinstance(r.lhs, sympy.Symbol):
-        if isinstance(r, _LOWER):
-            return r.lhs, "low", r.rhs, isinstance(r, sympy.StrictGreaterThan)
-        if isinstance(r, _UPPER):
-            return r.lhs, "high", r.rhs, isinstance(r, sympy.StrictLessThan)
-    return None
-
-
-def _compare_bounds(b1: sympy.Expr, b2: sympy.Expr) -> str | None:
-    """How ``b1`` compares with ``b2`` when SymPy can prove it: 'lt', 'le', 'eq', 'ge', 'gt', else None.
-
-    Besides plain numbers this uses the symbols' assumptions through the ratio of
-    two positive bounds (``C·|X|/W`` is at least ``C/W`` because ``|X| ≥ 1``).
-    """
-    if b1 == b2:
-        return "eq"
-    flip = {"lt": "gt", "le": "ge", "eq": "eq", "ge": "le", "gt": "lt"}
-    one_way = _compare_one_way(b1, b2)
-    if one_way is not None:
-        return one_way
-    other = _compare_one_way(b2, b1)
-    return flip[other] if other is not None else None
-
-
-def _compare_one_way(b1: sympy.Expr, b2: sympy.Expr) -> str | None:
-    ratio = (sympy.cancel(b1 / b2) - 1) if b2.is_positive else None
-    for probe in (sympy.factor(_at_least_two(b1 - b2)), None if ratio is None else sympy.factor(_at_least_two(ratio))):
-        if probe is None:
-            continue
-        if probe.is_zero:
-            return "eq"
-        if probe.is_positive:
-            return "gt"
-        if probe.is_negative:
-            return "lt"
-        if probe.is_nonnegative:
-            return "ge"
-        if probe.is_nonpositive:
-            return "le"
-    return None
-
-
-def _merge_bounds(relations: Sequence[sympy.Basic], x: sympy.Symbol | None) -> tuple[sympy.Basic, ...] | None:
-    """Keep the tightest of comparable bounds on each symbol; None if two of them contradict."""
-    relations = list(dict.fromkeys(as_expr(r) for r in relations))
-    for r in relations:
-        if r == _FALSE:
-            return None
-    checked = _apply_equalities([r for r in relations if r != _TRUE])
-    if checked is None:
-        return None
-    relations = checked
-    bounds = {i: _bound_of(r) for i, r in enumerate(relations)}
-    drop: set[int] = set()
-    for i, j in itertools.combinations(range(len(relations)), 2):
-        bi, bj = bounds[i], bounds[j]
-        if bi is None or bj is None or bi[0] != bj[0] or i in drop or j in drop:
-            continue
-        order = _compare_bounds(bi[2], bj[2])
-        if order is None:
-            continue
-        if bi[1] == bj[1]:
-            # two lower (upper) bounds: keep the larger (smaller), the stricter on a tie
-            if order == "eq":
-                drop.add(j if bi[3] or not bj[3] else i)
-            elif (order in ("gt", "ge")) == (bi[1] == "low"):
-                drop.add(j)
-            else:
-                drop.add(i)
-        else:
-            flip = {"lt": "gt", "le": "ge", "eq": "eq", "ge": "le", "gt": "lt"}
-            gap = order if bi[1] == "low" else flip[order]  # how the lower bound compares with the upper
-            strict = bi[3] or bj[3]
-            if gap == "gt" or (gap in ("ge", "eq") and strict):
-                return None
-    kept = tuple(r for k, r in enumerate(relations) if k not in drop)
-    equal = {r.lhs: r.rhs for r in kept if isinstance(r, sympy.Eq) and isinstance(r.lhs, sympy.Symbol)}
-    if equal:
-        # the bounds on other symbols must also agree once the pinned value is put in (B > 3·D/4 with
-        # D = C·|X|/W and B < C/W cannot all hold when |X| ≥ 2); the case is still shown as written
-        rest = [r.subs(equal) for r in kept if not (isinstance(r, sympy.Eq) and r.lhs in equal)]
-        if _merge_bounds(rest, x) is None:
-            return None
-    return kept
-
-
-def _apply_equalities(relations: list[sympy.Basic]) -> list[sympy.Basic] | None:
-    """Check each bound on a symbol against an equality on it (``D = C·|X|/W``): None when they
-    contradict (``D = a`` with ``D ≥ 2·a``), and bounds the equality implies are dropped."""
-    equal = [r for r in relations if isinstance(r, sympy.Eq) and isinstance(r.lhs, sympy.Symbol)]
-    if not equal:
-        return relations
-    kept: list[sympy.Basic] = []
-    for r in relations:
-        bound = _bound_of(r)
-        implied = False
-        for eq in equal:
-            if eq is r or eq.lhs != (bound[0] if bound else r.lhs if isinstance(r, sympy.Eq) else None):
-                continue
-            if isinstance(r, sympy.Eq):  # two equalities on one symbol
-                order = _compare_bounds(eq.rhs, r.rhs)
-                if order in ("lt", "gt"):
-                    return None
-                continue
-            assert bound is not None
-            order = _compare_bounds(eq.rhs, bound[2])
-            if order is None:
-                continue
-            low, strict = bound[1] == "low", bound[3]
-            if (low and (order == "lt" or (order in ("le", "eq") and strict))) or (
-                not low and (order == "gt" or (order in ("ge", "eq") and strict))
-            ):
-                return None
-            implied = order in (("gt", "ge", "eq") if low else ("lt", "le", "eq")) and not (order == "eq" and strict)
-        if not implied:
-            kept.append(r)
-    return kept
-
-
-def _drop_subsumed(cases: Sequence[Case]) -> tuple[Case, ...]:
-    """Simplify a union: ``(A and r) or (A and not r)`` becomes ``A``, and a case whose
-    relations include all of another case's is dropped (it adds nothing)."""
-    cases = list(cases)
-    merged = True
-    while merged:
-        merged = False
-        for i, j in itertools.combinations(range(len(cases)), 2):
-            a, b = set(cases[i].relations), set(cases[j].relations)
-            only_a, only_b = a - b, b - a
-            if len(only_a) == 1 and len(only_b) == 1:
-                (ra,), (rb,) = only_a, only_b
-                joined = _join_relations(ra, rb)
-                if joined is not None:
-                    keep = tuple(joined if r == ra else r for r in cases[i].relations if joined != _TRUE or r != ra)
-                    label = _merge_labels(cases[i].label, cases[j].label)
-                    cases[i] = Case(label, keep)
-                    del cases[j]
-                    merged = True
-                    break
-    cases = _union_intervals(cases)
-    out = []
-    for i, c in enumerate(cases):
-        mine = set(c.relations)
-        if any(
-            j != i and set(o.relations) <= mine and (set(o.relations) != mine or j < i) for j, o in enumerate(cases)
-        ):
-            continue
-        out.append(c)
-    return tuple(out)
-
-
-def _join_relations(ra: sympy.Basic, rb: sympy.Basic) -> sympy.Basic | None:
-    """``r or not r`` is always true; ``x > e or x = e`` is ``x ≥ e``; else None."""
-    rel = sympy.core.relational.Relational
-    if not (isinstance(ra, rel) and isinstance(rb, rel)):
-        return None
-    if ra.negated == rb:
-        return _TRUE
-    for strict_, eq in ((ra, rb), (rb, ra)):
-        if isinstance(eq, sympy.Eq) and {strict_.lhs, strict_.rhs} == {eq.lhs, eq.rhs}:
-            if isinstance(strict_, sympy.StrictGreaterThan):
-                return sympy.Ge(strict_.lhs, strict_.rhs)
-            if isinstance(strict_, sympy.StrictLessThan):
-                return sympy.Le(strict_.lhs, strict_.rhs)
-    return None
-
-
-def _merge_labels(a: str, b: str) -> str:
-    """``'1 compute-bound, 2 communication-bound'`` + ``'1 compute-bound, 2 compute-bound'``
-    -> ``'1 compute-bound, 2 either'``."""
-    if a == b:
-        return a
-    pa, pb = a.split(", "), b.split(", ")
-    if len(pa) != len(pb):
-        return "combined"
-    out = []
-    for x, y in zip(pa, pb, strict=True):
-        if x == y:
-            out.append(x)
-        elif x.split(" ")[0] == y.split(" ")[0]:
-            out.append(x.split(" ")[0] + " either")
-        else:
-            return "combined"
-    return ", ".join(out)
-
-
-def _union_intervals(cases: list[Case]) -> list[Case]:
-    """When every case only bounds one symbol by numbers, replace the union by its merged intervals."""
-    if len(cases) < 2:
-        return cases
-    x = None
-    sets = []
-    for c in cases:
-        interval = sympy.Interval(-sympy.oo, sympy.oo)
-        for r in c.relations:
-            b = _bound_of(r)
-            if b is None or not b[2].is_number or (x is not None and b[0] != x):
-                return cases
-            x = b[0]
-            if b[1] == "low":
-                interval = interval & sympy.Interval(b[2], sympy.oo, left_open=b[3])
-            else:
-                interval = interval & sympy.Interval(-sympy.oo, b[2], right_open=b[3])
-        sets.append(interval)
-    if x is None:
-        return cases
-    union = sympy.Union(*sets)
-    pieces = union.args if isinstance(union, sympy.Union) else (union,)
-    out = []
-    for piece in pieces:
-        if not isinstance(piece, sympy.Interval):
-            return cases
-        rels = []
-        if piece.start != -sympy.oo and not (piece.start <= 0 and x.is_positive):
-            rels.append(sympy.Gt(x, piece.start) if piece.left_open else sympy.Ge(x, piece.start))
-        if piece.end != sympy.oo:
-            rels.append(sympy.Lt(x, piece.end) if piece.right_open else sympy.Le(x, piece.end))
-        out.append(Case("combined", tuple(rels)))
-    return out
-
-
-def _conjoin(label: str, parts: Sequence[list[list[sympy.Basic]]], x: sympy.Symbol) -> list[Case]:
-    """Distribute a conjunction of unions into a union of cases."""
-    out = []
-    for combo in itertools.product(*parts):
-        rels: list[sympy.Basic] = []
-        for c in combo:
-            rels.extend(c)
-        merged = _merge_bounds(_dedupe(rels), x)
-        if merged is None:
-            continue
-        out.append(Case(label, merged))
-    return out
-
-
-def _dedupe(rels: list[sympy.Basic]) -> list[sympy.Basic]:
-    return list(dict.fromkeys(as_expr(r) for r in rels))
-
-
-# -- regimes and pairs --------------------------------------------------------------------------
+# -- results -----------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -610,15 +89,38 @@ class PairComparison:
 
     a: int
     b: int
-    a_wins: Condition
-    b_wins: Condition
-    numeric_a_wins: Condition | None
-    numeric_b_wins: Condition | None
+    a_wins: Condition | Clauses
+    b_wins: Condition | Clauses
+    numeric_a_wins: Condition | Clauses | None
+    numeric_b_wins: Condition | Clauses | None
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """Where one strategy is the fastest: where it beats each of its neighbours (the strategies whose
+    regions touch its own), as one conjunction of the pairs' clauses."""
+
+    index: int
+    strategy: Strategy
+    neighbours: tuple[int, ...]
+    condition: Clauses
+    numeric: Clauses | None = None
+
+    def holds(self, values: Mapping) -> bool | None:
+        """Whether the point lies in the region (None if a clause cannot be decided there)."""
+        return self.condition.holds(values)
 
 
 @dataclass(frozen=True, slots=True)
 class Comparison:
-    """Regime boundaries and pairwise crossovers for a plan's strategies, solved for one symbol."""
+    """Regime boundaries and crossovers for a plan's strategies, solved for one symbol.
+
+    ``strategies`` are the strategies compared, numbered as ``regimes`` and ``pairs`` number them (the
+    plan's numbers, or with ``strategies="all"`` their numbers in ``plan.all_strategies()``).
+    ``best`` is each strategy that can be the fastest with its :class:`Region` (empty when the
+    strategies were listed explicitly), ``dominated`` the others with the strategy at least as fast
+    everywhere (0 when none is proved, only never faster at the sample points).
+    """
 
     plan: Plan
     symbol: sympy.Symbol
@@ -626,55 +128,313 @@ class Comparison:
     pairs: tuple[PairComparison, ...]
     hardware: Hardware | None
     assumptions: tuple[str, ...]
+    strategies: tuple[tuple[int, Strategy], ...] = ()
+    best: tuple[Region, ...] = ()
+    dominated: tuple[tuple[int, int], ...] = ()
+    domain: Domain | None = field(default=None, repr=False, compare=False)
+    mode: str = "explicit"
+
+    def strategy(self, index: int) -> Strategy:
+        """A compared strategy by its number."""
+        for i, s in self.strategies:
+            if i == index:
+                return s
+        raise PlanError(f"strategy {index} is not in this comparison", hint="use one of the numbers it lists")
+
+    def region(self, index: int) -> Region | None:
+        """Where strategy ``index`` is the fastest (None if it never is)."""
+        return next((r for r in self.best if r.index == index), None)
+
+    def fastest(self, values: Mapping) -> int | None:
+        """The number of the region that holds the point (None if none does or it cannot be decided)."""
+        for r in self.best:
+            if r.holds(values):
+                return r.index
+        return None
+
+    def regime_map(self, x: str | sympy.Symbol | None = None, y: str | sympy.Symbol | None = None, **options: object):
+        """The regime map (:func:`symshard.render.regime_map`): which strategy is fastest over two symbols."""
+        from .render.regions import regime_map
+
+        return regime_map(self, x, y, **options)
+
+    def _repr_svg_(self) -> str | None:
+        try:
+            return self.regime_map().svg
+        except Exception:  # a comparison that cannot be drawn (one strategy, one symbol) shows as text
+            return None
+
+    def _repr_html_(self) -> str | None:
+        svg = self._repr_svg_()
+        return None if svg is None else f"<div>{svg}</div>"
 
 
-def _bandwidth_comm(s: Strategy) -> sympy.Expr:
-    return s.bandwidth_comm_time
+# -- the costs as compared: bandwidth-bound times on sums of monomials -----------------------------------
 
 
-def _terms(expr: sympy.Expr) -> list[sympy.Expr]:
-    """The terms a time is the largest of: ``max(a, b) + c`` is the largest of ``a + c`` and ``b + c``
-    (collectives on disjoint links overlap, so ``T_comms`` may be a ``Max``)."""
-    expr = as_expr(expr)
-    if isinstance(expr, sympy.Max):
-        return [t for a in expr.args for t in _terms(a)]
-    if isinstance(expr, sympy.Add):
-        out: list[sympy.Expr] = [sympy.Integer(0)]
-        for arg in expr.args:
-            out = [o + t for o in out for t in _terms(arg)]
-        return out
-    return [expr]
+@dataclass(frozen=True, slots=True)
+class _Costs:
+    """A strategy's ``T_math`` and the parts of ``T_comms`` (the busiest link's total is the largest part)."""
+
+    math: Signomial
+    comms: tuple[Signomial, ...]
+    domain: Domain
+
+    def time(self, serial: bool) -> Maximum:
+        if serial:
+            return Maximum.of([self.math + c for c in self.comms] or [self.math])
+        return Maximum.of([self.math, *self.comms])
 
 
-def _less(lhs: sympy.Expr, rhs: sympy.Expr, x: sympy.Symbol, strict: bool) -> list[list[sympy.Basic]]:
-    """``lhs < rhs`` (``<=`` unless ``strict``) for times that may be maxima of terms: every term on
-    the left below some term on the right."""
-    lefts, rights = _terms(lhs), _terms(rhs)
-    if len(lefts) == 1 and len(rights) == 1:
-        return solve_less(lefts[0], rights[0], x, strict=strict)
-    parts = [[case for r in rights for case in solve_less(left, r, x, strict=strict)] for left in lefts]
-    out: list[list[sympy.Basic]] = []
-    for combo in itertools.product(*parts):
-        rels = _merge_bounds(_dedupe([rel for c in combo for rel in c]), x)
-        if rels is not None:
-            out.append(list(rels))
+def _costs(s: Strategy, base: Domain, p: Plan) -> _Costs:
+    math_ = from_expr(s.compute_time).parts
+    comm = from_expr(s.bandwidth_comm_time).reduced(base)
+    domain = _domain(s, p, base)
+    parts = tuple(c for c in comm.parts if not c.is_zero)
+    return _Costs(math_[0], parts, domain)
+
+
+def _domain(s: Strategy, p: Plan, base: Domain) -> Domain:
+    """Where ``s`` is valid: each dim at least the devices that shard it (a multiple of them)."""
+    sizes = dict(p.sizes)
+    groups: dict[sympy.Expr, list[frozenset[sympy.Expr]]] = {d: list(g) for d, g in base.groups.items()}
+    floors: dict[sympy.Expr, Fraction] = {d: Fraction(f) for d, f in base.floors.items()}
+    for d, axes in s.divisibility:
+        size = as_expr(sizes[d])
+        if size.is_number:
+            continue
+        counts = [as_expr(p.mesh.size(a)) for a in axes]
+        symbolic = frozenset(n for n in counts if not n.is_number)
+        known = math.prod(int(n) for n in counts if n.is_number)
+        if symbolic and symbolic not in groups.get(size, []):
+            groups.setdefault(size, []).append(symbolic)
+        floors[size] = max(floors.get(size, Fraction(1)), Fraction(known * 2 ** len(symbolic)))
+    return Domain.of(base.axes, groups, floors)
+
+
+def _union(a: Domain, b: Domain) -> Domain:
+    groups = {d: list(g) for d, g in a.groups.items()}
+    for d, gs in b.groups.items():
+        for g in gs:
+            if g not in groups.setdefault(d, []):
+                groups[d].append(g)
+    floors = dict(a.floors)
+    for d, f in b.floors.items():
+        floors[d] = max(floors.get(d, 0), f)
+    return Domain.of(a.axes | b.axes, groups, floors)
+
+
+# -- solving the comparisons ------------------------------------------------------------------------
+
+
+def _product(parts: Sequence[_Cases], domain: Domain) -> _Cases:
+    """The conjunction of unions of cases, distributed, each case simplified (contradictions dropped)."""
+    out: _Cases = [[]]
+    for part in parts:
+        grown: _Cases = []
+        for a in out:
+            for b in part:
+                labelled = simplify([("", [*a, *b])], domain)
+                grown.extend(rels for _, rels in labelled)
+        out = grown
+        if not out:
+            break
     return out
 
 
-def _regime_cases(s: Strategy, x: sympy.Symbol) -> tuple[list[list[sympy.Basic]], list[list[sympy.Basic]]]:
-    """(communication-bound cases, compute-bound cases) of a strategy."""
-    math, comm = s.compute_time, _bandwidth_comm(s)
-    if comm == 0:
+def _less(p: Signomial | Sequence[Signomial], q: Signomial | Sequence[Signomial], x, domain, strict) -> _Cases:
+    """``max(p) < max(q)``: every part of ``p`` below some part of ``q``."""
+    ps = [p] if isinstance(p, Signomial) else list(p)
+    qs = [q] if isinstance(q, Signomial) else list(q)
+    unions = []
+    for a in ps:
+        union: _Cases = []
+        for b in qs:
+            union.extend(solve(Inequality.less(a, b, strict), x, domain))
+        unions.append(union)
+    return _product(unions, domain)
+
+
+def _regimes(c: _Costs, x, domain: Domain) -> tuple[_Cases, _Cases]:
+    """(communication-bound cases, compute-bound cases)."""
+    if not c.comms:
         return [], [[]]
-    return _less(math, comm, x, strict=True), _less(comm, math, x, strict=False)
+    return _less(c.math, c.comms, x, domain, True), _less(c.comms, c.math, x, domain, False)
 
 
-def _resolve_symbol(name: str | sympy.Symbol, plan_: Plan) -> sympy.Symbol:
+def _wins(a: _Costs, b: _Costs, ia: int, ib: int, x, serial: bool, domain: Domain, ra, rb) -> Condition:
+    """When strategy ``a`` is faster than ``b``."""
+    if serial:
+        ta = [a.math + c for c in a.comms] or [a.math]
+        tb = [b.math + c for c in b.comms] or [b.math]
+        cases = _less(ta, tb, x, domain, True)
+        return Condition.of(
+            simplify([("no overlap: T_math + T_comms", c) for c in cases], domain, merge_labels), domain
+        )
+    labelled: list[tuple[str, list[Relation]]] = []
+    for na, (a_regime, a_active) in enumerate((("communication-bound", a.comms), ("compute-bound", [a.math]))):
+        for nb, (b_regime, b_active) in enumerate((("communication-bound", b.comms), ("compute-bound", [b.math]))):
+            if not ra[na] or not rb[nb] or not a_active or not b_active:
+                continue
+            better = _less(a_active, b_active, x, domain, True)
+            for case in _product([ra[na], rb[nb], better], domain):
+                labelled.append((f"{ia} {a_regime}, {ib} {b_regime}", case))
+    return Condition.of(simplify(labelled, domain, merge_labels), domain)
+
+
+def _beats(a: _Costs, b: _Costs, x, serial: bool, domain: Domain) -> Clauses:
+    """When ``a`` is faster than ``b``, with the fewest relations: ``max(a's terms) < max(b's terms)``
+    holds iff every term of ``a`` is below some term of ``b``: one clause per term of ``a`` (a union over
+    ``b``'s terms), the clauses that always hold left out (``T_math`` of a strategy that splits the
+    work over more devices is below the other's)."""
+    ta = ([a.math + c for c in a.comms] or [a.math]) if serial else [a.math, *a.comms]
+    tb = ([b.math + c for c in b.comms] or [b.math]) if serial else [b.math, *b.comms]
+    clauses: list[Condition] = []
+    for p in ta:
+        union: list[tuple[str, list[Relation]]] = []
+        for q in tb:
+            union.extend(("", case) for case in solve(Inequality.less(p, q, True), x, domain, split=False))
+        if any(not case for _, case in union):
+            continue  # this term is always below one of b's
+        clause = Condition.of(simplify(union, domain), domain, split=False)
+        if clause.key() not in {c.key() for c in clauses}:
+            clauses.append(clause)
+    return Clauses(tuple(clauses), domain)
+
+
+# -- which strategies can be the fastest, and their neighbours ---------------------------------------------
+
+
+def _dominated(costs: dict[int, _Costs], needs: dict[int, frozenset], serial: bool) -> dict[int, int]:
+    """Each strategy some other is at least as fast as everywhere it is valid (valid there too), with it."""
+    times = {i: c.time(serial) for i, c in costs.items()}
+    out: dict[int, int] = {}
+    for j in costs:
+        for i in costs:
+            if i == j or i in out or not needs[i] <= needs[j]:
+                continue
+            dom = costs[j].domain
+            if less_equal(times[i], times[j], dom) and (
+                i < j or not (needs[j] <= needs[i] and less_equal(times[j], times[i], dom))
+            ):
+                out[j] = i
+                break
+    return out
+
+
+def _sample_points(
+    atoms: Sequence[sympy.Expr], fixed: Mapping[sympy.Expr, float], domains: Sequence[Domain], n: int, seed: int
+):
+    """``n`` random points (deterministic): axes 2 to 64, dims 16 to 2^20 and at least the devices that
+    shard them, constants over the hardware catalogue's range unless ``fixed``."""
+    from .planner import _constant_ranges
+
+    rng = random.Random(seed)
+    ranges = _constant_ranges()
+    floors: dict[sympy.Expr, float] = {}
+    for d in domains:
+        for a, f in d.floors.items():
+            floors[a] = max(floors.get(a, 1.0), float(f))
+    points = []
+    for _ in range(n):
+        pt: dict[sympy.Expr, float] = dict(fixed)
+        for a in atoms:
+            if a in pt:
+                continue
+            if is_axis_symbol(a):
+                pt[a] = 2 ** rng.uniform(1, 6)
+        for a in atoms:
+            if a in pt:
+                continue
+            if a.is_Symbol and a.is_integer:
+                low = max(
+                    floors.get(a, 1.0),
+                    *(pt[g] for d in domains for gs in d.groups.get(a, ()) for g in gs if g in pt),
+                    16.0,
+                )
+                pt[a] = math.exp(rng.uniform(math.log(low), math.log(max(low * 4, 2.0**20))))
+            elif a in ranges:
+                lo, hi = ranges[a]
+                pt[a] = math.exp(rng.uniform(math.log(lo), math.log(hi)))
+            else:
+                pt[a] = math.exp(rng.uniform(math.log(1e-3), math.log(1e3)))
+        points.append(pt)
+    return points
+
+
+def _sweep(
+    times: dict[int, Maximum], atoms: Sequence[sympy.Expr], fixed: Mapping[sympy.Expr, float], domains: Sequence[Domain]
+) -> tuple[set[int], set[tuple[int, int]], list[tuple[dict, int]]]:
+    """Which strategies are the fastest somewhere, which regions touch, and every point with its winner:
+    lines along each free symbol through random points."""
+    free = [a for a in atoms if a not in fixed]
+    bases = _sample_points(atoms, fixed, domains, 48 if len(times) > 2 else 16, 17)
+    order = sorted(times)
+    winners: set[int] = set()
+    pairs: set[tuple[int, int]] = set()
+    seen: list[tuple[dict, int]] = []
+
+    def winner(pt) -> int | None:
+        values = [(times[i].value(pt), i) for i in order]
+        best = min(values)
+        close = [i for v, i in values if v <= best[0] * (1 + 1e-9)]
+        return close[0] if len(close) == 1 else None
+
+    for base in bases:
+        for a in free:
+            lo = 2.0 if is_axis_symbol(a) else base[a] / 2**12
+            hi = 64.0 if is_axis_symbol(a) else base[a] * 2**12
+            if not (a.is_Symbol and (a.is_integer or is_axis_symbol(a))):
+                lo, hi = base[a] / 100, base[a] * 100
+            prev = None
+            for k in range(25):
+                pt = dict(base)
+                pt[a] = math.exp(math.log(lo) + (math.log(hi) - math.log(lo)) * k / 24)
+                w = winner(pt)
+                if w is None:
+                    continue
+                winners.add(w)
+                seen.append((pt, w))
+                if prev is not None and prev != w:
+                    pairs.add((min(prev, w), max(prev, w)))
+                prev = w
+    return winners, pairs, seen
+
+
+def _consistent(
+    times: dict[int, Maximum], winners: set[int], pairs: set[tuple[int, int]], seen
+) -> set[tuple[int, int]]:
+    """Neighbours enough for the regions to agree with every sample: where a strategy beats all its
+    neighbours at a point another is faster at, that one is a neighbour too."""
+    pairs = set(pairs)
+    for _ in range(8):
+        added = False
+        nbrs = {i: {b if a == i else a for a, b in pairs if i in (a, b)} for i in winners}
+        for pt, w in seen:
+            tw = times[w].value(pt)
+            for a in winners:
+                if a == w or (min(a, w), max(a, w)) in pairs:
+                    continue
+                ta = times[a].value(pt)
+                if ta <= tw * (1 + 1e-9):
+                    continue
+                if all(ta < times[b].value(pt) for b in nbrs[a]):
+                    pairs.add((min(a, w), max(a, w)))
+                    added = True
+        if not added:
+            break
+    return pairs
+
+
+# -- compare -----------------------------------------------------------------------------------------------
+
+
+def _resolve_symbol(name: str | sympy.Symbol, candidates: Sequence[Strategy]) -> sympy.Symbol:
     if isinstance(name, sympy.Symbol):
         return name
     pool: dict[str, sympy.Symbol] = {}
-    for s in plan_.strategies:
-        for e in (s.compute_time, _bandwidth_comm(s)):
+    for s in candidates:
+        for e in (s.compute_time, s.bandwidth_comm_time):
             for f in e.free_symbols:
                 pool.setdefault(f.name, f)
     key = name.strip()
@@ -687,12 +447,53 @@ def _resolve_symbol(name: str | sympy.Symbol, plan_: Plan) -> sympy.Symbol:
     )
 
 
+def _picked(strategies: Sequence[int | str] | str | None, p: Plan) -> tuple[str, list[tuple[int, Strategy]]]:
+    """How to compare (``explicit``, ``all`` or ``best``) and the numbered candidates."""
+    if isinstance(strategies, str) and strategies.strip().lower() == "all":
+        return "all", list(enumerate(p.all_strategies(), 1))
+    if strategies is None or (isinstance(strategies, str) and not strategies.strip()):
+        return "best", list(enumerate(p.strategies, 1))
+    parts: list[int | str] = []
+    items = strategies.split(",") if isinstance(strategies, str) else list(strategies)
+    for item in items:
+        if isinstance(item, str):
+            text = item.strip()
+            if not text:
+                continue
+            if text.isdigit():
+                parts.append(int(text))
+                continue
+            if isinstance(strategies, str) and not any(ch in text for ch in "→(_"):
+                raise PlanError(
+                    f"strategies takes strategy numbers (or names), not '{text}'",
+                    hint="e.g. strategies=[1, 2] or '1,2' (numbers as the plan lists them), or 'all'",
+                )
+            parts.append(text)
+        elif isinstance(item, int) and not isinstance(item, bool):
+            parts.append(item)
+        else:
+            raise PlanError(
+                f"strategies takes strategy numbers (or names), not {item!r}",
+                hint="e.g. strategies=[1, 2] or '1,2' (numbers as the plan lists them), or 'all'",
+            )
+    out: list[tuple[int, Strategy]] = []
+    for key in parts:
+        s = p.strategy(key)  # range check; a name may be a strategy the plan does not list
+        if isinstance(key, int):
+            number = key
+        else:
+            listed = [i for i, t in enumerate(p.strategies, 1) if t == s]
+            number = listed[0] if listed else len(p.strategies) + 1 + len(out)
+        out.append((number, s))
+    return "explicit", out
+
+
 @memoized(maxsize=1024)
 def compare(
     mm: Matmul | Plan | str,
     symbol: str | sympy.Symbol,
     *,
-    strategies: Sequence[int] | str | None = None,
+    strategies: Sequence[int | str] | str | None = None,
     mesh: Mesh | Mapping[str, object] | str | None = None,
     shape: ShapeLike = None,
     dtype: str = "bf16",
@@ -700,19 +501,21 @@ def compare(
     model: str = "book",
     overlap: bool | None = None,
 ) -> Comparison:
-    """Derive when each strategy is communication-bound and when one beats another.
+    """Derive when each strategy is communication-bound, which strategies can be the fastest, and where.
 
-    The formulas stay symbolic in the hardware constants; with ``hardware`` the
-    chip's wiring applies to the mesh and each condition is also given with its
-    constants substituted (``B < 2550`` on a TPU v5p).
+    The formulas stay symbolic in the hardware constants; with ``hardware`` the chip's wiring applies
+    to the mesh and each condition is also given with its constants substituted (``B < 2550`` on a
+    TPU v5p).
 
     Args:
         mm: the matmul (or an already symbolic :class:`~symshard.planner.Plan`).
         symbol: what to solve for: a dim (``"B"``), an axis (``"X"`` for ``|X|``), a constant.
-        strategies: 1-based numbers of the strategies to compare pairwise, or
-            ``'all'``; default the first four listed.
-        overlap: time as ``max(T_math, T_comms)`` (True, the chapter's default) or the
-            sum (False); None takes the plan's setting.
+        strategies: which strategies to compare. Default: the plan's (those that can win somewhere):
+            those that can be the fastest are kept, and each is compared with its neighbours. ``'all'``:
+            the same over every valid strategy. Numbers or names (a list, or text such as ``'1,2'``):
+            those strategies, every pair compared.
+        overlap: time as ``max(T_math, T_comms)`` (True, the chapter's default) or the sum (False);
+            None takes the plan's setting.
 
     Raises:
         PlanError: the symbol does not appear in the costs, or a strategy number is out of range.
@@ -728,69 +531,119 @@ def compare(
             m0 = plan(mm, None, shape, dtype=dtype, model=model).mesh
             mesh_ = Mesh({a.name: a.size for a in m0.axes}, hardware=hw)
         p = plan(mm, mesh_, shape, dtype=dtype, model=model)
-    x = _resolve_symbol(symbol, p)
-    if isinstance(strategies, str) and strategies.strip().lower() == "all":
-        picked = list(range(1, len(p.strategies) + 1))
-    elif strategies:
-        picked = [int(i) for i in strategies]
-    else:
-        picked = list(range(1, min(4, len(p.strategies)) + 1))
+    mode, numbered = _picked(strategies, p)
+    if not numbered:
+        raise PlanError("there is nothing to compare: no strategy was picked", hint="e.g. strategies=[1, 2]")
+    x = _resolve_symbol(symbol, [s for _, s in numbered])
     serial = not (p.overlap if overlap is None else overlap)
-    for i in picked:
-        p.strategy(i)  # range check
-    values = dict(hw.constants(p.dtype)) if hw is not None else {}
-    values.pop(x, None)
+    values = {k: v for k, v in (dict(hw.constants(p.dtype)) if hw is not None else {}).items() if k != x}
+
+    atoms: set[sympy.Expr] = {x}
+    for _, s in numbered:
+        atoms |= s.compute_time.free_symbols | s.bandwidth_comm_time.free_symbols
+    base = Domain.around(atoms)
+    costs = {i: _costs(s, base, p) for i, s in numbered}
+    by_index = dict(numbered)
+
+    dominated: dict[int, int] = {}
+    neighbours: set[tuple[int, int]]
+    if mode == "explicit":
+        shown = sorted({i for i, _ in numbered})
+        neighbours = {(min(a, b), max(a, b)) for a, b in itertools.combinations(shown, 2)}
+        winners: list[int] = []
+    else:
+        needs = {i: frozenset(s.divisibility) for i, s in numbered}
+        dominated = _dominated(costs, needs, serial)
+        alive = {i: costs[i].time(serial) for i in costs if i not in dominated}
+        fixed = {k: float(v) for k, v in values.items()}
+        ordered_atoms = sorted(atoms, key=str)
+        found, pairs, seen = _sweep(alive, ordered_atoms, fixed, [c.domain for c in costs.values()])
+        if not found:  # every sample a tie: the first strategy stands for them all
+            found = {min(alive)}
+        pairs = _consistent(alive, found, {pr for pr in pairs if pr[0] in found and pr[1] in found}, seen)
+        for i in alive:
+            if i not in found:
+                dominated[i] = 0  # never the fastest at a sample point (nothing proved at least as fast)
+        winners = sorted(found)
+        shown = winners if mode == "best" else [i for i, _ in numbered]
+        neighbours = pairs
 
     cases_by_index = {}
     regimes = []
-    for i in sorted(set(picked)):  # only the strategies asked about: each regime is a SymPy solve
-        s = p.strategy(i)
-        comm_cases, math_cases = _regime_cases(s, x)
+    for i in shown:
+        c = costs[i]
+        comm_cases, math_cases = _regimes(c, x, c.domain)
         cases_by_index[i] = (comm_cases, math_cases)
-        cond = Condition(_drop_subsumed(_conjoin("communication-bound", [comm_cases], x)))
-        regimes.append(Regime(i, s, cond, cond.subs(values, x) if values else None))
+        cond = Condition.of(simplify([("communication-bound", cs) for cs in comm_cases], c.domain), c.domain)
+        regimes.append(Regime(i, by_index[i], cond, cond.subs(values, x) if values else None))
 
-    pairs = []
-    for i, j in itertools.combinations(picked, 2):
-        a_wins = _wins(p.strategy(i), p.strategy(j), cases_by_index[i], cases_by_index[j], x, (i, j), serial)
-        b_wins = _wins(p.strategy(j), p.strategy(i), cases_by_index[j], cases_by_index[i], x, (j, i), serial)
-        pairs.append(
+    pairs_out = []
+    for a, b in sorted(neighbours):
+        dom = _union(costs[a].domain, costs[b].domain)
+        a_wins: Condition | Clauses
+        b_wins: Condition | Clauses
+        if mode == "explicit":  # the book's case analysis: one case per combination of regimes
+            ra, rb = cases_by_index[a], cases_by_index[b]
+            a_wins = _wins(costs[a], costs[b], a, b, x, serial, dom, ra, rb)
+            b_wins = _wins(costs[b], costs[a], b, a, x, serial, dom, rb, ra)
+        else:  # neighbours: the fewest relations
+            a_wins = _beats(costs[a], costs[b], x, serial, dom)
+            b_wins = _beats(costs[b], costs[a], x, serial, dom)
+        pairs_out.append(
             PairComparison(
-                i,
-                j,
+                a,
+                b,
                 a_wins,
                 b_wins,
                 a_wins.subs(values, x) if values else None,
                 b_wins.subs(values, x) if values else None,
             )
         )
+    if mode == "explicit":
+        pairs_out = _in_given_order(pairs_out, [i for i, _ in numbered])
+
+    regions = []
+    for i in winners:
+        mine: list[Condition] = []
+        nbrs = []
+        for pr in pairs_out:
+            if i in (pr.a, pr.b):
+                nbrs.append(pr.b if pr.a == i else pr.a)
+                won = pr.a_wins if pr.a == i else pr.b_wins
+                mine.extend(won.parts if isinstance(won, Clauses) else (won,))
+        unique = list({c.key(): c for c in mine}.values())
+        condition = Clauses(tuple(unique), costs[i].domain)
+        numeric = condition.subs(values, x) if values else None
+        regions.append(Region(i, by_index[i], tuple(nbrs), condition, numeric))
     assumptions = (
         "collective times are bandwidth-bound (hop latency left out), as the chapter reasons",
         "time = T_math + T_comms (no overlap)" if serial else "time = max(T_math, T_comms)",
         "every mesh axis has at least 2 devices (signs of |X| - 1 and the like are decided with that)",
         f"solved for {x} > 0; other symbols are positive",
+        "every dim is at least the number of devices that shard it (it is a multiple of it)",
         *p.assumptions,
     )
-    return Comparison(p, x, tuple(regimes), tuple(pairs), hw, assumptions)
+    return Comparison(
+        p,
+        x,
+        tuple(regimes),
+        tuple(pairs_out),
+        hw,
+        assumptions,
+        tuple(numbered),
+        tuple(regions),
+        tuple(sorted(dominated.items())),
+        base,
+        mode,
+    )
 
 
-def _wins(
-    a: Strategy, b: Strategy, a_cases, b_cases, x: sympy.Symbol, names: tuple[int, int], serial: bool = False
-) -> Condition:
-    ia, ib = names
-    a_math, a_comm = a.compute_time, _bandwidth_comm(a)
-    b_math, b_comm = b.compute_time, _bandwidth_comm(b)
-    if serial:
-        better = _less(a_math + a_comm, b_math + b_comm, x, strict=True)
-        return Condition(_drop_subsumed(_conjoin("no overlap: T_math + T_comms", [better], x)))
-    out: list[Case] = []
-    for ra, (a_regime, a_time) in enumerate((("communication-bound", a_comm), ("compute-bound", a_math))):
-        for rb, (b_regime, b_time) in enumerate((("communication-bound", b_comm), ("compute-bound", b_math))):
-            regime_a = a_cases[ra]
-            regime_b = b_cases[rb]
-            if not regime_a or not regime_b:
-                continue
-            better = _less(a_time, b_time, x, strict=True)
-            label = f"{ia} {a_regime}, {ib} {b_regime}"
-            out.extend(_conjoin(label, [regime_a, regime_b, better], x))
-    return Condition(_drop_subsumed(out))
+def _in_given_order(pairs: list[PairComparison], order: list[int]) -> list[PairComparison]:
+    """Pairs of explicitly listed strategies in the order of the list (``[2, 1]``: the pair (2, 1))."""
+    out = []
+    for a, b in itertools.combinations(order, 2):
+        pr = next(p for p in pairs if {p.a, p.b} == {a, b})
+        if pr.a != a:
+            pr = PairComparison(a, b, pr.b_wins, pr.a_wins, pr.numeric_b_wins, pr.numeric_a_wins)
+        out.append(pr)
+    return out

@@ -290,9 +290,7 @@ class Maximum:
 
     @classmethod
     def of(cls, parts: Iterable[Signomial | Number]) -> Maximum:
-        seen = list(
-            dict.fromkeys(p if isinstance(p, Signomial) else Signomial.constant(p) for p in parts)
-        )
+        seen = list(dict.fromkeys(p if isinstance(p, Signomial) else Signomial.constant(p) for p in parts))
         return cls(tuple(_drop_covered(seen)))
 
     def __add__(self, other: object) -> Maximum | Lazy:

@@ -19,8 +19,9 @@ Examples:
     A[I, J_X] · B[J_X, K] -> C[I, K]
     情况 3：两个操作数都沿 X 对收缩维度 J 分片，...
     网格：X=4（带环绕链路的双向环，ici）
-    共 ... 种策略，按集合通信次数从少到多排列（尺寸是符号）；time = max(T_math, T_comms)，模型 book：
+    列出 ... 种可能胜出的策略（共 6 种有效策略；--all 列出全部）；按集合通信次数从少到多排列（尺寸是符号）；time = max(T_math, T_comms)，模型 book：
       1. matmul → AllReduce_X(C)
+           (在 ... 处最快)
            A[I, J_X] · B[J_X, K] -> C[I, K]{U_X}
              每个设备把自己持有的块相乘，A[I, J_X] · B[J_X, K] -> C[I, K]{U_X}：J 沿 X 被切分，...
            AllReduce_X(C[I, K]{U_X}) -> C[I, K]
@@ -36,14 +37,15 @@ import re
 
 import sympy
 
+from .conditions import Clauses
 from .crossovers import Comparison, Condition
 from .i18n import keyed, sentence
 from .mathtext import as_expr
 from .mesh import Mesh
-from .planner import Plan, Strategy
+from .planner import Plan, Reason, Strategy
 from .search import Candidate, SearchResult
 from .symbols import latex
-from .units import format_bytes, format_flops, format_seconds, format_seconds_expr, json_value, pretty
+from .units import format_bytes, format_flops, format_number, format_seconds, format_seconds_expr, json_value, pretty
 
 __all__ = [
     "ENGLISH",
@@ -78,6 +80,23 @@ ENGLISH: dict[str, str] = {
     "report.on": "on {mesh} ({hardware})",
     "report.best_search": "best: {line}",
     "report.ranked": "ranked:",
+    "report.listed": "{count} strategies that can win (of {valid} valid; --all lists them all), {order}; "
+    "time = {mode}, model {model}:",
+    "report.listed_unknown": "{count} strategies that can win (--all lists every valid one), {order}; "
+    "time = {mode}, model {model}:",
+    "report.why.fastest": "the fastest",
+    "report.why.fastest_within": "the fastest within {memory} per device",
+    "report.why.fastest_at": "the fastest at {point}",
+    "report.why.undominated": "no other strategy has at most its FLOPs, communication and memory everywhere",
+    "report.why.natural": "the chapter's rule",
+    "report.why.listed": "a valid strategy",
+    "report.can_win": "can be the fastest: {winners} (of {count} compared)",
+    "report.never_fastest": "never the fastest: {never}",
+    "report.at_least_as_fast": "{j} ({i} is at least as fast everywhere)",
+    "report.never_sampled": "{j} (at no sample point)",
+    "report.neighbours": "each is the fastest where it beats all of its neighbours:",
+    "report.beats_one_line": "{a} beats {b} iff {condition}",
+    "report.divides": "divides: {needs}",
 }
 """The English of this module's words by key; other languages are in the catalogue."""
 
@@ -142,6 +161,32 @@ def _bytes(value: sympy.Expr) -> str:
     return format_bytes(value) if _num(value) else pretty(value)
 
 
+def why(reason: Reason, language: str = "en") -> str:
+    """Why a plan lists a strategy, in words."""
+    values = dict(reason.values)
+    shown: dict[str, object] = {}
+    if "memory" in values:
+        shown["memory"] = format_bytes(as_expr(values["memory"]))
+    if "point" in values:
+        shown["point"] = ", ".join(f"{k}={format_number(v)}" for k, v in values["point"])  # type: ignore[attr-defined]
+    return _say(f"report.why.{reason.key}", language, **shown)
+
+
+def _needs(s: Strategy, p: Plan) -> str:
+    """What a symbolic strategy needs to divide evenly: ``|X| | D`` for each dim and its shards."""
+    sizes = dict(p.sizes)
+    out: list[str] = []
+    for d, axes in s.divisibility:
+        counts = [as_expr(p.mesh.size(a)) for a in axes]
+        if as_expr(sizes[d]).is_number and all(n.is_number for n in counts):
+            continue
+        group = pretty(sympy.Mul(*counts))
+        shown = f"{d}/({group})" if " " in group or "·" in group else f"{d}/{group}"
+        if shown not in out:
+            out.append(shown)
+    return ", ".join(out)
+
+
 def strategy_data(index: int, s: Strategy, mesh: Mesh | None = None, language: str = "en") -> dict:
     """One strategy as a JSON-ready dict (DESIGN's keys, plus formulas and a sentence per step).
 
@@ -175,6 +220,7 @@ def strategy_data(index: int, s: Strategy, mesh: Mesh | None = None, language: s
             "time": latex(s.time),
         },
         "explanation": _explanation(s, mesh, "en"),
+        "divisibility": [{"dim": d, "axes": list(axes)} for d, axes in s.divisibility],
     }
     if language != "en":
         data[f"explanation_{language}"] = _explanation(s, mesh, language)
@@ -204,15 +250,34 @@ def plan_data(p: Plan, language: str = "en") -> dict:
         "hardware": p.hardware.name if p.hardware else None,
         "outputs": [str(t) for t in p.targets],
         "strategies": [strategy_data(i, s, p.mesh, language) for i, s in enumerate(p.strategies, 1)],
-        "best": {"index": p.strategies.index(best) + 1, "name": best.name} if best else None,
+        "best": {"index": 1, "name": best.name} if best else None,
+        "complete": p.complete,
+        "counted": dict(p.counted),
         "assumptions": list(p.assumptions),
     }
+    if not p.complete:
+        entries: list[dict] = data["strategies"]  # type: ignore[assignment]
+        for i, entry in enumerate(entries, 1):
+            reason = p.why(i)
+            entry["why"] = {"key": reason.key, "text": why(reason), "values": _reason_values(reason)}
+            if language != "en":
+                entry[f"why_{language}"] = why(reason, language)
     if language != "en":
         data["language"] = language
         data[f"reason_{language}"] = _reason(p, language)
         data[f"notes_{language}"] = _notes(p, language)
         data[f"assumptions_{language}"] = [sentence(a, language) for a in p.assumptions]
     return _ordered(data, language)
+
+
+def _reason_values(reason: Reason) -> dict:
+    out: dict[str, object] = {}
+    for k, v in reason.values:
+        if k == "point":
+            out[k] = {name: value for name, value in v}  # type: ignore[attr-defined]
+        else:
+            out[k] = json_value(as_expr(v))
+    return out
 
 
 def _ordered(data: dict, language: str) -> dict:
@@ -271,9 +336,23 @@ def plan_text(p: Plan, top: int | None = 10, *, language: str = "en", explain: b
     mode = "max(T_math, T_comms)" if p.overlap else "T_math + T_comms"
     shown = p.strategies if top is None else p.strategies[:top]
     order = _say("report.fastest_first" if p.numeric else "report.fewest_first", language)
-    lines.append(_say("report.strategies", language, count=len(p.strategies), order=order, mode=mode, model=p.model))
+    valid = dict(p.counted).get("valid")
+    if p.complete:
+        lines.append(
+            _say("report.strategies", language, count=len(p.strategies), order=order, mode=mode, model=p.model)
+        )
+    elif valid is not None:
+        lines.append(
+            _say("report.listed", language, count=len(p.strategies), valid=valid, order=order, mode=mode, model=p.model)
+        )
+    else:
+        lines.append(
+            _say("report.listed_unknown", language, count=len(p.strategies), order=order, mode=mode, model=p.model)
+        )
     for i, s in enumerate(shown, 1):
         lines.append(f"{i:>3}. {s.name}")
+        if not p.complete:
+            lines.append(f"       ({why(p.why(i), language)})")
         sentences = _explanation(s, p.mesh, language) if explain else [None] * len(s.steps)
         for step, said in zip(s.describe(), sentences, strict=True):
             lines.append(f"       {step}")
@@ -295,12 +374,14 @@ def plan_text(p: Plan, top: int | None = 10, *, language: str = "en", explain: b
             lines.append(f"       T_math  = {_seconds(s.compute_time)}")
             lines.append(f"       T_comms = {_seconds(s.comm_time)}")
             lines.append("       " + _say("report.memory", language, memory=_bytes(s.memory_bytes_per_device)))
+            needs = _needs(s, p)
+            if needs:
+                lines.append("       " + _say("report.divides", language, needs=needs))
     if top is not None and len(p.strategies) > top:
         lines.append(_say("report.more", language, count=len(p.strategies) - top))
     best = p.best
     if best is not None:
-        index = p.strategies.index(best) + 1
-        lines.append(_say("report.best", language, index=index, name=best.name, time=format_seconds(best.time)))
+        lines.append(_say("report.best", language, index=1, name=best.name, time=format_seconds(best.time)))
     else:
         lines.append(_say("report.best_unknown", language))
     return "\n".join(lines)
@@ -309,7 +390,9 @@ def plan_text(p: Plan, top: int | None = 10, *, language: str = "en", explain: b
 # -- comparisons -------------------------------------------------------------------------------
 
 
-def _condition_data(c: Condition) -> dict:
+def _condition_data(c: Condition | Clauses) -> dict:
+    if isinstance(c, Clauses):
+        return {"text": c.text(), "latex": c.latex(), "clauses": [_condition_data(p) for p in c.parts]}
     return {
         "text": c.text(),
         "latex": c.latex(),
@@ -318,7 +401,8 @@ def _condition_data(c: Condition) -> dict:
 
 
 def compare_data(c: Comparison, language: str = "en") -> dict:
-    """A comparison as one JSON-ready dict with a ``conditions`` key (DESIGN)."""
+    """A comparison as one JSON-ready dict with a ``conditions`` key (DESIGN), and with ``fastest``:
+    each strategy that can be the fastest with its region and neighbours, and ``never_fastest``."""
     regimes = []
     for r in c.regimes:
         regimes.append(
@@ -346,8 +430,20 @@ def compare_data(c: Comparison, language: str = "en") -> dict:
         "matmul": str(c.plan.matmul),
         "symbol": str(c.symbol),
         "hardware": c.hardware.name if c.hardware else None,
-        "strategies": [strategy_data(i, s, c.plan.mesh, language) for i, s in enumerate(c.plan.strategies, 1)],
+        "mode": c.mode,
+        "strategies": [strategy_data(i, s, c.plan.mesh, language) for i, s in c.strategies],
         "conditions": {"regimes": regimes, "pairs": pairs},
+        "fastest": [
+            {
+                "strategy": r.index,
+                "name": r.strategy.name,
+                "neighbours": list(r.neighbours),
+                "where": _condition_data(r.condition),
+                "numeric": _condition_data(r.numeric) if r.numeric is not None else None,
+            }
+            for r in c.best
+        ],
+        "never_fastest": [{"strategy": j, "as_fast": i or None} for j, i in c.dominated],
         "assumptions": list(c.assumptions),
     }
     if language != "en":
@@ -357,10 +453,21 @@ def compare_data(c: Comparison, language: str = "en") -> dict:
 
 
 def compare_text(c: Comparison, *, language: str = "en") -> str:
-    """A comparison for a terminal: each strategy's regime, then who wins when."""
+    """A comparison for a terminal: which strategies can be the fastest, each strategy's regime, then who
+    wins when (every pair of strategies listed explicitly; otherwise each pair of neighbours, in the
+    fewest relations)."""
     hw = f" [{c.hardware.label}: " if c.hardware else None
     overlap = sentence(c.assumptions[1], language)
     lines = [str(c.plan.matmul), _say("report.solving", language, symbol=c.symbol, overlap=overlap)]
+    if c.mode != "explicit":
+        winners = ", ".join(str(r.index) for r in c.best)
+        lines.append(_say("report.can_win", language, winners=winners, count=len(c.strategies)))
+        never = [
+            _say("report.at_least_as_fast", language, j=j, i=i) if i else _say("report.never_sampled", language, j=j)
+            for j, i in c.dominated
+        ]
+        if never:
+            lines.append(_say("report.never_fastest", language, never=", ".join(never)))
     for r in c.regimes:
         s = r.strategy
         lines.append(f"{r.index}. {s.name}")
@@ -373,12 +480,21 @@ def compare_text(c: Comparison, *, language: str = "en") -> str:
         if hw and r.numeric is not None:
             line += hw + _condition(r.numeric.text(), language) + "]"
         lines.append(line)
+    if c.mode != "explicit" and c.pairs:
+        lines.append(_say("report.neighbours", language))
     for pr in c.pairs:
+        if isinstance(pr.a_wins, Clauses):
+            condition = _condition(pr.a_wins.text(), language)
+            lines.append(_say("report.beats_one_line", language, a=pr.a, b=pr.b, condition=condition))
+            if hw and pr.numeric_a_wins is not None:
+                lines.append(f"    {hw}{_condition(pr.numeric_a_wins.text(), language)}]")
+            continue
         lines.append(_say("report.beats", language, a=pr.a, b=pr.b))
         if not pr.a_wins.cases:
             lines.append(_say("report.never", language))
         for case in pr.a_wins.cases:
-            lines.append(f"     {_condition(case.text(), language)}   ({_regimes(case.label, language)})")
+            label = f"   ({_regimes(case.label, language)})" if case.label else ""
+            lines.append(f"     {_condition(case.text(), language)}{label}")
         if hw and pr.numeric_a_wins is not None:
             lines.append(f"    {hw}{_condition(pr.numeric_a_wins.text(), language)}]")
     return "\n".join(lines)

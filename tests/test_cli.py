@@ -227,14 +227,24 @@ def test_matmul_json(capsys):
     )  # fmt: skip
     assert data["case"] == 2
     assert "Y shards the contracting dim D along X" in data["reason"]
-    assert len(data["strategies"]) == 169  # 64 compute shardings, with their permute/gather-order routes
+    # listed: those that can win (the fastest, then the fastest within less memory) and the chapter's rule
+    listed = data["strategies"]
+    assert listed[0]["why"]["key"] == "fastest" and not data["complete"]
+    assert {s["why"]["key"] for s in listed} <= {"fastest", "fastest_within", "natural"}
+    within = [s["memory_bytes_per_device"] for s in listed if s["why"]["key"] != "natural"]
+    assert within == sorted(within, reverse=True)  # each next one is slower and leaner
     keys = {"name", "steps", "flops_per_device", "compute_time_s", "comm_time_s", "time_s", "bound",
             "memory_bytes_per_device"}  # fmt: skip
-    assert keys <= set(data["strategies"][0])
-    times = [s["time_s"] for s in data["strategies"]]
-    assert times == sorted(times)
-    assert data["best"]["index"] == 1 and data["best"]["name"] == data["strategies"][0]["name"]
-    assert all(s["bound"] in ("compute", "communication") for s in data["strategies"])
+    assert keys <= set(listed[0])
+    assert data["best"]["index"] == 1 and data["best"]["name"] == listed[0]["name"]
+    every = run_json(
+        capsys, "matmul", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--hw", "tpu-v5p", "--mesh", "X=4,Y=4,Z=4",
+        "--shape", "B=1024,D=8192,F=32768", "--all",
+    )  # fmt: skip
+    assert len(every["strategies"]) == 169 and every["complete"]  # 64 compute shardings, with their other routes
+    times = [s["time_s"] for s in every["strategies"]]
+    assert times == sorted(times) and times[0] == listed[0]["time_s"]
+    assert all(s["bound"] in ("compute", "communication") for s in every["strategies"])
 
 
 def test_matmul_symbolic_text(capsys):
@@ -259,7 +269,10 @@ def test_compare_json_question_4(capsys):
     assert gather["communication_bound_if"]["text"] == "B < C/W_ici"
     assert gather["communication_bound_if"]["latex"] == r"B < \frac{C}{W_{\text{ici}}}"
     assert gather["numeric"]["text"] == "B < 2550"
-    assert len(data["conditions"]["pairs"]) == 6  # the first four strategies, pairwise
+    # the strategies that can be the fastest (1, 2 and the AllToAll, 3) and the pairs whose regions touch
+    assert [r["strategy"] for r in data["fastest"]] == [1, 2, 3]
+    assert [(p["a"], p["b"]) for p in data["conditions"]["pairs"]] == [(1, 3), (2, 3)]
+    assert data["fastest"][0]["numeric"]["text"] == "2·B·D < 5100·B·|X| + 1275·D·|X| and ((D > 5100·|X|) or (B < D/4))"
     code, out, _ = run(capsys, "compare", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--solve-for", "B", "--hw", "v5p",
                        "--strategies", "1,2")  # fmt: skip
     assert code == 0 and "B < D/2" in out and "[TPU v5p: B < 2550]" in out
@@ -489,7 +502,8 @@ def test_matmul_explain_and_json_in_chinese(capsys):
     assert all(chinese[k] == english[k] for k in english if k != "strategies")
     assert chinese["reason"] == english["reason"] and chinese["reason_zh"].startswith("两个操作数都沿 X")
     s_en, s_zh = english["strategies"][0], chinese["strategies"][0]
-    assert s_zh == {**s_en, "explanation_zh": s_zh["explanation_zh"]}
+    assert s_zh == {**s_en, "explanation_zh": s_zh["explanation_zh"], "why_zh": s_zh["why_zh"]}
+    assert s_en["why"]["text"] == "the fastest" and s_zh["why_zh"] == "最快"
     assert len(s_en["explanation"]) == len(s_zh["explanation_zh"]) == len(s_en["steps"])
     data = run_json(capsys, "compare", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--solve-for", "B", "--lang", "zh")
     assert data["conditions"]["regimes"][1]["communication_bound_if"]["text"] == "B < C/W_ici"

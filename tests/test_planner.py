@@ -204,7 +204,7 @@ def test_question_4_strategy_costs():
 
 
 def test_question_4_crossovers():
-    c = compare(Q4, "B", hardware="tpu-v5p")
+    c = compare(Q4, "B", hardware="tpu-v5p", strategies=[1, 2])  # the chapter's two strategies, compared
     names = [r.strategy.name for r in c.regimes]
     s1 = names.index("AllGather_X(Y) → matmul")
     s2 = names.index("DynamicSlice_{X,D}(X) → matmul → AllReduce_X(Z)")
@@ -231,6 +231,18 @@ def test_question_4_crossovers():
     # numerically on a v5p: B = 1000, D = 8192 -> both communication-bound and 8192 > 2000: Strategy 2
     assert two_wins.holds({B: 1000, D: 8192, X: 4, **hardware("v5p").constants()}) is True
     assert two_wins.holds({B: 5000, D: 4096, X: 4, **hardware("v5p").constants()}) is False
+
+
+def test_question_4_regions_in_the_fewest_relations():
+    """By default compare keeps the strategies that can be the fastest: the chapter's two and the AllToAll
+    (strategy 3); the local strategy and the gather never touch (the AllToAll lies between), and where
+    the local strategy is the fastest reads in the book's terms."""
+    c = compare(Q4, "B", hardware="tpu-v5p")
+    assert [r.index for r in c.best] == [1, 2, 3] and c.mode == "best"
+    assert {(pr.a, pr.b) for pr in c.pairs} == {(1, 3), (2, 3)}
+    one = c.region(1)
+    assert one is not None and one.neighbours == (3,)
+    assert one.numeric.text() == "2·B·D < 5100·B·|X| + 1275·D·|X| and ((D > 5100·|X|) or (B < D/4))"
 
 
 # -- Question 5: the fastest way to a replicated result on a v5p 4x4x4 ------------------------------------

@@ -307,7 +307,9 @@ def test_fastest_crossovers_are_exact():
     for b in (7, 100, 1000, 3000, 10**6):  # the swept functions are the planner's own numbers
         q = ss.plan(Q4, "X=16", {"B": b, "D": 1024, "F": 4096}, hardware="tpu-v5e")
         times = {st.name: st.raw_time for st in q.all_strategies()}  # those whose arrays divide at this B
-        assert times and all(c.time(Fraction(b)) == times[c.strategy.name] for c in s.curves if c.strategy.name in times)
+        assert times and all(
+            c.time(Fraction(b)) == times[c.strategy.name] for c in s.curves if c.strategy.name in times
+        )
     fig = regimes(p, "B")
     assert all(f'data-x="{e.x}"' in fig.svg for e in changes)
 
