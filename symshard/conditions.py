@@ -24,7 +24,7 @@ from fractions import Fraction
 
 import sympy
 
-from .inequalities import Relation, simplify, solve
+from .inequalities import Relation, minimal, solve
 from .mathtext import as_expr, as_substitution
 from .monomials import Domain
 from .symbols import is_axis_symbol, latex
@@ -144,7 +144,7 @@ class Condition:
             parts = [solve(r.source.substitute(numbers), symbol, left, self.split) for r in c.exact]
             for combo in itertools.product(*parts):
                 labelled.append((c.label, [rel for part in combo for rel in part]))
-        return Condition.of(simplify(labelled, left, merge_labels), left, self.split)
+        return Condition.of(minimal(labelled, left, merge_labels), left, self.split)
 
     def holds(self, values: Mapping) -> bool | None:
         """Whether the condition holds at a point (None if it cannot be decided)."""
@@ -708,4 +708,4 @@ class Clauses:
             ]
             return tuple(Case(label, tuple(rels)) for label, rels in labelled)
         combos = [("", [r for c in combo for r in c.exact]) for combo in itertools.product(*(p.cases for p in parts))]
-        return Condition.of(simplify(combos, self.domain), self.domain).cases
+        return Condition.of(minimal(combos, self.domain), self.domain).cases

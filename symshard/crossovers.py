@@ -43,7 +43,7 @@ from .conditions import Case, Clauses, Condition, _drop_subsumed, _merge_bounds,
 from .errors import PlanError
 from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
-from .inequalities import Inequality, Relation, simplify, solve
+from .inequalities import Inequality, Relation, minimal, solve
 from .mathtext import as_expr
 from .matmul import Matmul
 from .memo import memoized
@@ -234,7 +234,7 @@ def _product(parts: Sequence[_Cases], domain: Domain) -> _Cases:
         grown: _Cases = []
         for a in out:
             for b in part:
-                labelled = simplify([("", [*a, *b])], domain)
+                labelled = minimal([("", [*a, *b])], domain)
                 grown.extend(rels for _, rels in labelled)
         out = grown
         if not out:
@@ -269,7 +269,7 @@ def _wins(a: _Costs, b: _Costs, ia: int, ib: int, x, serial: bool, domain: Domai
         tb = [b.math + c for c in b.comms] or [b.math]
         cases = _less(ta, tb, x, domain, True)
         return Condition.of(
-            simplify([("no overlap: T_math + T_comms", c) for c in cases], domain, merge_labels), domain
+            minimal([("no overlap: T_math + T_comms", c) for c in cases], domain, merge_labels), domain
         )
     labelled: list[tuple[str, list[Relation]]] = []
     for na, (a_regime, a_active) in enumerate((("communication-bound", a.comms), ("compute-bound", [a.math]))):
@@ -279,7 +279,7 @@ def _wins(a: _Costs, b: _Costs, ia: int, ib: int, x, serial: bool, domain: Domai
             better = _less(a_active, b_active, x, domain, True)
             for case in _product([ra[na], rb[nb], better], domain):
                 labelled.append((f"{ia} {a_regime}, {ib} {b_regime}", case))
-    return Condition.of(simplify(labelled, domain, merge_labels), domain)
+    return Condition.of(minimal(labelled, domain, merge_labels), domain)
 
 
 def _beats(a: _Costs, b: _Costs, x, serial: bool, domain: Domain) -> Clauses:
@@ -296,7 +296,7 @@ def _beats(a: _Costs, b: _Costs, x, serial: bool, domain: Domain) -> Clauses:
             union.extend(("", case) for case in solve(Inequality.less(p, q, True), x, domain, split=False))
         if any(not case for _, case in union):
             continue  # this term is always below one of b's
-        clause = Condition.of(simplify(union, domain), domain, split=False)
+        clause = Condition.of(minimal(union, domain), domain, split=False)
         if clause.key() not in {c.key() for c in clauses}:
             clauses.append(clause)
     return Clauses(tuple(clauses), domain)
@@ -574,7 +574,7 @@ def compare(
         c = costs[i]
         comm_cases, math_cases = _regimes(c, x, c.domain)
         cases_by_index[i] = (comm_cases, math_cases)
-        cond = Condition.of(simplify([("communication-bound", cs) for cs in comm_cases], c.domain), c.domain)
+        cond = Condition.of(minimal([("communication-bound", cs) for cs in comm_cases], c.domain), c.domain)
         regimes.append(Regime(i, by_index[i], cond, cond.subs(values, x) if values else None))
 
     pairs_out = []

@@ -10,7 +10,7 @@ coefficient is positive, and the other side where it is negative (a split on the
 relation between two monomials: ``D < C·|X|/W_ici``). Nothing here calls SymPy's solvers,
 ``factor`` or its assumptions: signs are proved on the monomials (:func:`~symshard.monomials.nonnegative`).
 
-:func:`simplify` brings a union of cases to a minimal form under the stated assumptions (every
+:func:`minimal` brings a union of cases to a minimal form under the stated assumptions (every
 symbol positive, each mesh axis at least 2, a dim at least the devices that shard it): relations
 the domain implies are dropped, a bound implied by a tighter one is dropped, a case whose relations
 contradict is dropped, two cases that differ by a relation and its negation merge, and a case that
@@ -42,7 +42,7 @@ from .monomials import Domain, Monomial, Signomial, nonnegative
 from .symbols import is_axis_symbol
 from .units import pretty, sig
 
-__all__ = ["Inequality", "Relation", "simplify", "solve"]
+__all__ = ["Inequality", "Relation", "minimal", "solve"]
 
 Number = int | Fraction
 
@@ -331,7 +331,7 @@ def _trivial(r: Relation, domain: Domain) -> bool | None:
 Labelled = tuple[str, list[Relation]]
 
 
-def simplify(
+def minimal(
     cases: Sequence[tuple[str, Sequence[Relation]]], domain: Domain, join: Callable[[str, str], str] = lambda a, b: a
 ) -> list[Labelled]:
     """A union of labelled cases in minimal form (see the module docstring); ``join`` names a case two

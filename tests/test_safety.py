@@ -163,7 +163,8 @@ ATTACKS: list[tuple[str, str, str]] = [
     (
         "let-plan-bomb",
         "s",
-        "slow = \"plan('A[I, J] · B[J, K] -> C[I, K]', mesh({'P': 2, 'Q': 2, 'R': 2, 'S': 2, 'T': 2, 'U': 2, 'V': 2, 'W': 2}))\"",
+        # every one of the 118,206 valid strategies of an 8-axis mesh (those that can win come in well under a second)
+        "slow = \"plan('A[I, J] · B[J, K] -> C[I, K]', mesh({'P': 2, 'Q': 2, 'R': 2, 'S': 2, 'T': 2, 'U': 2, 'V': 2, 'W': 2}), all=true)\"",
     ),
     ("let-power", "s", 'big = "(7 ** 1000000) ** 1000"'),
 ]
@@ -539,7 +540,7 @@ _ALLOWED = {
     ("symshard/site/pages.py", "exec"),
     ("symshard/site/pages.py", "compile"),
     # simplify and factor of SymPy values the algebra built (never text)
-    ("symshard/crossovers.py", "factor"),
+    ("symshard/conditions.py", "factor"),
     ("symshard/schemes.py", "simplify"),
     ("symshard/planner.py", "simplify"),
     ("symshard/worked.py", "simplify"),
