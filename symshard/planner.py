@@ -1762,6 +1762,7 @@ class Builder:
         self.xla = xla
         self.legs: dict[tuple[Array, Array, str], _Leg] = {}
         self.route_legs: dict[tuple[Array, Array, str], tuple[_Leg, ...]] = {}
+        self.kept: dict[tuple[Array, Array, str], tuple[_Route, ...]] = {}
         mesh = env.mesh
         numeric = all(as_expr(a.size).is_number for a in mesh.axes)
         self.sizes = tuple(sorted((a.name, int(a.size)) for a in mesh.axes)) if numeric else None
@@ -1780,6 +1781,21 @@ class Builder:
             alts = reshard_routes(src, dst, self.sizes, self.xla)
             found = (self.leg(src, dst, role), *(_leg(self.env, src, dst, role, role != "out", r) for r in alts[1:]))
             self.route_legs[key] = found
+        return found
+
+    def kept_routes(self, src: Array, dst: Array, role: str) -> tuple[_Route, ...]:
+        """The routes of one leg whose every array divides evenly, without those another route of the leg
+        beats in every way (numbers only: communication, links, peak bytes, steps)."""
+        key = (src, dst, role)
+        found = self.kept.get(key)
+        if found is None:
+            env = self.env
+            valid = tuple(
+                _Route(i, leg, frozenset())
+                for i, leg in enumerate(self.routes(src, dst, role))
+                if all(env.fits(st.op.output) for st in leg.steps)
+            )
+            found = self.kept[key] = tuple(_prune_numeric(valid, env.comm_overlap))
         return found
 
     def strategy(
@@ -1851,10 +1867,7 @@ class Builder:
     def memory(self, lhs: Array, rhs: Array, pre_l: _Leg, pre_r: _Leg, post: _Leg, local_out: Array) -> Value:
         """Peak bytes per device of the strategy made of these legs."""
         env = self.env
-        peak = env.largest(
-            [pre_l.peak, pre_l.final + pre_r.peak, pre_l.final + pre_r.final + env.bytes(local_out), post.peak]
-        )
-        return env.bytes(lhs) + env.bytes(rhs) + peak
+        return peak_memory(env.bytes(lhs), env.bytes(rhs), env.bytes(local_out), pre_l, pre_r, post, env.largest)
 
     def build(
         self,
@@ -1882,6 +1895,14 @@ class Builder:
             raw_memory=self.memory(lhs, rhs, pre_l, pre_r, post, local_out),
             comm_overlap=self.env.comm_overlap,
         )
+
+
+def peak_memory(lhs: Value, rhs: Value, local_out: Value, pre_l: _Leg, pre_r: _Leg, post: _Leg, largest) -> Value:
+    """Peak bytes per device of a strategy from the bytes of its operands and local product and its legs:
+    the operands stay resident; the lhs's leg, then the rhs's (the lhs's result alive), then the product
+    (both results alive), then the result's leg. ``largest`` takes the largest of several values."""
+    peak = largest([pre_l.peak, pre_l.final + pre_r.peak, pre_l.final + pre_r.final + local_out, post.peak])
+    return lhs + rhs + peak
 
 
 def axis_order(dims: Iterable[str], arrays: Sequence[Array], mesh_names: Sequence[str]) -> dict[str, list[str]]:

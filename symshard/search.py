@@ -37,15 +37,29 @@ from fractions import Fraction
 import sympy
 
 from .arrays import Array, Dim
+from .costmodels import join_loads
 from .errors import PlanError
 from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
-from .matmul import Matmul, local_product, matmul
+from .matmul import LocalMatmul, Matmul, local_product, matmul
 from .memo import memoized
 from .mesh import Mesh, resolve_mesh
 from .notation import parse_array
 from .placement import ShapeLike, check_on_mesh, resolve_shape
-from .planner import KEEP, Builder, CostEnv, Strategy, Value, axis_order, compute_array, sym
+from .planner import (
+    KEEP,
+    Builder,
+    CostEnv,
+    PlanStep,
+    Strategy,
+    Value,
+    _Leg,
+    _ratio,
+    axis_order,
+    compute_array,
+    peak_memory,
+    sym,
+)
 from .symbols import C
 from .units import format_bytes, format_seconds
 
@@ -149,17 +163,42 @@ class SearchResult:
 
 
 @dataclass(frozen=True, slots=True)
+class _Option:
+    """One way to run one matmul of the chain, costed: what it stores, which sharding it starts from and
+    leaves its result in, and how to build its :class:`~symshard.planner.Strategy` if it is picked."""
+
+    carried_in: Array | None
+    carried_out: Array
+    stored: tuple[tuple[str, Array], ...]
+    stored_bytes: Value
+    time: Value
+    compute: Value
+    comm: Value
+    transient: Value  # bytes the stage needs besides what is stored (its temporaries, the carried array)
+    recipe: tuple
+
+
+@dataclass(frozen=True, slots=True)
 class _Partial:
-    """A chain prefix: the carried array's sharding and the accumulated costs."""
+    """A chain prefix (the state: the sharding it leaves its last result in) and its accumulated costs."""
 
     carried: Array | None
-    stored: tuple[tuple[str, Array], ...]
-    stages: tuple[Strategy, ...]
     time: Value
     compute: Value
     comm: Value
     resident: Value
     transient: Value  # the largest temporary footprint of any stage so far
+    last: _Option | None
+    before: _Partial | None
+
+    def options(self) -> list[_Option]:
+        """The options picked, first stage first."""
+        out: list[_Option] = []
+        p: _Partial | None = self
+        while p is not None and p.last is not None:
+            out.append(p.last)
+            p = p.before
+        return out[::-1]
 
 
 def _extensions(arr: Array, used: set[str], free_axes: Sequence[str]) -> list[Array]:
@@ -226,6 +265,14 @@ def best_sharding(
 ) -> SearchResult:
     """Find how to shard the operands (and the result) so that the matmul(s) fit and run fastest.
 
+    A dynamic program over the chain: the state is the sharding the last result is left in (what
+    the next matmul starts from). For each matmul, every way to run it from each state is costed
+    (without building its strategy: legs are shared and routes another route beats are left out),
+    and of the ways that store the same arrays and leave the same result only those no other is at
+    least as fast with no larger temporaries are kept; then each state keeps only the partial chains
+    no other beats on time, resident and transient bytes at once. Strategies are built for the
+    ranked candidates only.
+
     Args:
         matmuls: one matmul, or a chain in which each matmul uses the previous result
             (by name) as an operand. The operands' written shardings are ignored
@@ -276,7 +323,7 @@ def best_sharding(
     builder = Builder(env, overlap)
     names = list(mesh_.names)
 
-    partials = [_Partial(None, (), (), 0, 0, 0, 0, 0)]
+    states: dict[Array | None, list[_Partial]] = {None: [_Partial(None, 0, 0, 0, 0, 0, None, None)]}
     fitting_count = total_count = 0
     for k, mm in enumerate(chain):
         last = k == len(chain) - 1
@@ -286,120 +333,244 @@ def best_sharding(
                 f"matmul {k + 1} ({mm}) does not use {carried_name}, the result of matmul {k}",
                 hint="a chain feeds each result into the next matmul, by name",
             )
-        target_dims = mm.out_dims
-        out_name = mm.out_name
         rank = axis_order(mm.dims, [a for a in (final_target, mm.lhs, mm.rhs) if a is not None], names)
-        grouped: dict[Array | None, list[_Partial]] = {}
-        for p in partials:
-            grouped.setdefault(p.carried, []).append(p)
-        next_partials: list[_Partial] = []
-        for carried, group in grouped.items():
-            stage_options = _stage_options(mm, carried, carried_name, fixed_arrays, env, builder, rank, names,
-                                           final_target if last else None, last, out_name, target_dims)  # fmt: skip
+        nexts: dict[Array | None, list[_Partial]] = {}
+        by_state = _stage_options(mm, list(states), carried_name, fixed_arrays, env, builder, rank, names,
+                                  final_target if last else None, last, overlap)  # fmt: skip
+        for carried, group in states.items():
+            options = by_state.get(carried, [])
             for p in group:
-                for stored_here, strat, transient in stage_options:
-                    resident = p.resident
-                    for _, arr in stored_here:
-                        resident = resident + env.bytes(arr)
-                    next_partials.append(
-                        _Partial(
-                            strat.output,
-                            p.stored + stored_here,
-                            (*p.stages, strat),
-                            p.time + strat.raw_time,
-                            p.compute + strat.raw_compute_time,
-                            p.comm + strat.raw_comm_time,
-                            resident,
-                            _max(p.transient, transient),
-                        )
-                    )
-        if last:
-            fitting_count = sum(1 for p in next_partials if limit is None or p.resident + p.transient <= limit)
-            total_count = len(next_partials)
-        partials = _pareto(next_partials, limit)
-    candidates = [Candidate(p.stored, p.stages, p.time, p.compute, p.comm, p.resident + p.transient) for p in partials]
-    candidates.sort(key=lambda c: (c.raw_time, c.raw_memory, c.raw_comm_time, str(c.stored)))
-    fitting = [c for c in candidates if limit is None or c.raw_memory <= limit]
-    fastest = candidates[0] if candidates else None
-    leanest = min(candidates, key=lambda c: c.raw_memory) if candidates else None
+                for o in options:
+                    resident = p.resident + o.stored_bytes
+                    transient = _max(p.transient, o.transient)
+                    n = _Partial(
+                        o.carried_out, p.time + o.time, p.compute + o.compute, p.comm + o.comm,
+                        resident, transient, o, p,
+                    )  # fmt: skip
+                    if last:
+                        total_count += 1
+                        if limit is None or resident + transient <= limit:
+                            fitting_count += 1
+                    _offer(nexts.setdefault(o.carried_out, []), n, limit)
+        states = nexts
+    partials = [p for group in states.values() for p in group]
+    partials.sort(key=lambda p: (p.time, p.resident + p.transient, p.comm))
+    fitting = [p for p in partials if limit is None or p.resident + p.transient <= limit]
+    leanest = min(partials, key=lambda p: (p.resident + p.transient, p.time)) if partials else None
+    ranked = [_candidate(p, chain, builder) for p in fitting[: max(keep, 1) * 4]]
+    ranked.sort(key=lambda c: (c.raw_time, c.raw_memory, c.raw_comm_time, str(c.stored)))
+    fastest = ranked[0] if ranked else (_candidate(leanest, chain, builder) if leanest is not None else None)
     return SearchResult(
         matmuls=tuple(chain),
         mesh=mesh_,
         hardware=hw,
         memory_limit=sympy.Integer(limit) if isinstance(limit, int) else (sym(limit) if limit is not None else None),
-        best=fitting[0] if fitting else None,
-        ranked=tuple(fitting[:keep]),
-        fastest=fastest if fitting else leanest,
+        best=ranked[0] if ranked else None,
+        ranked=tuple(ranked[:keep]),
+        fastest=fastest,
         considered=total_count,
         fitting=fitting_count,
     )
 
 
-def _stage_options(mm, carried, carried_name, fixed, env, builder, rank, names, target, last, out_name, target_dims):
-    """Every (stored arrays, strategy, transient bytes) for one matmul given the carried operand."""
-    options = []
-    seen = set()
-    per_axis = []
-    for a in names:
-        opts: list[str | None] = [None] if env.axis[a] == 1 else [None, *mm.dims]
-        if carried is not None and a in carried.unreduced:
-            opts.append(KEEP)
-        per_axis.append(opts)
+def _offer(front: list[_Partial], p: _Partial, limit) -> None:
+    """Add ``p`` to a state's partial chains unless one is at least as good in time, resident and transient
+    bytes; drop those ``p`` is at least as good as. Chains that no longer fit the limit are kept only as
+    the leanest (to say how much memory the search needed)."""
+    memory = p.resident + p.transient
+    if limit is not None and memory > limit:
+        over = [q for q in front if q.resident + q.transient > limit]
+        if any(q.resident + q.transient <= memory for q in front):
+            return
+        front[:] = [q for q in front if q not in over] + [p]
+        return
+    for q in front:
+        if q.time <= p.time and q.resident <= p.resident and q.transient <= p.transient:
+            return
+    front[:] = [q for q in front if not (p.time <= q.time and p.resident <= q.resident and p.transient <= q.transient)]
+    front.append(p)
+
+
+def _candidate(p: _Partial, chain: Sequence[Matmul], builder: Builder) -> Candidate:
+    """The complete candidate a partial chain stands for, its strategies built."""
+    stored: list[tuple[str, Array]] = []
+    stages: list[Strategy] = []
+    for o in p.options():
+        stored.extend(o.stored)
+        lhs_in, rhs_in, lhs_c, rhs_c, tgt, sharding, local_out, flops, compute_time, legs = o.recipe
+        product = PlanStep("matmul", LocalMatmul(lhs_c, rhs_c, local_out), None, flops)
+        stages.append(builder.build(lhs_in, rhs_in, tgt, sharding, product, compute_time, local_out, *legs))
+    return Candidate(tuple(stored), tuple(stages), p.time, p.compute, p.comm, p.resident + p.transient)
+
+
+def _stage_options(
+    mm, carried_states, carried_name, fixed, env, builder, rank, names, target, last, overlap
+) -> dict[Array | None, list[_Option]]:
+    """Every way to run one matmul from each carried sharding, costed; of those that start from the same
+    sharding, store the same arrays and leave the same result, only those no other is at least as fast
+    with no larger temporaries. What does not depend on the carried sharding is worked out once."""
+    out: dict[Array | None, list[_Option]] = {}
+    # partial sums a carried array may keep through the product make no compute sharding of their own here
+    # (the written operand has none), so the compute shardings are the same for every carried state
+    per_axis = [[None] if env.axis[a] == 1 else [None, *mm.dims] for a in names]
     operands = [mm.lhs, mm.rhs]
+    roles = ("lhs", "rhs")
+    target_dims, out_name = mm.out_dims, mm.out_name
+    fronts: dict[tuple, list[_Option]] = {}
+    fronts_f: dict[tuple, list[tuple[float, float, float]]] = {}
+    seen: set[tuple] = set()
     for combo in itertools.product(*per_axis):
         sigma = {a: c for a, c in zip(names, combo, strict=True) if c is not None}
         computes = [compute_array(op, sigma, rank) for op in operands]
-        sources: list[list[Array]] = []
-        for op, comp in zip(operands, computes, strict=True):
-            if carried is not None and op.name == carried_name:
-                sources.append([carried])
-            elif op.name in fixed:
-                sources.append([fixed[op.name]])
-            else:
-                used = set(comp.axes) | set(comp.unreduced)
-                sources.append(_extensions(comp, used, names))
         try:
             local = local_product(computes[0], computes[1], target_dims, out_name)
         except PlanError:
             continue
-        targets = [target] if target is not None else _resolutions(local, last)
-        for lhs_in, rhs_in in itertools.product(*sources):
+        if not (env.fits(computes[0]) and env.fits(computes[1]) and env.fits(local)):
+            continue
+        stored_sources: list[tuple[Array, ...] | None] = []
+        for op, comp, role in zip(operands, computes, roles, strict=True):
+            if op.name == carried_name:
+                stored_sources.append(None)
+            elif op.name in fixed:
+                stored_sources.append((fixed[op.name],))
+            else:
+                stored_sources.append(_storages(comp, names, env, builder, role))
+        targets = [target] if target is not None else [x for x in _resolutions(local, last) if env.fits(x)]
+        sharding = tuple((a, sigma.get(a)) for a in names)
+        flops = env.flops(computes[0], computes[1])
+        compute_time = _ratio(flops, env.flops_rate)
+        compute_f = float(compute_time)
+        for carried in carried_states:
+            sources = [(carried,) if s is None else s for s in stored_sources]
             for tgt in targets:
-                key = (lhs_in, rhs_in, computes[0], computes[1], tgt)
-                if key in seen:
-                    continue
-                seen.add(key)
-                stored_here = tuple(
-                    (op.name, arr)
-                    for op, arr in ((mm.lhs, lhs_in), (mm.rhs, rhs_in))
-                    if not (carried is not None and op.name == carried_name)
-                )
-                stored_bytes = sum((env.bytes(arr) for _, arr in stored_here), 0)
-                # every route of each leg, the collective-permutes' too, as the planner's
-                for strat in builder.strategies(lhs_in, rhs_in, computes[0], computes[1], tgt,
-                                                tuple((a, sigma.get(a)) for a in names)):  # fmt: skip
-                    options.append((stored_here, strat, strat.raw_memory - stored_bytes))
-    return options
-
-
-def _pareto(partials: list[_Partial], limit) -> list[_Partial]:
-    """Keep, for each carried sharding, the candidates no other beats on time, resident and transient bytes."""
-    out: list[_Partial] = []
-    by_carried: dict[Array | None, list[_Partial]] = {}
-    for p in partials:
-        if limit is not None and p.resident + p.transient > limit:
-            # still useful to report the leanest option when nothing fits: keep a few
-            pass
-        by_carried.setdefault(p.carried, []).append(p)
-    for group in by_carried.values():
-        group.sort(key=lambda p: (p.time, p.resident, p.transient))
-        front: list[_Partial] = []
-        for p in group:
-            if any(q.time <= p.time and q.resident <= p.resident and q.transient <= p.transient for q in front):
-                continue
-            front.append(p)
-        out.extend(front)
+                for lhs_in, rhs_in in itertools.product(*sources):
+                    key = (lhs_in, rhs_in, computes[0], computes[1], tgt)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    if not (computes[0].unreduced <= lhs_in.unreduced and computes[1].unreduced <= rhs_in.unreduced):
+                        continue
+                    if not tgt.unreduced <= local.unreduced:
+                        continue
+                    stored_here = tuple(
+                        (op.name, arr)
+                        for op, arr in ((mm.lhs, lhs_in), (mm.rhs, rhs_in))
+                        if not (carried is not None and op.name == carried_name)
+                    )
+                    stored_bytes = sum((env.bytes(arr) for _, arr in stored_here), 0)
+                    legs_l = builder.kept_routes(lhs_in, computes[0], "lhs")
+                    legs_r = builder.kept_routes(rhs_in, computes[1], "rhs")
+                    legs_o = builder.kept_routes(local, tgt, "out")
+                    # ways to the same result from the same carried sharding compete (what they store only
+                    # adds resident bytes: which arrays they are does not matter to the rest of the chain)
+                    front = fronts.setdefault((carried, tgt), [])
+                    floats = fronts_f.setdefault((carried, tgt), [])
+                    sizes_f = (float(env.bytes(lhs_in)), float(env.bytes(rhs_in)), float(env.bytes(local)))
+                    stored_f = float(stored_bytes)
+                    for a in legs_l:
+                        for b in legs_r:
+                            for c in legs_o:
+                                # floats first: a way another beats by a clear margin is never worked out exactly
+                                fa, fb, fc = _float_leg(a.leg), _float_leg(b.leg), _float_leg(c.leg)
+                                comm_f = _join_f(env, (fa, fb, fc))
+                                time_f = max(comm_f, compute_f) if overlap else compute_f + comm_f
+                                transient_f = peak_memory(*sizes_f, fa, fb, fc, max) - stored_f
+                                if any(
+                                    ot < time_f * _SURE and os_ <= stored_f and om < transient_f * _SURE - 1
+                                    for ot, os_, om in floats
+                                ):
+                                    continue
+                                comm = env.join((a.leg, b.leg, c.leg))
+                                memory = builder.memory(lhs_in, rhs_in, a.leg, b.leg, c.leg, local)
+                                time = (
+                                    (comm if comm > compute_time else compute_time) if overlap else compute_time + comm
+                                )
+                                transient = memory - stored_bytes
+                                if any(
+                                    o.time <= time and o.stored_bytes <= stored_bytes and o.transient <= transient
+                                    for o in front
+                                ):
+                                    continue
+                                recipe = (lhs_in, rhs_in, computes[0], computes[1], tgt, sharding, local, flops,
+                                          compute_time, (a.leg, b.leg, c.leg))  # fmt: skip
+                                option = _Option(carried, tgt, stored_here, stored_bytes, time, compute_time, comm,
+                                                 transient, recipe)  # fmt: skip
+                                front[:] = [
+                                    o
+                                    for o in front
+                                    if not (
+                                        time <= o.time and stored_bytes <= o.stored_bytes and transient <= o.transient
+                                    )
+                                ]
+                                front.append(option)
+                                floats[:] = [(float(o.time), float(o.stored_bytes), float(o.transient)) for o in front]
+    for (carried, _), front in fronts.items():
+        out.setdefault(carried, []).extend(front)
     return out
+
+
+_SURE = 1 - 1e-9
+"""A float this much below another is below it exactly (the floats are within 1e-15 of the exact values)."""
+
+_FLOAT_LEGS: dict[int, tuple[_Leg, _Leg]] = {}
+
+
+def _float_leg(leg: _Leg) -> _Leg:
+    """``leg`` with its costs as floats (for the quick first comparison)."""
+    found = _FLOAT_LEGS.get(id(leg))
+    if found is None or found[0] is not leg:
+        if len(_FLOAT_LEGS) > 65536:
+            _FLOAT_LEGS.clear()
+        loads = tuple((r, float(v)) for r, v in leg.loads)
+        found = _FLOAT_LEGS[id(leg)] = (leg, _Leg(leg.steps, float(leg.comm), float(leg.peak), float(leg.final), loads))
+    return found[1]
+
+
+def _join_f(env: CostEnv, legs: tuple[_Leg, _Leg, _Leg]) -> float:
+    """:meth:`CostEnv.join` on float legs."""
+    if env.comm_overlap == "none":
+        return sum(leg.comm for leg in legs)
+    loaded = [leg for leg in legs if leg.loads]
+    if len(loaded) < 2:
+        return loaded[0].comm if loaded else 0.0
+    return join_loads((leg.loads for leg in loaded), max)
+
+
+def _storages(comp: Array, names: Sequence[str], env: CostEnv, builder: Builder, role: str) -> tuple[Array, ...]:
+    """How an operand can be stored to reach its compute sharding ``comp``: ``comp`` split further along
+    axes it does not use, without those another storage beats in every way (no more bytes, and for each
+    of its routes to ``comp`` one at least as good: communication, links, peak bytes)."""
+    key = (comp, tuple(names), role, id(builder))
+    found = _STORAGES.get(key)
+    if found is not None:
+        return found
+    used = set(comp.axes) | set(comp.unreduced)
+    options = [x for x in _extensions(comp, used, names) if env.fits(x)]
+    costs = []
+    for x in options:
+        routes = builder.kept_routes(x, comp, role)
+        costs.append((env.bytes(x), [(r.leg.comm, r.links, r.leg.peak) for r in routes]))
+
+    def beats(i: int, j: int) -> bool:
+        (bi, ri), (bj, rj) = costs[i], costs[j]
+        if bi > bj or not ri:
+            return False
+        if not all(any(c1 <= c2 and l1 <= l2 and p1 <= p2 for c1, l1, p1 in ri) for c2, l2, p2 in rj):
+            return False
+        tie = bi == bj and all(any(c2 <= c1 and l2 <= l1 and p2 <= p1 for c2, l2, p2 in rj) for c1, l1, p1 in ri)
+        return not tie or i < j
+
+    kept = tuple(
+        x for j, x in enumerate(options) if costs[j][1] and not any(i != j and beats(i, j) for i in range(len(options)))
+    )
+    if len(_STORAGES) > 4096:
+        _STORAGES.clear()
+    _STORAGES[key] = kept
+    return kept
+
+
+_STORAGES: dict[tuple, tuple[Array, ...]] = {}
 
 
 def _parse_bytes(value: Value) -> int | Fraction | None:
