@@ -436,6 +436,8 @@ def _stage_options(
                 stored_sources.append((fixed[op.name],))
             else:
                 stored_sources.append(_storages(comp, names, env, builder, role))
+        if target is not None and target.name != local.name:  # the product takes the required result's name
+            local = Array(target.name, local.dims, local.unreduced)
         targets = [target] if target is not None else [x for x in _resolutions(local, last) if env.fits(x)]
         sharding = tuple((a, sigma.get(a)) for a in names)
         flops = env.flops(computes[0], computes[1])
