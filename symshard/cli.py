@@ -85,6 +85,8 @@ ENGLISH: dict[str, str] = {
     "cli.phase.step": "step",
     "cli.phase": "{phase}:",
     "cli.overlaps": ", overlaps steps {steps}",
+    "cli.unused_sizes": "note: --shape's sizes for {dims} were set aside: '{text}' has no such dim (--strict refuses them)",
+    "cli.spread_legend": "{symbols}: how many physical mesh axes each logical axis spans (--spread); here {values}",
     "cli.overlaps_none": ", overlaps no matmul",
     "cli.bound_arrow": "  -> {bound}",
     "cli.memory_head": "memory per device (Adam: {bytes} B per parameter, fp32 master + m + v):",
@@ -201,9 +203,17 @@ class _ArgumentParser(argparse.ArgumentParser):
 # -- shared options -----------------------------------------------------------------------
 
 
-def _add_sizes(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--mesh", metavar="X=8,Y=2", help="mesh axes and sizes (default: symbolic, from the notation)")
-    p.add_argument("--shape", metavar="I=1024,J=4096", help="dim sizes (dims left out stay symbolic)")
+def _add_sizes(
+    p: argparse.ArgumentParser,
+    mesh_help: str = "mesh axes and sizes (default: symbolic, from the notation)",
+    shape_example: str = "I=1024,J=4096",
+) -> None:
+    p.add_argument("--mesh", metavar="X=8,Y=2", help=mesh_help)
+    p.add_argument(
+        "--shape", metavar=shape_example,
+        help="dim sizes (dims left out stay symbolic; sizes of dims the command does not use are set aside, with a note)",
+    )  # fmt: skip
+    p.add_argument("--strict", action="store_true", help="refuse a --shape that names a dim the command does not use")
     p.add_argument("--dtype", default="bf16", help="element type: bf16 (default), fp32, fp8, int8, int4, ...")
     p.add_argument(
         "--hw", metavar="CHIP", help="hardware preset, e.g. tpu-v5e, tpu-v5p, h100 (see 'symshard hardware')"
@@ -276,6 +286,18 @@ def _add_comm_overlap(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _set_aside_unused_sizes(args: argparse.Namespace, dims: Sequence[str], context: str) -> None:
+    """Drop ``--shape`` sizes of dims that ``context`` does not have (one shape serves several commands);
+    :func:`main` prints a note naming them. With ``--strict`` they stay, and the library refuses them."""
+    if not getattr(args, "shape", None) or getattr(args, "strict", False):
+        return
+    entries = parse_sizes(args.shape, what="shape")
+    unused = [name for name, _, _ in entries if name not in set(dims)]
+    if unused:
+        args.shape = ",".join(f"{name}={value}" for name, value, _ in entries if name not in unused) or None
+        args.unused_sizes = (unused, context)
+
+
 def _chip(args: argparse.Namespace) -> Hardware | None:
     chip = hardware(args.hw) if args.hw else None
     if args.hw_set:
@@ -327,6 +349,7 @@ def _shard(args: argparse.Namespace) -> tuple[str, dict]:
     array = parse_array(args.array)
     chip = _chip(args)
     mesh = _mesh(args, [*array.axes, *sorted(array.unreduced)], chip)
+    _set_aside_unused_sizes(args, array.dim_names, str(array))
     p = place(array, mesh, args.shape, dtype=args.dtype)
     s = place(array, mesh.symbolic(), None, dtype=args.dtype)
     hbm = p.hbm_time(chip) if chip is not None and chip.hbm_bandwidth is not None else None
@@ -388,6 +411,7 @@ def _collective(args: argparse.Namespace) -> tuple[str, dict]:
     chip = _chip(args)
     axes = [*expr.operand.axes, *sorted(expr.operand.unreduced), *expr.op.axes]
     mesh = _mesh(args, list(dict.fromkeys(axes)), chip)
+    _set_aside_unused_sizes(args, expr.operand.dim_names, str(expr))
     cost = expr.cost(mesh, args.shape, dtype=args.dtype, hardware=chip, model=args.model)
     sym = expr.cost(mesh.symbolic(), None, dtype=args.dtype, model=args.model)
     data = {
@@ -557,6 +581,7 @@ def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
     mm = matmul(args.matmul)
     chip = _chip(args)
     mesh = _matmul_mesh(args, mm, chip)
+    _set_aside_unused_sizes(args, mm.dims, str(mm))
     how = args.comm_overlap
     p = plan(mm, mesh, args.shape, dtype=args.dtype, hardware=chip, model=args.model, overlap=not args.serial,
              comm_overlap=how)  # fmt: skip
@@ -576,6 +601,7 @@ def _verify(args: argparse.Namespace) -> tuple[str, dict]:
     mm = matmul(args.matmul)
     if not args.mesh or not args.shape:
         raise UsageError("verify needs numbers: --mesh and --shape", hint="e.g. --mesh X=4,Y=2 --shape I=64,J=64,K=64")
+    _set_aside_unused_sizes(args, mm.dims, str(mm))
     mesh = Mesh(args.mesh)
     if not mesh.is_numeric:
         raise UsageError(f"verify needs every mesh size, not '{args.mesh}'", hint="e.g. --mesh X=4,Y=2")
@@ -663,6 +689,7 @@ def _compare(args: argparse.Namespace) -> tuple[str, dict]:
                     hint="e.g. --strategies 1,2 (numbers as listed by 'symshard matmul')",
                 )
             picked.append(int(part))
+    _set_aside_unused_sizes(args, mm.dims, str(mm))
     p = plan(mm, mesh, args.shape, dtype=args.dtype, model=args.model, comm_overlap=args.comm_overlap)
     c = compare(p, args.solve_for, strategies=picked, hardware=chip, overlap=not args.serial)
     return compare_text(c, language=args.language), compare_data(c, args.language)
@@ -679,6 +706,7 @@ def _best(args: argparse.Namespace) -> tuple[str, dict]:
         raise UsageError("best-sharding needs a chip to rank times", hint="add --hw tpu-v5e (or another preset)")
     first = chain[0]
     mesh = _matmul_mesh(args, first, chip)
+    _set_aside_unused_sizes(args, sorted({d for mm in chain for d in mm.dims}), " ; ".join(map(str, chain)))
     fixed = {}
     for text in args.fixed or []:
         arr = parse_array(text)
@@ -757,18 +785,19 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
         colls = []
         lines.append(_say("cli.phase", lang, phase=_say(f"cli.phase.{ph}", lang)))
         for st in lay.program.select(ph):
+            number = f"{st.index + 1:>2}."  # steps are numbered from 1 across both phases; "overlaps" uses them
             if st.is_matmul:
-                lines.append(f"  {st.op}   FLOPs {num(st.flops, format_number)}")
+                lines.append(f"  {number} {st.op}   FLOPs {num(st.flops, format_number)}")
                 continue
             if not st.is_collective:
                 continue
-            over = [m.index for m in lay.program.overlaps(st)]
+            over = [m.index + 1 for m in lay.program.overlaps(st)]
             steps = (", " if lang == "en" else "、").join(map(str, over))
             lines.append(
-                f"  {st.op}   V {num(st.bytes, format_bytes)}, T {num(st.time, format_seconds)}"
+                f"  {number} {st.op}   V {num(st.bytes, format_bytes)}, T {num(st.time, format_seconds)}"
                 + (_say("cli.overlaps", lang, steps=steps) if over else _say("cli.overlaps_none", lang))
             )
-            colls.append({"step": st.index, "collective": str(st.op), "bytes": json_value(st.bytes.xreplace(values)),
+            colls.append({"step": st.index + 1, "collective": str(st.op), "bytes": json_value(st.bytes.xreplace(values)),
                           "bytes_formula": pretty(st.bytes), "time_s": json_value(st.time.xreplace(values)),
                           "time_formula": pretty(st.time), "overlaps": over})  # fmt: skip
         m, c = lay.math_time(ph), lay.comm_time(ph)
@@ -776,9 +805,9 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
         bound = None
         if mv.is_number and cv.is_number:
             bound = "compute" if cv <= mv else "communication"
-        lines.append(f"  T_math   {num(m, format_seconds)}")
+        lines.append(f"      T_math   {num(m, format_seconds)}")
         arrow = _say("cli.bound_arrow", lang, bound=_bound(bound, lang)) if bound else ""
-        lines.append(f"  T_comms  {num(c, format_seconds)}" + arrow)
+        lines.append(f"      T_comms  {num(c, format_seconds)}" + arrow)
         phases[ph] = {
             "flops_per_device": json_value(lay.flops(ph).xreplace(values)),
             "flops_formula": pretty(lay.flops(ph)),
@@ -816,6 +845,9 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
     }
     lines.append(_say("cli.comm_overlap", lang, how=sentence(COMM_OVERLAPS[lay.comm_overlap], lang)))
     data["comm_overlap"] = lay.comm_overlap
+    spreads = sorted(f"M_{a}" for a in used)
+    shown = ", ".join(f"{m} = {spread_values.get(m[2:], 1)}" for m in spreads)
+    lines.append(_say("cli.spread_legend", lang, symbols=", ".join(spreads), values=shown))
     if lay.scheme == "fsdp+tp":
         split = fsdp_tp_split(hardware=chip, comm_overlap=lay.comm_overlap)
         best = split.x.xreplace({k: v for k, v in values.items() if k not in (axis_symbol("X"), axis_symbol("Y"))})
@@ -1235,9 +1267,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(run=_best)
 
-    p = sub.add_parser("layer", help="an MLP block under a parallelism scheme: costs, memory, compute-bound condition")
+    p = sub.add_parser(
+        "layer",
+        help="an MLP block under a parallelism scheme: costs, memory, compute-bound condition",
+        description="The MLP block In[B, D] · W_in[D, F] -> Tmp[B, F], Tmp · W_out[F, D] -> Out[B, D] under a "
+        "parallelism scheme: its collectives step by step, T_math and T_comms per phase, memory per device, and "
+        "when it is compute-bound.",
+        epilog="examples:\n  symshard layer --scheme fsdp --hw tpu-v5p\n"
+        "  symshard layer --scheme fsdp+tp --mesh X=8,Y=4 --shape B=4096,D=8192,F=32768 --hw tpu-v5p\n"
+        "  symshard layer --scheme tp --mesh Y=8 --hw h100 --solve-for F",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--scheme", required=True, metavar="SCHEME", help="dp, fsdp, tp or fsdp+tp")
-    _add_sizes(p)
+    _add_sizes(
+        p, mesh_help="sizes of the scheme's axes: X (data, FSDP) and Y (tensor) (default: symbolic)",
+        shape_example="B=4096,D=8192,F=32768",
+    )  # fmt: skip
     p.add_argument("--spread", metavar="X=2,Y=1", help="physical axes each logical axis spans (default 1; M_X)")
     p.add_argument("--solve-for", metavar="SYMBOL", help="B_chip (default; tp: Y), B, D, F, X, Y, M_X, ...")
     p.add_argument("--serve", action="store_true", help="the forward pass only (default: training)")
@@ -1461,6 +1506,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.language = language = _language(args)
         as_json = bool(getattr(args, "json", False))
         text, data = args.run(args)
+        if getattr(args, "unused_sizes", None):
+            unused, context = args.unused_sizes
+            text += "\n" + _say("cli.unused_sizes", language, dims=", ".join(unused), text=context)
+            data["unused_sizes"] = unused
     except SystemExit as exit_:  # --help and --version
         return exit_.code if isinstance(exit_.code, int) else 0
     except KeyboardInterrupt:
