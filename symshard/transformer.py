@@ -179,7 +179,7 @@ class Model:
 
     def __post_init__(self) -> None:
         for name in _SIZES:
-            object.__setattr__(self, name, positive_number(getattr(self, name), f"{self.name} {name}", integer=True))
+            object.__setattr__(self, name, positive_number(getattr(self, name), name, integer=True))
         n, k = self.heads, self.kv_heads
         if n.is_number and k.is_number and (k > n or n % k != 0):
             raise ModelError(
