@@ -51,7 +51,7 @@ from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
 from .mesh import Mesh
-from .parallelism import all_at_most, solve_at_most
+from .parallelism import all_at_most, balance, solve_at_most
 from .program import Program
 from .schemes import N, layer
 from .symbols import C, W_hbm, axis, dim
@@ -264,11 +264,11 @@ def weight_stationary(*, fabric: str = "ici") -> WeightStationary:
     t1, t2 = one.comm_time(), two.comm_time()
     t = sympy.Symbol("t", positive=True)
     along = as_expr(t2).xreplace({axis("X"): t, axis("Z"): N / (t * axis("Y"))})
-    roots = [r for r in sympy.solve(sympy.diff(along, t), t) if r.is_positive is not False]
-    if len(roots) != 1:  # pragma: no cover - a·t + b/t
+    terms = sympy.Add.make_args(sympy.expand(along))
+    if len(terms) != 2:  # pragma: no cover - a·t + b/t
         raise PlanError("could not minimise the 2-D layout's communication", hint="this is a bug in symshard")
-    best_x = sympy.simplify(roots[0])
-    best = sympy.simplify(along.xreplace({t: best_x}))
+    best_x = balance(terms[0], terms[1], t)
+    best = sympy.factor(along.xreplace({t: best_x}))
     cases = solve_at_most(best, t1, N)
     rels = tuple(sympy.StrictGreaterThan(r.lhs, r.rhs) if isinstance(r, sympy.GreaterThan) else r
                  for case in cases for r in case)  # fmt: skip
@@ -362,7 +362,8 @@ class Serving:
 
     @property
     def compute_bound_batch(self) -> sympy.Expr | None:
-        """The batch above which ``T_math ≥ T_hbm`` (None if the cache grows faster than the work)."""
+        """The batch above which ``T_math ≥ T_hbm`` (None if the cache grows faster than the work;
+        symbolic, it assumes the work grows faster)."""
         return _crossover_batch(self)
 
     def decode_collectives(self) -> tuple[CollectiveCost, ...]:
@@ -398,14 +399,17 @@ def _engine_costs(prog: Program, mesh: Mesh, batch: sympy.Expr, mdl: Model, hw: 
 
 
 def _crossover_batch(s: Serving) -> sympy.Expr | None:
-    b = sympy.Symbol("b", positive=True)
     per_seq = s.kv_bytes_per_sequence / s.kv_split
     hbm = _hbm_bandwidth(s.hardware)
     peak = _peak(s.hardware, s.dtype)
-    mem = (s.weight_bytes / s.chips + b * per_seq) / hbm
-    math = b * s.model.flops_per_token(training=False, context=s.context) / (s.chips * peak)
-    sol = [r for r in sympy.solve(sympy.Eq(mem, math), b) if r.is_positive is not False]
-    return sol[0] if sol else None
+    # T_hbm = fixed + slope·b and T_math = work·b: they meet once when the work grows faster
+    fixed = s.weight_bytes / s.chips / hbm
+    slope = per_seq / hbm
+    work = s.model.flops_per_token(training=False, context=s.context) / (s.chips * peak)
+    gap = sympy.factor(work - slope)
+    if gap.is_number and gap <= 0:
+        return None
+    return fixed / gap
 
 
 def _hbm_bandwidth(hw: Hardware | None) -> sympy.Expr:

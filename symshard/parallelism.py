@@ -29,7 +29,10 @@ symshard's MODELS.md) lets the two overlap, since they use different links: ``T_
 larger of the two, the best split is where they are equal, and the batch per chip must reach
 ``C²/(F·M_X·M_Y·W²)``. The cost engine's :meth:`~symshard.program.Program.comm_time` adds every
 collective of a pass, which moves the best split nowhere but the bound up by 4: pass
-``overlap="serial"`` for that convention. Each result records the one it used.
+``overlap="serial"`` for that convention (it matches :func:`symshard.schemes.fsdp_tp_split`). Each
+result records the one it used. The optimum and the bounds are solved in closed form
+(:func:`balance`), never with ``sympy.solve``, whose root simplification imports a SymPy module
+that parses text, which a problem family's worker refuses.
 
 Examples:
     >>> roofline("fsdp+tp").condition.text()
@@ -58,7 +61,7 @@ from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
 from .mesh import Mesh
 from .program import spread
-from .schemes import B_CHIP, B_POD, N, fsdp_tp_split, layer, pods
+from .schemes import B_CHIP, B_POD, N, layer, pods
 from .symbols import C, W_dcn, axis, dim
 from .training import BatchPerChip, batch_per_chip, chip_count
 from .transformer import SIZE_SYMBOLS, Model, positive_number
@@ -74,6 +77,7 @@ __all__ = [
     "SplitChoice",
     "Verdict",
     "all_at_most",
+    "balance",
     "best_split",
     "bubble",
     "roofline",
@@ -179,8 +183,11 @@ def solve_at_most(lhs: sympy.Expr, rhs: sympy.Expr, x: sympy.Symbol) -> list[lis
         [[B >= C/W]]
     """
     lhs, rhs = as_expr(lhs), as_expr(rhs)
-    if any(not p.exp.is_Integer for p in (lhs + rhs).atoms(sympy.Pow) if x in p.free_symbols):
-        lhs, rhs = sympy.expand(lhs**2), sympy.expand(rhs**2)
+    (a, p), (b, q) = (sympy.expand(e).as_coeff_exponent(x) for e in (lhs, rhs))
+    if x not in a.free_symbols | b.free_symbols and p != q and a.is_positive and b.is_positive:
+        # two powers of x (the usual case): they cross once, where balance() puts it
+        point = _tidy(balance(lhs, rhs, x))
+        return [[sympy.Ge(x, point) if q > p else sympy.Le(x, point)]]
     out = []
     for case in solve_less(lhs, rhs, x, strict=False):
         oriented = []
@@ -190,6 +197,11 @@ def solve_at_most(lhs: sympy.Expr, rhs: sympy.Expr, x: sympy.Symbol) -> list[lis
             oriented.append(r)
         out.append(oriented)
     return out
+
+
+def _tidy(expr: sympy.Expr) -> sympy.Expr:
+    """A bound as the chapter prints it: ``C**2/(F*M_X*M_Y*W_ici**2)``, not a square root of a square."""
+    return sympy.factor(sympy.powsimp(sympy.expand_power_base(expr, force=True), force=True))
 
 
 def all_at_most(parts: list[tuple[sympy.Expr, sympy.Expr]], x: sympy.Symbol, extra: tuple = ()) -> Condition:
@@ -318,31 +330,43 @@ def _forward_groups(fabric: str) -> tuple[sympy.Expr, ...]:
 
 
 def _split(fabric: str, mode: str) -> _Split:
-    if mode == "serial":
-        s = fsdp_tp_split(fabric=fabric)
-        return _Split(s.x, s.comm_time, s.math_time, s.min_batch_per_chip, ())
     lay = layer("fsdp+tp", fabric=fabric)
     t = sympy.Symbol("t", positive=True)
     sub = {axis("X"): t, axis("Y"): N / t}
     groups = [as_expr(g).xreplace(sub) for g in _forward_groups(fabric)]
     if len(groups) != 2:  # pragma: no cover - one group over X, one over Y
         raise PlanError("FSDP + TP should move data over two axes", hint="this is a bug in symshard")
-    # one group grows with |X| and the other shrinks: the larger is least where they are equal
-    roots = [r for r in sympy.solve(sympy.Eq(groups[0], groups[1]), t) if r.is_positive is not False]
-    if len(roots) != 1:  # pragma: no cover
-        raise PlanError("could not balance the FSDP and TP collectives", hint="this is a bug in symshard")
-    x = sympy.simplify(roots[0])
-    comm = sympy.simplify(groups[0].xreplace({t: x}))
-    math = sympy.simplify(lay.math_time("forward").xreplace(sub))
+    # one group grows with |X| and the other shrinks: both their larger and their sum are least
+    # where they are equal (the sum is then twice either)
+    x = balance(groups[0], groups[1], t)
+    total = groups[0] if mode == "axes" else groups[0] + groups[1]
+    comm = sympy.factor(total.xreplace({t: x}))
+    math = sympy.factor(lay.math_time("forward").xreplace(sub))
     sub_b = {dim("B"): B_CHIP * N}
-    bound = None
-    for case in solve_at_most(comm.xreplace(sub_b), math.xreplace(sub_b), B_CHIP):
-        for r in case:
-            if isinstance(r, (sympy.GreaterThan, sympy.StrictGreaterThan)) and r.lhs == B_CHIP:
-                bound = r.rhs
-    if bound is None:  # pragma: no cover
-        raise PlanError("no lower bound on the batch per chip", hint="this is a bug in symshard")
-    return _Split(x, comm, math, sympy.factor(bound), tuple(_forward_groups(fabric)))
+    # T_comms grows like sqrt(B) at the best split, T_math like B: compute-bound above their crossing
+    bound = _tidy(balance(comm.xreplace(sub_b), math.xreplace(sub_b), B_CHIP))
+    return _Split(x, comm, math, bound, tuple(_forward_groups(fabric)))
+
+
+def balance(first: sympy.Expr, second: sympy.Expr, t: sympy.Symbol) -> sympy.Expr:
+    """Where two monomials in ``t``, ``a·t^p`` and ``b·t^q`` (``p ≠ q``), are equal: ``(b/a)^(1/(p − q))``.
+
+    For ``a·t + b/t`` this is also the minimum of the sum, and for ``max(a·t, b/t)`` the minimum of
+    the larger. Solved in closed form rather than with ``sympy.solve``, which simplifies its roots
+    with machinery that parses text (refused while a problem family runs).
+
+    Raises:
+        PlanError: either side is not a monomial in ``t``, or both have the same power.
+
+    Examples:
+        >>> a, b, t = sympy.symbols("a b t", positive=True)
+        >>> balance(a * t, b / t, t)
+        sqrt(b)/sqrt(a)
+    """
+    (a, p), (b, q) = (sympy.expand(e).as_coeff_exponent(t) for e in (first, second))
+    if t in a.free_symbols or t in b.free_symbols or p == q:
+        raise PlanError("cannot balance two terms that are not powers of one size", hint="this is a bug in symshard")
+    return sympy.powsimp((b / a) ** (1 / (p - q)), force=True)
 
 
 def bubble(microbatches: object = None, stages: object = None) -> sympy.Expr:
@@ -363,7 +387,7 @@ def _pipeline(hw: Hardware | None, values: dict, mdl: Model | None) -> Roofline:
     # one microbatch's activations, M = B/N_MB tokens, sent to the next stage: the engine's CollectivePermute
     hop = parse_collective("CollectivePermute_S(Act[M, D])").cost(mesh).bandwidth_time
     per_mb = as_expr(hop).xreplace({dim("M"): dim("B") / N_MB})
-    comm = sympy.simplify(per_mb * (N_MB + N_STAGES - 2))
+    comm = sympy.factor(per_mb * (N_MB + N_STAGES - 2))
     # a stage's forward matmuls for that microbatch: L/N_stages layers of the chapter's block
     block = layer("dp", training=False, fabric="nvlink" if gpu else "ici").math_time("forward")
     math_mb = block.xreplace({dim("B"): dim("B") / N_MB, axis("X"): 1}) * SIZE_SYMBOLS["layers"] / N_STAGES
@@ -375,7 +399,7 @@ def _pipeline(hw: Hardware | None, values: dict, mdl: Model | None) -> Roofline:
         ),
     )
     source = "a CollectivePermute of one microbatch's activations per stage boundary, N_MB + N_stages − 2 in a row"
-    return Roofline("pipeline", N_STAGES, sympy.simplify(math_mb * N_MB), comm, cond,
+    return Roofline("pipeline", N_STAGES, sympy.factor(math_mb * N_MB), comm, cond,
                     "transfers overlap the stage's matmuls (one microbatch each)", source, hw, values, notes)  # fmt: skip
 
 

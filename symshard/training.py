@@ -176,7 +176,7 @@ class TrainingMemory:
     @property
     def bytes_per_param(self) -> sympy.Expr:
         """Bytes of parameter state per parameter (10 for bf16 weights and Adam)."""
-        return sympy.simplify(self.parameter_state / self.model.params.total)
+        return sympy.cancel(self.parameter_state / self.model.params.total)
 
     def kinds(self) -> dict[str, sympy.Expr]:
         """The memory by kind, then the total."""
