@@ -240,7 +240,7 @@ def training_report(run, roofs, verdicts, split, totals, language: str = "en") -
 
     m, lang = run.model, language
     chip = run.hardware.label if run.hardware is not None else "?"
-    lines = [model_text(m, lang), "", _say("model.training_head", lang, tokens=format_number(run.tokens),
+    lines = [model_text(m, lang), _say("model.training_head", lang, tokens=format_number(run.tokens),
              chips=_count(run.chips), chip=chip, mfu=format_number(run.mfu))]  # fmt: skip
     mem = run.memory
     rows = [
@@ -407,7 +407,7 @@ def serving_report(s, limits, ws, language: str = "en") -> tuple[str, dict]:
     lang = language
     m = s.model
     chip = s.hardware.label if s.hardware is not None else "?"
-    lines = [model_text(m, lang), "", _say("model.serving_head", lang, batch=_count(s.batch),
+    lines = [model_text(m, lang), _say("model.serving_head", lang, batch=_count(s.batch),
              context=_count(s.context), dtype=s.dtype, kv_dtype=s.kv_dtype, mesh=str(s.mesh), chips=_count(s.chips),
              chip=chip)]  # fmt: skip
     rows = [
@@ -607,12 +607,12 @@ def memory_html(mem) -> str:
 def training_html(run) -> str:
     """A notebook's table of a training run."""
     text, _ = training_report(run, (), (), None, None)
-    lines = text.split("\n\n", 1)[1]
+    lines = "\n".join(text.splitlines()[len(model_text(run.model).splitlines()) :])
     return _html_table(lines.splitlines()[0], _rows(lines))
 
 
 def serving_html(s) -> str:
     """A notebook's table of serving a model."""
     text, _ = serving_report(s, None, None)
-    lines = text.split("\n\n", 1)[1]
+    lines = "\n".join(text.splitlines()[len(model_text(s.model).splitlines()) :])
     return _html_table(lines.splitlines()[0], _rows(lines))

@@ -139,6 +139,7 @@ class Roofline:
         hardware: the chip for :attr:`numeric` (None: symbolic only).
         values: the numbers substituted on that chip (constants, spreads, the model's sizes).
         notes: caveats.
+        optimum: FSDP × TP's best ``|X|`` (``|Y| = N/|X|``); None for the other schemes.
     """
 
     scheme: str
@@ -151,6 +152,7 @@ class Roofline:
     hardware: Hardware | None = None
     values: Mapping[sympy.Symbol, sympy.Expr] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    optimum: sympy.Expr | None = None
 
     @property
     def numeric(self) -> Condition | None:
@@ -295,7 +297,8 @@ def roofline(
         split = _split(fabric, mode)
         cond = Condition((Case("compute-bound", (sympy.Ge(B_CHIP, split.min_batch_per_chip),)),))
         source = "symshard.schemes.layer('fsdp+tp'): forward pass, the best split of N = |X|·|Y|"
-        return Roofline(key, B_CHIP, split.math_time, split.comm_time, cond, OVERLAPS[mode], source, hw, values)
+        return Roofline(key, B_CHIP, split.math_time, split.comm_time, cond, OVERLAPS[mode], source, hw, values,
+                        optimum=split.x)  # fmt: skip
     if key == "pods":
         p = pods()
         lay = p.layer
