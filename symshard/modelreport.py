@@ -79,7 +79,6 @@ ENGLISH: dict[str, str] = {
     "model.split": "|X| = {x}, |Y| = {y}: ",
     "model.optimum": "  best FSDP × TP split: |X| = {formula} = {value} continuous; best divisor split |X| = {x}, |Y| = {y}",
     "model.serving_head": "serving: batch {batch}, context {context}, {dtype} weights, {kv_dtype} KV cache, mesh {mesh} ({chips} {chip} chips)",
-    "model.row.kv_batch": "KV cache",
     "model.row.per_chip": "per chip",
     "model.row.decode": "decode step",
     "model.row.crossover": "compute-bound",
@@ -239,15 +238,16 @@ def training_report(run, roofs, verdicts, split, totals, language: str = "en") -
     from .training import OPTIMIZERS
 
     m, lang = run.model, language
-    chip = run.hardware.label if run.hardware is not None else "?"
-    lines = [model_text(m, lang), _say("model.training_head", lang, tokens=format_number(run.tokens),
-             chips=_count(run.chips), chip=chip, mfu=format_number(run.mfu))]  # fmt: skip
+    chip = run.hardware.label if run.hardware is not None else ""
+    head = _say("model.training_head", lang, tokens=format_number(run.tokens), chips=_count(run.chips), chip=chip,
+                mfu=format_number(run.mfu))  # fmt: skip
+    lines = [model_text(m, lang), " ".join(head.split())]
     mem = run.memory
     rows = [
         (_say("model.row.run", lang), _say("model.run", lang, flops=_flop(run.flops),
          per_token=_flop(run.flops_per_token))),
         (_say("model.row.time", lang), _say("model.days", lang, formula=pretty(run.formula),
-         seconds=format_seconds(run.seconds), days=sig(run.days, 3))),
+         seconds=_shown(run.seconds, format_seconds), days=_shown(run.days, lambda d: sig(d, 3)))),
     ]  # fmt: skip
     per_param = OPTIMIZERS[mem.optimizer][0]
     if mem.batch.is_number:
@@ -276,7 +276,7 @@ def training_report(run, roofs, verdicts, split, totals, language: str = "en") -
         rows.append((_say("model.row.batch", lang), _say("model.batch", lang, batch=_count(run.batch),
                      chips=_count(run.chips), per_chip=format_number(run.per_chip.per_chip))))  # fmt: skip
     if run.step_seconds is not None:
-        rows.append((_say("model.row.step", lang), _say("model.step", lang, seconds=format_seconds(run.step_seconds),
+        rows.append((_say("model.row.step", lang), _say("model.step", lang, seconds=_shown(run.step_seconds, format_seconds),
                      batch=_count(run.batch), steps=format_number(run.steps))))  # fmt: skip
     if totals is not None:
         rows.append((_say("model.row.slice", lang), _slice_text(totals, lang)))
@@ -333,9 +333,17 @@ def training_report(run, roofs, verdicts, split, totals, language: str = "en") -
     return "\n".join(lines), data
 
 
+def _shown(x: object, fmt) -> str:
+    """A number in its unit, or the formula while it keeps symbols."""
+    v = as_expr(x)
+    return fmt(v) if v.is_number else pretty(v)
+
+
 def _flop(x: object) -> str:
     v = as_expr(x)
-    return format_flops(v) if v.is_number and v < 10**18 else f"{format_number(v)} FLOP"
+    if not v.is_number:
+        return pretty(v)
+    return format_flops(v) if v < 10**18 else f"{format_number(v)} FLOP"
 
 
 def _symbolic_memory(mem):
@@ -406,10 +414,10 @@ def serving_report(s, limits, ws, language: str = "en") -> tuple[str, dict]:
     """The text and JSON of serving a model (see :func:`model_report`)."""
     lang = language
     m = s.model
-    chip = s.hardware.label if s.hardware is not None else "?"
-    lines = [model_text(m, lang), _say("model.serving_head", lang, batch=_count(s.batch),
-             context=_count(s.context), dtype=s.dtype, kv_dtype=s.kv_dtype, mesh=str(s.mesh), chips=_count(s.chips),
-             chip=chip)]  # fmt: skip
+    chip = s.hardware.label if s.hardware is not None else ""
+    head = _say("model.serving_head", lang, batch=_count(s.batch), context=_count(s.context), dtype=s.dtype,
+                kv_dtype=s.kv_dtype, mesh=str(s.mesh), chips=_count(s.chips), chip=chip)  # fmt: skip
+    lines = [model_text(m, lang), " ".join(head.split())]
     rows = [
         (_say("model.row.kv", lang), _say("model.kv", lang, formula="2·L·K·H", bytes=format_bytes(s.kv_bytes_per_token),
          dtype=s.kv_dtype)),
