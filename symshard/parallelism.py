@@ -298,7 +298,9 @@ def roofline(
         cond = Condition((Case("compute-bound", (sympy.Ge(B_CHIP, split.min_batch_per_chip),)),))
         source = "symshard.schemes.layer('fsdp+tp'): forward pass, the best split of N = |X|·|Y|"
         if experts != 1:
-            notes.append("for an MoE model this is one expert's MLP over the whole batch: the E/k factor is not applied")
+            notes.append(
+                "for an MoE model this is one expert's MLP over the whole batch: the E/k factor is not applied"
+            )
         return Roofline(key, B_CHIP, split.math_time, split.comm_time, cond, OVERLAPS[mode], source, hw, values,
                         tuple(notes), optimum=split.x)  # fmt: skip
     if key == "pods":
