@@ -268,7 +268,7 @@ def weight_stationary(*, fabric: str = "ici") -> WeightStationary:
     if len(terms) != 2:  # pragma: no cover - a·t + b/t
         raise PlanError("could not minimise the 2-D layout's communication", hint="this is a bug in symshard")
     best_x = balance(terms[0], terms[1], t)
-    best = sympy.factor(along.xreplace({t: best_x}))
+    best = sympy.factor_terms(along.xreplace({t: best_x}))
     cases = solve_at_most(best, t1, N)
     rels = tuple(sympy.StrictGreaterThan(r.lhs, r.rhs) if isinstance(r, sympy.GreaterThan) else r
                  for case in cases for r in case)  # fmt: skip
@@ -406,7 +406,7 @@ def _crossover_batch(s: Serving) -> sympy.Expr | None:
     fixed = s.weight_bytes / s.chips / hbm
     slope = per_seq / hbm
     work = s.model.flops_per_token(training=False, context=s.context) / (s.chips * peak)
-    gap = sympy.factor(work - slope)
+    gap = sympy.factor_terms(work - slope)
     if gap.is_number and gap <= 0:
         return None
     return fixed / gap

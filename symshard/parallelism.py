@@ -203,7 +203,7 @@ def solve_at_most(lhs: sympy.Expr, rhs: sympy.Expr, x: sympy.Symbol) -> list[lis
 
 def _tidy(expr: sympy.Expr) -> sympy.Expr:
     """A bound as the chapter prints it: ``C**2/(F*M_X*M_Y*W_ici**2)``, not a square root of a square."""
-    return sympy.factor(sympy.powsimp(sympy.expand_power_base(expr, force=True), force=True))
+    return sympy.factor_terms(sympy.powsimp(sympy.expand_power_base(expr, force=True), force=True))
 
 
 def all_at_most(parts: list[tuple[sympy.Expr, sympy.Expr]], x: sympy.Symbol, extra: tuple = ()) -> Condition:
@@ -347,8 +347,8 @@ def _split(fabric: str, mode: str) -> _Split:
     # where they are equal (the sum is then twice either)
     x = balance(groups[0], groups[1], t)
     total = groups[0] if mode == "axes" else groups[0] + groups[1]
-    comm = sympy.factor(total.xreplace({t: x}))
-    math = sympy.factor(lay.math_time("forward").xreplace(sub))
+    comm = sympy.factor_terms(total.xreplace({t: x}))
+    math = sympy.factor_terms(lay.math_time("forward").xreplace(sub))
     sub_b = {dim("B"): B_CHIP * N}
     # T_comms grows like sqrt(B) at the best split, T_math like B: compute-bound above their crossing
     bound = _tidy(balance(comm.xreplace(sub_b), math.xreplace(sub_b), B_CHIP))
@@ -394,7 +394,7 @@ def _pipeline(hw: Hardware | None, values: dict, mdl: Model | None) -> Roofline:
     # one microbatch's activations, M = B/N_MB tokens, sent to the next stage: the engine's CollectivePermute
     hop = parse_collective("CollectivePermute_S(Act[M, D])").cost(mesh).bandwidth_time
     per_mb = as_expr(hop).xreplace({dim("M"): dim("B") / N_MB})
-    comm = sympy.factor(per_mb * (N_MB + N_STAGES - 2))
+    comm = sympy.factor_terms(per_mb * (N_MB + N_STAGES - 2))
     # a stage's forward matmuls for that microbatch: L/N_stages layers of the chapter's block
     block = layer("dp", training=False, fabric="nvlink" if gpu else "ici").math_time("forward")
     math_mb = block.xreplace({dim("B"): dim("B") / N_MB, axis("X"): 1}) * SIZE_SYMBOLS["layers"] / N_STAGES
@@ -406,7 +406,7 @@ def _pipeline(hw: Hardware | None, values: dict, mdl: Model | None) -> Roofline:
         ),
     )
     source = "a CollectivePermute of one microbatch's activations per stage boundary, N_MB + N_stages − 2 in a row"
-    return Roofline("pipeline", N_STAGES, sympy.factor(math_mb * N_MB), comm, cond,
+    return Roofline("pipeline", N_STAGES, sympy.factor_terms(math_mb * N_MB), comm, cond,
                     "transfers overlap the stage's matmuls (one microbatch each)", source, hw, values, notes)  # fmt: skip
 
 
