@@ -413,20 +413,13 @@ def _crossover_batch(s: Serving) -> sympy.Expr | None:
 
 
 def _hbm_bandwidth(hw: Hardware | None) -> sympy.Expr:
-    if hw is None:
-        return W_hbm
-    if hw.hbm_bandwidth is None:
-        raise HardwareError(f"{hw.label} has no HBM bandwidth figure", hint="set one with --hw-set W_hbm=...")
-    return hw.hbm_bandwidth
+    """The chip's HBM bandwidth, or the symbol ``W_hbm`` where it gives none."""
+    return W_hbm if hw is None or hw.hbm_bandwidth is None else hw.hbm_bandwidth
 
 
 def _peak(hw: Hardware | None, dtype: str) -> sympy.Expr:
-    if hw is None:
-        return C
-    peak = hw.constants(dtype).get(C)
-    if peak is None:
-        raise HardwareError(f"{hw.label} has no FLOP/s figure", hint="set one with --hw-set C=...")
-    return peak
+    """The chip's peak FLOP/s for ``dtype``, or the symbol ``C`` where it gives none."""
+    return C if hw is None else hw.constants(dtype).get(C, C)
 
 
 def serve(

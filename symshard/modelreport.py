@@ -319,7 +319,8 @@ def training_report(run, roofs, verdicts, split, totals, language: str = "en") -
             "memory": {"policy": mem.policy, "optimizer": mem.optimizer, "bytes_per_param": json_value(
                 mem.bytes_per_param), **{k: json_value(v) for k, v in mem.kinds().items()},
                 "formulas": {"activations": pretty(_symbolic_memory(mem).activations)}},
-            "chips_to_fit": None if run.hardware is None else json_value(mem.chips_to_fit(run.hardware)),
+            "chips_to_fit": None if run.hardware is None or run.hardware.hbm_bytes is None
+            else json_value(mem.chips_to_fit(run.hardware)),
         },
         "schemes": [_roof_data(r) for r in roofs],
         "verdicts": [{"scheme": v.scheme, "math_time_s": json_value(v.math_time), "comm_time_s": json_value(

@@ -420,7 +420,6 @@ def train(
     Raises:
         ModelError: an MFU above 1, a non-positive count, an unknown policy or optimizer.
         UnknownPresetError, UnknownHardwareError: unknown names.
-        HardwareError: a chip without a FLOP/s figure.
     """
     from .schemes import N
 
@@ -432,12 +431,8 @@ def train(
     if u.is_number and u > 1:
         raise ModelError(f"MFU must be at most 1, got {float(u):g}", hint="MFU is a fraction of peak, e.g. 0.4")
     canonical = canonical_dtype(dtype)
-    c: sympy.Expr = C
-    if hw is not None:
-        peak = hw.constants(canonical).get(C)
-        if peak is None:
-            raise HardwareError(f"{hw.label} has no FLOP/s figure", hint="set one with --hw-set C=...")
-        c = peak
+    # a chip without a FLOP/s figure keeps the symbol C: the answer stays a formula in it
+    c: sympy.Expr = C if hw is None else hw.constants(canonical).get(C, C)
     b = None if batch is None else positive_number(batch, "batch", integer=True)
     ctx = None if context is None else positive_number(context, "context", integer=True)
     per_token = mdl.flops_per_token(context=ctx)
