@@ -969,6 +969,35 @@ def _rat(x) -> sympy.Rational:
     return sympy.Rational(x.numerator, x.denominator)
 
 
+# -- model ------------------------------------------------------------------------------------------
+
+_MODEL_SIZES = {"L": "layers", "D": "d_model", "F": "d_ff", "N": "heads", "K": "kv_heads", "H": "head_dim",
+                "V": "vocab", "E": "experts", "k": "experts_per_token"}  # fmt: skip
+
+
+def _model(args: argparse.Namespace) -> tuple[str, dict]:
+    from .modelreport import model_report, presets_report
+
+    if args.list or not args.name:
+        if args.train or args.serve:
+            raise UsageError("name a model to train or serve", hint="e.g. symshard model llama3-70b --train")
+        return presets_report(args.language)
+    if args.train and args.serve:
+        raise UsageError("--train and --serve ask different questions", hint="give one of them")
+    sizes = {}
+    for name, value, _ in parse_sizes(args.sizes or "", what="model size") if args.sizes else ():
+        if name not in _MODEL_SIZES:
+            raise UsageError(f"a model has no size '{name}'", hint="sizes: " + ", ".join(_MODEL_SIZES))
+        sizes[_MODEL_SIZES[name]] = value
+    mode = "train" if args.train else "serve" if args.serve else "describe"
+    return model_report(
+        args.name, mode=mode, sizes=sizes, hardware=_chip(args), tokens=args.tokens, chips=args.chips, mfu=args.mfu,
+        batch=args.batch, policy=args.policy, optimizer=args.optimizer, gradients=args.gradients,
+        context=args.context, mesh=args.mesh, dtype=args.dtype, kv_dtype=args.kv_dtype, overlap=args.overlap,
+        language=args.language,
+    )  # fmt: skip
+
+
 # -- problems ------------------------------------------------------------------------------------
 
 
@@ -1310,6 +1339,30 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_lang(p)
     p.set_defaults(run=_calibrate)
+
+    p = sub.add_parser("model", help="a whole model: parameters, training time and memory, serving rooflines")
+    p.add_argument("name", nargs="?", help="a preset (llama3-70b, gemma-7b, ...); none lists them")
+    p.add_argument("--list", action="store_true", help="list the presets")
+    p.add_argument("--sizes", metavar="L=48,F=...", help="override sizes: L, D, F, N, K, H, V, E, k")
+    p.add_argument("--train", action="store_true", help="training: time at an MFU, memory, compute-bound schemes")
+    p.add_argument("--serve", action="store_true", help="serving: KV cache, largest batch, decode roofline, TP limits")
+    p.add_argument("--tokens", metavar="15e12", help="tokens of the training run")
+    p.add_argument("--chips", metavar="N", help="chips (training; serving on one axis)")
+    p.add_argument("--mfu", metavar="0.4", help="the fraction of peak FLOP/s training reaches")
+    p.add_argument("--batch", metavar="B", help="tokens per training step, or sequences decoding together")
+    p.add_argument("--context", metavar="T", help="tokens of context per sequence (serving)")
+    p.add_argument("--mesh", metavar="X=4,Y=2", help="the slice serving the model (its axes all split the model)")
+    p.add_argument("--policy", default="mlp", help="activation checkpoints: mlp (default), layer, none, or a count")
+    p.add_argument("--optimizer", default="adam", help="adam (default, 8 B/param), adam-master, sgd-momentum, sgd")
+    p.add_argument("--gradients", action="store_true", help="count the gradients as kept (the chapter does not)")
+    p.add_argument("--overlap", default="axes", help="FSDP x TP collectives: axes (overlap, default) or serial")
+    p.add_argument("--dtype", default="bf16", help="weights' dtype: bf16 (default), int8, fp8, ...")
+    p.add_argument("--kv-dtype", help="the KV cache's dtype (default: the weights')")
+    p.add_argument("--hw", metavar="CHIP", help="hardware preset, e.g. tpu-v5p, tpu-v5e, h100")
+    p.add_argument("--hw-set", metavar="K=V,...", help="override or supply constants, e.g. W_hbm=3.4e12")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_lang(p)
+    p.set_defaults(run=_model)
 
     p = sub.add_parser("problems", help="worked problems: list, show, check, generate, schema")
     psub = p.add_subparsers(dest="problems_command", metavar="ACTION", parser_class=_ArgumentParser, required=True)
