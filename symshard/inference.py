@@ -101,7 +101,7 @@ def block_program(axes: str = "Y", *, gated: bool = True, fabric: str = "ici") -
         8*B*D/(M_Y*W_ici)
     """
     g = "G" if gated else "F"
-    p = Program("tensor-parallel block", default_fabric=fabric)
+    p = Program("tensor-parallel block", default_fabric=fabric, comm_overlap="none")  # a decode step's chain
     p.input(f"In[B, D_{axes}]")
     p.input(f"W_qkv[D, A_{axes}]", role="weight")
     p.input(f"W_o[O_{axes}, D]", role="weight")
@@ -249,13 +249,14 @@ def weight_stationary(*, fabric: str = "ici") -> WeightStationary:
         sqrt(2)*sqrt(D)*sqrt(N)/(2*sqrt(F))
     """
     spreads = {"X": 1, "Y": 1, "Z": 1}
-    one = Program("1-D weight-stationary", spread=spreads, default_fabric=fabric)
+    # each collective feeds the next matmul, so within the layer they run one after another (the chapter adds them)
+    one = Program("1-D weight-stationary", spread=spreads, default_fabric=fabric, comm_overlap="none")
     one.input("In[B, D]")
     one.input("W_in[D, F_XYZ]", role="weight")
     one.input("W_out[F_XYZ, D]", role="weight")
     one.matmul("In[B, D] · W_in[D, F_XYZ] -> Tmp[B, F_XYZ]", purpose="the up-projection")
     one.matmul("Tmp[B, F_XYZ] · W_out[F_XYZ, D] -> Out[B, D]", purpose="the down-projection")
-    two = Program("2-D weight-stationary", spread=spreads, default_fabric=fabric)
+    two = Program("2-D weight-stationary", spread=spreads, default_fabric=fabric, comm_overlap="none")
     two.input("In[B, D_X]")
     two.input("W_in[D_X, F_YZ]", role="weight")
     two.input("W_out[F_YZ, D_X]", role="weight")
