@@ -1170,6 +1170,20 @@ def _site_serve(args: argparse.Namespace) -> tuple[str, dict]:
     return "stopped", {"stopped": True}
 
 
+# -- completion ---------------------------------------------------------------------------------
+
+
+def _completion(args: argparse.Namespace) -> tuple[str, dict]:
+    try:
+        import shtab
+    except ImportError:
+        raise UsageError(
+            "shell completion needs the shtab package", hint="python -m pip install shtab (it has no dependencies)"
+        ) from None
+    script = shtab.complete(_parser(), shell=args.shell)
+    return script.rstrip("\n"), {"shell": args.shell, "script": script}
+
+
 # -- book -----------------------------------------------------------------------------------------
 
 
@@ -1448,6 +1462,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_lang(p)
     p.set_defaults(run=_hardware)
+
+    p = sub.add_parser(
+        "completion",
+        help="print a shell completion script (bash, zsh or tcsh)",
+        description="Print a script that completes symshard's commands and options in your shell.",
+        epilog="install it:\n  bash: symshard completion bash > ~/.local/share/bash-completion/completions/symshard\n"
+        "  zsh:  symshard completion zsh > ~/.zfunc/_symshard   (with fpath+=(~/.zfunc) before compinit)\n"
+        "  tcsh: symshard completion tcsh >> ~/.tcshrc",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("shell", choices=["bash", "zsh", "tcsh"], help="the shell")
+    p.set_defaults(run=_completion)
     return parser
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -544,3 +545,23 @@ def test_a_shape_can_serve_several_commands(capsys):
     assert data["unused_sizes"] == ["B"] and data["local_shape"] == [512, 8192]
     code, _, err = run(capsys, "collective", "AllGather_Y([E_Y, F])", "--mesh", "Y=4", "--shape", shape, "--strict")
     assert code == 2 and "the shape gives a size for B" in err
+
+
+def test_shell_completion_completes_commands_and_options(capsys, tmp_path):
+    assert main(["completion", "bash"]) == 0
+    script = capsys.readouterr().out
+    assert "_shtab_symshard" in script
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash to run the completion script in")
+    (tmp_path / "symshard.bash").write_text(script, encoding="utf-8")
+    probe = (
+        f"source {tmp_path / 'symshard.bash'}\n"
+        'COMP_WORDS=(symshard ma); COMP_CWORD=1; _shtab_symshard; echo "${COMPREPLY[@]}"\n'
+        'COMP_WORDS=(symshard matmul --me); COMP_CWORD=2; _shtab_symshard; echo "${COMPREPLY[@]}"\n'
+        'COMP_WORDS=(symshard problems ge); COMP_CWORD=2; _shtab_symshard; echo "${COMPREPLY[@]}"\n'
+    )
+    done = subprocess.run([bash, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:3] == ["matmul", "--mesh", "generate"]
+    assert main(["completion", "fish"]) == 2  # not a shell it writes for: one line, exit 2
