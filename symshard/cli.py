@@ -1086,7 +1086,7 @@ def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
     formats = FORMATS if args.format == "all" else (args.format,)
     out = Path(args.out)
     OutputFolder.open(out, "symshard problems generate", force=args.force, create=False)  # refuse before the work
-    progress = _progress_bar() if sys.stderr.isatty() else None
+    progress = _Progress(args).counter("problems")
     problems = generate(
         args.seed, args.count, names=args.family, difficulty=args.difficulty, per_family=args.per_family,
         language=args.lang, extra=args.families or (), progress=progress, budget=_budget(args),
@@ -1114,17 +1114,35 @@ def _shown_language(language: str) -> str:
     return language if language in LANGUAGES else "en"
 
 
-def _progress_bar():
-    def show(done: int, total: int) -> None:
-        if total < 50:
-            return
-        width = 30
-        filled = width * done // total
-        print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}", end="", file=sys.stderr, flush=True)
-        if done == total:
-            print(file=sys.stderr)
+class _Progress:
+    """Bars on stderr while a long command works: only on a terminal, never under ``--json``.
 
-    return show
+    Drawn by tqdm when it is installed; without it the command runs silently, as it would in a pipe.
+    """
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.on = sys.stderr.isatty() and not getattr(args, "json", False)
+        self.bars: dict[str, object] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not self.on or total <= 0:
+            return
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            self.on = False
+            return
+        bar = self.bars.get(stage)
+        if bar is None:
+            bar = self.bars[stage] = tqdm(total=total, desc=stage, unit="", leave=False, file=sys.stderr)
+        bar.n = done  # type: ignore[attr-defined]
+        bar.refresh()  # type: ignore[attr-defined]
+        if done >= total:
+            bar.close()  # type: ignore[attr-defined]
+
+    def counter(self, stage: str):
+        """The same, as the ``(done, total)`` callback the problem generator takes."""
+        return lambda done, total: self(stage, done, total)
 
 
 def _problems_schema(args: argparse.Namespace) -> tuple[str, dict]:
@@ -1150,7 +1168,8 @@ def _site_prepare(args: argparse.Namespace) -> tuple[str, dict]:
 def _site_build(args: argparse.Namespace) -> tuple[str, dict]:
     from .site import build
 
-    built = build(Path(args.out), src=Path(args.src) if args.src else None, force=args.force, url=args.site_url)
+    built = build(Path(args.out), src=Path(args.src) if args.src else None, force=args.force, url=args.site_url,
+                  progress=_Progress(args))  # fmt: skip
     text = f"built {built.pages} pages into {built.out} in {built.seconds:.1f} s; view it with: symshard site serve"
     return text, {"out": str(built.out), "pages": built.pages, "seconds": round(built.seconds, 2)}
 
@@ -1160,7 +1179,9 @@ def _site_serve(args: argparse.Namespace) -> tuple[str, dict]:
 
     out = Path(args.out)
     if not args.no_build:
-        built = build(out, force=args.force, url=args.site_url or f"http://127.0.0.1:{args.port}/")
+        built = build(
+            out, force=args.force, url=args.site_url or f"http://127.0.0.1:{args.port}/", progress=_Progress(args)
+        )
         print(f"built {built.pages} pages into {built.out} in {built.seconds:.1f} s", flush=True)
 
     def ready(url: str) -> None:

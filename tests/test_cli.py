@@ -565,3 +565,16 @@ def test_shell_completion_completes_commands_and_options(capsys, tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:3] == ["matmul", "--mesh", "generate"]
     assert main(["completion", "fish"]) == 2  # not a shell it writes for: one line, exit 2
+
+
+def test_long_commands_show_progress_on_a_terminal_only(capsys, monkeypatch, tmp_path):
+    argv = ["problems", "generate", "--seed", "3", "--count", "30", "--format", "json"]
+    assert main([*argv, "--out", str(tmp_path / "a")]) == 0
+    assert capsys.readouterr().err == ""  # not a terminal: no bar
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main([*argv, "--out", str(tmp_path / "b")]) == 0
+    err = capsys.readouterr().err
+    assert "problems:" in err and "30/30" in err  # tqdm's bar, drawn on stderr
+    assert main([*argv, "--out", str(tmp_path / "c"), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and json.loads(out)["count"] == 30  # never under --json
