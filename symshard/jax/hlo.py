@@ -557,9 +557,13 @@ class _Module:
 
     def slice_of(self, name: str, shape: tuple[int, ...]) -> _Instr | None:
         """The ``dynamic-slice`` that is the only use of ``name`` (through converts, copies and
-        same-shape bitcasts, into a fusion's body too), cutting an array of ``shape``; or None."""
+        same-shape bitcasts, into a fusion's body and out of it: bf16 goes f32 to bf16 in one fusion
+        and back to f32 in the slice's), cutting an array of ``shape``; or None."""
         current = self.instrs[name]
-        for _ in range(8):
+        for _ in range(12):
+            if current.name == self.roots.get(current.computation) and current.computation in self.callers:
+                current = self.callers[current.computation]  # out of the fusion, to what uses its result
+                continue
             users = self.users.get(current.name, [])
             if len(users) != 1:
                 return None
