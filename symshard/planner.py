@@ -592,7 +592,8 @@ def reshard_routes(
 
     With ``xla``, also the orders XLA's SPMD partitioner takes that the routes above leave out:
     partial sums reduced on the whole array before anything else (:func:`_reduce_first`), a dim's
-    axes in another order fixed by a final permute, a gather of the axes ``dst`` does not use before
+    axes in another order, or one of ``dst``'s axes held by another of ``src``'s, fixed by a final
+    permute, a gather of the axes ``dst`` does not use before
     an AllToAll (then one axis at a time, or a run in one AllToAll), shards permuted onto an axis
     ``dst`` uses, or onto an idle one only to be gathered over it, before the rest of the reshard,
     and a permute to ``dst`` with only some of the departing axes kept, on any dim, then gathered
@@ -637,8 +638,10 @@ def reshard_routes(
     direct = _permute(cur, dst, axis_sizes)
     if direct is not None:
         candidates.append((*head, direct))
-    # reshard to dst with a dim's axes in another order, then one permute puts them in dst's order
-    for alt in _reorders(dst) if xla else ():
+    # reshard to dst with a dim's axes in another order, or with one of its axes swapped for one cur
+    # uses and dst does not (an AllToAll leaves A[I_X, J] where A[I_Y, J] is wanted), then one permute
+    # puts dst's axes in place
+    for alt in [*_reorders(dst), *_swaps(dst, cur)] if xla else ():
         last = _permute(alt, dst, axis_sizes)
         if last is None:
             continue

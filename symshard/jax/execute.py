@@ -59,7 +59,7 @@ from ..planner import Plan, PlanStep, Repermute, Strategy
 from ._runtime import require_jax
 from .interop import jax_mesh, local_shape, stacked_shape, stacked_spec
 
-__all__ = ["Execution", "execute", "jax_dtype", "sample_operands", "undivided"]
+__all__ = ["Execution", "execute", "forget_programs", "jax_dtype", "sample_operands", "undivided"]
 
 _JAX_DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "fp64": "float64"}
 
@@ -504,6 +504,11 @@ def _runner(plan: Plan) -> _Runner:
     if key not in _RUNNERS:
         _RUNNERS[key] = _Runner(Mesh({a.name: a.size for a in plan.mesh.axes}), sizes, plan.dtype)
     return _RUNNERS[key]
+
+
+def forget_programs() -> None:
+    """Drop every compiled ``shard_map`` program kept for later runs (a sweep, between meshes)."""
+    _RUNNERS.clear()
 
 
 def execute(
