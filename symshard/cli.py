@@ -1084,8 +1084,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--time-limit",
         type=float,
+        default=600.0,
         metavar="SECONDS",
-        help="stop running strategies after this long (the whole check); the report says how many were left",
+        help="stop running strategies after this long, the whole check (default 600); the report says how many "
+        "were left",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_lang(p)
