@@ -48,12 +48,17 @@ def built_site(tmp_path_factory, request):
 
 
 def _say(request):
-    """A line on pytest's terminal, outside the captured output (nothing under ``-q -q``)."""
+    """A line on pytest's terminal, past the output capture of a fixture's setup (nothing under ``-q -q``)."""
+    import contextlib
+
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
 
     def say(line: str) -> None:
-        if reporter is not None and request.config.get_verbosity() > -2:
-            reporter.write_line("")
+        if reporter is None or request.config.get_verbosity() < -1:
+            return
+        with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+            reporter.ensure_newline()
             reporter.write_line(f"[{line}]")
 
     return say
