@@ -2,13 +2,15 @@
 
 :func:`verify` plans a matmul with symshard, then:
 
-1. runs every strategy (or the best) under ``shard_map`` and compares the result with
-   the unsharded product and every device's blocks with symshard's local shapes
-   (:mod:`symshard.jax.execute`);
+1. runs every strategy (or the best, or a seeded sample: :func:`choose`) under ``shard_map``,
+   within a time limit if given, and compares the result with the unsharded product and every
+   device's blocks with symshard's local shapes (:mod:`symshard.jax.execute`); a listed strategy
+   holding a block that does not divide is reported as not runnable, never run;
 2. jits the same product with the same input and output shardings on a mesh whose
    axes are ``AxisType.Auto``, so that XLA's SPMD partitioner picks the collectives,
-   and reads them from ``compiled.as_text()`` (:mod:`symshard.jax.hlo`), with the
-   per-device FLOPs of ``compiled.cost_analysis()``;
+   and reads them from the compiled module printed with every constant
+   (:func:`symshard.jax.hlo.module_text`), with its dots' FLOPs and the total of
+   ``compiled.cost_analysis()``, compared apart;
 3. looks for a symshard strategy with exactly XLA's collectives (kind, mesh axes,
    elements each device contributes) and says where it ranks under symshard's cost
    model, or why none matches.
