@@ -113,11 +113,26 @@ ENGLISH: dict[str, str] = {
     "cli.verify.refined_value": "{label} ({mesh}): {matmul}; {count} strategies",
     "cli.verify.refined_yes": "yes: symshard's strategy {rank} there, {name}, ran correctly",
     "cli.verify.refined_broken": "collectives of {name}, but it did NOT run correctly",
-    "cli.verify.flops": "XLA {flops} per device (dots {dots})",
-    "cli.verify.agrees": "; symshard agrees",
-    "cli.verify.differs": "; symshard DIFFERS",
+    "cli.verify.cost": "cost",
+    "cli.verify.cost_value": "XLA's plan {xla_bytes} B into collectives and {xla_flops} FLOPs per device, "
+    "symshard's best {best_bytes} B and {best_flops} FLOPs",
+    "cli.verify.cheaper": "; XLA's plan is cheaper: planner work",
+    "cli.verify.flops": "XLA {total} per device in all, {dots} in dots",
+    "cli.verify.flops_extra": " ({adds} adds of reductions, {other} converts and index arithmetic)",
+    "cli.verify.flops_both": "; symshard's count equals the dots and the total",
+    "cli.verify.flops_dots": "; symshard's count equals the dots, not the total",
+    "cli.verify.flops_total": "; symshard's count equals the total, not the dots",
+    "cli.verify.flops_neither": "; symshard's count DIFFERS from the dots and the total",
     "cli.verify.repeats": "; XLA repeats work across devices",
     "cli.verify.ran": "{ok} of {total} strategies ran and matched the product",
+    "cli.verify.sampled": " (a sample: {chosen} of {count}, seed {seed})",
+    "cli.verify.unrunnable": "not runnable",
+    "cli.verify.unrunnable_value": "{count} listed strategies hold a block that does not divide, which JAX "
+    "cannot hold (first: {name}: {why}); not run",
+    "cli.verify.time_limit": "time limit",
+    "cli.verify.time_limit_value": "{limit} s reached: {left} of the {chosen} chosen strategies did not run; "
+    "run a seeded sample with --sample N, or allow more with --time-limit",
+    "cli.verify.progress": "running strategies: {done} of {total} ({seconds} s)",
     "cli.verify.failed": "  failed",
     "cli.verify.time": "time",
     "cli.verify.time_value": "symshard {symshard} ms; XLA compile {xla} ms",
@@ -611,13 +626,55 @@ def _verify(args: argparse.Namespace) -> tuple[str, dict]:
     require_jax()
     from .jax.verify import verify
 
-    v = verify(mm, mesh, args.shape, dtype=args.dtype, hardware=args.hw, model=args.model, run=args.execute)
+    if args.sample is not None and args.execute != "all":
+        raise UsageError(
+            f"--sample {args.sample} draws from all strategies, but --run is {args.execute}",
+            hint="drop --run (or use --run all) with --sample",
+        )
+    if args.sample is not None and args.sample < 1:
+        raise UsageError(f"--sample {args.sample} runs no strategy", hint="sample at least 1, e.g. --sample 20")
+    if args.time_limit is not None and args.time_limit <= 0:
+        raise UsageError(f"--time-limit {args.time_limit:g} leaves no time", hint="give seconds, e.g. --time-limit 600")
+    progress = _verify_progress(args.language) if sys.stderr.isatty() and not args.json else None
+    v = verify(
+        mm,
+        mesh,
+        args.shape,
+        dtype=args.dtype,
+        hardware=args.hw,
+        model=args.model,
+        run=args.execute,
+        sample=args.sample,
+        seed=args.seed,
+        time_limit=args.time_limit,
+        progress=progress,
+    )
+    if progress is not None:
+        print(file=sys.stderr)
     data = v.to_json()
     if args.language != "en":
         data["language"] = args.language
         data[f"reason_{args.language}"] = sentence(v.reason, args.language)
         data[f"lowering_{args.language}"] = [sentence(n, args.language) for n in v.lowering]
     return (v.text() if args.language == "en" else _verify_text(v, args.language)), data
+
+
+def _verify_progress(lang: str):
+    """A progress line on stderr, rewritten in place, for strategies run one after another."""
+    import time
+
+    started = time.perf_counter()
+    shown = [0.0]
+
+    def show(done: int, total: int) -> None:
+        now = time.perf_counter()
+        if done < total and now - shown[0] < 0.2:  # at most five updates a second
+            return
+        shown[0] = now
+        said = _say("cli.verify.progress", lang, done=f"{done:,}", total=f"{total:,}", seconds=f"{now - started:.0f}")
+        print("\r" + said, end="", file=sys.stderr, flush=True)
+
+    return show
 
 
 def _verify_text(v, lang: str) -> str:
@@ -646,17 +703,46 @@ def _verify_text(v, lang: str) -> str:
         else:
             said = _say("cli.verify.no", lang, reason=sentence(r.reason, lang))
         rows.append(("  " + _say("cli.verify.agreement", lang), said))
-    flops = _say("cli.verify.flops", lang, flops=f"{v.xla_flops:,}", dots=f"{v.xla_dot_flops:,}")
+    if not v.match:
+        cost = _say(
+            "cli.verify.cost_value",
+            lang,
+            xla_bytes=f"{v.xla_bytes:,}",
+            xla_flops=f"{v.xla_dot_flops:,}",
+            best_bytes=f"{v.best_bytes:,}",
+            best_flops=f"{v.best_flops:,}",
+        )
+        rows.append((_say("cli.verify.cost", lang), cost + (_say("cli.verify.cheaper", lang) if v.xla_cheaper else "")))
+    flops = _say("cli.verify.flops", lang, total=f"{v.xla_flops:,}", dots=f"{v.xla_dot_flops:,}")
+    if v.xla_flops != v.xla_dot_flops:
+        adds, other = f"{v.xla_reduction_flops:,}", f"{v.xla_flops - v.xla_dot_flops - v.xla_reduction_flops:,}"
+        flops += _say("cli.verify.flops_extra", lang, adds=adds, other=other)
     if v.flops_agree is not None:
-        flops += _say("cli.verify.agrees" if v.flops_agree else "cli.verify.differs", lang)
+        flops += _say(v.flops_verdict, lang)
     if v.xla_repeats_work:
         flops += _say("cli.verify.repeats", lang)
     rows.append(("FLOPs", flops))
     if v.executions:
         ok = sum(e.correct and e.shapes_ok for e in v.executions)
-        rows.append(("shard_map", _say("cli.verify.ran", lang, ok=ok, total=len(v.executions))))
+        ran = _say("cli.verify.ran", lang, ok=ok, total=len(v.executions))
+        if v.sample:
+            ran += _say("cli.verify.sampled", lang, chosen=f"{v.chosen:,}", count=f"{v.strategies:,}", seed=v.seed)
+        rows.append(("shard_map", ran))
         rows += [(_say("cli.verify.failed", lang), f"{e.strategy}: {e.shape_problems or e.max_error}")
                  for e in v.executions if not (e.correct and e.shapes_ok)]  # fmt: skip
+    if v.unrunnable:
+        name, why = v.unrunnable[0]
+        said = _say("cli.verify.unrunnable_value", lang, count=len(v.unrunnable), name=name, why=sentence(why, lang))
+        rows.append((_say("cli.verify.unrunnable", lang), said))
+    if v.not_run:
+        said = _say(
+            "cli.verify.time_limit_value",
+            lang,
+            limit=f"{v.time_limit:g}",
+            left=f"{v.not_run:,}",
+            chosen=f"{v.chosen:,}",
+        )
+        rows.append((_say("cli.verify.time_limit", lang), said))
     times = _say(
         "cli.verify.time_value",
         lang,
@@ -1300,6 +1386,21 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default="book", help="collective cost model: book (default) or ring")
     p.add_argument(
         "--run", dest="execute", default="all", choices=["all", "best", "none"], help="strategies to run in shard_map"
+    )
+    p.add_argument(
+        "--sample",
+        type=int,
+        metavar="N",
+        help="run N of all strategies: the best, the one matching XLA's plan, the rest drawn with --seed",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of --sample's draw (default 0)")
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="stop running strategies after this long, the whole check (default 600); the report says how many "
+        "were left",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_lang(p)
