@@ -1285,7 +1285,7 @@ def _completion(args: argparse.Namespace) -> tuple[str, dict]:
         import shtab
     except ImportError:
         raise UsageError(
-            "shell completion needs the shtab package", hint="python -m pip install shtab (it has no dependencies)"
+            "shell completion needs the shtab package", hint="install it: python -m pip install 'shtab' (it has no dependencies)"
         ) from None
     script = shtab.complete(_parser(), shell=args.shell)
     return script.rstrip("\n"), {"shell": args.shell, "script": script}
@@ -1491,7 +1491,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", default="mlp", help="activation checkpoints: mlp (default), layer, none, or a count")
     p.add_argument("--optimizer", default="adam", help="adam (default, 8 B/param), adam-master, sgd-momentum, sgd")
     p.add_argument("--gradients", action="store_true", help="count the gradients as kept (the chapter does not)")
-    p.add_argument("--overlap", default="axes", help="FSDP x TP collectives: axes (overlap, default) or serial")
+    p.add_argument("--comm-overlap", "--overlap", dest="overlap", default="axes", metavar="axes|none",
+                   help="how collectives on different mesh axes add up: axes (overlap, default) or none (serial)")  # fmt: skip
     p.add_argument("--dtype", default="bf16", help="weights' dtype: bf16 (default), int8, fp8, ...")
     p.add_argument("--kv-dtype", help="the KV cache's dtype (default: the weights')")
     p.add_argument("--hw", metavar="CHIP", help="hardware preset, e.g. tpu-v5p, tpu-v5e, h100")

@@ -28,8 +28,9 @@ every chip moves the weights of all ``E`` experts while each token works through
 symshard's MODELS.md) lets the two overlap, since they use different links: ``T_comms`` is the
 larger of the two, the best split is where they are equal, and the batch per chip must reach
 ``C²/(F·M_X·M_Y·W²)``. The cost engine's :meth:`~symshard.program.Program.comm_time` adds every
-collective of a pass, which moves the best split nowhere but the bound up by 4: pass
-``overlap="serial"`` for that convention (it matches :func:`symshard.schemes.fsdp_tp_split`). Each
+collective of a pass with ``comm_overlap="none"``, which moves the best split nowhere but the bound up
+by 4: pass ``overlap="none"`` (or ``"serial"``) for that convention, as
+:func:`symshard.schemes.fsdp_tp_split` and ``--comm-overlap`` name it. Each
 result records the one it used. The optimum and the bounds are solved in closed form
 (:func:`balance`), never with ``sympy.solve``, whose root simplification imports a SymPy module
 that parses text, which a problem family's worker refuses.
@@ -37,7 +38,7 @@ that parses text, which a problem family's worker refuses.
 Examples:
     >>> roofline("fsdp+tp").condition.text()
     'B_chip ≥ C^2/(F·M_X·M_Y·W_ici^2)'
-    >>> roofline("fsdp+tp", overlap="serial").condition.text()
+    >>> roofline("fsdp+tp", overlap="none").condition.text()
     'B_chip ≥ 4·C^2/(F·M_X·M_Y·W_ici^2)'
     >>> roofline("dp", hardware="v5p").numeric.text()
     'B_chip ≥ 2550'
@@ -91,7 +92,7 @@ SCHEMES = ("dp", "fsdp", "tp", "fsdp+tp", "pods", "pipeline", "expert")
 
 OVERLAPS: dict[str, str] = {
     "axes": "collectives over different mesh axes overlap (the larger counts); on one axis they add up",
-    "serial": "every collective of a pass adds up (Program.comm_time)",
+    "none": "every collective of a pass adds up, one after another",
 }
 """How the collectives of one pass combine, by name."""
 
@@ -118,9 +119,9 @@ def _scheme(name: str) -> str:
 
 
 def _overlap(name: str) -> str:
-    key = str(name).strip().lower()
+    key = {"serial": "none"}.get(str(name).strip().lower(), str(name).strip().lower())
     if key not in OVERLAPS:
-        raise PlanError(f"unknown overlap convention '{name}'", hint="use axes or serial")
+        raise PlanError(f"unknown overlap convention '{name}'", hint="use axes or none (serial)")
     return key
 
 
@@ -259,7 +260,7 @@ def roofline(
         scheme: ``dp``, ``fsdp``, ``tp``, ``fsdp+tp``, ``pods``, ``pipeline`` or ``expert``.
         hardware: the chip (its constants fill :attr:`Roofline.numeric`; a GPU uses ``W_nvlink``).
         model: a model (its ``F``, ``L``, ``E``, ``k`` enter the conditions); None keeps the symbols.
-        overlap: ``axes`` (the book's: collectives over different axes overlap) or ``serial``.
+        overlap: ``axes`` (the book's: collectives over different axes overlap) or ``none`` (``serial``).
         spreads: physical axes each logical axis spans (``{"X": 2}``; default 1 on a chip).
         dtype: picks the chip's peak ``C`` (8-bit dtypes use the 8-bit peak).
 

@@ -298,7 +298,7 @@ ERRORS = [
     (lambda: train("llama3-8b", chips=0), ModelError, "chips must be positive", "above 0"),
     (lambda: training_memory("llama3-8b", policy="most"), ModelError, "unknown checkpointing policy", "size D"),
     (lambda: roofline("zero"), PlanError, "unknown parallelism scheme 'zero'", "dp, fsdp"),
-    (lambda: roofline("dp", overlap="maybe"), PlanError, "unknown overlap convention", "axes or serial"),
+    (lambda: roofline("dp", overlap="maybe"), PlanError, "unknown overlap convention", "axes or none (serial)"),
     (lambda: serve("llama3-8b", mesh="X=2", chips=2), ModelError, "not both", "drop"),
 ]
 
