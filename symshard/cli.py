@@ -1285,7 +1285,8 @@ def _completion(args: argparse.Namespace) -> tuple[str, dict]:
         import shtab
     except ImportError:
         raise UsageError(
-            "shell completion needs the shtab package", hint="install it: python -m pip install 'shtab' (it has no dependencies)"
+            "shell completion needs the shtab package",
+            hint="install it: python -m pip install 'shtab' (it has no dependencies)",
         ) from None
     script = shtab.complete(_parser(), shell=args.shell)
     return script.rstrip("\n"), {"shell": args.shell, "script": script}
