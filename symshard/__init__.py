@@ -25,16 +25,21 @@ from .mesh import Mesh
 from .placement import place
 from .read import parse
 
-# The planner, its searches and the explainer (with its Chinese catalogue) load on first
-# use, so that `import symshard` stays close to the cost of `import sympy` (see
+# The planner, its searches, the whole-model modules and the explainer (with its Chinese
+# catalogue) load on first use, so that `import symshard` stays close to the cost of `import sympy` (see
 # bench/bench_import.py and tests/test_i18n_explain.py).
 _LAZY = {
+    "Model": ".transformer",
     "Program": ".program",
     "best_sharding": ".search",
     "compare": ".crossovers",
     "explain": ".i18n.explain",
     "layer": ".schemes",
+    "model": ".transformer",
     "plan": ".planner",
+    "roofline": ".parallelism",
+    "serve": ".inference",
+    "train": ".training",
 }
 
 
@@ -61,6 +66,7 @@ __all__ = [
     "Dim",
     "Hardware",
     "Mesh",
+    "Model",
     "Program",
     "ReduceScatter",
     "SymshardError",
@@ -70,7 +76,11 @@ __all__ = [
     "hardware",
     "layer",
     "matmul",
+    "model",
     "parse",
     "place",
     "plan",
+    "roofline",
+    "serve",
+    "train",
 ]

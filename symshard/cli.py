@@ -85,6 +85,8 @@ ENGLISH: dict[str, str] = {
     "cli.phase.step": "step",
     "cli.phase": "{phase}:",
     "cli.overlaps": ", overlaps steps {steps}",
+    "cli.unused_sizes": "note: --shape's sizes for {dims} were set aside: '{text}' has no such dim (--strict refuses them)",
+    "cli.spread_legend": "{symbols}: how many physical mesh axes each logical axis spans (--spread); here {values}",
     "cli.overlaps_none": ", overlaps no matmul",
     "cli.bound_arrow": "  -> {bound}",
     "cli.memory_head": "memory per device (Adam: {bytes} B per parameter, fp32 master + m + v):",
@@ -111,11 +113,26 @@ ENGLISH: dict[str, str] = {
     "cli.verify.refined_value": "{label} ({mesh}): {matmul}; {count} strategies",
     "cli.verify.refined_yes": "yes: symshard's strategy {rank} there, {name}, ran correctly",
     "cli.verify.refined_broken": "collectives of {name}, but it did NOT run correctly",
-    "cli.verify.flops": "XLA {flops} per device (dots {dots})",
-    "cli.verify.agrees": "; symshard agrees",
-    "cli.verify.differs": "; symshard DIFFERS",
+    "cli.verify.cost": "cost",
+    "cli.verify.cost_value": "XLA's plan {xla_bytes} B into collectives and {xla_flops} FLOPs per device, "
+    "symshard's best {best_bytes} B and {best_flops} FLOPs",
+    "cli.verify.cheaper": "; XLA's plan is cheaper: planner work",
+    "cli.verify.flops": "XLA {total} per device in all, {dots} in dots",
+    "cli.verify.flops_extra": " ({adds} adds of reductions, {other} converts and index arithmetic)",
+    "cli.verify.flops_both": "; symshard's count equals the dots and the total",
+    "cli.verify.flops_dots": "; symshard's count equals the dots, not the total",
+    "cli.verify.flops_total": "; symshard's count equals the total, not the dots",
+    "cli.verify.flops_neither": "; symshard's count DIFFERS from the dots and the total",
     "cli.verify.repeats": "; XLA repeats work across devices",
     "cli.verify.ran": "{ok} of {total} strategies ran and matched the product",
+    "cli.verify.sampled": " (a sample: {chosen} of {count}, seed {seed})",
+    "cli.verify.unrunnable": "not runnable",
+    "cli.verify.unrunnable_value": "{count} listed strategies hold a block that does not divide, which JAX "
+    "cannot hold (first: {name}: {why}); not run",
+    "cli.verify.time_limit": "time limit",
+    "cli.verify.time_limit_value": "{limit} s reached: {left} of the {chosen} chosen strategies did not run; "
+    "run a seeded sample with --sample N, or allow more with --time-limit",
+    "cli.verify.progress": "running strategies: {done} of {total} ({seconds} s)",
     "cli.verify.failed": "  failed",
     "cli.verify.time": "time",
     "cli.verify.time_value": "symshard {symshard} ms; XLA compile {xla} ms",
@@ -201,9 +218,17 @@ class _ArgumentParser(argparse.ArgumentParser):
 # -- shared options -----------------------------------------------------------------------
 
 
-def _add_sizes(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--mesh", metavar="X=8,Y=2", help="mesh axes and sizes (default: symbolic, from the notation)")
-    p.add_argument("--shape", metavar="I=1024,J=4096", help="dim sizes (dims left out stay symbolic)")
+def _add_sizes(
+    p: argparse.ArgumentParser,
+    mesh_help: str = "mesh axes and sizes (default: symbolic, from the notation)",
+    shape_example: str = "I=1024,J=4096",
+) -> None:
+    p.add_argument("--mesh", metavar="X=8,Y=2", help=mesh_help)
+    p.add_argument(
+        "--shape", metavar=shape_example,
+        help="dim sizes (dims left out stay symbolic; sizes of dims the command does not use are set aside, with a note)",
+    )  # fmt: skip
+    p.add_argument("--strict", action="store_true", help="refuse a --shape that names a dim the command does not use")
     p.add_argument("--dtype", default="bf16", help="element type: bf16 (default), fp32, fp8, int8, int4, ...")
     p.add_argument(
         "--hw", metavar="CHIP", help="hardware preset, e.g. tpu-v5e, tpu-v5p, h100 (see 'symshard hardware')"
@@ -276,6 +301,18 @@ def _add_comm_overlap(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _set_aside_unused_sizes(args: argparse.Namespace, dims: Sequence[str], context: str) -> None:
+    """Drop ``--shape`` sizes of dims that ``context`` does not have (one shape serves several commands);
+    :func:`main` prints a note naming them. With ``--strict`` they stay, and the library refuses them."""
+    if not getattr(args, "shape", None) or getattr(args, "strict", False):
+        return
+    entries = parse_sizes(args.shape, what="shape")
+    unused = [name for name, _, _ in entries if name not in set(dims)]
+    if unused:
+        args.shape = ",".join(f"{name}={value}" for name, value, _ in entries if name not in unused) or None
+        args.unused_sizes = (unused, context)
+
+
 def _chip(args: argparse.Namespace) -> Hardware | None:
     chip = hardware(args.hw) if args.hw else None
     if args.hw_set:
@@ -327,6 +364,7 @@ def _shard(args: argparse.Namespace) -> tuple[str, dict]:
     array = parse_array(args.array)
     chip = _chip(args)
     mesh = _mesh(args, [*array.axes, *sorted(array.unreduced)], chip)
+    _set_aside_unused_sizes(args, array.dim_names, str(array))
     p = place(array, mesh, args.shape, dtype=args.dtype)
     s = place(array, mesh.symbolic(), None, dtype=args.dtype)
     hbm = p.hbm_time(chip) if chip is not None and chip.hbm_bandwidth is not None else None
@@ -388,6 +426,7 @@ def _collective(args: argparse.Namespace) -> tuple[str, dict]:
     chip = _chip(args)
     axes = [*expr.operand.axes, *sorted(expr.operand.unreduced), *expr.op.axes]
     mesh = _mesh(args, list(dict.fromkeys(axes)), chip)
+    _set_aside_unused_sizes(args, expr.operand.dim_names, str(expr))
     cost = expr.cost(mesh, args.shape, dtype=args.dtype, hardware=chip, model=args.model)
     sym = expr.cost(mesh.symbolic(), None, dtype=args.dtype, model=args.model)
     data = {
@@ -557,6 +596,7 @@ def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
     mm = matmul(args.matmul)
     chip = _chip(args)
     mesh = _matmul_mesh(args, mm, chip)
+    _set_aside_unused_sizes(args, mm.dims, str(mm))
     how = args.comm_overlap
     every = bool(args.every)
     p = plan(mm, mesh, args.shape, dtype=args.dtype, hardware=chip, model=args.model, overlap=not args.serial,
@@ -580,6 +620,7 @@ def _verify(args: argparse.Namespace) -> tuple[str, dict]:
     mm = matmul(args.matmul)
     if not args.mesh or not args.shape:
         raise UsageError("verify needs numbers: --mesh and --shape", hint="e.g. --mesh X=4,Y=2 --shape I=64,J=64,K=64")
+    _set_aside_unused_sizes(args, mm.dims, str(mm))
     mesh = Mesh(args.mesh)
     if not mesh.is_numeric:
         raise UsageError(f"verify needs every mesh size, not '{args.mesh}'", hint="e.g. --mesh X=4,Y=2")
@@ -589,13 +630,55 @@ def _verify(args: argparse.Namespace) -> tuple[str, dict]:
     require_jax()
     from .jax.verify import verify
 
-    v = verify(mm, mesh, args.shape, dtype=args.dtype, hardware=args.hw, model=args.model, run=args.execute)
+    if args.sample is not None and args.execute != "all":
+        raise UsageError(
+            f"--sample {args.sample} draws from all strategies, but --run is {args.execute}",
+            hint="drop --run (or use --run all) with --sample",
+        )
+    if args.sample is not None and args.sample < 1:
+        raise UsageError(f"--sample {args.sample} runs no strategy", hint="sample at least 1, e.g. --sample 20")
+    if args.time_limit is not None and args.time_limit <= 0:
+        raise UsageError(f"--time-limit {args.time_limit:g} leaves no time", hint="give seconds, e.g. --time-limit 600")
+    progress = _verify_progress(args.language) if sys.stderr.isatty() and not args.json else None
+    v = verify(
+        mm,
+        mesh,
+        args.shape,
+        dtype=args.dtype,
+        hardware=args.hw,
+        model=args.model,
+        run=args.execute,
+        sample=args.sample,
+        seed=args.seed,
+        time_limit=args.time_limit,
+        progress=progress,
+    )
+    if progress is not None:
+        print(file=sys.stderr)
     data = v.to_json()
     if args.language != "en":
         data["language"] = args.language
         data[f"reason_{args.language}"] = sentence(v.reason, args.language)
         data[f"lowering_{args.language}"] = [sentence(n, args.language) for n in v.lowering]
     return (v.text() if args.language == "en" else _verify_text(v, args.language)), data
+
+
+def _verify_progress(lang: str):
+    """A progress line on stderr, rewritten in place, for strategies run one after another."""
+    import time
+
+    started = time.perf_counter()
+    shown = [0.0]
+
+    def show(done: int, total: int) -> None:
+        now = time.perf_counter()
+        if done < total and now - shown[0] < 0.2:  # at most five updates a second
+            return
+        shown[0] = now
+        said = _say("cli.verify.progress", lang, done=f"{done:,}", total=f"{total:,}", seconds=f"{now - started:.0f}")
+        print("\r" + said, end="", file=sys.stderr, flush=True)
+
+    return show
 
 
 def _verify_text(v, lang: str) -> str:
@@ -624,17 +707,46 @@ def _verify_text(v, lang: str) -> str:
         else:
             said = _say("cli.verify.no", lang, reason=sentence(r.reason, lang))
         rows.append(("  " + _say("cli.verify.agreement", lang), said))
-    flops = _say("cli.verify.flops", lang, flops=f"{v.xla_flops:,}", dots=f"{v.xla_dot_flops:,}")
+    if not v.match:
+        cost = _say(
+            "cli.verify.cost_value",
+            lang,
+            xla_bytes=f"{v.xla_bytes:,}",
+            xla_flops=f"{v.xla_dot_flops:,}",
+            best_bytes=f"{v.best_bytes:,}",
+            best_flops=f"{v.best_flops:,}",
+        )
+        rows.append((_say("cli.verify.cost", lang), cost + (_say("cli.verify.cheaper", lang) if v.xla_cheaper else "")))
+    flops = _say("cli.verify.flops", lang, total=f"{v.xla_flops:,}", dots=f"{v.xla_dot_flops:,}")
+    if v.xla_flops != v.xla_dot_flops:
+        adds, other = f"{v.xla_reduction_flops:,}", f"{v.xla_flops - v.xla_dot_flops - v.xla_reduction_flops:,}"
+        flops += _say("cli.verify.flops_extra", lang, adds=adds, other=other)
     if v.flops_agree is not None:
-        flops += _say("cli.verify.agrees" if v.flops_agree else "cli.verify.differs", lang)
+        flops += _say(v.flops_verdict, lang)
     if v.xla_repeats_work:
         flops += _say("cli.verify.repeats", lang)
     rows.append(("FLOPs", flops))
     if v.executions:
         ok = sum(e.correct and e.shapes_ok for e in v.executions)
-        rows.append(("shard_map", _say("cli.verify.ran", lang, ok=ok, total=len(v.executions))))
+        ran = _say("cli.verify.ran", lang, ok=ok, total=len(v.executions))
+        if v.sample:
+            ran += _say("cli.verify.sampled", lang, chosen=f"{v.chosen:,}", count=f"{v.strategies:,}", seed=v.seed)
+        rows.append(("shard_map", ran))
         rows += [(_say("cli.verify.failed", lang), f"{e.strategy}: {e.shape_problems or e.max_error}")
                  for e in v.executions if not (e.correct and e.shapes_ok)]  # fmt: skip
+    if v.unrunnable:
+        name, why = v.unrunnable[0]
+        said = _say("cli.verify.unrunnable_value", lang, count=len(v.unrunnable), name=name, why=sentence(why, lang))
+        rows.append((_say("cli.verify.unrunnable", lang), said))
+    if v.not_run:
+        said = _say(
+            "cli.verify.time_limit_value",
+            lang,
+            limit=f"{v.time_limit:g}",
+            left=f"{v.not_run:,}",
+            chosen=f"{v.chosen:,}",
+        )
+        rows.append((_say("cli.verify.time_limit", lang), said))
     times = _say(
         "cli.verify.time_value",
         lang,
@@ -667,6 +779,7 @@ def _compare(args: argparse.Namespace) -> tuple[str, dict]:
                     hint="e.g. --strategies 1,2 (numbers as listed by 'symshard matmul')",
                 )
             picked.append(int(part))
+    _set_aside_unused_sizes(args, mm.dims, str(mm))
     p = plan(mm, mesh, args.shape, dtype=args.dtype, model=args.model, comm_overlap=args.comm_overlap)
     c = compare(p, args.solve_for, strategies=picked, hardware=chip, overlap=not args.serial)
     return compare_text(c, language=args.language), compare_data(c, args.language)
@@ -683,6 +796,7 @@ def _best(args: argparse.Namespace) -> tuple[str, dict]:
         raise UsageError("best-sharding needs a chip to rank times", hint="add --hw tpu-v5e (or another preset)")
     first = chain[0]
     mesh = _matmul_mesh(args, first, chip)
+    _set_aside_unused_sizes(args, sorted({d for mm in chain for d in mm.dims}), " ; ".join(map(str, chain)))
     fixed = {}
     for text in args.fixed or []:
         arr = parse_array(text)
@@ -761,18 +875,19 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
         colls = []
         lines.append(_say("cli.phase", lang, phase=_say(f"cli.phase.{ph}", lang)))
         for st in lay.program.select(ph):
+            number = f"{st.index + 1:>2}."  # steps are numbered from 1 across both phases; "overlaps" uses them
             if st.is_matmul:
-                lines.append(f"  {st.op}   FLOPs {num(st.flops, format_number)}")
+                lines.append(f"  {number} {st.op}   FLOPs {num(st.flops, format_number)}")
                 continue
             if not st.is_collective:
                 continue
-            over = [m.index for m in lay.program.overlaps(st)]
+            over = [m.index + 1 for m in lay.program.overlaps(st)]
             steps = (", " if lang == "en" else "、").join(map(str, over))
             lines.append(
-                f"  {st.op}   V {num(st.bytes, format_bytes)}, T {num(st.time, format_seconds)}"
+                f"  {number} {st.op}   V {num(st.bytes, format_bytes)}, T {num(st.time, format_seconds)}"
                 + (_say("cli.overlaps", lang, steps=steps) if over else _say("cli.overlaps_none", lang))
             )
-            colls.append({"step": st.index, "collective": str(st.op), "bytes": json_value(st.bytes.xreplace(values)),
+            colls.append({"step": st.index + 1, "collective": str(st.op), "bytes": json_value(st.bytes.xreplace(values)),
                           "bytes_formula": pretty(st.bytes), "time_s": json_value(st.time.xreplace(values)),
                           "time_formula": pretty(st.time), "overlaps": over})  # fmt: skip
         m, c = lay.math_time(ph), lay.comm_time(ph)
@@ -780,9 +895,9 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
         bound = None
         if mv.is_number and cv.is_number:
             bound = "compute" if cv <= mv else "communication"
-        lines.append(f"  T_math   {num(m, format_seconds)}")
+        lines.append(f"      T_math   {num(m, format_seconds)}")
         arrow = _say("cli.bound_arrow", lang, bound=_bound(bound, lang)) if bound else ""
-        lines.append(f"  T_comms  {num(c, format_seconds)}" + arrow)
+        lines.append(f"      T_comms  {num(c, format_seconds)}" + arrow)
         phases[ph] = {
             "flops_per_device": json_value(lay.flops(ph).xreplace(values)),
             "flops_formula": pretty(lay.flops(ph)),
@@ -820,6 +935,9 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
     }
     lines.append(_say("cli.comm_overlap", lang, how=sentence(COMM_OVERLAPS[lay.comm_overlap], lang)))
     data["comm_overlap"] = lay.comm_overlap
+    spreads = sorted(f"M_{a}" for a in used)
+    shown = ", ".join(f"{m} = {spread_values.get(m[2:], 1)}" for m in spreads)
+    lines.append(_say("cli.spread_legend", lang, symbols=", ".join(spreads), values=shown))
     if lay.scheme == "fsdp+tp":
         split = fsdp_tp_split(hardware=chip, comm_overlap=lay.comm_overlap)
         best = split.x.xreplace({k: v for k, v in values.items() if k not in (axis_symbol("X"), axis_symbol("Y"))})
@@ -941,6 +1059,35 @@ def _rat(x) -> sympy.Rational:
     return sympy.Rational(x.numerator, x.denominator)
 
 
+# -- model ------------------------------------------------------------------------------------------
+
+_MODEL_SIZES = {"L": "layers", "D": "d_model", "F": "d_ff", "N": "heads", "K": "kv_heads", "H": "head_dim",
+                "V": "vocab", "E": "experts", "k": "experts_per_token"}  # fmt: skip
+
+
+def _model(args: argparse.Namespace) -> tuple[str, dict]:
+    from .modelreport import model_report, presets_report
+
+    if args.list or not args.name:
+        if args.train or args.serve:
+            raise UsageError("name a model to train or serve", hint="e.g. symshard model llama3-70b --train")
+        return presets_report(args.language)
+    if args.train and args.serve:
+        raise UsageError("--train and --serve ask different questions", hint="give one of them")
+    sizes = {}
+    for name, value, _ in parse_sizes(args.sizes or "", what="model size") if args.sizes else ():
+        if name not in _MODEL_SIZES:
+            raise UsageError(f"a model has no size '{name}'", hint="sizes: " + ", ".join(_MODEL_SIZES))
+        sizes[_MODEL_SIZES[name]] = value
+    mode = "train" if args.train else "serve" if args.serve else "describe"
+    return model_report(
+        args.name, mode=mode, sizes=sizes, hardware=_chip(args), tokens=args.tokens, chips=args.chips, mfu=args.mfu,
+        batch=args.batch, policy=args.policy, optimizer=args.optimizer, gradients=args.gradients,
+        context=args.context, mesh=args.mesh, dtype=args.dtype, kv_dtype=args.kv_dtype, overlap=args.overlap,
+        language=args.language,
+    )  # fmt: skip
+
+
 # -- problems ------------------------------------------------------------------------------------
 
 
@@ -1029,7 +1176,7 @@ def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
     formats = FORMATS if args.format == "all" else (args.format,)
     out = Path(args.out)
     OutputFolder.open(out, "symshard problems generate", force=args.force, create=False)  # refuse before the work
-    progress = _progress_bar() if sys.stderr.isatty() else None
+    progress = _Progress(args).counter("problems")
     problems = generate(
         args.seed, args.count, names=args.family, difficulty=args.difficulty, per_family=args.per_family,
         language=args.lang, extra=args.families or (), progress=progress, budget=_budget(args),
@@ -1057,17 +1204,35 @@ def _shown_language(language: str) -> str:
     return language if language in LANGUAGES else "en"
 
 
-def _progress_bar():
-    def show(done: int, total: int) -> None:
-        if total < 50:
-            return
-        width = 30
-        filled = width * done // total
-        print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}", end="", file=sys.stderr, flush=True)
-        if done == total:
-            print(file=sys.stderr)
+class _Progress:
+    """Bars on stderr while a long command works: only on a terminal, never under ``--json``.
 
-    return show
+    Drawn by tqdm when it is installed; without it the command runs silently, as it would in a pipe.
+    """
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.on = sys.stderr.isatty() and not getattr(args, "json", False)
+        self.bars: dict[str, object] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not self.on or total <= 0:
+            return
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            self.on = False
+            return
+        bar = self.bars.get(stage)
+        if bar is None:
+            bar = self.bars[stage] = tqdm(total=total, desc=stage, unit="", leave=False, file=sys.stderr)
+        bar.n = done  # type: ignore[attr-defined]
+        bar.refresh()  # type: ignore[attr-defined]
+        if done >= total:
+            bar.close()  # type: ignore[attr-defined]
+
+    def counter(self, stage: str):
+        """The same, as the ``(done, total)`` callback the problem generator takes."""
+        return lambda done, total: self(stage, done, total)
 
 
 def _problems_schema(args: argparse.Namespace) -> tuple[str, dict]:
@@ -1093,7 +1258,8 @@ def _site_prepare(args: argparse.Namespace) -> tuple[str, dict]:
 def _site_build(args: argparse.Namespace) -> tuple[str, dict]:
     from .site import build
 
-    built = build(Path(args.out), src=Path(args.src) if args.src else None, force=args.force, url=args.site_url)
+    built = build(Path(args.out), src=Path(args.src) if args.src else None, force=args.force, url=args.site_url,
+                  progress=_Progress(args))  # fmt: skip
     text = f"built {built.pages} pages into {built.out} in {built.seconds:.1f} s; view it with: symshard site serve"
     return text, {"out": str(built.out), "pages": built.pages, "seconds": round(built.seconds, 2)}
 
@@ -1103,7 +1269,9 @@ def _site_serve(args: argparse.Namespace) -> tuple[str, dict]:
 
     out = Path(args.out)
     if not args.no_build:
-        built = build(out, force=args.force, url=args.site_url or f"http://127.0.0.1:{args.port}/")
+        built = build(
+            out, force=args.force, url=args.site_url or f"http://127.0.0.1:{args.port}/", progress=_Progress(args)
+        )
         print(f"built {built.pages} pages into {built.out} in {built.seconds:.1f} s", flush=True)
 
     def ready(url: str) -> None:
@@ -1111,6 +1279,21 @@ def _site_serve(args: argparse.Namespace) -> tuple[str, dict]:
 
     serve(out, args.port, ready=ready)
     return "stopped", {"stopped": True}
+
+
+# -- completion ---------------------------------------------------------------------------------
+
+
+def _completion(args: argparse.Namespace) -> tuple[str, dict]:
+    try:
+        import shtab
+    except ImportError:
+        raise UsageError(
+            "shell completion needs the shtab package",
+            hint="install it: python -m pip install 'shtab' (it has no dependencies)",
+        ) from None
+    script = shtab.complete(_parser(), shell=args.shell)
+    return script.rstrip("\n"), {"shell": args.shell, "script": script}
 
 
 # -- book -----------------------------------------------------------------------------------------
@@ -1218,6 +1401,21 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--run", dest="execute", default="all", choices=["all", "best", "none"], help="strategies to run in shard_map"
     )
+    p.add_argument(
+        "--sample",
+        type=int,
+        metavar="N",
+        help="run N of all strategies: the best, the one matching XLA's plan, the rest drawn with --seed",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of --sample's draw (default 0)")
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="stop running strategies after this long, the whole check (default 600); the report says how many "
+        "were left",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_lang(p)
     p.set_defaults(run=_verify)
@@ -1248,9 +1446,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(run=_best)
 
-    p = sub.add_parser("layer", help="an MLP block under a parallelism scheme: costs, memory, compute-bound condition")
+    p = sub.add_parser(
+        "layer",
+        help="an MLP block under a parallelism scheme: costs, memory, compute-bound condition",
+        description="The MLP block In[B, D] · W_in[D, F] -> Tmp[B, F], Tmp · W_out[F, D] -> Out[B, D] under a "
+        "parallelism scheme: its collectives step by step, T_math and T_comms per phase, memory per device, and "
+        "when it is compute-bound.",
+        epilog="examples:\n  symshard layer --scheme fsdp --hw tpu-v5p\n"
+        "  symshard layer --scheme fsdp+tp --mesh X=8,Y=4 --shape B=4096,D=8192,F=32768 --hw tpu-v5p\n"
+        "  symshard layer --scheme tp --mesh Y=8 --hw h100 --solve-for F",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--scheme", required=True, metavar="SCHEME", help="dp, fsdp, tp or fsdp+tp")
-    _add_sizes(p)
+    _add_sizes(
+        p, mesh_help="sizes of the scheme's axes: X (data, FSDP) and Y (tensor) (default: symbolic)",
+        shape_example="B=4096,D=8192,F=32768",
+    )  # fmt: skip
     p.add_argument("--spread", metavar="X=2,Y=1", help="physical axes each logical axis spans (default 1; M_X)")
     p.add_argument("--solve-for", metavar="SYMBOL", help="B_chip (default; tp: Y), B, D, F, X, Y, M_X, ...")
     p.add_argument("--serve", action="store_true", help="the forward pass only (default: training)")
@@ -1278,6 +1489,31 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_lang(p)
     p.set_defaults(run=_calibrate)
+
+    p = sub.add_parser("model", help="a whole model: parameters, training time and memory, serving rooflines")
+    p.add_argument("name", nargs="?", help="a preset (llama3-70b, gemma-7b, ...); none lists them")
+    p.add_argument("--list", action="store_true", help="list the presets")
+    p.add_argument("--sizes", metavar="L=48,F=...", help="override sizes: L, D, F, N, K, H, V, E, k")
+    p.add_argument("--train", action="store_true", help="training: time at an MFU, memory, compute-bound schemes")
+    p.add_argument("--serve", action="store_true", help="serving: KV cache, largest batch, decode roofline, TP limits")
+    p.add_argument("--tokens", metavar="15e12", help="tokens of the training run")
+    p.add_argument("--chips", metavar="N", help="chips (training; serving on one axis)")
+    p.add_argument("--mfu", metavar="0.4", help="the fraction of peak FLOP/s training reaches")
+    p.add_argument("--batch", metavar="B", help="tokens per training step, or sequences decoding together")
+    p.add_argument("--context", metavar="T", help="tokens of context per sequence (serving)")
+    p.add_argument("--mesh", metavar="X=4,Y=2", help="the slice serving the model (its axes all split the model)")
+    p.add_argument("--policy", default="mlp", help="activation checkpoints: mlp (default), layer, none, or a count")
+    p.add_argument("--optimizer", default="adam", help="adam (default, 8 B/param), adam-master, sgd-momentum, sgd")
+    p.add_argument("--gradients", action="store_true", help="count the gradients as kept (the chapter does not)")
+    p.add_argument("--comm-overlap", "--overlap", dest="overlap", default="axes", metavar="axes|none",
+                   help="how collectives on different mesh axes add up: axes (overlap, default) or none (serial)")  # fmt: skip
+    p.add_argument("--dtype", default="bf16", help="weights' dtype: bf16 (default), int8, fp8, ...")
+    p.add_argument("--kv-dtype", help="the KV cache's dtype (default: the weights')")
+    p.add_argument("--hw", metavar="CHIP", help="hardware preset, e.g. tpu-v5p, tpu-v5e, h100")
+    p.add_argument("--hw-set", metavar="K=V,...", help="override or supply constants, e.g. W_hbm=3.4e12")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_lang(p)
+    p.set_defaults(run=_model)
 
     p = sub.add_parser("problems", help="worked problems: list, show, check, generate, schema")
     psub = p.add_subparsers(dest="problems_command", metavar="ACTION", parser_class=_ArgumentParser, required=True)
@@ -1363,6 +1599,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_lang(p)
     p.set_defaults(run=_hardware)
+
+    p = sub.add_parser(
+        "completion",
+        help="print a shell completion script (bash, zsh or tcsh)",
+        description="Print a script that completes symshard's commands and options in your shell.",
+        epilog="install it:\n  bash: symshard completion bash > ~/.local/share/bash-completion/completions/symshard\n"
+        "  zsh:  symshard completion zsh > ~/.zfunc/_symshard   (with fpath+=(~/.zfunc) before compinit)\n"
+        "  tcsh: symshard completion tcsh >> ~/.tcshrc",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("shell", choices=["bash", "zsh", "tcsh"], help="the shell")
+    p.set_defaults(run=_completion)
     return parser
 
 
@@ -1474,6 +1722,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.language = language = _language(args)
         as_json = bool(getattr(args, "json", False))
         text, data = args.run(args)
+        if getattr(args, "unused_sizes", None):
+            unused, context = args.unused_sizes
+            text += "\n" + _say("cli.unused_sizes", language, dims=", ".join(unused), text=context)
+            data["unused_sizes"] = unused
     except SystemExit as exit_:  # --help and --version
         return exit_.code if isinstance(exit_.code, int) else 0
     except KeyboardInterrupt:

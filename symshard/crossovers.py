@@ -139,7 +139,7 @@ class Comparison:
         for i, s in self.strategies:
             if i == index:
                 return s
-        raise PlanError(f"strategy {index} is not in this comparison", hint="use one of the numbers it lists")
+        raise PlanError(f"strategy {index} is not in this comparison", hint="pick a number the comparison lists")
 
     def region(self, index: int) -> Region | None:
         """Where strategy ``index`` is the fastest (None if it never is)."""
@@ -464,7 +464,7 @@ def _picked(strategies: Sequence[int | str] | str | None, p: Plan) -> tuple[str,
             if isinstance(strategies, str) and not any(ch in text for ch in "→(_"):
                 raise PlanError(
                     f"strategies takes strategy numbers (or names), not '{text}'",
-                    hint="e.g. strategies=[1, 2] or '1,2' (numbers as the plan lists them), or 'all'",
+                    hint="give the numbers the plan lists: strategies=[1, 2], '1,2' or 'all'",
                 )
             parts.append(text)
         elif isinstance(item, int) and not isinstance(item, bool):
@@ -472,7 +472,7 @@ def _picked(strategies: Sequence[int | str] | str | None, p: Plan) -> tuple[str,
         else:
             raise PlanError(
                 f"strategies takes strategy numbers (or names), not {item!r}",
-                hint="e.g. strategies=[1, 2] or '1,2' (numbers as the plan lists them), or 'all'",
+                hint="give the numbers the plan lists: strategies=[1, 2], '1,2' or 'all'",
             )
     out: list[tuple[int, Strategy]] = []
     for key in parts:

@@ -28,6 +28,8 @@ The tree::
     ├── UnknownDtypeError (LookupError)
     ├── UnknownModelError (LookupError)  a cost model other than book / ring
     ├── PlanError (ValueError)           a matmul request that cannot be met
+    ├── ModelError (ValueError)          a Transformer configuration that is not valid
+    │   └── UnknownPresetError (LookupError)  a model name not in the catalogue
     ├── TemplateError (ValueError)       a problem family that cannot be rendered
     │   └── BudgetError                  a family's work past its time or memory limit
     ├── AnswerError (ValueError)         a problem answer that does not exist or cannot be read
@@ -45,6 +47,7 @@ __all__ = [
     "DivisibilityError",
     "HardwareError",
     "MeshError",
+    "ModelError",
     "NotationError",
     "OutputError",
     "PlanError",
@@ -57,6 +60,7 @@ __all__ = [
     "UnknownDtypeError",
     "UnknownHardwareError",
     "UnknownModelError",
+    "UnknownPresetError",
     "UsageError",
     "did_you_mean",
 ]
@@ -173,6 +177,15 @@ class UnknownModelError(SymshardError, LookupError):
 
 class PlanError(SymshardError, ValueError):
     """A matmul or resharding request that no strategy can satisfy."""
+
+
+class ModelError(SymshardError, ValueError):
+    """A Transformer configuration that is not valid: a size that is not a positive integer, more
+    KV heads than query heads, more experts per token than experts, an MFU above 1, ..."""
+
+
+class UnknownPresetError(ModelError, LookupError):
+    """A model name that is not in the preset catalogue (``symshard model --list``)."""
 
 
 class TemplateError(SymshardError, ValueError):

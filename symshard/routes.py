@@ -314,9 +314,11 @@ def reshard_routes(
 
     With ``xla``, also the orders XLA's SPMD partitioner takes that the routes above leave out:
     partial sums reduced on the whole array before anything else (:func:`_reduce_first`), a dim's
-    axes in another order fixed by a final permute, a gather of the axes ``dst`` does not use before
-    an AllToAll (then one axis at a time, or a run in one AllToAll), shards permuted onto an axis
-    ``dst`` uses, or onto an idle one only to be gathered over it, before the rest of the reshard,
+    axes in another order, or one of ``dst``'s axes held by another of ``src``'s (or, on meshes of
+    two axes, two of them exchanged), fixed by a final permute, a gather of the axes ``dst`` does
+    not use before an AllToAll (then one axis at a time, or a run in one AllToAll), shards permuted
+    onto an axis ``dst`` uses, or onto an idle one only to be gathered over it (or, on meshes of two
+    axes, two axes exchanged), before the rest of the reshard,
     and a permute to ``dst`` with only some of the departing axes kept, on any dim, then gathered
     (:func:`_departing_kept`). Most
     are slower than a route above; a few are faster in particular cases (slicing an idle axis before
@@ -359,8 +361,12 @@ def reshard_routes(
     direct = _permute(cur, dst, axis_sizes)
     if direct is not None:
         candidates.append((*head, direct))
-    # reshard to dst with a dim's axes in another order, then one permute puts them in dst's order
-    for alt in _reorders(dst) if xla else ():
+    # reshard to dst with a dim's axes in another order, or with one of its axes swapped for one cur
+    # uses and dst does not (an AllToAll leaves A[I_X, J] where A[I_Y, J] is wanted), or two of its
+    # axes exchanged, then one permute puts dst's axes in place. Exchanges only on meshes of two axes:
+    # on three they take some plans past a million strategies
+    exchange = xla and axis_sizes is not None and len(axis_sizes) <= 2
+    for alt in [*_reorders(dst), *_swaps(dst, cur), *(_exchanges(dst) if exchange else ())] if xla else ():
         last = _permute(alt, dst, axis_sizes)
         if last is None:
             continue
@@ -390,7 +396,7 @@ def reshard_routes(
     # permute one axis's shards onto an axis the array does not use (K_Y to K_X), then reshard from there;
     # also onto a mesh axis dst does not use either, a roundabout XLA takes (I_Y to I_X, then gather X)
     idle = tuple(a for a in axis_sizes or () if a not in dst.axes)
-    for swapped in _swaps(cur, dst, idle) if xla else ():
+    for swapped in [*_swaps(cur, dst, idle), *(_exchanges(cur) if exchange else ())] if xla else ():
         first = _permute(cur, swapped, axis_sizes)
         if first is not None and swapped != dst:
             after = reshard_steps(swapped, dst)
@@ -472,6 +478,20 @@ def _swaps(array: Array, dst: Array, idle: tuple[str, ...] = ()) -> list[Array]:
             for b in free:
                 axes = (*d.axes[:j], b, *d.axes[j + 1 :])
                 out.append(array.with_dims((*array.dims[:i], Dim(d.name, axes), *array.dims[i + 1 :])))
+    return out
+
+
+def _exchanges(array: Array) -> list[Array]:
+    """``array`` with two of the axes it is sharded by exchanged (``A[I_Y, J_X]`` for ``A[I_X, J_Y]``):
+    a permute between them, where the axes have sizes that allow one, is XLA's way to an array an
+    AllToAll or a gather then finishes."""
+    axes = array.axes
+    out = []
+    for i, a in enumerate(axes):
+        for b in axes[i + 1 :]:
+            other = {a: b, b: a}
+            dims = tuple(Dim(d.name, tuple(other.get(x, x) for x in d.axes)) for d in array.dims)
+            out.append(array.with_dims(dims))
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -149,7 +150,7 @@ ERROR_CASES = [
     (["shard", "A[I_X", "--mesh", "X=3"], "unbalanced brackets"),
     (["shard", "A[I_X]", "--hw", "tpu-v9"], "unknown hardware 'tpu-v9'"),
     (["shard", "A[I_X]", "--dtype", "bf61"], "unknown dtype 'bf61'"),
-    (["shard", "A[I_X]", "--shape", "K=4"], "has no such dim"),
+    (["shard", "A[I_X]", "--shape", "K=4", "--strict"], "has no such dim"),
     (["shard", "A[I_X]", "--hw-set", "W_foo=1"], "unknown hardware constant 'W_foo'"),
     (["shard", "A[I_X]", "--hw-set", "W_hbm"], "has no value"),
     (["shard", "A[I_X]", "--mesh", "X=4", "--topology", "X=torus9"], "unknown topology 'torus9'"),
@@ -508,3 +509,86 @@ def test_matmul_explain_and_json_in_chinese(capsys):
     data = run_json(capsys, "compare", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--solve-for", "B", "--lang", "zh")
     assert data["conditions"]["regimes"][1]["communication_bound_if"]["text"] == "B < C/W_ici"
     assert data["assumptions_zh"][0] == "集合通信时间按带宽受限计算（不计每跳延迟），与本章的推理一致"
+
+
+# -- a newcomer's first hour: what tripped a new user, each pinned ---------------------------------
+
+
+def test_a_matmul_without_an_output_never_calls_it_c(capsys):
+    code, out, _ = run(capsys, "matmul", "A[I_X, J] · B[J, K]", "--mesh", "X=4")
+    assert code == 0 and "Out[I_X, K]" in out
+    assert not re.search(r"\bC\[", out)  # C is the chip's FLOP/s in every formula on the same screen
+
+
+def test_layer_numbers_its_steps_and_defines_its_symbols(capsys):
+    code, out, _ = run(capsys, "layer", "--scheme", "fsdp+tp", "--mesh", "X=8,Y=4", "--shape", "B=4096,D=8192,F=32768",
+                       "--hw", "tpu-v5p")  # fmt: skip
+    assert code == 0
+    numbered = re.findall(r"^ +(\d+)\. ", out, flags=re.M)
+    assert numbered == [str(n) for n in range(1, len(numbered) + 1)] and len(numbered) >= 10
+    for steps in re.findall(r"overlaps steps ([\d, ]+)", out):  # every step it points at is a numbered matmul
+        for n in steps.split(", "):
+            assert re.search(rf"^ +{n}\. .* · .*FLOPs", out, flags=re.M), n
+    assert "M_X, M_Y: how many physical mesh axes each logical axis spans (--spread); here M_X = 1, M_Y = 1" in out
+    data = run_json(capsys, "layer", "--scheme", "fsdp", "--mesh", "X=8", "--hw", "tpu-v5p")
+    steps = [c["step"] for ph in data["phases"].values() for c in ph["collectives"]]
+    assert min(steps) >= 1  # the JSON numbers steps as the text does
+
+
+def test_help_texts_are_whole_and_fit_their_command(capsys):
+    for argv in (["layer", "--help"], ["problems", "generate", "--help"], ["best-sharding", "--help"]):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        flat = " ".join(out.split())
+        if argv[0] == "problems":  # it used to end mid-sentence: "... shows each family's"
+            assert "gives each family's languages" in flat
+        if argv[0] == "best-sharding":
+            assert "1 when nothing fits" in flat
+    assert main(["layer", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "I=1024,J=4096" not in out and "--shape B=4096,D=8192,F=32768" in out and "examples:" in out
+
+
+def test_a_shape_can_serve_several_commands(capsys):
+    shape = "E=2048,F=8192,B=16"
+    code, out, _ = run(capsys, "collective", "AllGather_Y([E_Y, F])", "--mesh", "Y=4", "--shape", shape, "--hw", "v5e")
+    assert code == 0 and "559 µs" in out
+    assert out.rstrip().endswith("note: --shape's sizes for B were set aside: 'AllGather_Y([E_Y, F]) -> [E, F]' has no "
+                                 "such dim (--strict refuses them)")  # fmt: skip
+    data = run_json(capsys, "shard", "[E_Y, F]", "--mesh", "Y=4", "--shape", shape)
+    assert data["unused_sizes"] == ["B"] and data["local_shape"] == [512, 8192]
+    code, _, err = run(capsys, "collective", "AllGather_Y([E_Y, F])", "--mesh", "Y=4", "--shape", shape, "--strict")
+    assert code == 2 and "the shape gives a size for B" in err
+
+
+def test_shell_completion_completes_commands_and_options(capsys, tmp_path):
+    assert main(["completion", "bash"]) == 0
+    script = capsys.readouterr().out
+    assert "_shtab_symshard" in script
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash to run the completion script in")
+    (tmp_path / "symshard.bash").write_text(script, encoding="utf-8")
+    probe = (
+        f"source {tmp_path / 'symshard.bash'}\n"
+        'COMP_WORDS=(symshard ma); COMP_CWORD=1; _shtab_symshard; echo "${COMPREPLY[@]}"\n'
+        'COMP_WORDS=(symshard matmul --me); COMP_CWORD=2; _shtab_symshard; echo "${COMPREPLY[@]}"\n'
+        'COMP_WORDS=(symshard problems ge); COMP_CWORD=2; _shtab_symshard; echo "${COMPREPLY[@]}"\n'
+    )
+    done = subprocess.run([bash, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:3] == ["matmul", "--mesh", "generate"]
+    assert main(["completion", "fish"]) == 2  # not a shell it writes for: one line, exit 2
+
+
+def test_long_commands_show_progress_on_a_terminal_only(capsys, monkeypatch, tmp_path):
+    argv = ["problems", "generate", "--seed", "3", "--count", "30", "--format", "json"]
+    assert main([*argv, "--out", str(tmp_path / "a")]) == 0
+    assert capsys.readouterr().err == ""  # not a terminal: no bar
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main([*argv, "--out", str(tmp_path / "b")]) == 0
+    err = capsys.readouterr().err
+    assert "problems:" in err and "30/30" in err  # tqdm's bar, drawn on stderr
+    assert main([*argv, "--out", str(tmp_path / "c"), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and json.loads(out)["count"] == 30  # never under --json

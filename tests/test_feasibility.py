@@ -24,7 +24,6 @@ from symshard.problems import families
 
 FAMILIES = sorted(families())
 PER_FAMILY = 100
-OWNED_ELSEWHERE = {"gpu-nvlink-node"}  # its text is another change's; its configuration is read from its params
 
 
 def _sizes(text: str) -> dict[str, int]:
@@ -38,7 +37,7 @@ def _configs(p) -> list[tuple[Array, dict[str, int], dict[str, int], str, str]]:
         if key.startswith("config"):
             array, mesh, sizes, dtype, chip = (part.strip() for part in value.split(" @ "))
             out.append((parse_array(array), _sizes(mesh), _sizes(sizes), dtype, chip))
-    if p.family.name == "gpu-nvlink-node":  # read from the parameters: its family file is not this change's
+    if p.family.name == "gpu-nvlink-node":  # its arrays follow from its parameters (the kind of collective)
         q = dict(p.params)
         pattern = {"AllGather": "AllGather_{a}(A[I_{a}, J])", "ReduceScatter": "ReduceScatter_{{{a},I}}(G[I, J]{{U_{a}}})",
                    "AllReduce": "AllReduce_{a}(G[I, J]{{U_{a}}})"}[q["kind"]]  # fmt: skip
@@ -117,9 +116,8 @@ def test_lists_start_after_a_blank_line_and_meshes_print_one_way(name):
                 if _LIST_ITEM.match(line):
                     ok = not before.strip() or _LIST_ITEM.match(before) or before.startswith("  ")
                     assert ok, f"{p.id} {where}: a list right after {before!r}"
-            if name not in OWNED_ELSEWHERE:
-                # a mesh is written as the chapter writes it, Mesh({'X': 8, 'Y': 2}), never as a bare dict
-                assert not re.search(r"(?<!Mesh\()\{'[A-Z]': \d", text), f"{p.id} {where} prints a mesh as a dict"
+            # a mesh is written as the chapter writes it, Mesh({'X': 8, 'Y': 2}), never as a bare dict
+            assert not re.search(r"(?<!Mesh\()\{'[A-Z]': \d", text), f"{p.id} {where} prints a mesh as a dict"
 
 
 @pytest.mark.parametrize("name", ["fsdp-min-batch", "mlp-tp-degree"])

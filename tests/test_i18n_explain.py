@@ -285,12 +285,12 @@ def _fields(template: str) -> set[str]:
 
 
 def _english_texts() -> dict[str, str]:
-    from symshard import cli, report
+    from symshard import cli, modelreport, report
     from symshard.i18n import explain as explain_module
     from symshard.matmul import ENGLISH as MATMUL
 
     out: dict[str, str] = {}
-    for table in (MATMUL, explain_module.ENGLISH, report.ENGLISH, cli.ENGLISH):
+    for table in (MATMUL, explain_module.ENGLISH, report.ENGLISH, cli.ENGLISH, modelreport.ENGLISH):
         assert not set(out) & set(table), set(out) & set(table)
         out.update(table)
     return out

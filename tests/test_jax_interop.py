@@ -1,14 +1,10 @@
 """symshard ↔ JAX: PartitionSpec, NamedSharding and meshes both ways; strategies under shard_map; HLO parsing.
 
 Needs the jax extra; marked ``jax`` (``pytest -m 'not jax'`` skips them). XLA reads the device
-count once, when JAX starts, so the flag is set here before anything imports JAX.
+count once, when JAX starts: conftest asks for 16 simulated devices before anything imports JAX.
 """
 
 from __future__ import annotations
-
-import os
-
-os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
 import pytest
 

@@ -1,145 +1,222 @@
-"""The sweep: every sharding of A[I, J] · B[J, K] -> C[I, K] on a 4×2 mesh, checked against JAX and XLA.
+"""The sweep against XLA: its committed data checked, and a seeded sample of its cases run again live.
 
-11 shardings per array (each mesh axis on at most one dim, two axes on one dim in both
-orders) make 1331 cases. For each: every strategy symshard proposes runs under
-``shard_map`` and must give the unsharded product with symshard's block shapes; XLA
-compiles the same product with the same shardings, and its collectives are matched
-against symshard's strategies; where XLA shards by part of a mesh axis, they are matched
-again on the refined mesh (the same devices, the split axis as two axes), and a match there
-counts apart, only if the matched strategy runs correctly. Compiled programs and operand legs are shared between
-cases, so the whole sweep takes a few minutes on two cores. Marked ``jax``.
+``scripts/jax_agreement.py`` runs the whole sweep (:data:`symshard.jax.sweep.SWEEP`: 2-D matmuls,
+batch dims and attention-shaped einsums on meshes of 8 and 16 devices, fp32 and bf16) and writes
+``site/data/jax-agreement.json``, which the docs page reads. These tests read that file: it must be
+the sweep the code defines, its figures must add up, every strategy it ran must have given the
+product, every disagreement must be named with both plans' costs, and agreement must hold per mesh.
+Then a few of its cases, drawn with a fixed seed from every mesh, are verified again here, in JAX on
+16 simulated devices, and must come out exactly as the file says. Marked ``jax``.
 """
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+import json
+import random
+from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
-pytest.importorskip("jax")
+from symshard.jax.sweep import FAMILIES, MESHES_8, MESHES_16, SWEEP, Batch, _row, cases
 
-from symshard.jax.sweep import Sweep, sweep
+ROOT = Path(__file__).resolve().parents[1]
+DATA = json.loads((ROOT / "site" / "data" / "jax-agreement.json").read_text(encoding="utf-8"))
+ROWS = DATA["rows"]
 
 pytestmark = pytest.mark.jax
 
 AGREEMENT_TARGET = 0.95
 
 
-@pytest.fixture(scope="module")
-def result() -> Sweep:
-    return sweep("X=4,Y=2", "I=64,J=64,K=64", dtype="fp32", hardware="tpu-v5e")
+def _summary(rows: list[dict]) -> dict:
+    """The figures the sweep writes for a set of rows, worked out again from the rows."""
+    matches = sum(r["match"] for r in rows)
+    refined = sum(bool(r.get("refined") and r["refined"]["match"]) and not r["match"] for r in rows)
+    return {
+        "cases": len(rows),
+        "matches": matches,
+        "refined_cases": sum("refined" in r for r in rows),
+        "matches_refined": refined,
+        "agreement": round(matches / len(rows), 4),
+        "agreement_combined": round((matches + refined) / len(rows), 4),
+        "rank_1": sum(r["rank"] == 1 for r in rows),
+        "xla_cheaper": sum(r["xla_cheaper"] and not r["match"] for r in rows),
+        "dot_flops_agree": sum(r["flops_agree"] is True for r in rows),
+        "total_flops_agree": sum(r["total_flops_agree"] is True for r in rows),
+        "strategies_run": sum(r["ran"] for r in rows),
+        "strategies_ok": sum(r["ran_ok"] for r in rows),
+    }
 
 
-def test_every_case_is_there(result):
-    assert len(result.cases) == 11**3
-    assert len({v.matmul for v in result.cases}) == 11**3
+# -- the data is the sweep the code defines ----------------------------------------------------------
 
 
-def test_every_strategy_runs_and_gives_the_product(result):
-    failed = [(v.matmul, e.strategy) for v in result.cases for e in v.executions if not (e.correct and e.shapes_ok)]
-    assert result.strategies_run == sum(v.strategies for v in result.cases)
-    assert all(e.exact for v in result.cases for e in v.executions)  # small integers: no tolerance
-    assert failed == []
-
-
-def test_flops_agree_where_xla_repeats_no_work(result):
-    checked = [v for v in result.cases if not v.xla_repeats_work]
-    assert checked
-    assert [v.matmul for v in checked if v.flops_agree is not True] == []
-    # and against the strategy XLA's plan matched, wherever there is one
-    assert [v.matmul for v in result.cases if v.match and v.flops_agree is not True] == []
-
-
-def test_every_disagreement_has_a_reason(result):
-    for v in result.disagreements:
-        assert v.reason and "closest symshard strategy" in v.reason, v.matmul
-
-
-# every case XLA plans with whole mesh axes agrees (1259 of 1331, the 6 in which XLA permutes shards
-# onto X only to gather them over X included); the 72 others: XLA shards by part of X
-MATCHES_FLOOR = 1259
-
-
-def test_agreement_does_not_fall(result):
-    assert sum(v.match for v in result.cases) >= MATCHES_FLOOR
-
-
-def test_every_disagreement_is_one_of_the_known_kinds(result):
-    # only sub-axes are left: every whole-axis plan of XLA's is a symshard strategy
-    for v in result.disagreements:
-        assert "as Shardy writes them" in v.reason, (v.matmul, v.reason)
-
-
-def test_sub_axis_cases_are_checked_on_the_refined_mesh(result):
-    # exactly the cases whose XLA plan shards by part of X are re-planned, on P=2,Q=2,Y=2 (X = P·Q)
-    refined = [v for v in result.cases if v.refined is not None]
-    assert [v.matmul for v in refined] == [
-        v.matmul for v in result.disagreements if "as Shardy writes them" in v.reason
+def test_the_data_is_the_sweep_of_the_code():
+    # batch by batch, the rows are exactly the cases the sweep's seed draws (no JAX needed to draw them)
+    assert [(b["family"], b["mesh"], b["dtype"]) for b in DATA["batches"]] == [
+        (b.family.name, b.mesh, b.dtype) for b in SWEEP
     ]
-    assert all(v.refined.mesh == "P=2,Q=2,Y=2" and v.refined.label == "X=P·Q" for v in refined)
-    assert all("X" not in v.refined.matmul for v in refined)
-    assert all(":" not in c for v in refined for c in v.refined.xla)  # every group is whole refined axes
-    # a refined match is a strategy with XLA's collectives that ran correctly under shard_map
-    for v in result.cases:
-        if v.refined_match:
-            assert v.matched_on == "refined mesh X=P·Q" and not v.match
-            assert v.refined.executions and all(e.correct and e.shapes_ok and e.exact for e in v.refined.executions)
+    by_batch = defaultdict(list)
+    for r in ROWS:
+        by_batch[(r["family"], r["mesh"], r["dtype"])].append(r["matmul"])
+    for b in SWEEP:
+        assert by_batch[(b.family.name, b.mesh, b.dtype)] == [str(m) for m in cases(b, DATA["seed"])], b.key
+
+
+def test_every_mesh_shape_family_and_dtype_is_swept():
+    meshes = {r["mesh"] for r in ROWS}
+    assert meshes == set(MESHES_8) | set(MESHES_16)
+    assert {"X=8", "X=4,Y=2", "X=2,Y=4", "X=2,Y=2,Z=2", "X=4,Y=4", "X=2,Y=2,Z=4"} <= meshes  # the issue's six
+    for mesh in meshes:
+        families = {r["family"] for r in ROWS if r["mesh"] == mesh}
+        assert {"batched", "attention-scores", "attention-values"} <= families, mesh
+        assert families & {"matmul", "matmul-odd"}, mesh
+    assert {r["dtype"] for r in ROWS} == {"fp32", "bf16"}
+    assert {r["mesh"] for r in ROWS if r["dtype"] == "bf16"} >= {"X=8", "X=4,Y=4", "X=2,Y=2,Z=2"}
+    # every sharding of the 2-D matmul where there are 1,331 or fewer cases on a mesh of two axes or one
+    full = [b for b in DATA["batches"] if b["family"] == "matmul" and not b["drawn"] and b["dtype"] == "fp32"]
+    assert {b["mesh"] for b in full} >= {"X=8", "X=4,Y=2"} and all(b["cases"] == b["of"] for b in full)
+
+
+def test_the_figures_add_up():
+    for b in DATA["batches"]:
+        rows = [r for r in ROWS if (r["family"], r["mesh"], r["dtype"]) == (b["family"], b["mesh"], b["dtype"])]
+        assert {k: b[k] for k in _summary(rows)} == _summary(rows), b
+    for m in DATA["meshes"]:
+        rows = [r for r in ROWS if r["mesh"] == m["mesh"]]
+        assert {k: m[k] for k in _summary(rows)} == _summary(rows), m["mesh"]
+    assert {k: DATA["total"][k] for k in _summary(ROWS)} == _summary(ROWS)
+
+
+# -- what every case must show -----------------------------------------------------------------------
+
+
+def test_every_strategy_run_gave_the_product():
+    assert all(r["ran"] >= 1 for r in ROWS)  # at least symshard's best ran in every case
+    assert [r["matmul"] for r in ROWS if r["ran_ok"] != r["ran"]] == []
+    assert DATA["total"]["strategies_ok"] == DATA["total"]["strategies_run"] > len(ROWS)
+
+
+def test_a_match_is_a_strategy_with_xlas_dot_flops():
+    assert [r["matmul"] for r in ROWS if r["match"] and r["flops_agree"] is not True] == []
+    # where XLA repeats no work, some strategy does as many FLOPs as its dots
+    assert [r["matmul"] for r in ROWS if not r["xla_repeats_work"] and r["flops_agree"] is False] == []
+
+
+def test_total_flops_are_the_dots_plus_the_adds_of_reductions_and_the_rest():
+    # fp32: the rest is a few index computations; bf16 adds the converts to f32 and back
+    for r in ROWS:
+        rest = r["xla_flops"] - r["xla_dot_flops"] - r["xla_reduction_flops"]
+        assert rest >= 0, r["matmul"]
+        if r["dtype"] == "fp32":
+            assert rest <= 16, (r["matmul"], rest)
+        if r["match"]:  # the total equals symshard's count exactly when XLA adds nothing to the dots
+            assert r["total_flops_agree"] == (r["xla_flops"] == r["xla_dot_flops"]), r["matmul"]
+    # the two comparisons differ, which is why the page reports both
+    assert DATA["total"]["dot_flops_agree"] > DATA["total"]["total_flops_agree"]
+
+
+def test_every_disagreement_is_named_with_both_plans_costs():
+    for r in ROWS:
+        if r["match"]:
+            assert r["reason"] == ""
+            continue
+        assert "closest symshard strategy" in r["reason"] or "not checked on the refined mesh" in r["reason"], r
+        assert r["xla_bytes"] >= 0 and r["best_bytes"] >= 0 and r["xla_dot_flops"] > 0 and r["best_flops"] > 0
+        cheaper = r["xla_bytes"] <= r["best_bytes"] and r["xla_dot_flops"] <= r["best_flops"]
+        cheaper = cheaper and (r["xla_bytes"], r["xla_dot_flops"]) != (r["best_bytes"], r["best_flops"])
+        assert r["xla_cheaper"] == cheaper, r["matmul"]
+
+
+def test_refined_matches_ran_correctly_and_are_kept_apart():
+    for r in ROWS:
+        refined = r.get("refined")
+        if refined is None:
+            assert r["matched_on"] == ("mesh" if r["match"] else None)
+            continue
+        assert not r["match"] and ":" in " ".join(r["xla"]) + r["reason"]  # XLA shards by part of an axis
+        assert all(":" not in c for c in refined["xla"])  # on the refined mesh every group is whole axes
+        if refined["match"]:
+            assert refined["executed_ok"] is True and r["matched_on"].startswith("refined mesh ")
         else:
-            assert v.matched_on == ("mesh" if v.match else None)
-    data = result.to_json()
-    assert data["matches"] == sum(v.match for v in result.cases)
-    assert data["matches_refined"] == result.matches_refined
-    assert data["agreement_combined"] == round((data["matches"] + data["matches_refined"]) / data["cases"], 4)
+            assert r["matched_on"] is None
 
 
-def test_refined_mesh_is_the_same_devices():
-    # A[I, J] · B[J, K_X] -> C[I, K_Y]: XLA gathers over X:(1)2; on the refined mesh B is B[J, K_PQ] and
-    # XLA's groups are whole axes P, Q, Y; a refined strategy with its collectives runs under shard_map
-    import importlib
+MESHES = [m["mesh"] for m in DATA["meshes"]]
+# the meshes on which agreement on the mesh as written is below the target today, and why (the docs
+# page lists every disagreement with both plans' costs); strict: a mesh that reaches the target
+# fails here until it leaves this list
+BELOW_TARGET = {
+    "X=4,Y=2": "XLA shards by half of X (X:(1)2, X:(2)2); nearly all of those match on the refined mesh",
+    "X=2,Y=4": "XLA shards by half of Y; most of those match on the refined mesh; a few multi-axis all-to-alls",
+    "X=2,Y=2,Z=2": "XLA's chains of permutes on three axes: routes symshard does not list (planner work)",
+    "X=2,Y=2,Z=4": "as on X=2,Y=2,Z=2, and XLA shards by half of Z",
+}
 
-    from symshard.jax.execute import execute
-    from symshard.planner import plan
 
-    verify_module = importlib.import_module("symshard.jax.verify")
-    v = verify_module.verify(
-        "A[I, J] · B[J, K_X] -> C[I, K_Y]", "X=4,Y=2", "I=64,J=64,K=64", dtype="fp32", hardware="tpu-v5e", run="none"
+@pytest.mark.parametrize(
+    "mesh",
+    [
+        pytest.param(m, marks=pytest.mark.xfail(strict=True, reason=BELOW_TARGET[m])) if m in BELOW_TARGET else m
+        for m in MESHES
+    ],
+)
+def test_agreement_on_each_mesh_as_written(mesh):
+    m = next(x for x in DATA["meshes"] if x["mesh"] == mesh)
+    assert m["matches"] / m["cases"] >= AGREEMENT_TARGET
+
+
+# cases that agree per mesh in the committed data, on the mesh and counting refined meshes: a change to
+# the planner or to verify that lowers them fails here (raise them when agreement rises)
+FLOORS = {
+    "X=8": (395, 395),  # of 395
+    "X=4,Y=2": (1412, 1490),  # of 1,501
+    "X=2,Y=4": (316, 330),  # of 340
+    "X=4,Y=4": (363, 363),  # of 370
+    "X=2,Y=2,Z=2": (86, 86),  # of 145
+    "X=2,Y=2,Z=4": (68, 71),  # of 105
+}
+
+
+@pytest.mark.parametrize("mesh", MESHES)
+def test_agreement_does_not_fall(mesh):
+    m = next(x for x in DATA["meshes"] if x["mesh"] == mesh)
+    on_mesh, with_refined = FLOORS[mesh]
+    assert m["matches"] >= on_mesh and m["matches"] + m["matches_refined"] >= with_refined
+
+
+# -- a seeded sample of the cases, run again -----------------------------------------------------------
+
+LIVE_PER_MESH = 2
+
+
+def _live_rows() -> list[dict]:
+    rng = random.Random(2026)
+    picked = []
+    for mesh in MESHES:
+        rows = [r for r in ROWS if r["mesh"] == mesh]
+        missed = [r for r in rows if not r["match"]]
+        chosen = rng.sample(rows, LIVE_PER_MESH)
+        if missed and not any(not r["match"] for r in chosen):  # and a disagreement, where there is one
+            chosen[-1] = rng.choice(missed)
+        picked += chosen
+    return picked
+
+
+@pytest.mark.parametrize("row", _live_rows(), ids=lambda r: f"{r['mesh']} {r['dtype']} {r['matmul']}")
+def test_a_sampled_case_comes_out_as_the_data_says(row):
+    from symshard.jax.verify import verify
+
+    v = verify(
+        row["matmul"],
+        row["mesh"],
+        FAMILIES[row["family"]].shape,
+        dtype=row["dtype"],
+        hardware=DATA["hardware"],
+        run="all",
+        sample=DATA["sample"],
+        seed=DATA["seed"],
     )
-    r = v.refined
-    assert r is not None and not v.match
-    assert r.matmul == "A[I, J] · B[J, K_PQ] -> C[I, K_Y]"
-    assert [c.split(" (")[0] for c in r.xla] == ["CollectivePermute_P,Q,Y", "AllGather_P"]
-    assert "on the refined mesh X=P·Q (P=2,Q=2,Y=2" in v.reason
-    # XLA permutes B's blocks to K_YP (P kept as a minor axis), then gathers P before the dot
-    assert r.match and r.matched == "CollectivePermute_{PQY,K_YP}(B) → AllGather_P(B) → matmul"
-    assert v.matched_on == "refined mesh X=P·Q"
-    p = plan(r.matmul, r.mesh, "I=64,J=64,K=64", dtype="fp32", hardware="tpu-v5e", routes="xla")
-    same = [s for s in p.strategies if s.name == r.matched]
-    assert len(same) == 1
-    e = execute(p, same[0])
-    assert e.correct and e.shapes_ok
-
-
-def test_agreement_target(result):
-    # counting refined-mesh matches: each is a strategy that ran correctly under shard_map
-    assert result.agreement_combined >= AGREEMENT_TARGET
-
-
-# of the 72 sub-axis cases, 70 are a strategy on the refined mesh that runs correctly; in the 2 left
-# XLA's permute pairs devices across P,Q,Y where symshard's, with the same collectives and FLOPs,
-# crosses only Q,Y
-REFINED_FLOOR = 70
-
-
-def test_refined_matches_do_not_fall(result):
-    assert result.matches_refined >= REFINED_FLOOR
-
-
-def test_bf16_cases_agree_and_run():
-    # bf16: on CPU the dot and its reductions run in f32 (recorded as a lowering note); compared on elements
-    small = sweep("X=4,Y=2", "I=64,J=64,K=64", dtype="bf16", hardware="tpu-v5e", run="best", limit=40)
-    assert all(v.executed_ok for v in small.cases)
-    assert any("bf16 on CPU" in note for v in small.cases for note in v.lowering)
-    f32 = sweep("X=4,Y=2", "I=64,J=64,K=64", dtype="fp32", hardware="tpu-v5e", run="none", limit=40)
-    assert [v.match for v in small.cases] == [v.match for v in f32.cases]
+    again = _row(Batch(FAMILIES[row["family"]], row["mesh"], row["dtype"]), v)
+    assert again == row

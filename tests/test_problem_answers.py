@@ -9,6 +9,7 @@ answers within their tolerance. The functions do not reuse the families'
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import pytest
@@ -345,6 +346,86 @@ def fsdp_min_batch(p):
     return {"threshold": round(c / w), "regime": "compute" if comm <= math_time else "communication", "comm": comm}
 
 
+# -- whole models: sizes from the preset, everything else by hand ----------------------------------------
+
+
+def _sizes(name: str) -> dict:
+    m = ss.model(name)
+    return {"L": int(m.layers), "D": int(m.d_model), "F": int(m.d_ff), "N": int(m.heads), "K": int(m.kv_heads),
+            "H": int(m.head_dim), "P": int(m.params.total), "P_active": int(m.params.active)}  # fmt: skip
+
+
+def _tpu(chip: str) -> tuple[Fraction, Fraction, Fraction]:
+    """C, W_ici (both ways, one axis) and W_hbm of a TPU preset."""
+    hw = ss.hardware(chip)
+    return Fraction(hw.flops_bf16), 2 * Fraction(hw.ici_link_bandwidth), Fraction(hw.hbm_bandwidth)
+
+
+def training_memory(p):
+    s = _sizes(p["name"])
+    per_param = {"adam": 2 + 8, "adam-master": 2 + 12}[p["opt"]]
+    per_layer = {"mlp": s["D"] + 2 * s["F"], "layer": s["D"]}.get(p["policy"]) or int(p["policy"]) * s["D"]
+    batch = 2 ** p["logb"]
+    total = per_param * s["P"] + 2 * s["L"] * batch * per_layer
+    hbm = int(ss.hardware(p["chip"]).hbm_bytes)
+    chips = -(-total // hbm)
+    slice_ = 2 ** math.ceil(math.log2(chips)) * p["mult"]
+    return {"total": total, "chips": chips, "share": Fraction(total, slice_)}
+
+
+def training_time(p):
+    s = _sizes(p["name"])
+    chips = 2 ** p["logn"]
+    rate = chips * Fraction(ss.hardware(p["chip"]).flops_bf16) * Fraction(p["mfu_pct"], 100)
+    flops = 6 * s["P_active"] * p["trillions"] * 10**12
+    return {"flops": flops, "days": flops / rate / 86400, "step": 6 * s["P_active"] * p["per_chip"] * chips / rate}
+
+
+def fsdp_tp_split(p):
+    s = _sizes(p["name"])
+    c, w, _ = _tpu(p["chip"])
+    n, per_chip = 2 ** p["logn"], 2 ** p["logb"]
+    b, d, f = per_chip * n, s["D"], s["F"]
+    threshold = (c / w) ** 2 / f
+    best = None
+    for x in (2**k for k in range(p["logn"] + 1)):
+        y = n // x
+        if b % x or d % x or d % y or f % y:
+            continue
+        # the gathers over X and over Y overlap: the larger counts
+        comm = max(Fraction(4 * d * f * x, n) / w, Fraction(4 * b * d, x) / w)
+        if best is None or comm < best[0]:
+            best = (comm, x)
+    return {"x": math.sqrt(b * n / f), "best_x": best[1], "threshold": threshold,
+            "regime": "compute" if per_chip >= threshold else "communication"}  # fmt: skip
+
+
+def kv_cache_batch(p):
+    s = _sizes(p["name"])
+    n, t, nbytes = 2 ** (p["logn"] - 1), 2 ** p["logt"], BYTES[p["dtype"]]
+    per_token = 2 * s["L"] * s["K"] * s["H"] * nbytes
+    room = n * int(ss.hardware(p["chip"]).hbm_bytes) - s["P"] * nbytes
+    return {"kv_token": per_token, "largest": room // (per_token * t)}
+
+
+def decode_tp_limit(p):
+    s = _sizes(p["name"])
+    c, w, hbm = _tpu(p["chip"])
+    b, y = 2 ** (p["logb"] - 1), 2 ** p["logy"]
+    load, move = Fraction(2 * 2 * s["D"] * s["F"], y) / hbm, Fraction(4 * b * s["D"]) / w
+    return {"limit": s["F"] * w / (b * hbm), "prefill": s["F"] * w / c, "regime": "hbm" if load >= move else "ici"}
+
+
+def weight_stationary_2d(p):
+    s = _sizes(p["name"])
+    _, w, _ = _tpu(p["chip"])
+    n, b, d, f = 2 ** p["logn"], 2 ** p["logb"], s["D"], s["F"]
+    one_d = Fraction(4 * b * d, 3) / w
+    two_d = 4 * math.sqrt(2) * b * math.sqrt(d * f / n) / float(w)
+    return {"x": math.sqrt(n * d / (2 * f)), "crossover": Fraction(18 * f, d), "one_d": one_d, "two_d": two_d,
+            "winner": "2-D" if two_d < one_d else "1-D"}  # fmt: skip
+
+
 DERIVE = {
     "device-memory": device_memory,
     "total-memory": total_memory,
@@ -367,6 +448,12 @@ DERIVE = {
     "unreduced-chain": unreduced_chain,
     "mlp-tp-degree": mlp_tp_degree,
     "fsdp-min-batch": fsdp_min_batch,
+    "training-memory": training_memory,
+    "training-time": training_time,
+    "fsdp-tp-split": fsdp_tp_split,
+    "kv-cache-batch": kv_cache_batch,
+    "decode-tp-limit": decode_tp_limit,
+    "weight-stationary-2d": weight_stationary_2d,
 }
 
 NEEDS_RECORD = {

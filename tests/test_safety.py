@@ -338,6 +338,19 @@ def test_a_caller_with_threads_gets_a_fresh_interpreter(tmp_path):
     ]
 
 
+def test_sympy_parses_only_its_own_modules_in_the_worker():
+    """In the worker SymPy's parser is off for text a family hands it, but not for SymPy's own modules,
+    which parse names while they are imported (sympy.physics.units, reached by sympy.solve)."""
+    import sympy
+
+    from symshard.schemes import fsdp_tp_split
+
+    stop_worker()
+    assert str(run(fsdp_tp_split, (), Budget(), what="the split").min_batch_per_chip) == "C**2/(F*M_X*M_Y*W_ici**2)"
+    with pytest.raises(TemplateError, match="text parser is switched off"):
+        run(sympy.sympify, ("1 + 1",), Budget(), what="a text")
+
+
 def test_the_worker_cannot_grow_files(tmp_path):
     with pytest.raises(OSError):
         run(Path.write_text, (tmp_path / "x.txt", "hello"), Budget(), what="a write")

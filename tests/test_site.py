@@ -319,6 +319,28 @@ def test_chinese_pages_name_chinese_system_fonts(built_site):
     assert '<html lang="zh"' in home and "assets/symshard.css" in home and "fonts-noto-cjk" in home
 
 
+def test_zensical_builds_the_prepared_site_too(tmp_path, built_site):
+    """The prepared projects use nothing only MkDocs has, so MkDocs' successor Zensical builds them (strict)."""
+    import shutil
+    import subprocess
+    import sys
+
+    zensical = shutil.which("zensical") or str(Path(sys.executable).parent / "zensical")
+    if not Path(zensical).is_file():
+        pytest.skip("Zensical is not installed (it is in the dev extra: pip install -e '.[dev]')")
+    _, project = built_site
+    copy = tmp_path / "project"
+    shutil.copytree(project, copy)
+    for folder in (copy, copy / "zh"):
+        done = subprocess.run([zensical, "build", "-s", "-f", "mkdocs.yml"], cwd=folder, capture_output=True,
+                              text=True, timeout=600)  # fmt: skip
+        assert done.returncode == 0 and "No issues found" in done.stdout + done.stderr, done.stdout + done.stderr
+    for page in ("index.html", "tutorial/notation/index.html", "reference/hardware/index.html"):
+        assert (copy / "site" / page).is_file() and (copy / "zh" / "site" / page).is_file()
+    switch = (copy / "site" / "tutorial" / "notation" / "index.html").read_text(encoding="utf-8")
+    assert 'data-symshard-language="zh"' in switch  # the language switch renders under Zensical's templates too
+
+
 def test_the_build_does_not_depend_on_the_day(built_site):
     """Dates in the site come from SOURCE_DATE_EPOCH or a fixed epoch, never from the clock."""
     import datetime

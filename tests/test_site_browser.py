@@ -364,3 +364,18 @@ def test_the_dark_theme_is_one_click_away(site, page, visit, shots):
     _check_svgs(page)
     visit.check()
     _screenshot(page, shots, "tutorial-notation-dark")
+
+
+def test_the_hardware_tables_fit_the_text_column(site, page, visit, shots):
+    """Every column of the preset tables is visible without scrolling sideways, at a laptop's width."""
+    base, _ = site
+    page.set_viewport_size({"width": 1280, "height": 900})
+    _load(page, f"{base}/reference/hardware/")
+    widths = page.evaluate(
+        "[...document.querySelectorAll('.md-typeset__scrollwrap')].map(w => [w.scrollWidth, w.clientWidth])"
+    )
+    assert len(widths) >= 2, "the hardware reference has its preset tables"
+    wide = [(scroll, client) for scroll, client in widths if scroll > client + 1]
+    assert wide == [], f"tables wider than the text column (scrollWidth, clientWidth): {wide}"
+    visit.check()
+    _screenshot(page, shots, "reference-hardware")

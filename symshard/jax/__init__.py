@@ -2,12 +2,13 @@
 
 - :mod:`~symshard.jax.interop`: the notation as ``PartitionSpec`` / ``NamedSharding``, meshes both ways;
 - :mod:`~symshard.jax.execute`: a strategy's steps run under ``shard_map``, checked against the product;
-- :mod:`~symshard.jax.hlo`: the collectives in XLA's compiled HLO;
-- :mod:`~symshard.jax.verify`: the report for one matmul; :mod:`~symshard.jax.sweep`: every sharding.
+- :mod:`~symshard.jax.hlo`: the collectives in XLA's compiled HLO (printed with every constant);
+- :mod:`~symshard.jax.verify`: the report for one matmul (``sample``, ``time_limit``, strategies that
+  cannot run); :mod:`~symshard.jax.sweep`: many einsums, shardings and meshes, the docs page's data.
 
 Importing this package does not import JAX; its functions load it when called.
-On a CPU, JAX needs ``XLA_FLAGS=--xla_force_host_platform_device_count=8`` (set before
-JAX is imported) to simulate 8 devices; :func:`configure_host_devices` sets it.
+On a CPU, JAX needs ``XLA_FLAGS=--xla_force_host_platform_device_count=16`` (set before
+JAX is imported) to simulate 16 devices; :func:`configure_host_devices` sets it.
 
 Examples:
     >>> import symshard.jax as sj

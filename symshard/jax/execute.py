@@ -59,7 +59,7 @@ from ..planner import Plan, PlanStep, Repermute, Strategy
 from ._runtime import require_jax
 from .interop import jax_mesh, local_shape, stacked_shape, stacked_spec
 
-__all__ = ["Execution", "execute", "jax_dtype", "sample_operands"]
+__all__ = ["Execution", "execute", "forget_programs", "jax_dtype", "sample_operands", "undivided"]
 
 _JAX_DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "fp64": "float64"}
 
@@ -122,6 +122,37 @@ def sample_operands(plan: Plan, seed: int = 0) -> tuple[Any, Any, bool]:
     a = rng.integers(-bound, bound + 1, size=[sizes[d] for d in mm.lhs.dim_names]).astype(np.float64)
     b = rng.integers(-bound, bound + 1, size=[sizes[d] for d in mm.rhs.dim_names]).astype(np.float64)
     return a, b, exact
+
+
+def undivided(plan: Plan, strategy: Strategy) -> str | None:
+    """Why ``strategy`` cannot run with ``plan``'s sizes, or None: the first array it holds (an
+    operand, a step's input or output, a local product's block) with a dim its mesh axes do not
+    split evenly. Such a block has no integer shape, so JAX cannot hold it. The planner lists no
+    such strategy once sizes are numbers; one taken from the symbolic plan may be one.
+
+    Examples:
+        >>> from symshard.planner import plan
+        >>> p = plan("A[I_X, J] · B[J, K] -> C[I_X, K]", "X=4", "I=8,J=2,K=4")
+        >>> undivided(p, p.strategies[0]) is None
+        True
+        >>> symbolic = plan("A[I_X, J] · B[J, K] -> C[I_X, K]", "X=4", all=True)
+        >>> s = next(s for s in symbolic.strategies if "J_X" in " ".join(map(str, s.steps)))
+        >>> undivided(p, s)
+        'A[I, J_X] splits J = 2 over X, 4 devices'
+    """
+    sizes = {k: int(v) for k, v in plan.sizes}
+    mm = plan.matmul
+    arrays: list[Array] = [mm.lhs, mm.rhs]
+    for st in strategy.steps:
+        op = st.op
+        arrays += [op.lhs, op.rhs, op.output] if isinstance(op, LocalMatmul) else [op.operand, op.output]
+    for arr in arrays:
+        for d in arr.dims:
+            count = math.prod(int(plan.mesh.size(a)) for a in d.axes)
+            if sizes[d.name] % count:
+                over = "·".join(d.axes)
+                return f"{arr} splits {d.name} = {sizes[d.name]:,} over {over}, {count:,} devices"
+    return None
 
 
 def _letters(names: Sequence[str], table: dict[str, str]) -> str:
@@ -475,6 +506,11 @@ def _runner(plan: Plan) -> _Runner:
     if key not in _RUNNERS:
         _RUNNERS[key] = _Runner(Mesh({a.name: a.size for a in plan.mesh.axes}), sizes, plan.dtype)
     return _RUNNERS[key]
+
+
+def forget_programs() -> None:
+    """Drop every compiled ``shard_map`` program kept for later runs (a sweep, between meshes)."""
+    _RUNNERS.clear()
 
 
 def execute(

@@ -1,5 +1,8 @@
 """Reading XLA's compiled HLO text: which collectives it runs, over which devices, on how much data.
 
+:func:`module_text` prints a compiled module with every constant written out: by default XLA
+elides a constant of more than ten elements as ``constant({...})``, and the partition-offset
+tables a reduce-scatter's read-back evaluates reach that size on 16 devices.
 :func:`collectives` finds every ``all-gather``, ``all-reduce``, ``reduce-scatter``,
 ``all-to-all`` and ``collective-permute`` (async ``-start`` forms included) with
 its element type, result shape and replica groups, in any of XLA's three spellings
@@ -33,9 +36,10 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 __all__ = [
+    "ELIDED",
     "READ_BACK",
     "READ_BACK_FURTHER",
     "HloCollective",
@@ -44,6 +48,8 @@ __all__ = [
     "expand_groups",
     "group_axes",
     "group_sub_axes",
+    "module_text",
+    "reduction_flops",
     "slice_axes",
     "sub_axis_name",
     "sub_axis_slices",
@@ -62,6 +68,9 @@ READ_BACK = "read back from all-reduce + dynamic-slice"
 
 READ_BACK_FURTHER = "read back from all-reduce + dynamic-slice that also slices further"
 """``lowered`` of the same pair when the slice also cuts each device's part further (a free slice after it)."""
+
+ELIDED = "constant({...})"
+"""How the HLO printer writes a constant it leaves out (more than ten elements, by default)."""
 
 _BYTES = {"f32": 4, "bf16": 2, "f16": 2, "f64": 8, "s32": 4, "u32": 4, "s8": 1, "u8": 1, "pred": 1, "f8e4m3fn": 1}
 
@@ -112,6 +121,26 @@ class _Instr:
     attrs: str
     computation: str
     operands: str = ""
+
+
+def module_text(compiled: Any) -> str:
+    """The text of a ``jax.stages.Compiled``'s HLO module, large constants included.
+
+    ``compiled.as_text()`` prints constants of more than ten elements as ``constant({...})``;
+    the module is printed again here with XLA's ``print_large_constants`` option, through
+    ``runtime_executable().hlo_modules()``. Where this jaxlib offers no such printer, the
+    ``as_text()`` text is returned, and :func:`collectives` reads nothing from an elided table
+    (a reduce-scatter written with one stays the all-reduce it is written as).
+    """
+    try:
+        from jax._src.lib import hlo as _hlo  # jaxlib's HLO bindings (jax >= 0.6)
+
+        options = _hlo.HloPrintOptions()
+        options.print_large_constants = True
+        modules = compiled.runtime_executable().hlo_modules()
+    except (ImportError, AttributeError):  # pragma: no cover - depends on the jaxlib
+        return str(compiled.as_text())
+    return "\n\n".join(m.to_string(options) for m in modules)
 
 
 def _shape(type_: str) -> tuple[str, tuple[int, ...]]:
@@ -464,8 +493,8 @@ class _Module:
         if op == "replica-id":
             return (0,)
         if op == "constant":
-            if not re.match(r"[su]\d+\[", ins.type):
-                return None
+            if not re.match(r"[su]\d+\[", ins.type) or "..." in ins.operands:
+                return None  # not integers, or a table the printer left out
             return tuple(int(x) for x in re.findall(r"-?\d+", ins.operands))
         if op == "parameter":
             caller = self.callers.get(ins.computation)
@@ -528,9 +557,13 @@ class _Module:
 
     def slice_of(self, name: str, shape: tuple[int, ...]) -> _Instr | None:
         """The ``dynamic-slice`` that is the only use of ``name`` (through converts, copies and
-        same-shape bitcasts, into a fusion's body too), cutting an array of ``shape``; or None."""
+        same-shape bitcasts, into a fusion's body and out of it: bf16 goes f32 to bf16 in one fusion
+        and back to f32 in the slice's), cutting an array of ``shape``; or None."""
         current = self.instrs[name]
-        for _ in range(8):
+        for _ in range(12):
+            if current.name == self.roots.get(current.computation) and current.computation in self.callers:
+                current = self.callers[current.computation]  # out of the fusion, to what uses its result
+                continue
             users = self.users.get(current.name, [])
             if len(users) != 1:
                 return None
@@ -661,4 +694,16 @@ def dot_flops(text: str) -> int:
             for i in (int(x) for x in m.group(1).split(",") if x):
                 contracted *= lhs_shape[i]
         total += 2 * math.prod(out_shape) * contracted
+    return total
+
+
+def reduction_flops(text: str) -> int:
+    """The adds of the module's reductions as ``cost_analysis`` counts them: one per element of
+    each ``all-reduce`` (and ``reduce-scatter``) result, whatever the group's size."""
+    instrs, _, _ = _parse(text)
+    total = 0
+    for ins in instrs.values():
+        op = ins.op[:-6] if ins.op.endswith("-start") else ins.op
+        if op in ("all-reduce", "reduce-scatter"):
+            total += sum(math.prod(int(x) for x in dims.split(",") if x) for _, dims in _ARRAY.findall(ins.type))
     return total

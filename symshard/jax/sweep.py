@@ -1,32 +1,43 @@
-"""Every sharding of one matmul, verified: the agreement table of the docs.
+"""Many shardings of many einsums on many meshes, verified: the agreement data of the docs.
 
-:func:`shardings` lists every way to shard an array on a mesh with each mesh axis on
-at most one dim (an axis may also be unused; two axes on one dim come in both
-orders); :func:`sweep` runs :func:`~symshard.jax.verify.verify` on every combination
-of operand and output shardings, sharing compiled programs and operand legs between
-the cases, and :class:`Sweep` sums it up: agreement on the mesh, and agreement counting the
-cases XLA plans with sub-axes that match a strategy on the refined mesh (kept apart, see
-:class:`~symshard.jax.verify.Refinement`).
+:func:`shardings` lists every way to shard an array on a mesh with each mesh axis on at most
+one dim (an axis may also be unused; two axes on one dim come in every order). A
+:class:`Batch` is one einsum (a :class:`Family`, e.g. a 2-D matmul or attention's scores) on
+one mesh in one dtype; its cases are every combination of operand and output shardings or, where
+there are too many, a sample of them drawn with a seed (:func:`cases`). :func:`sweep` runs
+:func:`~symshard.jax.verify.verify` on each case, sharing compiled programs and operand legs
+between the cases of a batch, and :class:`Sweep` sums it up per mesh: agreement on the mesh as
+written, and agreement counting the cases XLA plans with sub-axes that match a strategy on the
+refined mesh (kept apart, see :class:`~symshard.jax.verify.Refinement`). :data:`SWEEP` is the
+sweep behind the docs page.
 
 Examples:
     >>> [str(a) for a in shardings("A", ("I", "J"), ("X", "Y"))][:4]
     ['A[I, J]', 'A[I_Y, J]', 'A[I, J_Y]', 'A[I_X, J]']
-    >>> len(shardings("A", ("I", "J"), ("X", "Y")))
-    11
+    >>> len(shardings("A", ("I", "J"), ("X", "Y"))), len(shardings("A", ("I", "J"), ("X", "Y", "Z")))
+    (11, 49)
+    >>> b = Batch(FAMILIES["matmul"], "X=4,Y=2", count=3)
+    >>> [str(m) for m in cases(b, seed=0)] == [str(m) for m in cases(b, seed=0)]  # a seed draws the same cases
+    True
 """
 
 from __future__ import annotations
 
 import itertools
+import math
+import random
+import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..arrays import Array, Dim
-from ..matmul import matmul
+from ..matmul import Matmul, matmul
+from ..mesh import Mesh
+from .execute import forget_programs
 from .verify import Verification, reason_kind, verify
 
-__all__ = ["Sweep", "shardings", "sweep"]
+__all__ = ["FAMILIES", "SWEEP", "Batch", "Family", "Sweep", "cases", "shardings", "sweep"]
 
 
 def shardings(name: str, dims: Sequence[str], axes: Sequence[str]) -> list[Array]:
@@ -40,31 +51,154 @@ def shardings(name: str, dims: Sequence[str], axes: Sequence[str]) -> list[Array
 
 
 @dataclass(frozen=True, slots=True)
-class Sweep:
-    """The verifications of every case, and what they add up to."""
+class Family:
+    """An einsum without its shardings, and the sizes it runs at."""
 
+    name: str
+    einsum: str  # "A[I, J] · B[J, K] -> C[I, K]"
+    shape: str  # "I=96,J=48,K=80"
+    about: str  # what it stands for, in a few words
+
+    @property
+    def matmul(self) -> Matmul:
+        return matmul(self.einsum)
+
+
+FAMILIES = {
+    f.name: f
+    for f in (
+        Family("matmul", "A[I, J] · B[J, K] -> C[I, K]", "I=64,J=64,K=64", "2-D matmul, sizes 64"),
+        Family("matmul-odd", "A[I, J] · B[J, K] -> C[I, K]", "I=96,J=48,K=80", "2-D matmul, sizes not powers of two"),
+        Family("batched", "A[G, I, J] · B[G, J, K] -> C[G, I, K]", "G=16,I=48,J=32,K=80", "matmul with a batch dim"),
+        Family(
+            "attention-scores",
+            "Q[B, H, S, E] · R[B, H, T, E] -> C[B, H, S, T]",
+            "B=16,H=16,S=48,T=32,E=16",
+            "attention's scores: batch B, heads H, contracting E",
+        ),
+        Family(
+            "attention-values",
+            "P[B, H, S, T] · V[B, H, T, E] -> O[B, H, S, E]",
+            "B=16,H=16,S=48,T=32,E=16",
+            "attention's output: batch B, heads H, contracting T",
+        ),
+    )
+}
+"""The einsums of the sweep, by name. Every size divides by 16, so every sharding of the
+operands and the result is valid on every mesh of 8 or 16 devices."""
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """One block of a sweep: a family's cases on one mesh in one dtype, every one (``count=None``)
+    or ``count`` of them drawn with the sweep's seed."""
+
+    family: Family
     mesh: str
-    shape: str
-    dtype: str
+    dtype: str = "fp32"
+    count: int | None = None
+
+    @property
+    def key(self) -> str:
+        """A name for the batch: family, mesh, dtype; it also seeds the batch's draw."""
+        return f"{self.family.name} on {self.mesh}, {self.dtype}"
+
+    def arrays(self) -> tuple[list[Array], list[Array], list[Array]]:
+        """Every sharding of the operands and of the result on the batch's mesh."""
+        mm = self.family.matmul
+        axes = Mesh(self.mesh).names
+        out = mm.out if mm.out is not None else mm.lhs
+        return tuple(shardings(a.name, a.dim_names, axes) for a in (mm.lhs, mm.rhs, out))  # type: ignore[return-value]
+
+    def total(self) -> int:
+        """How many cases the batch has when none is left out."""
+        return math.prod(len(x) for x in self.arrays())
+
+
+def cases(batch: Batch, seed: int = 0) -> list[Matmul]:
+    """The batch's cases, in a fixed order: every combination of shardings, or ``batch.count`` of them
+    drawn with ``random.Random`` seeded by ``seed`` and the batch's key (the same on any machine)."""
+    lhs, rhs, out = batch.arrays()
+    total = len(lhs) * len(rhs) * len(out)
+    if batch.count is None or batch.count >= total:
+        picked: Iterable[int] = range(total)
+    else:
+        picked = sorted(random.Random(f"{seed}: {batch.key}").sample(range(total), batch.count))
+    found = []
+    for index in picked:
+        rest, k = divmod(index, len(out))
+        i, j = divmod(rest, len(rhs))
+        found.append(matmul(lhs[i], rhs[j], out[k]))
+    return found
+
+
+# the meshes of 8 and 16 devices the sweep covers
+MESHES_8 = ("X=8", "X=4,Y=2", "X=2,Y=4", "X=2,Y=2,Z=2")
+MESHES_16 = ("X=4,Y=4", "X=2,Y=2,Z=4")
+
+_EINSUMS = ("batched", "attention-scores", "attention-values")
+
+SWEEP: tuple[Batch, ...] = (
+    # the 2-D matmul: every case on X=8 (27) and on X=4,Y=2 (1,331), a sample on the other meshes
+    Batch(FAMILIES["matmul"], "X=8"),
+    Batch(FAMILIES["matmul"], "X=4,Y=2"),
+    Batch(FAMILIES["matmul-odd"], "X=8"),
+    Batch(FAMILIES["matmul-odd"], "X=2,Y=4", count=250),
+    Batch(FAMILIES["matmul-odd"], "X=4,Y=4", count=250),
+    Batch(FAMILIES["matmul-odd"], "X=2,Y=2,Z=2", count=80),
+    Batch(FAMILIES["matmul-odd"], "X=2,Y=2,Z=4", count=60),
+    # bf16: the same products in another dtype (on CPU XLA runs them in f32; compared on elements)
+    Batch(FAMILIES["matmul"], "X=8", "bf16"),
+    Batch(FAMILIES["matmul"], "X=4,Y=2", "bf16", count=80),
+    Batch(FAMILIES["matmul-odd"], "X=4,Y=4", "bf16", count=30),
+    Batch(FAMILIES["matmul-odd"], "X=2,Y=2,Z=2", "bf16", count=20),
+    # batch dims and attention: every case on X=8 (64 or 125), a sample elsewhere
+    *(Batch(FAMILIES[f], "X=8") for f in _EINSUMS),
+    *(Batch(FAMILIES[f], m, count=30) for m in ("X=4,Y=2", "X=2,Y=4", "X=4,Y=4") for f in _EINSUMS),
+    *(Batch(FAMILIES[f], "X=2,Y=2,Z=2", count=15) for f in _EINSUMS),
+    *(Batch(FAMILIES[f], "X=2,Y=2,Z=4", count=15) for f in _EINSUMS),
+)
+"""The sweep of the docs page (see ``scripts/jax_agreement.py``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """The verifications of every case, batch by batch, and what they add up to."""
+
+    batches: tuple[tuple[Batch, tuple[Verification, ...], float], ...]  # (batch, its cases, seconds)
+    seed: int
+    sample: int | None  # strategies run per case (None: every one)
     hardware: str | None
-    cases: tuple[Verification, ...]
-    seconds: float
+
+    @property
+    def cases(self) -> tuple[Verification, ...]:
+        return tuple(v for _, vs, _ in self.batches for v in vs)
+
+    @property
+    def seconds(self) -> float:
+        return sum(s for _, _, s in self.batches)
+
+    def meshes(self) -> list[str]:
+        """The meshes swept, in the order they first appear."""
+        return list(dict.fromkeys(b.mesh for b, _, _ in self.batches))
+
+    def on(self, mesh: str | None = None) -> tuple[Verification, ...]:
+        """The cases on ``mesh`` (all of them when None)."""
+        return tuple(v for b, vs, _ in self.batches if mesh is None or b.mesh == mesh for v in vs)
 
     @property
     def agreement(self) -> float:
         """The share of cases in which XLA's collectives are one of symshard's strategies on the mesh."""
-        return sum(v.match for v in self.cases) / len(self.cases)
-
-    @property
-    def matches_refined(self) -> int:
-        """Cases matched only on a refined mesh (XLA shards by sub-axes; see
-        :class:`~symshard.jax.verify.Refinement`), the matched strategy run correctly under ``shard_map``."""
-        return sum(v.refined_match for v in self.cases)
+        return _summary(self.cases)["agreement"]
 
     @property
     def agreement_combined(self) -> float:
         """The share of cases matched on the mesh or, where XLA shards by sub-axes, on the refined mesh."""
-        return (sum(v.match for v in self.cases) + self.matches_refined) / len(self.cases)
+        return _summary(self.cases)["agreement_combined"]
+
+    @property
+    def matches_refined(self) -> int:
+        return sum(v.refined_match for v in self.cases)
 
     @property
     def disagreements(self) -> tuple[Verification, ...]:
@@ -76,39 +210,110 @@ class Sweep:
 
     def to_json(self) -> dict:
         """Deterministic content (no timings) for the docs page's data file."""
-        ranks = [v.rank for v in self.cases if v.rank is not None]
         return {
-            "matmul": "A[I, J] · B[J, K] -> C[I, K]",
-            "mesh": self.mesh,
-            "shape": self.shape,
-            "dtype": self.dtype,
+            "seed": self.seed,
+            "sample": self.sample,
             "hardware": self.hardware,
-            "cases": len(self.cases),
-            "matches": sum(v.match for v in self.cases),
-            "agreement": round(self.agreement, 4),
-            "refined_cases": sum(v.refined is not None for v in self.cases),
-            "matches_refined": self.matches_refined,
-            "agreement_combined": round(self.agreement_combined, 4),
-            "rank_1": sum(1 for r in ranks if r == 1),
-            "strategies_run": self.strategies_run,
-            "strategies_ok": sum(e.correct and e.shapes_ok for v in self.cases for e in v.executions),
-            "rows": [
-                {
-                    "matmul": v.matmul,
-                    "best": v.best,
-                    "xla": list(v.xla),
-                    "match": v.match,
-                    "matched": v.matched,
-                    "rank": v.rank,
-                    "matched_on": v.matched_on,
-                    "flops_agree": v.flops_agree,
-                    "xla_repeats_work": v.xla_repeats_work,
-                    "reason": v.reason,
-                    **({"refined": _refined_row(v)} if v.refined is not None else {}),
-                }
-                for v in self.cases
+            "families": [
+                {"name": f.name, "einsum": f.einsum, "shape": f.shape, "about": f.about}
+                for f in dict.fromkeys(b.family for b, _, _ in self.batches)
             ],
+            "batches": [
+                {
+                    "family": b.family.name,
+                    "mesh": b.mesh,
+                    "dtype": b.dtype,
+                    "of": b.total(),
+                    "drawn": b.count is not None and b.count < b.total(),
+                    **_summary(vs),
+                }
+                for b, vs, _ in self.batches
+            ],
+            "meshes": [{"mesh": m, "devices": int(Mesh(m).devices), **_summary(self.on(m))} for m in self.meshes()],
+            "total": _summary(self.cases),
+            "rows": [_row(b, v) for b, vs, _ in self.batches for v in vs],
         }
+
+    def timings(self) -> dict:
+        """Seconds, per batch and per mesh: what the machine took (kept out of :meth:`to_json`)."""
+
+        def figures(vs: Sequence[Verification], seconds: float) -> dict:
+            each = [v.seconds for v in vs]
+            return {
+                "cases": len(vs),
+                "seconds": round(seconds, 1),
+                "per_case_mean": round(seconds / max(len(vs), 1), 3),
+                "per_case_median": round(statistics.median(each), 3) if each else None,
+                "per_case_max": round(max(each), 3) if each else None,
+            }
+
+        by_mesh: dict[str, list] = {}
+        for b, vs, s in self.batches:
+            by_mesh.setdefault(b.mesh, [[], 0.0])
+            by_mesh[b.mesh][0].extend(vs)
+            by_mesh[b.mesh][1] += s
+        return {
+            "batches": [{"batch": b.key, **figures(vs, s)} for b, vs, s in self.batches],
+            "meshes": [{"mesh": m, **figures(vs, s)} for m, (vs, s) in by_mesh.items()],
+            "total": figures(self.cases, self.seconds),
+        }
+
+
+def _summary(vs: Sequence[Verification]) -> dict:
+    n = len(vs)
+    matches = sum(v.match for v in vs)
+    refined = sum(v.refined_match for v in vs)
+    return {
+        "cases": n,
+        "matches": matches,
+        "agreement": round(matches / n, 4) if n else 0.0,
+        "refined_cases": sum(v.refined is not None for v in vs),
+        "matches_refined": refined,
+        "agreement_combined": round((matches + refined) / n, 4) if n else 0.0,
+        "rank_1": sum(v.rank == 1 for v in vs),
+        "xla_cheaper": sum(v.xla_cheaper and not v.match for v in vs),
+        "dot_flops_agree": sum(v.flops_agree is True for v in vs),
+        "total_flops_agree": sum(v.total_flops_agree is True for v in vs),
+        "flops_compared": sum(v.flops_agree is not None for v in vs),
+        "strategies": sum(v.strategies for v in vs),
+        "strategies_run": sum(len(v.executions) for v in vs),
+        "strategies_ok": sum(e.correct and e.shapes_ok for v in vs for e in v.executions),
+        "unrunnable": sum(len(v.unrunnable) for v in vs),
+    }
+
+
+def _row(b: Batch, v: Verification) -> dict:
+    row = {
+        "family": b.family.name,
+        "mesh": b.mesh,
+        "dtype": b.dtype,
+        "matmul": v.matmul,
+        "strategies": v.strategies,
+        "best": v.best,
+        "xla": list(v.xla),
+        "match": v.match,
+        "matched": v.matched,
+        "rank": v.rank,
+        "matched_on": v.matched_on,
+        "flops_agree": v.flops_agree,
+        "total_flops_agree": v.total_flops_agree,
+        "xla_flops": v.xla_flops,
+        "xla_dot_flops": v.xla_dot_flops,
+        "xla_reduction_flops": v.xla_reduction_flops,
+        "xla_bytes": v.xla_bytes,
+        "best_bytes": v.best_bytes,
+        "best_flops": v.best_flops,
+        "xla_cheaper": v.xla_cheaper,
+        "xla_repeats_work": v.xla_repeats_work,
+        "ran": len(v.executions),
+        "ran_ok": sum(e.correct and e.shapes_ok for e in v.executions),
+        "unrunnable": len(v.unrunnable),
+        "not_run": v.not_run,
+        "reason": v.reason,
+    }
+    if v.refined is not None:
+        row["refined"] = _refined_row(v)
+    return row
 
 
 def _refined_row(v: Verification) -> dict:
@@ -130,32 +335,51 @@ def _refined_row(v: Verification) -> dict:
 
 
 def sweep(
-    mesh: str = "X=4,Y=2",
-    shape: str = "I=64,J=64,K=64",
+    batches: Sequence[Batch] = SWEEP,
     *,
-    dtype: str = "fp32",
+    seed: int = 0,
+    sample: int | None = 2,
     hardware: str | None = "tpu-v5e",
-    run: str = "all",
+    time_limit: float | None = None,
     limit: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[Batch, int, int], None] | None = None,
 ) -> Sweep:
-    """Verify every sharding of ``A[I, J] · B[J, K] -> C[I, K]`` on ``mesh`` (``limit``: the first N only)."""
-    from ..mesh import Mesh
+    """Verify the cases of every batch.
 
-    axes = Mesh(mesh).names
-    cases = [
-        matmul(a, b, c)
-        for a in shardings("A", ("I", "J"), axes)
-        for b in shardings("B", ("J", "K"), axes)
-        for c in shardings("C", ("I", "K"), axes)
-    ]
-    if limit is not None:
-        cases = cases[:limit]
-    memo: dict = {}
-    start = time.perf_counter()
+    Args:
+        batches: what to sweep (default: :data:`SWEEP`).
+        seed: draws the cases of sampled batches and the strategies run per case.
+        sample: strategies run under ``shard_map`` per case: the best, the one matching XLA's plan,
+            and up to this many in all (see :func:`~symshard.jax.verify.choose`); None runs every one.
+        hardware: the chip whose constants rank symshard's strategies.
+        time_limit: seconds per case (see :func:`~symshard.jax.verify.verify`).
+        limit: only the first N cases of each batch (a quick look).
+        progress: called with (batch, cases done, cases in the batch) after each case.
+    """
     done = []
-    for i, mm in enumerate(cases):
-        done.append(verify(mm, mesh, shape, dtype=dtype, hardware=hardware, run=run, fused=False, memo=memo))
-        if progress is not None:
-            progress(i + 1, len(cases))
-    return Sweep(mesh, shape, dtype, hardware, tuple(done), time.perf_counter() - start)
+    for b in batches:
+        chosen = cases(b, seed)[:limit]
+        memo: dict = {}
+        start = time.perf_counter()
+        out = []
+        for i, mm in enumerate(chosen):
+            out.append(
+                verify(
+                    mm,
+                    b.mesh,
+                    b.family.shape,
+                    dtype=b.dtype,
+                    hardware=hardware,
+                    run="all",
+                    sample=sample,
+                    seed=seed,
+                    time_limit=time_limit,
+                    fused=False,
+                    memo=memo,
+                )
+            )
+            if progress is not None:
+                progress(b, i + 1, len(chosen))
+        done.append((b, tuple(out), time.perf_counter() - start))
+        forget_programs()  # the next batch's mesh, sizes or dtype differ: its programs are others
+    return Sweep(tuple(done), seed, sample, hardware)

@@ -2,13 +2,15 @@
 
 :func:`verify` plans a matmul with symshard, then:
 
-1. runs every strategy (or the best) under ``shard_map`` and compares the result with
-   the unsharded product and every device's blocks with symshard's local shapes
-   (:mod:`symshard.jax.execute`);
+1. runs every strategy (or the best, or a seeded sample: :func:`choose`) under ``shard_map``,
+   within a time limit if given, and compares the result with the unsharded product and every
+   device's blocks with symshard's local shapes (:mod:`symshard.jax.execute`); a listed strategy
+   holding a block that does not divide is reported as not runnable, never run;
 2. jits the same product with the same input and output shardings on a mesh whose
    axes are ``AxisType.Auto``, so that XLA's SPMD partitioner picks the collectives,
-   and reads them from ``compiled.as_text()`` (:mod:`symshard.jax.hlo`), with the
-   per-device FLOPs of ``compiled.cost_analysis()``;
+   and reads them from the compiled module printed with every constant
+   (:func:`symshard.jax.hlo.module_text`), with its dots' FLOPs and the total of
+   ``compiled.cost_analysis()``, compared apart;
 3. looks for a symshard strategy with exactly XLA's collectives (kind, mesh axes,
    elements each device contributes) and says where it ranks under symshard's cost
    model, or why none matches.
@@ -36,22 +38,36 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
+import random
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..arrays import Array, Dim
+from ..collectives import CollectiveExpr
 from ..dtypes import dtype_bytes
+from ..errors import ShardingError, UsageError
 from ..hardware import Hardware
 from ..matmul import Matmul, matmul
 from ..mesh import Mesh
 from ..placement import ShapeLike
 from ..planner import Plan, Strategy, plan
 from ._runtime import require_jax
-from .execute import Execution, execute, jax_dtype
-from .hlo import READ_BACK_FURTHER, HloCollective, collectives, dot_flops, group_sub_axes, sub_axis_slices
+from .execute import Execution, execute, jax_dtype, undivided
+from .hlo import (
+    ELIDED,
+    READ_BACK_FURTHER,
+    HloCollective,
+    collectives,
+    dot_flops,
+    group_sub_axes,
+    module_text,
+    reduction_flops,
+    sub_axis_slices,
+)
 from .interop import jax_mesh, partition_spec
 
 __all__ = [
@@ -60,9 +76,11 @@ __all__ = [
     "Verification",
     "XlaCollective",
     "XlaPlan",
+    "choose",
     "reason_kind",
     "refine",
     "signature",
+    "signatures",
     "verify",
     "xla_plan",
 ]
@@ -99,6 +117,7 @@ class XlaPlan:
     compile_seconds: float
     hlo: str = field(repr=False, compare=False)
     sliced_sub_axes: tuple[str, ...] = ()  # sub-axes (part of a mesh axis) by which XLA's slices pick blocks
+    reduction_flops: int = 0  # the adds of its all-reduces, one per element reduced, as cost_analysis counts them
 
     @property
     def sub_axes(self) -> tuple[str, ...]:
@@ -115,19 +134,42 @@ class XlaPlan:
 def signature(strategy: Strategy, plan_: Plan) -> Signature:
     """The (kind, axes, elements per device) of each communication step of ``strategy``."""
     sizes = {k: int(v) for k, v in plan_.sizes}
+    axes = {a.name: int(a.size) for a in plan_.mesh.axes}
+    return tuple(sorted(_step_signature(st.op, sizes, axes) for st in strategy.collectives))  # type: ignore[arg-type]
+
+
+def signatures(plan_: Plan) -> list[Signature]:
+    """:func:`signature` of every strategy of ``plan_``, in order, each distinct step worked out once
+    (plans on meshes of three or four axes list hundreds of thousands of strategies sharing steps)."""
+    sizes = {k: int(v) for k, v in plan_.sizes}
+    axes = {a.name: int(a.size) for a in plan_.mesh.axes}
+    known: dict[Any, tuple[str, tuple[str, ...], int]] = {}
     out = []
-    for st in strategy.collectives:
-        expr = st.op
-        elements = 1
-        # a permute sends one block of its result (cut from the operand's block when that is larger)
-        moved = expr.output if expr.op.kind == "CollectivePermute" else expr.operand  # type: ignore[union-attr]
-        for d in moved.dims:
-            n = sizes[d.name]
-            for a in d.axes:
-                n //= int(plan_.mesh.size(a))
-            elements *= n
-        out.append((expr.op.kind, tuple(sorted(expr.op.axes)), elements))  # type: ignore[union-attr]
-    return tuple(sorted(out))
+    for s in plan_.strategies:
+        sig = []
+        for st in s.steps:
+            if not st.is_communication:
+                continue
+            triple = known.get(st.op)
+            if triple is None:
+                triple = known[st.op] = _step_signature(st.op, sizes, axes)  # type: ignore[arg-type]
+            sig.append(triple)
+        out.append(tuple(sorted(sig)))
+    return out
+
+
+def _step_signature(
+    expr: CollectiveExpr, sizes: Mapping[str, int], axes: Mapping[str, int]
+) -> tuple[str, tuple[str, ...], int]:
+    # a permute sends one block of its result (cut from the operand's block when that is larger)
+    moved = expr.output if expr.op.kind == "CollectivePermute" else expr.operand
+    elements = 1
+    for d in moved.dims:
+        n = sizes[d.name]
+        for a in d.axes:
+            n //= axes[a]
+        elements *= n
+    return (expr.op.kind, tuple(sorted(expr.op.axes)), elements)
 
 
 def _einsum(mm: Matmul) -> str:
@@ -163,13 +205,21 @@ def xla_plan(p: Plan) -> XlaPlan:
     start = time.perf_counter()
     compiled = fn.lower(*args).compile()
     seconds = time.perf_counter() - start
-    text = compiled.as_text()
+    text = module_text(compiled)
     cost = compiled.cost_analysis()
     cost = cost[0] if isinstance(cost, list) else cost
     devices = int(mesh.devices)
     shape = [(a.name, int(a.size)) for a in mesh.axes]
     found = tuple(_translate(c, shape, p.dtype) for c in collectives(text, devices))
-    return XlaPlan(found, int(cost.get("flops", 0)), dot_flops(text), seconds, text, sub_axis_slices(text, shape))
+    return XlaPlan(
+        found,
+        int(cost.get("flops", 0)),
+        dot_flops(text),
+        seconds,
+        text,
+        sub_axis_slices(text, shape),
+        reduction_flops(text),
+    )
 
 
 def _reread(x: XlaPlan, shape: list[tuple[str, int]], dtype: str) -> XlaPlan:
@@ -178,7 +228,9 @@ def _reread(x: XlaPlan, shape: list[tuple[str, int]], dtype: str) -> XlaPlan:
     for _, n in shape:
         devices *= n
     found = tuple(_translate(c, shape, dtype) for c in collectives(x.hlo, devices))
-    return XlaPlan(found, x.flops, x.dot_flops, x.compile_seconds, x.hlo, sub_axis_slices(x.hlo, shape))
+    return XlaPlan(
+        found, x.flops, x.dot_flops, x.compile_seconds, x.hlo, sub_axis_slices(x.hlo, shape), x.reduction_flops
+    )
 
 
 def _translate(c: HloCollective, shape: list[tuple[str, int]], dtype: str) -> XlaCollective:
@@ -200,9 +252,24 @@ def _translate(c: HloCollective, shape: list[tuple[str, int]], dtype: str) -> Xl
     )
 
 
+_FLOPS_VERDICTS = {
+    "cli.verify.flops_both": "; symshard's count equals the dots and the total",
+    "cli.verify.flops_dots": "; symshard's count equals the dots, not the total",
+    "cli.verify.flops_total": "; symshard's count equals the total, not the dots",
+    "cli.verify.flops_neither": "; symshard's count DIFFERS from the dots and the total",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Verification:
-    """symshard's plan for one matmul next to JAX's execution and XLA's own plan."""
+    """symshard's plan for one matmul next to JAX's execution and XLA's own plan.
+
+    FLOPs are compared twice, separately: XLA's dots against symshard's FLOPs (``flops_agree``),
+    and the module's total as ``cost_analysis`` counts it (``xla_flops``: the dots, the adds of
+    its reductions, ``xla_reduction_flops``, and converts and index arithmetic) against the same
+    figure (``total_flops_agree``): symshard counts a matmul's FLOPs, 2 × the product of its dims
+    over the devices that split it, as the book does, and no adds of reductions.
+    """
 
     matmul: str
     mesh: str
@@ -225,6 +292,18 @@ class Verification:
     symshard_seconds: float
     xla_compile_seconds: float
     refined: Refinement | None = None  # where XLA shards by sub-axes: the check on the refined mesh
+    xla_reduction_flops: int = 0
+    total_flops_agree: bool | None = None
+    xla_bytes: int = 0  # bytes each device contributes to XLA's collectives, in the plan's dtype
+    best_bytes: int = 0  # the same for symshard's best strategy
+    best_flops: int = 0  # FLOPs per device of symshard's best strategy
+    chosen: int = 0  # strategies chosen to run under shard_map (all, the best, or a sample)
+    sample: int | None = None  # --sample N: how many were asked for, with its seed
+    seed: int = 0
+    unrunnable: tuple[tuple[str, str], ...] = ()  # (strategy, why): blocks that do not divide
+    not_run: int = 0  # chosen strategies left when the time limit was reached
+    time_limit: float | None = None
+    seconds: float = 0.0  # the whole check: planning, XLA's compile, every run
 
     @property
     def refined_match(self) -> bool:
@@ -245,6 +324,19 @@ class Verification:
         """Every strategy that ran gave the unsharded product with symshard's block shapes."""
         return all(e.correct and e.shapes_ok for e in self.executions)
 
+    @property
+    def time_limit_reached(self) -> bool:
+        """Some chosen strategies did not run: the time limit came first."""
+        return self.not_run > 0
+
+    @property
+    def xla_cheaper(self) -> bool:
+        """XLA's plan costs less than symshard's best on both counts that need no cost model: its
+        collectives take no more bytes from each device and its dots do no more FLOPs, one of them
+        strictly fewer."""
+        no_more = self.xla_bytes <= self.best_bytes and self.xla_dot_flops <= self.best_flops
+        return no_more and (self.xla_bytes, self.xla_dot_flops) != (self.best_bytes, self.best_flops)
+
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         return {
@@ -255,18 +347,27 @@ class Verification:
             "hardware": self.hardware,
             "strategies": self.strategies,
             "best": self.best,
+            "best_bytes_per_device": self.best_bytes,
+            "best_flops_per_device": self.best_flops,
             "xla_collectives": list(self.xla),
+            "xla_bytes_per_device": self.xla_bytes,
             "xla_flops_per_device": self.xla_flops,
             "xla_dot_flops_per_device": self.xla_dot_flops,
+            "xla_reduction_flops_per_device": self.xla_reduction_flops,
             "xla_repeats_work": self.xla_repeats_work,
+            "xla_cheaper": self.xla_cheaper,
             "match": self.match,
             "matched_strategy": self.matched,
             "rank": self.rank,
             "matched_on": self.matched_on,
             "flops_agree": self.flops_agree,
+            "total_flops_agree": self.total_flops_agree,
             "reason": self.reason,
             "refined": self.refined.to_json() if self.refined is not None else None,
             "lowering": list(self.lowering),
+            "chosen": self.chosen,
+            "sample": self.sample,
+            "seed": self.seed,
             "executed": [
                 {
                     "strategy": e.strategy,
@@ -279,13 +380,69 @@ class Verification:
                 for e in self.executions
             ],
             "executed_ok": self.executed_ok,
+            "unrunnable": [{"strategy": name, "why": why} for name, why in self.unrunnable],
+            "not_run": self.not_run,
+            "time_limit_s": self.time_limit,
+            "time_limit_reached": self.time_limit_reached,
             "symshard_seconds": round(self.symshard_seconds, 6),
             "xla_compile_seconds": round(self.xla_compile_seconds, 6),
+            "seconds": round(self.seconds, 6),
         }
 
     def json(self) -> str:
         """:meth:`to_json` as text."""
         return json.dumps(self.to_json(), indent=2, ensure_ascii=False)
+
+    @property
+    def flops_verdict(self) -> str:
+        """The key of what symshard's FLOPs equal: XLA's dots, its total, both or neither."""
+        both = {(True, True): "both", (True, False): "dots", (False, True): "total", (False, False): "neither"}
+        return "cli.verify.flops_" + both[bool(self.flops_agree), bool(self.total_flops_agree)]
+
+    def flops_text(self) -> str:
+        """The FLOPs row: XLA's total and its dots, each compared with symshard's count on its own."""
+        text = f"XLA {self.xla_flops:,} per device in all, {self.xla_dot_flops:,} in dots"
+        extra = self.xla_flops - self.xla_dot_flops
+        if extra:
+            other = extra - self.xla_reduction_flops
+            text += f" ({self.xla_reduction_flops:,} adds of reductions, {other:,} converts and index arithmetic)"
+        if self.flops_agree is not None:
+            text += _FLOPS_VERDICTS[self.flops_verdict]
+        if self.xla_repeats_work:
+            text += "; XLA repeats work across devices"
+        return text
+
+    def run_rows(self) -> list[tuple[str, str]]:
+        """The rows about running strategies under ``shard_map``: what ran, what could not, what was left."""
+        rows: list[tuple[str, str]] = []
+        if self.executions:
+            ok = sum(e.correct and e.shapes_ok for e in self.executions)
+            which = f" (a sample: {self.chosen:,} of {self.strategies:,}, seed {self.seed})" if self.sample else ""
+            rows.append(("shard_map", f"{ok} of {len(self.executions)} strategies ran and matched the product{which}"))
+            rows += [("  failed", f"{e.strategy}: {e.shape_problems or e.max_error}") for e in self.executions
+                     if not (e.correct and e.shapes_ok)]  # fmt: skip
+        if self.unrunnable:
+            name, why = self.unrunnable[0]
+            rows.append(
+                (
+                    "not runnable",
+                    (
+                        f"{len(self.unrunnable)} listed strategies hold a block that does not divide, which JAX "
+                        f"cannot hold (first: {name}: {why}); not run"
+                    ),
+                )
+            )
+        if self.not_run:
+            rows.append(
+                (
+                    "time limit",
+                    (
+                        f"{self.time_limit:g} s reached: {self.not_run:,} of the {self.chosen:,} chosen strategies "
+                        "did not run; run a seeded sample with --sample N, or allow more with --time-limit"
+                    ),
+                )
+            )
+        return rows
 
     def text(self) -> str:
         """The report, for people."""
@@ -313,17 +470,10 @@ class Verification:
                 rows.append(("  agreement", f"collectives of {r.matched}, but it did NOT run correctly"))
             else:
                 rows.append(("  agreement", f"no: {r.reason}"))
-        flops = f"XLA {self.xla_flops:,} per device (dots {self.xla_dot_flops:,})"
-        if self.flops_agree is not None:
-            flops += "; symshard agrees" if self.flops_agree else "; symshard DIFFERS"
-        if self.xla_repeats_work:
-            flops += "; XLA repeats work across devices"
-        rows.append(("FLOPs", flops))
-        if self.executions:
-            ok = sum(e.correct and e.shapes_ok for e in self.executions)
-            rows.append(("shard_map", f"{ok} of {len(self.executions)} strategies ran and matched the product"))
-            rows += [("  failed", f"{e.strategy}: {e.shape_problems or e.max_error}") for e in self.executions
-                     if not (e.correct and e.shapes_ok)]  # fmt: skip
+        if not self.match:
+            rows.append(("cost", self.cost_text()))
+        rows.append(("FLOPs", self.flops_text()))
+        rows += self.run_rows()
         rows.append(
             (
                 "time",
@@ -333,6 +483,14 @@ class Verification:
         rows += [("lowering", note) for note in self.lowering]
         width = max(len(k) for k, _ in rows)
         return self.matmul + "\n" + "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
+
+    def cost_text(self) -> str:
+        """XLA's plan and symshard's best side by side: bytes into collectives and FLOPs, per device."""
+        verdict = "; XLA's plan is cheaper: planner work" if self.xla_cheaper else ""
+        return (
+            f"XLA's plan {self.xla_bytes:,} B into collectives and {self.xla_dot_flops:,} FLOPs per device, "
+            f"symshard's best {self.best_bytes:,} B and {self.best_flops:,} FLOPs{verdict}"
+        )
 
 
 def _describe(sig: Signature) -> str:
@@ -450,7 +608,8 @@ def compare(p: Plan, x: XlaPlan, *, refined: bool = False) -> tuple[Strategy | N
     """The best-ranked strategy whose communication is exactly XLA's and whose devices do as many FLOPs
     as XLA's dots, its rank, and the reason when there is none (``refined``: ``p`` is on a refined mesh)."""
     target = x.signature
-    hits = [(i, s) for i, s in enumerate(p.strategies) if signature(s, p) == target]
+    sigs = signatures(p)
+    hits = [(i, s) for i, s in enumerate(p.strategies) if sigs[i] == target]
     same_flops = [(i, s) for i, s in hits if int(s.raw_flops) == x.dot_flops]
     if same_flops:
         i, s = same_flops[0]
@@ -469,11 +628,11 @@ def compare(p: Plan, x: XlaPlan, *, refined: bool = False) -> tuple[Strategy | N
     loose = [
         (i, s)
         for i, s in enumerate(p.strategies)
-        if int(s.raw_flops) == x.dot_flops and _loose(signature(s, p)) == _loose(target)
+        if int(s.raw_flops) == x.dot_flops and _loose(sigs[i]) == _loose(target)
     ]
     if loose and not hits:
         i, s = loose[0]
-        theirs = sorted({",".join(a) for k, a, _ in signature(s, p) if k == "CollectivePermute"})
+        theirs = sorted({",".join(a) for k, a, _ in sigs[i] if k == "CollectivePermute"})
         ours = sorted({",".join(c.axes or ("?",)) for c in x.collectives if c.kind == "CollectivePermute"})
         reasons.append(
             f"XLA's collectives and FLOPs are those of strategy {i + 1} ({s.name}) but for the collective-permute's "
@@ -485,7 +644,7 @@ def compare(p: Plan, x: XlaPlan, *, refined: bool = False) -> tuple[Strategy | N
     subs = x.sub_axes
     if subs:
         reasons.append(_sub_axis_reason(p, x, subs))
-    steps = {t for s in p.strategies for t in signature(s, p)}
+    steps = {t for sig in sigs for t in sig}
     wider = [
         c
         for c in x.collectives
@@ -525,14 +684,18 @@ def compare(p: Plan, x: XlaPlan, *, refined: bool = False) -> tuple[Strategy | N
             break
     xla_counts = Counter(target)
 
-    def distance(s: Strategy) -> int:
-        mine = Counter(signature(s, p))
+    def distance(sig: Signature) -> int:
+        mine = Counter(sig)
         return sum(((mine - xla_counts) + (xla_counts - mine)).values())
 
-    closest_i, closest = min(enumerate(p.strategies), key=lambda t: (distance(t[1]), t[0]))
+    first: dict[Signature, int] = {}  # each distinct signature at its best rank
+    for i, sig in enumerate(sigs):
+        first.setdefault(sig, i)
+    closest_i = min(first.values(), key=lambda i: (distance(sigs[i]), i))
+    closest = p.strategies[closest_i]
     reasons.append(
         f"XLA runs {_describe(target)}; the closest symshard strategy ({closest_i + 1}, {closest.name}) runs "
-        f"{_describe(signature(closest, p))}"
+        f"{_describe(sigs[closest_i])}"
     )
     return None, None, "; ".join(reasons)
 
@@ -625,6 +788,28 @@ def _refine_array(arr: Array, split: Mapping[str, tuple[tuple[str, int], ...]]) 
     return Array(arr.name, dims, frozenset(axes(sorted(arr.unreduced))))
 
 
+REFINED_AXES = 4
+"""The most axes a refined mesh may have for :func:`verify` to check it: 2-D arrays on four axes plan
+in seconds (a few hundred thousand strategies), 3-D ones on four axes take minutes, so beyond three
+axes only 2-D products are checked."""
+
+
+def _unrefinable(p: Plan, x: XlaPlan) -> str | None:
+    """Why the refined mesh of ``x`` is not checked (too many axes for the arrays' dims), or None."""
+    split = _split_axes(p, x)
+    if not split:
+        return None
+    count = sum(len(split.get(a.name, ((a.name, 0),))) for a in p.mesh.axes)
+    dims = max(len(a.dims) for a in (p.matmul.lhs, p.matmul.rhs))
+    if count < REFINED_AXES or (count == REFINED_AXES and dims <= 2):
+        return None
+    label = "; ".join(f"{a}={'·'.join(n for n, _ in parts)}" for a, parts in split.items())
+    return (
+        f"not checked on the refined mesh {label}: with {count} mesh axes and {dims}-dim arrays its plan lists "
+        "too many strategies to search in a sweep"
+    )
+
+
 def refine(
     p: Plan,
     x: XlaPlan,
@@ -651,7 +836,8 @@ def refine(
     if strategy is not None:
         key = ("refined mesh", mesh_text)
         own = None if memo is None else memo.setdefault(key, {})
-        executions = (execute(rp, strategy, fused=fused, memo=own),)
+        done = _attempt(rp, strategy, fused=fused, memo=own)
+        executions = (done,) if isinstance(done, Execution) else ()
     label = "; ".join(f"{a}={'·'.join(n for n, _ in parts)}" for a, parts in split.items())
     return Refinement(
         label=label,
@@ -666,6 +852,59 @@ def refine(
     )
 
 
+def _attempt(p: Plan, s: Strategy, *, fused: bool, memo: dict | None) -> Execution | str:
+    """``s`` run under ``shard_map``, or why it cannot run (a block that does not divide). A
+    :class:`~symshard.errors.ShardingError` while running (a block shape JAX and symshard disagree
+    on) is kept as a failed :class:`Execution` carrying its message, never raised."""
+    why = undivided(p, s)
+    if why is not None:
+        return why
+    try:
+        return execute(p, s, fused=fused, memo=memo)
+    except ShardingError as err:
+        return Execution(s.name, False, False, math.inf, 0.0, False, (err.message,), 0)
+
+
+def _bytes(sig: Signature, dtype: str) -> int:
+    """Bytes each device contributes to the collectives of ``sig``, elements in ``dtype``."""
+    return int(sum(n for _, _, n in sig) * dtype_bytes(dtype))
+
+
+def _check_run(run: str, sample: int | None) -> None:
+    if run not in ("all", "best", "none"):
+        raise UsageError(f"run must be all, best or none, not {run!r}", hint="e.g. run='best'")
+    if sample is not None and (sample < 1 or run != "all"):
+        raise UsageError(
+            f"a sample of {sample} strategies with run={run!r} cannot be drawn",
+            hint="sample at least 1 strategy, with run='all' (the sample is drawn from all strategies)",
+        )
+
+
+def choose(
+    p: Plan, run: str, *, sample: int | None = None, seed: int = 0, keep: Strategy | None = None
+) -> list[Strategy]:
+    """The strategies of ``p`` to run under ``shard_map``, in the plan's order.
+
+    ``run`` is ``'all'``, ``'best'`` or ``'none'``; with ``'all'``, ``sample`` runs at most that
+    many: the best and ``keep`` (the strategy matching XLA's plan) always, the rest drawn with
+    ``random.Random(seed)``, so the same seed picks the same strategies.
+
+    Raises:
+        UsageError: an unknown ``run``, or a ``sample`` below 1 or with a ``run`` other than ``'all'``.
+    """
+    _check_run(run, sample)
+    if run == "none":
+        return []
+    if run == "best":
+        return list(p.strategies[:1])
+    if sample is None or sample >= len(p.strategies):
+        return list(p.strategies)
+    always = {0} | ({p.strategies.index(keep)} if keep is not None else set())
+    others = [i for i in range(len(p.strategies)) if i not in always]
+    drawn = random.Random(seed).sample(others, max(0, min(sample - len(always), len(others))))
+    return [p.strategies[i] for i in sorted(always | set(drawn))]
+
+
 def verify(
     mm: Matmul | str,
     mesh: Mesh | Mapping[str, object] | str,
@@ -675,6 +914,10 @@ def verify(
     hardware: Hardware | str | None = "tpu-v5e",
     model: str = "book",
     run: str = "all",
+    sample: int | None = None,
+    seed: int = 0,
+    time_limit: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
     fused: bool = True,
     memo: dict | None = None,
 ) -> Verification:
@@ -688,20 +931,38 @@ def verify(
         hardware: the chip whose constants rank symshard's strategies.
         model: symshard's collective cost model.
         run: which strategies to run under ``shard_map``: ``'all'``, ``'best'`` or ``'none'``.
+        sample: with ``run='all'``, run at most this many: the best, the one matching XLA's plan,
+            and others drawn with ``seed`` (see :func:`choose`).
+        seed: the seed of the sample.
+        time_limit: seconds for the whole check; strategies still to run when it is reached are
+            left (counted in :attr:`Verification.not_run`) and the report says so.
+        progress: called with (strategies run, strategies chosen) after each one.
         fused: one program per strategy (True) or cached programs per leg (False).
         memo: shared between calls on the same mesh, shape and dtype (a sweep): placed operands
             and operand legs already run (see :func:`symshard.jax.execute.execute`).
 
+    A listed strategy holding a block that does not divide is reported in
+    :attr:`Verification.unrunnable`, not run; one whose run raises is a failed execution.
+
     Raises:
-        PlanError, ShardingError, ...: as :func:`symshard.plan`; MeshError: too few devices.
+        PlanError, ShardingError, ...: as :func:`symshard.plan`; MeshError: too few devices;
+        UsageError: a bad ``run`` or ``sample``.
     """
+    started = time.perf_counter()
     m_ = matmul(mm) if isinstance(mm, str) else mm
+    _check_run(run, sample)  # before any work
     start = time.perf_counter()
     p = plan.__wrapped__(m_, mesh, shape, dtype=dtype, hardware=hardware, model=model, routes="xla")  # type: ignore[attr-defined]
     seconds = time.perf_counter() - start
     x = xla_plan(p)
     strategy, rank, reason = compare(p, x)
-    refined = refine(p, x, model=model, fused=fused, memo=memo) if strategy is None and x.sub_axes else None
+    refined = None
+    if strategy is None and x.sub_axes:
+        unchecked = _unrefinable(p, x)
+        if unchecked is not None:
+            reason = f"{reason}; {unchecked}"
+        else:
+            refined = refine(p, x, model=model, fused=fused, memo=memo)
     if refined is not None:
         reason = _refined_reason(reason, refined)
     sizes = {k: int(v) for k, v in p.sizes}
@@ -713,10 +974,69 @@ def verify(
     # FLOPs: against the matched strategy; without one, where XLA repeats no work, against the
     # product's FLOPs split over every device (what symshard counts for a fully split product)
     flops_agree: bool | None = None
+    total_agree: bool | None = None
     if strategy is not None:
         flops_agree = int(strategy.raw_flops) == x.dot_flops
+        total_agree = int(strategy.raw_flops) == x.flops
     elif not repeats:
         flops_agree = any(int(s.raw_flops) == x.dot_flops for s in p.strategies)
+        total_agree = any(int(s.raw_flops) == x.flops for s in p.strategies)
+    lowering = _lowering_notes(p, x)
+    chosen = choose(p, run, sample=sample, seed=seed, keep=strategy)
+    executions: list[Execution] = []
+    unrunnable: list[tuple[str, str]] = []
+    not_run = 0
+    for i, s in enumerate(chosen):
+        if time_limit is not None and time.perf_counter() - started > time_limit:
+            not_run = len(chosen) - i
+            break
+        done = _attempt(p, s, fused=fused, memo=memo)
+        if isinstance(done, str):
+            unrunnable.append((s.name, done))
+        else:
+            executions.append(done)
+        if progress is not None:
+            progress(i + 1, len(chosen))
+    best = p.strategies[0]
+    return Verification(
+        matmul=str(m_),
+        mesh=str(p.mesh),
+        shape=",".join(f"{k}={v}" for k, v in p.sizes),
+        dtype=p.dtype,
+        hardware=p.hardware.name if p.hardware else None,
+        strategies=len(p.strategies),
+        best=best.name,
+        xla=tuple(c.describe() for c in x.collectives),
+        xla_flops=x.flops,
+        xla_dot_flops=x.dot_flops,
+        xla_repeats_work=repeats,
+        match=strategy is not None,
+        matched=strategy.name if strategy is not None else None,
+        rank=rank,
+        flops_agree=flops_agree,
+        reason=reason,
+        lowering=lowering,
+        executions=tuple(executions),
+        symshard_seconds=seconds,
+        xla_compile_seconds=x.compile_seconds,
+        refined=refined,
+        xla_reduction_flops=x.reduction_flops,
+        total_flops_agree=total_agree,
+        xla_bytes=_bytes(x.signature, p.dtype),
+        best_bytes=_bytes(signature(best, p), p.dtype),
+        best_flops=int(best.raw_flops),
+        chosen=len(chosen),
+        sample=sample if run == "all" and sample is not None and sample < len(p.strategies) else None,
+        seed=seed,
+        unrunnable=tuple(unrunnable),
+        not_run=not_run,
+        time_limit=time_limit,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _lowering_notes(p: Plan, x: XlaPlan) -> tuple[str, ...]:
+    """What the comparison undid or left out of XLA's module, one note each."""
     lowering = []
     if any(c.lowered for c in x.collectives):
         lowering.append(
@@ -738,38 +1058,9 @@ def verify(
             "bf16 on CPU: XLA runs the dot and its reductions in f32, so the HLO's collectives move 4-byte "
             f"elements where the bf16 plan moves {dtype_bytes('bf16')}; elements are compared, not bytes"
         )
-    elementwise = x.flops - x.dot_flops
-    if elementwise:
+    if ELIDED in x.hlo:
         lowering.append(
-            f"cost_analysis counts {elementwise:,} FLOPs besides the dots (the adds of its reductions, converts, "
-            "index arithmetic); FLOPs are compared on the dots"
+            "this jaxlib prints constants of more than ten elements as constant({...}) and offers no option to "
+            "print them; a reduce-scatter whose offset table is one of them stays the all-reduce it is written as"
         )
-    chosen = {"all": list(p.strategies), "best": p.strategies[:1], "none": []}.get(run)
-    if chosen is None:
-        from ..errors import UsageError
-
-        raise UsageError(f"run must be all, best or none, not {run!r}", hint="e.g. run='best'")
-    executions = tuple(execute(p, s, fused=fused, memo=memo) for s in chosen)
-    return Verification(
-        matmul=str(m_),
-        mesh=str(p.mesh),
-        shape=",".join(f"{k}={v}" for k, v in p.sizes),
-        dtype=p.dtype,
-        hardware=p.hardware.name if p.hardware else None,
-        strategies=len(p.strategies),
-        best=p.strategies[0].name,
-        xla=tuple(c.describe() for c in x.collectives),
-        xla_flops=x.flops,
-        xla_dot_flops=x.dot_flops,
-        xla_repeats_work=repeats,
-        match=strategy is not None,
-        matched=strategy.name if strategy is not None else None,
-        rank=rank,
-        flops_agree=flops_agree,
-        reason=reason,
-        lowering=tuple(lowering),
-        executions=executions,
-        symshard_seconds=seconds,
-        xla_compile_seconds=x.compile_seconds,
-        refined=refined,
-    )
+    return tuple(lowering)

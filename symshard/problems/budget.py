@@ -132,7 +132,17 @@ class _OutOfTime(BaseException):
 _IN_WORKER = False
 
 
+_PARSE_EXPR: Any = None
+
+
 def _refuse_text(*args: object, **kwargs: object) -> object:
+    """SymPy's parser, for SymPy's own modules while they are imported (``sympy.physics.units`` parses its
+    prefixes' names then); refused for anything else a family's work reaches."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "<module>" and str(frame.f_globals.get("__name__", "")).startswith("sympy."):
+            return _PARSE_EXPR(*args, **kwargs)
+        frame = frame.f_back  # type: ignore[assignment]
     raise TemplateError("SymPy's text parser is switched off while a family runs", hint="pass values, not text")
 
 
@@ -144,6 +154,8 @@ def _harden() -> None:
     try:
         import sympy.parsing.sympy_parser as parser
 
+        global _PARSE_EXPR
+        _PARSE_EXPR = parser.parse_expr
         parser.parse_expr = _refuse_text  # type: ignore[assignment]  # sympify(text) imports it from here
     except ImportError:  # pragma: no cover - sympy always has it
         pass

@@ -58,7 +58,7 @@ import jinja2.sandbox
 import sympy
 from jinja2.exceptions import SecurityError
 
-from .. import symbols
+from .. import inference, parallelism, symbols, training, transformer
 from ..arrays import Array
 from ..collectives import AllGather, AllReduce, AllToAll, CollectivePermute, DynamicSlice, ReduceScatter
 from ..crossovers import compare
@@ -211,6 +211,18 @@ _GLOBALS = {
     "mlp_layer": mlp_layer,
     "fsdp_tp_split": fsdp_tp_split,
     "largest_tp": largest_tp,
+    "Model": transformer.Model,
+    "model": transformer.model,
+    "train": training.train,
+    "training_memory": training.training_memory,
+    "batch_per_chip": training.batch_per_chip,
+    "roofline": parallelism.roofline,
+    "best_split": parallelism.best_split,
+    "serve": inference.serve,
+    "kv_cache_bytes": inference.kv_cache_bytes,
+    "decode_tp_limit": inference.decode_tp_limit,
+    "prefill_tp_limit": inference.prefill_tp_limit,
+    "weight_stationary": inference.weight_stationary,
     "AllGather": AllGather,
     "ReduceScatter": ReduceScatter,
     "AllReduce": AllReduce,

@@ -132,7 +132,15 @@ def prepare(out: Path | str, *, source: Path | str | None = None, force: bool = 
     return Path(out) / "mkdocs.yml"
 
 
-def _prepare_into(out: Path, source: Path | str | None, url: str) -> None:
+Progress = Callable[[str, int, int], None]
+"""``progress(stage, done, total)``: told as a build moves on (the CLI draws a bar on a terminal)."""
+
+
+def _quiet(stage: str, done: int, total: int) -> None:
+    pass
+
+
+def _prepare_into(out: Path, source: Path | str | None, url: str, progress: Progress = _quiet) -> None:
     """:func:`prepare`'s work, into a fresh folder."""
     yaml = _yaml()
     src = Path(source) if source is not None else sources()
@@ -141,7 +149,7 @@ def _prepare_into(out: Path, source: Path | str | None, url: str) -> None:
     for language in LANGUAGES:
         project = out if language == "en" else out / language
         config = english if language == "en" else _merged(english, _overlay(yaml, src, language))
-        _prepare_language(yaml, src, project, language, config, english_docs=out / "docs", url=url)
+        _prepare_language(yaml, src, project, language, config, english_docs=out / "docs", url=url, progress=progress)
 
 
 def _overlay(yaml, src: Path, language: str) -> dict:
@@ -160,7 +168,15 @@ def _merged(base: dict, overlay: dict) -> dict:
 
 
 def _prepare_language(
-    yaml, src: Path, project: Path, language: str, config: dict, *, english_docs: Path, url: str
+    yaml,
+    src: Path,
+    project: Path,
+    language: str,
+    config: dict,
+    *,
+    english_docs: Path,
+    url: str,
+    progress: Progress = _quiet,
 ) -> None:
     docs = project / "docs"
     docs.mkdir(parents=True, exist_ok=True)
@@ -168,7 +184,10 @@ def _prepare_language(
     if language != "en":  # the English pages' figures, for the pages shown untranslated
         shutil.copytree(english_docs / "figures", docs / "figures", dirs_exist_ok=True)
     translated = src / language / "docs"
-    for path in sorted((src / "docs").rglob("*")):
+    stage = f"pages ({language})"
+    paths = sorted((src / "docs").rglob("*"))
+    for done, path in enumerate(paths, 1):
+        progress(stage, done, len(paths))
         rel = path.relative_to(src / "docs")
         target = docs / rel
         if path.is_dir():
@@ -189,7 +208,11 @@ def _prepare_language(
                 f"site/{language}/docs/{orphans[0]} translates no English page",
                 hint=f"a translation sits at the English page's path under site/{language}/docs/",
             )
-    nav_sets = write_sets(load_sets(src / "problem-sets.toml", language), docs)
+    nav_sets = write_sets(
+        load_sets(src / "problem-sets.toml", language),
+        docs,
+        progress=lambda done, total: progress(f"problem sets ({language})", done, total),
+    )
     config = dict(config)
     config["nav"] = _with_problem_sets(config.get("nav", []), nav_sets)
     config["docs_dir"] = "docs"
@@ -278,6 +301,7 @@ def build(
     strict: bool = True,
     force: bool = False,
     url: str | None = None,
+    progress: Progress = _quiet,
 ) -> Built:
     """Prepare the projects (kept in ``src`` if given) and build the static site into ``out``.
 
@@ -286,7 +310,8 @@ def build(
     :class:`~symshard.outputs.OutputFolder` writes: files of the previous build that are gone
     are removed, files symshard did not write are never touched (a folder holding any is refused
     without ``force``). Dates in the site come from ``$SOURCE_DATE_EPOCH``, else :data:`BUILD_EPOCH`;
-    its address (``url``) from :func:`site_url`.
+    its address (``url``) from :func:`site_url`. ``progress(stage, done, total)`` hears each page,
+    problem set and MkDocs build as it finishes.
 
     Raises:
         OutputError: ``out`` or ``src`` holds files symshard did not write (without ``force``).
@@ -301,7 +326,7 @@ def build(
     with tempfile.TemporaryDirectory(prefix="symshard-site-") as scratch:
         project = Path(scratch) / "project"
         project.mkdir()
-        _prepare_into(project, None, site_url(url))
+        _prepare_into(project, None, site_url(url), progress)
         runs = []
         for language, (_, folder) in LANGUAGES.items():
             config = project / folder / "mkdocs.yml"
@@ -314,8 +339,10 @@ def build(
             )
             runs.append((language, folder, target, process))
         logs = []
-        for language, _, _, process in runs:
+        for done, (language, _, _, process) in enumerate(runs, 1):
+            progress("mkdocs", done - 1, len(runs))
             log = process.communicate()[0]
+            progress("mkdocs", done, len(runs))
             logs.append(f"[{language}]\n{log}")
             problems = log_problems(log)
             if process.returncode != 0 or problems:

@@ -24,7 +24,7 @@ import os
 import shlex
 import tempfile
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -314,38 +314,73 @@ def _cell(value: object, fmt: Callable[[object], str] = format_number) -> str:
 
 
 def hardware_table() -> str:
-    """The preset catalogue as a Markdown table, then each chip's sources and notes."""
-    head = (
-        "| preset | chip | bf16 FLOP/s (C) | HBM | W_hbm (B/s) | W_ici, one axis, both ways (B/s) | NVLink (B/s) "
-        "| W_dcn (B/s) | latency | wraparound / network |"
-    )
-    rows = [head, "| " + " | ".join(["---"] * 10) + " |"]
+    """The preset catalogue as two Markdown tables narrow enough for the text column (compute and
+    memory; networks), then each chip's sources, grouped by source."""
     wiring = {
         "torus-16": "axes of 16",
         "cube": "whole 4×4×4 cubes",
         "nvlink": "NVLink switch",
         "ring": "every axis",
     }
+    compute = ["| preset | chip | bf16 FLOP/s (C) | HBM | W_hbm (B/s) |", "| --- | --- | --- | --- | --- |"]
+    network = [
+        "| preset | W_ici, one axis, both ways (B/s) | NVLink (B/s) | W_dcn (B/s) | latency | wraparound / network |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for chip in HARDWARE.values():
         c = chip.constants()
-        cells = [
-            f"`{chip.name}`",
-            chip.label,
-            _cell(chip.flops_bf16),
-            _cell(chip.hbm_bytes, lambda b: format_bytes(b).split("(")[-1].rstrip(")")),
-            _cell(chip.hbm_bandwidth),
-            _cell(c.get(W_ici)),
-            _cell(chip.nvlink_bandwidth),
-            _cell(c.get(W_dcn)),
-            _latency(chip),
-            wiring.get(chip.wiring, chip.wiring) + _network(chip),
-        ]
-        rows.append("| " + " | ".join(cells) + " |")
-    out = ["\n".join(rows), ""]
+        hbm = _cell(chip.hbm_bytes, lambda b: format_bytes(b).split("(")[-1].rstrip(")"))
+        compute.append(
+            f"| `{chip.name}` | {chip.label} | {_cell(chip.flops_bf16)} | {hbm} | {_cell(chip.hbm_bandwidth)} |"
+        )
+        network.append(
+            f"| `{chip.name}` | {_cell(c.get(W_ici))} | {_cell(chip.nvlink_bandwidth)} | {_cell(c.get(W_dcn))} "
+            f"| {_latency(chip)} | {wiring.get(chip.wiring, chip.wiring) + _network(chip)} |"
+        )
+    out = ["**Compute and memory**", "", "\n".join(compute), "", "**Networks**", "", "\n".join(network), ""]
+    out += ["**Sources**", ""]
     for chip in HARDWARE.values():
-        cites = sorted({text for _, text in chip.sources})
-        out.append(f"- **{chip.label}** (`{chip.name}`): " + "; ".join(cites) + ".")
+        out.append(f"- **{chip.label}** (`{chip.name}`): {_citations(chip.sources)}.")
     return "\n".join(out)
+
+
+_SOURCE_FIELDS = {
+    "flops_bf16": "C", "flops_8bit": "8-bit C", "hbm_bytes": "HBM", "hbm_bandwidth": "W_hbm",
+    "ici_link_bandwidth": "ICI link", "dcn_bandwidth": "W_dcn", "pcie_bandwidth": "PCIe", "hop_latency": "T_hop",
+    "nvlink_bandwidth": "NVLink", "node_size": "NVLink domain", "leaf_nodes": "scalable unit",
+    "spine_bandwidth": "W_spine", "base_latency": "T_base", "nvlink_latency": "T_nvlink", "net_latency": "T_net",
+}  # fmt: skip
+
+
+def _citations(sources: Sequence[tuple[str, str]]) -> str:
+    """Each source once, with the figures it gives: ``Book, Part 2, 'TPU specs' tables: C, HBM, W_dcn (DCN per chip)``.
+
+    A source text that is another of the chip's source texts plus a detail (in closing parentheses,
+    or after ``; ``) is that source, and the detail goes with its figure.
+    """
+    texts = {text for _, text in sources}
+    grouped: dict[str, dict[str, str]] = {}
+    for name, text in sources:
+        base, detail = text, ""
+        if "; " in text and text.split("; ", 1)[0] in texts:
+            base, detail = text.split("; ", 1)
+        elif text.endswith(")"):
+            depth, at = 0, len(text) - 1
+            for at in range(len(text) - 1, -1, -1):
+                depth += {")": 1, "(": -1}.get(text[at], 0)
+                if depth == 0:
+                    break
+            if text[:at].rstrip() in texts:
+                base, detail = text[:at].rstrip(), text[at + 1 : -1]
+        label = _SOURCE_FIELDS.get(name, name)
+        if detail.lower() == label.lower():
+            detail = ""
+        figures = grouped.setdefault(base, {})
+        figures[label] = detail or figures.get(label, "")
+    return "; ".join(
+        f"{base}: " + ", ".join(f"{label} ({detail})" if detail else label for label, detail in figures.items())
+        for base, figures in grouped.items()
+    )
 
 
 def _latency(chip) -> str:

@@ -19,7 +19,7 @@ Examples:
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -191,7 +191,9 @@ def _figures(p: Problem) -> Sequence[tuple[str, object]]:
     return tuple(getattr(p, "figures", ()))
 
 
-def write_sets(sets: Sequence[ProblemSet], docs: Path) -> list[tuple[str, list[tuple[str, str]]]]:
+def write_sets(
+    sets: Sequence[ProblemSet], docs: Path, progress: Callable[[int, int], None] | None = None
+) -> list[tuple[str, list[tuple[str, str]]]]:
     """Write every set under ``docs/problems/``; return the nav: (set title, [(page title, path)]).
 
     Raises:
@@ -200,7 +202,9 @@ def write_sets(sets: Sequence[ProblemSet], docs: Path) -> list[tuple[str, list[t
     root = docs / "problems"
     nav: list[tuple[str, list[tuple[str, str]]]] = []
     catalogue: list[tuple[ProblemSet, int, Problem]] = []
-    for s in sets:
+    for number, s in enumerate(sets):
+        if progress is not None:
+            progress(number, len(sets))
         folder = root / s.slug
         folder.mkdir(parents=True, exist_ok=True)
         try:
@@ -233,6 +237,8 @@ def write_sets(sets: Sequence[ProblemSet], docs: Path) -> list[tuple[str, list[t
         (folder / "index.md").write_text(_overview(s, problems, no_pdf), encoding="utf-8")
         nav.append((s.title, entries))
     (root / "index.md").write_text(_index(sets, catalogue), encoding="utf-8")
+    if progress is not None:
+        progress(len(sets), len(sets))
     return nav
 
 

@@ -1,0 +1,627 @@
+"""What ``symshard model`` prints: whole models, training runs and serving, as text, JSON and HTML.
+
+The algebra (:mod:`symshard.transformer`, :mod:`symshard.training`, :mod:`symshard.parallelism`,
+:mod:`symshard.inference`, :mod:`symshard.transfers`) returns SymPy values and English notes;
+the words around them are chosen here, in English or Simplified Chinese (keys in
+:data:`ENGLISH`, their Chinese in ``symshard/i18n/zh.toml``). Every line prints the formula and
+then the number. JSON keeps English keys, numbers as numbers, formulas as text, and a ``*_zh``
+field beside each note. Notebooks get an HTML table of the same rows.
+
+Examples:
+    >>> from symshard.transformer import model
+    >>> print(model_text(model("llama3-8b")).splitlines()[0])
+    LLaMA-3 8B: L=32, D=4096, F=14336, N=32, K=8, H=128, V=128256
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+
+import sympy
+
+from .errors import SymshardError
+from .i18n import keyed, sentence
+from .mathtext import as_expr
+from .units import format_bytes, format_flops, format_number, format_seconds, json_value, pretty, sig
+
+__all__ = [
+    "ENGLISH",
+    "memory_html",
+    "model_html",
+    "model_report",
+    "model_text",
+    "presets_report",
+    "serving_html",
+    "training_html",
+]
+
+ENGLISH: dict[str, str] = {
+    "model.moe": ", E={E}, k={k}",
+    "model.row.parameters": "parameters",
+    "model.row.active": "active",
+    "model.row.flops": "FLOPs/token",
+    "model.row.kv": "KV cache",
+    "model.row.source": "source",
+    "model.row.published": "published",
+    "model.parts": "mlp {mlp} · attention {attention} · embeddings {embeddings} · norms {norms}{router}",
+    "model.router": " · router {router}",
+    "model.total": "total {total}",
+    "model.flops": "training {training}; inference {inference}",
+    "model.kv": "{formula} = {bytes} per token ({dtype})",
+    "model.published": "{count} ({source}); symshard counts {ratio} of it",
+    "model.training_head": "training on {tokens} tokens, {chips} {chip} chips at MFU {mfu}",
+    "model.row.run": "whole run",
+    "model.row.time": "time",
+    "model.row.memory": "memory",
+    "model.row.fit": "fewest chips",
+    "model.row.share": "per chip",
+    "model.row.batch": "batch/chip",
+    "model.row.step": "step",
+    "model.row.slice": "slice",
+    "model.run": "{flops} ({per_token} per token)",
+    "model.days": "{formula} = {seconds} = {days} days",
+    "model.memory": "weights {weights} · optimizer {optimizer} ({name}, {per_param} B per parameter) · gradients {gradients} · activations {activations}",
+    "model.memory_per_token": "activations {formula} per token of batch (give --batch for the total)",
+    "model.fit": "{bytes}: at least {chips} chips of {hbm}",
+    "model.share": "{bytes} on each of {chips} chips: {verdict}",
+    "model.fits": "fits",
+    "model.too_big": "does not fit in {hbm}",
+    "model.batch": "{batch}/{chips} = {per_chip} tokens",
+    "model.step": "{seconds} per step of {batch} tokens; {steps} steps",
+    "model.slice": "{chips} chips: {flops} FLOP/s, {hbm} of HBM, {hosts}",
+    "model.hosts": "{hosts} hosts",
+    "model.hosts_unknown": "hosts unknown",
+    "model.schemes_head": "compute-bound when (per layer, the chapter's MLP block; {convention}):",
+    "model.scheme_line": "  {scheme}{condition}   [{numeric}]",
+    "model.verdict_head": "at {batch} tokens on {chips} chips:",
+    "model.verdict_line": "  {scheme}{detail}T_math {math}, T_comms {comm} -> {bound}",
+    "model.split": "|X| = {x}, |Y| = {y}: ",
+    "model.optimum": "  best FSDP × TP split: |X| = {formula} = {value} continuous; best divisor split |X| = {x}, |Y| = {y}",
+    "model.serving_head": "serving: batch {batch}, context {context}, {dtype} weights, {kv_dtype} KV cache, mesh {mesh} ({chips} {chip} chips)",
+    "model.row.per_chip": "per chip",
+    "model.row.decode": "decode step",
+    "model.row.crossover": "compute-bound",
+    "model.row.prefill": "prefill",
+    "model.row.tp": "TP limits",
+    "model.row.ws": "2-D vs 1-D",
+    "model.row.collectives": "collectives",
+    "model.kv_batch": "{per_sequence} per sequence; {total} for the batch",
+    "model.per_chip": "weights {weights} + KV cache {kv} = {total} of {hbm}: {verdict}; largest batch {largest}",
+    "model.per_chip_symbolic": "weights {weights} + KV cache {kv} = {total}",
+    "model.decode": "T_hbm {hbm}, T_math {math}, T_comms {comm} -> {bound}: {step}, {throughput} tokens/s ({per_chip} per chip)",
+    "model.crossover": "from a batch of {batch}",
+    "model.crossover_never": "never at this context: each sequence's cache costs more HBM time than its FLOPs",
+    "model.prefill": "{seconds} for the batch's context (compute-bound)",
+    "model.tp": "prefill |Y| ≤ {prefill} = {prefill_value}; decode |Y| ≤ {decode} = {decode_value} at B = {batch}",
+    "model.ws": "1-D {one_d}; 2-D at |X| = {best_x}: {best}; 2-D moves less when {crossover} = {value} chips",
+    "model.collective": "{collective}: {bytes} per shard, {time}, {bound}",
+    "model.note": "note: {note}",
+    "model.presets_head": "model",
+    "model.presets_columns": "L      D       F       N    K    H    V        parameters",
+}
+"""The English of the words ``symshard model`` prints, by key; Chinese is in the catalogue."""
+
+
+def _say(key: str, language: str, **values: object) -> str:
+    return keyed(ENGLISH, key, language, **values)
+
+
+def _term(word: str, language: str) -> str:
+    if language == "en":
+        return f"{word}-bound"
+    from .i18n import term
+
+    return term(f"{word}_bound", language)
+
+
+def _condition(text: str, language: str) -> str:
+    if language == "en":
+        return text
+    from .i18n.catalog import condition
+
+    return condition(text, language)
+
+
+def _table(rows: Sequence[tuple[str, str]]) -> str:
+    import unicodedata
+
+    def width(t: str) -> int:
+        return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in t)
+
+    w = max(width(k) for k, _ in rows)
+    return "\n".join(f"{k}{' ' * (w - width(k))}  {v}" for k, v in rows)
+
+
+def _count(x: object) -> str:
+    v = as_expr(x)
+    return f"{int(v):,}" if v.is_Integer else format_number(v)
+
+
+def _eq(formula: object, value: object, fmt) -> str:
+    """``formula = value`` (just the value when they print the same)."""
+    shown = fmt(value) if as_expr(value).is_number else pretty(value)
+    text = pretty(formula)
+    return shown if text in (shown, str(value)) else f"{text} = {shown}"
+
+
+def _symbolic(m):
+    from .transformer import Model
+
+    return Model.symbolic(moe=m.is_moe, gated=m.gated, tied_embeddings=m.tied_embeddings)
+
+
+# -- the model itself --------------------------------------------------------------------------------------
+
+
+def model_text(m, language: str = "en") -> str:
+    """The model's sizes, parameters by part, FLOPs per token and KV cache per token."""
+    from .inference import kv_cache_bytes
+
+    p = m.params
+    head = (
+        f"{m.label}: L={m.layers}, D={m.d_model}, F={m.d_ff}, N={m.heads}, K={m.kv_heads}, H={m.head_dim}, V={m.vocab}"
+    )
+    if m.is_moe:
+        head += _say("model.moe", language, E=m.experts, k=m.experts_per_token)
+    router = _say("model.router", language, router=_count(p.router)) if m.is_moe else ""
+    sym = _symbolic(m)
+    rows = [
+        (_say("model.row.parameters", language), _say("model.parts", language, mlp=_count(p.mlp),
+         attention=_count(p.attention), embeddings=_count(p.embeddings), norms=_count(p.norms), router=router)),
+        ("", _say("model.total", language, total=_eq(sym.params.total, p.total, _count))),
+    ]  # fmt: skip
+    if m.is_moe:
+        rows.append((_say("model.row.active", language), _eq(sym.params.active, p.active, _count)))
+    rows.append((_say("model.row.flops", language), _say("model.flops", language,
+                 training=format_flops(m.flops_per_token()), inference=format_flops(m.flops_per_token(training=False)))))  # fmt: skip
+    rows.append((_say("model.row.kv", language), _say("model.kv", language, formula="2·L·K·H",
+                 bytes=format_bytes(kv_cache_bytes(m, 1)), dtype="bf16")))  # fmt: skip
+    if m.published_params is not None:
+        ratio = f"{float(p.total / m.published_params):.4f}"
+        rows.append((_say("model.row.published", language), _say("model.published", language,
+                     count=_count(m.published_params), source=m.source("published_params"), ratio=ratio)))  # fmt: skip
+    if m.source("sizes"):
+        rows.append((_say("model.row.source", language), str(m.source("sizes"))))
+    return head + "\n" + _table(rows)
+
+
+def model_data(m) -> dict:
+    """The model as a JSON-ready dict."""
+    from .inference import kv_cache_bytes
+
+    p = m.params
+    sym = _symbolic(m)
+    return {
+        "model": m.name,
+        "label": m.label,
+        "sizes": {k: json_value(v) for k, v in m.sizes().items()},
+        "gated": m.gated,
+        "tied_embeddings": m.tied_embeddings,
+        "params": {k: json_value(v) for k, v in {**p.parts(), "total": p.total, "active": p.active}.items()},
+        "params_formula": {"total": pretty(sym.params.total), "active": pretty(sym.params.active)},
+        "flops_per_token": {
+            "training": json_value(m.flops_per_token()),
+            "inference": json_value(m.flops_per_token(training=False)),
+        },
+        "kv_cache_bytes_per_token_bf16": json_value(kv_cache_bytes(m, 1)),
+        "published_params": m.published_params,
+        "sources": dict(m.sources),
+    }
+
+
+def presets_report(language: str = "en") -> tuple[str, dict]:
+    """Every preset, one line each."""
+    from .transformer import MODELS
+
+    rows = [(_say("model.presets_head", language), _say("model.presets_columns", language))]
+    for m in MODELS.values():
+        cells = [str(m.layers).ljust(6), str(m.d_model).ljust(7), str(m.d_ff).ljust(7), str(m.heads).ljust(4),
+                 str(m.kv_heads).ljust(4), str(m.head_dim).ljust(4), str(m.vocab).ljust(8), _count(m.params.total)]  # fmt: skip
+        rows.append((m.name, " ".join(cells)))
+    return _table(rows), {"models": [model_data(m) for m in MODELS.values()]}
+
+
+# -- training --------------------------------------------------------------------------------------------
+
+
+def _note_lines(notes: Sequence[str], language: str) -> list[str]:
+    return [_say("model.note", language, note=sentence(n, language)) for n in notes]
+
+
+def _notes_json(notes: Sequence[str]) -> list[dict]:
+    return [{"note": n, "note_zh": sentence(n, "zh")} for n in notes]
+
+
+def training_report(run, roofs, verdicts, split, totals, language: str = "en") -> tuple[str, dict]:
+    """The text and JSON of a training run with its rooflines (see :func:`model_report`)."""
+    from .training import OPTIMIZERS
+
+    m, lang = run.model, language
+    chip = run.hardware.label if run.hardware is not None else ""
+    head = _say("model.training_head", lang, tokens=format_number(run.tokens), chips=_count(run.chips), chip=chip,
+                mfu=format_number(run.mfu))  # fmt: skip
+    lines = [model_text(m, lang), " ".join(head.split())]
+    mem = run.memory
+    rows = [
+        (_say("model.row.run", lang), _say("model.run", lang, flops=_flop(run.flops),
+         per_token=_flop(run.flops_per_token))),
+        (_say("model.row.time", lang), _say("model.days", lang, formula=pretty(run.formula),
+         seconds=_shown(run.seconds, format_seconds), days=_shown(run.days, lambda d: sig(d, 3)))),
+    ]  # fmt: skip
+    per_param = OPTIMIZERS[mem.optimizer][0]
+    if mem.batch.is_number:
+        rows.append((_say("model.row.memory", lang), _say("model.memory", lang, weights=_size(mem.weights),
+                     optimizer=_size(mem.optimizer_state), name=mem.optimizer, per_param=per_param,
+                     gradients=_size(mem.gradients), activations=_size(mem.activations))))  # fmt: skip
+    else:
+        rows.append((_say("model.row.memory", lang), _say("model.memory", lang, weights=_size(mem.weights),
+                     optimizer=_size(mem.optimizer_state), name=mem.optimizer, per_param=per_param,
+                     gradients=_size(mem.gradients), activations="—")))  # fmt: skip
+        per_token = as_expr(mem.activations / mem.batch)
+        rows.append(("", _say("model.memory_per_token", lang, formula=_eq(
+            as_expr(_symbolic(m).layers * 2 * (_symbolic(m).d_model + 2 * _symbolic(m).d_ff))
+            if mem.policy == "mlp" else per_token, per_token, _size))))  # fmt: skip
+    need = mem.total if mem.batch.is_number else mem.parameter_state
+    if run.hardware is not None and run.hardware.hbm_bytes is not None:
+        rows.append((_say("model.row.fit", lang), _say("model.fit", lang, bytes=_size(need),
+                     chips=_count(mem.chips_to_fit(run.hardware)), hbm=_size(run.hardware.hbm_bytes))))  # fmt: skip
+        if run.chips.is_number:
+            share = need / run.chips
+            ok = share <= run.hardware.hbm_bytes
+            verdict = _say("model.fits", lang) if ok else _say("model.too_big", lang, hbm=_size(run.hardware.hbm_bytes))
+            rows.append((_say("model.row.share", lang), _say("model.share", lang, bytes=_size(share),
+                         chips=_count(run.chips), verdict=verdict)))  # fmt: skip
+    if run.per_chip is not None:
+        rows.append((_say("model.row.batch", lang), _say("model.batch", lang, batch=_count(run.batch),
+                     chips=_count(run.chips), per_chip=format_number(run.per_chip.per_chip))))  # fmt: skip
+    if run.step_seconds is not None:
+        rows.append((_say("model.row.step", lang), _say("model.step", lang, seconds=_shown(run.step_seconds, format_seconds),
+                     batch=_count(run.batch), steps=format_number(run.steps))))  # fmt: skip
+    if totals is not None:
+        rows.append((_say("model.row.slice", lang), _slice_text(totals, lang)))
+    lines.append(_table(rows))
+    if run.per_chip is not None and run.per_chip.note:
+        lines += _note_lines([run.per_chip.note], lang)
+    lines += _schemes_text(roofs, lang)
+    if verdicts:
+        lines.append(_say("model.verdict_head", lang, batch=_count(run.batch), chips=_count(run.chips)))
+        width = max(len(v.scheme) for v in verdicts) + 2
+        for v in verdicts:
+            detail = _say("model.split", lang, x=v.detail["X"], y=v.detail["Y"]) if "X" in v.detail else ""
+            lines.append(_say("model.verdict_line", lang, scheme=v.scheme.ljust(width), detail=detail,
+                              math=format_seconds(v.math_time), comm=format_seconds(v.comm_time),
+                              bound=_term(v.bound, lang)))  # fmt: skip
+    if split is not None:
+        lines.append(_say("model.optimum", lang, formula=pretty(split.optimum_formula),
+                          value=format_number(split.optimum), x=split.x, y=split.y))  # fmt: skip
+        if split.note:
+            lines += _note_lines([split.note], lang)
+    data = {
+        **model_data(m),
+        "training": {
+            "tokens": json_value(run.tokens),
+            "chips": json_value(run.chips),
+            "mfu": json_value(run.mfu),
+            "hardware": None if run.hardware is None else run.hardware.name,
+            "flops_per_token": json_value(run.flops_per_token),
+            "flops": json_value(run.flops),
+            "seconds": json_value(run.seconds),
+            "days": json_value(run.days),
+            "time_formula": pretty(run.formula),
+            "batch": json_value(run.batch),
+            "step_seconds": json_value(run.step_seconds),
+            "steps": json_value(run.steps),
+            "batch_per_chip": None if run.per_chip is None else {
+                "exact": json_value(run.per_chip.per_chip), "padded": json_value(run.per_chip.padded),
+                "padding": json_value(run.per_chip.padding), "even": run.per_chip.even,
+                "notes": _notes_json([run.per_chip.note] if run.per_chip.note else [])},
+            "memory": {"policy": mem.policy, "optimizer": mem.optimizer, "bytes_per_param": json_value(
+                mem.bytes_per_param), **{k: json_value(v) for k, v in mem.kinds().items()},
+                "formulas": {"activations": pretty(_symbolic_memory(mem).activations)}},
+            "chips_to_fit": None if run.hardware is None or run.hardware.hbm_bytes is None
+            else json_value(mem.chips_to_fit(run.hardware)),
+        },
+        "schemes": [_roof_data(r) for r in roofs],
+        "verdicts": [{"scheme": v.scheme, "math_time_s": json_value(v.math_time), "comm_time_s": json_value(
+            v.comm_time), "bound": v.bound, **{k: json_value(x) for k, x in v.detail.items()}} for v in verdicts],
+        "split": None if split is None else {"optimum_formula": pretty(split.optimum_formula), "optimum": json_value(
+            split.optimum), "X": split.x, "Y": split.y, "comm_time_s": json_value(split.comm_time),
+            "math_time_s": json_value(split.math_time), "convention": split.convention, "even": split.even,
+            "notes": _notes_json([split.note] if split.note else [])},
+        "slice": None if totals is None else _slice_data(totals),
+    }  # fmt: skip
+    return "\n".join(lines), data
+
+
+def _shown(x: object, fmt) -> str:
+    """A number in its unit, or the formula while it keeps symbols."""
+    v = as_expr(x)
+    return fmt(v) if v.is_number else pretty(v)
+
+
+def _flop(x: object) -> str:
+    v = as_expr(x)
+    if not v.is_number:
+        return pretty(v)
+    return format_flops(v) if v < 10**18 else f"{format_number(v)} FLOP"
+
+
+def _symbolic_memory(mem):
+    from .training import training_memory
+
+    return training_memory(_symbolic(mem.model), policy=mem.policy, optimizer=mem.optimizer,
+                           gradients=bool(mem.gradients != 0))  # fmt: skip
+
+
+def _size(x: object) -> str:
+    """Bytes, short: ``70.6 GB`` style is not the project's; binary units as format_bytes prints them."""
+    v = as_expr(x)
+    if not v.is_number:
+        return pretty(v)
+    full = format_bytes(v)
+    return full[full.index("(") + 1 : -1] if "(" in full else full
+
+
+def _schemes_text(roofs, language: str) -> list[str]:
+    if not roofs:
+        return []
+    from .parallelism import OVERLAPS
+
+    lines = [_say("model.schemes_head", language, convention=sentence(OVERLAPS["axes"], language)
+                  if roofs[0].convention == OVERLAPS["axes"] else sentence(roofs[0].convention, language))]  # fmt: skip
+    width = max(len(r.scheme) for r in roofs) + 2
+    cond_width = max(len(r.condition.text()) for r in roofs) + 2
+    for r in roofs:
+        numeric = r.numeric.text() if r.numeric is not None else "—"
+        lines.append(_say("model.scheme_line", language, scheme=r.scheme.ljust(width),
+                          condition=_condition(r.condition.text(), language).ljust(cond_width),
+                          numeric=_condition(numeric, language)))  # fmt: skip
+    return lines
+
+
+def _roof_data(r) -> dict:
+    return {
+        "scheme": r.scheme,
+        "solve_for": str(r.symbol),
+        "condition": r.condition.text(),
+        "condition_latex": r.condition.latex(),
+        "numeric": None if r.numeric is None else r.numeric.text(),
+        "math_time": pretty(r.math_time),
+        "comm_time": pretty(r.comm_time),
+        "convention": r.convention,
+        "source": r.source,
+        "notes": _notes_json(r.notes),
+    }
+
+
+def _slice_text(totals, language: str) -> str:
+    hosts = (_say("model.hosts", language, hosts=_count(totals.hosts)) if totals.hosts is not None
+             else _say("model.hosts_unknown", language))  # fmt: skip
+    return _say("model.slice", language, chips=_count(totals.chips), flops=format_number(totals.flops),
+                hbm=_size(totals.hbm_bytes) if totals.hbm_bytes is not None else "—", hosts=hosts)  # fmt: skip
+
+
+def _slice_data(totals) -> dict:
+    return {"chips": totals.chips, "flops": json_value(totals.flops), "hbm_bytes": json_value(totals.hbm_bytes),
+            "hbm_bandwidth": json_value(totals.hbm_bandwidth), "hosts": totals.hosts,
+            "dcn_bandwidth": json_value(totals.dcn_bandwidth)}  # fmt: skip
+
+
+# -- serving -------------------------------------------------------------------------------------------
+
+
+def serving_report(s, limits, ws, language: str = "en") -> tuple[str, dict]:
+    """The text and JSON of serving a model (see :func:`model_report`)."""
+    lang = language
+    m = s.model
+    chip = s.hardware.label if s.hardware is not None else ""
+    head = _say("model.serving_head", lang, batch=_count(s.batch), context=_count(s.context), dtype=s.dtype,
+                kv_dtype=s.kv_dtype, mesh=str(s.mesh), chips=_count(s.chips), chip=chip)  # fmt: skip
+    lines = [model_text(m, lang), " ".join(head.split())]
+    rows = [
+        (_say("model.row.kv", lang), _say("model.kv", lang, formula="2·L·K·H", bytes=format_bytes(s.kv_bytes_per_token),
+         dtype=s.kv_dtype)),
+        ("", _say("model.kv_batch", lang, per_sequence=_size(s.kv_bytes_per_sequence), total=_size(s.kv_bytes))),
+    ]  # fmt: skip
+    weights = s.weight_bytes / s.chips
+    kv = s.kv_bytes / s.kv_split
+    if s.fits is not None and s.hardware is not None and s.hardware.hbm_bytes is not None:
+        verdict = _say("model.fits", lang) if s.fits else _say("model.too_big", lang, hbm=_size(s.hardware.hbm_bytes))
+        rows.append((_say("model.row.per_chip", lang), _say("model.per_chip", lang, weights=_size(weights),
+                     kv=_size(kv), total=_size(s.memory_per_chip), hbm=_size(s.hardware.hbm_bytes), verdict=verdict,
+                     largest=_count(s.max_batch) if s.max_batch is not None else "—")))  # fmt: skip
+    else:
+        rows.append((_say("model.row.per_chip", lang), _say("model.per_chip_symbolic", lang, weights=_size(weights),
+                     kv=_size(kv), total=_size(s.memory_per_chip))))  # fmt: skip
+    regime = s.regime
+    if regime is not None:
+        bound = _term(regime, lang) if regime != "memory" else _memory_bound(lang)
+        rows.append((_say("model.row.decode", lang), _say("model.decode", lang, hbm=format_seconds(s.memory_time),
+                     math=format_seconds(s.math_time), comm=format_seconds(s.comm_time), bound=bound,
+                     step=format_seconds(s.step_time), throughput=format_number(s.throughput),
+                     per_chip=format_number(s.throughput / s.chips))))  # fmt: skip
+        cross = s.compute_bound_batch
+        rows.append((_say("model.row.crossover", lang), _say("model.crossover", lang, batch=format_number(cross))
+                     if cross is not None else _say("model.crossover_never", lang)))  # fmt: skip
+        rows.append(
+            (_say("model.row.prefill", lang), _say("model.prefill", lang, seconds=format_seconds(s.prefill_time)))
+        )
+    if limits is not None:
+        prefill, decode, values = limits
+        rows.append((_say("model.row.tp", lang), _say("model.tp", lang, prefill=pretty(prefill.bound),
+                     prefill_value=format_number(prefill.at(values)), decode=pretty(decode.bound),
+                     decode_value=format_number(decode.at(values)), batch=_count(s.batch))))  # fmt: skip
+    if ws is not None:
+        w, wvalues = ws
+        rows.append((_say("model.row.ws", lang), _say("model.ws", lang, one_d=pretty(w.one_d_time),
+                     best_x=pretty(w.best_x), best=pretty(w.best_time), crossover=_condition(w.crossover.text(), lang),
+                     value=format_number(as_expr(w.crossover_chips).xreplace(wvalues)))))  # fmt: skip
+    colls = []
+    if s.hardware is not None and s.batch.is_number and s.chips != 1 and s.hardware.hop_latency is not None:
+        for i, c in enumerate(s.decode_collectives()):
+            shard = as_expr(c.bytes_in if "AllGather" in c.collective else c.bytes_out)
+            colls.append({"collective": c.collective, "bytes": json_value(c.bytes), "bytes_per_shard": json_value(
+                shard), "time_s": json_value(c.time), "regime": c.regime, "latency_bound_below_bytes": json_value(
+                c.crossover_bytes)})  # fmt: skip
+            rows.append((_say("model.row.collectives", lang) if i == 0 else "", _say("model.collective", lang,
+                         collective=c.collective, bytes=format_bytes(shard), time=format_seconds(c.time),
+                         bound=_term(c.regime or "bandwidth", lang))))  # fmt: skip
+    lines.append(_table(rows))
+    lines += _note_lines(s.notes, lang)
+    data = {
+        **model_data(m),
+        "serving": {
+            "hardware": None if s.hardware is None else s.hardware.name,
+            "dtype": s.dtype, "kv_dtype": s.kv_dtype, "batch": json_value(s.batch), "context": json_value(s.context),
+            "mesh": str(s.mesh), "chips": json_value(s.chips),
+            "weight_bytes": json_value(s.weight_bytes), "kv_bytes_per_token": json_value(s.kv_bytes_per_token),
+            "kv_bytes_per_sequence": json_value(s.kv_bytes_per_sequence), "kv_bytes": json_value(s.kv_bytes),
+            "kv_split": json_value(s.kv_split), "memory_per_chip": json_value(s.memory_per_chip), "fits": s.fits,
+            "max_batch": json_value(s.max_batch), "memory_time_s": json_value(s.memory_time),
+            "math_time_s": json_value(s.math_time), "comm_time_s": json_value(s.comm_time),
+            "step_time_s": json_value(s.step_time), "regime": regime,
+            "throughput_tokens_per_s": json_value(s.throughput) if regime is not None else None,
+            "compute_bound_batch": json_value(s.compute_bound_batch) if regime is not None else None,
+            "prefill_time_s": json_value(s.prefill_time), "collectives": colls, "notes": _notes_json(s.notes),
+        },
+        "tp_limits": None if limits is None else {
+            "prefill": {"condition": limits[0].condition.text(), "bound": json_value(limits[0].at(limits[2]))},
+            "decode": {"condition": limits[1].condition.text(), "bound": json_value(limits[1].at(limits[2]))}},
+        "weight_stationary": None if ws is None else {
+            "one_d": pretty(ws[0].one_d_time), "two_d": pretty(ws[0].two_d_time), "best_x": pretty(ws[0].best_x),
+            "crossover": ws[0].crossover.text(),
+            "crossover_chips": json_value(as_expr(ws[0].crossover_chips).xreplace(ws[1]))},
+    }  # fmt: skip
+    return "\n".join(lines), data
+
+
+def _memory_bound(language: str) -> str:
+    if language == "en":
+        return "memory-bound"
+    from .i18n import term
+
+    return term("memory_bound", language)
+
+
+# -- the command's entry point ---------------------------------------------------------------------------
+
+
+def model_report(
+    name: str,
+    *,
+    mode: str = "describe",
+    sizes: Mapping[str, object] | None = None,
+    hardware=None,
+    tokens: object = None,
+    chips: object = None,
+    mfu: object = None,
+    batch: object = None,
+    policy: object = "mlp",
+    optimizer: str = "adam",
+    gradients: bool = False,
+    context: object = None,
+    mesh: object = None,
+    dtype: str = "bf16",
+    kv_dtype: str | None = None,
+    overlap: str = "axes",
+    language: str = "en",
+) -> tuple[str, dict]:
+    """Everything ``symshard model NAME`` prints: ``mode`` is ``describe``, ``train`` or ``serve``.
+
+    Raises:
+        ModelError, UnknownPresetError, UnknownHardwareError, PlanError: bad input.
+    """
+    from .transformer import model
+
+    m = model(name)
+    if sizes:
+        m = m.with_sizes(**sizes)
+    if mode == "describe":
+        return model_text(m, language), model_data(m)
+    if mode == "train":
+        return _train(m, hardware=hardware, tokens=tokens, chips=chips, mfu=mfu, batch=batch, policy=policy,
+                      optimizer=optimizer, gradients=gradients, context=context, dtype=dtype, overlap=overlap,
+                      language=language)  # fmt: skip
+    return _serve(m, hardware=hardware, batch=batch, context=context, mesh=mesh, chips=chips, dtype=dtype,
+                  kv_dtype=kv_dtype, language=language)  # fmt: skip
+
+
+def _train(m, *, hardware, tokens, chips, mfu, batch, policy, optimizer, gradients, context, dtype, overlap, language):
+    from .parallelism import best_split, rooflines, verdict
+    from .training import train
+    from .transfers import slice_totals
+
+    run = train(m, tokens=tokens, chips=chips, hardware=hardware, mfu=mfu, batch=batch, policy=policy,
+                optimizer=optimizer, gradients=gradients, dtype=dtype, context=context)  # fmt: skip
+    roofs = rooflines(hardware=run.hardware, model=m, overlap=overlap, dtype=dtype)
+    roofs = tuple(r for r in roofs if r.scheme != "expert" or m.is_moe)
+    verdicts, split = [], None
+    if run.hardware is not None and run.batch is not None and run.chips.is_number:
+        for scheme in ("dp", "fsdp", "fsdp+tp"):
+            try:
+                verdicts.append(verdict(scheme, batch=run.batch, chips=run.chips, model=m, hardware=run.hardware,
+                                        overlap=overlap, dtype=dtype))  # fmt: skip
+            except SymshardError:
+                continue
+        split = best_split(run.batch, run.chips, model=m, hardware=run.hardware, overlap=overlap, dtype=dtype)
+    totals = slice_totals(run.hardware, int(run.chips)) if run.hardware is not None and run.chips.is_number else None
+    return training_report(run, roofs, verdicts, split, totals, language)
+
+
+def _serve(m, *, hardware, batch, context, mesh, chips, dtype, kv_dtype, language):
+    from .inference import decode_tp_limit, prefill_tp_limit, serve, weight_stationary
+    from .symbols import dim
+
+    s = serve(m, batch=batch, context=context, mesh=mesh, chips=chips, hardware=hardware, dtype=dtype,
+              kv_dtype=kv_dtype)  # fmt: skip
+    fabric = "ici" if s.hardware is None or s.hardware.ici_link_bandwidth is not None else "nvlink"
+    values = dict(s.values)
+    values[sympy.Symbol("M_Y", positive=True, integer=True)] = sympy.Integer(len(s.mesh.axes))
+    values[dim("B")] = s.batch
+    limits = (prefill_tp_limit(fabric=fabric), decode_tp_limit(fabric=fabric), values) if s.hardware else None
+    ws = (weight_stationary(fabric=fabric), {dim("D"): m.d_model, dim("F"): m.d_ff})
+    return serving_report(s, limits, ws, language)
+
+
+# -- notebooks -------------------------------------------------------------------------------------------
+
+
+def _html_table(title: str, rows: Sequence[tuple[str, str]]) -> str:
+    body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>"
+                   f"{html.escape(v)}</td></tr>" for k, v in rows)  # fmt: skip
+    return f"<table><caption>{html.escape(title)}</caption>{body}</table>"
+
+
+def _rows(text: str) -> list[tuple[str, str]]:
+    rows = []
+    for line in text.splitlines()[1:]:
+        key, _, value = line.partition("  ")
+        rows.append((key.strip(), value.strip()))
+    return rows
+
+
+def model_html(m) -> str:
+    """A notebook's table of the model."""
+    text = model_text(m)
+    return _html_table(text.splitlines()[0], _rows(text))
+
+
+def memory_html(mem) -> str:
+    """A notebook's table of training memory by kind."""
+    rows = [(k, format_bytes(v) if as_expr(v).is_number else pretty(v)) for k, v in mem.kinds().items()]
+    return _html_table(f"{mem.model.label}: training memory ({mem.optimizer}, {mem.policy})", rows)
+
+
+def training_html(run) -> str:
+    """A notebook's table of a training run."""
+    text, _ = training_report(run, (), (), None, None)
+    lines = "\n".join(text.splitlines()[len(model_text(run.model).splitlines()) :])
+    return _html_table(lines.splitlines()[0], _rows(lines))
+
+
+def serving_html(s) -> str:
+    """A notebook's table of serving a model."""
+    text, _ = serving_report(s, None, None)
+    lines = "\n".join(text.splitlines()[len(model_text(s.model).splitlines()) :])
+    return _html_table(lines.splitlines()[0], _rows(lines))
