@@ -145,6 +145,7 @@ ENGLISH: dict[str, str] = {
     "cli.check.total": "{right} of {total} right",
     "cli.generated": "{count} problems from {families} families, seed {seed}:",
     "cli.figures": "{folder}/ ({count} figures)",
+    "cli.regime_map": "regime map: {file} (the fastest strategy by {x} and {y}; {boundaries} boundaries, each with its formula)",
     "cli.figure": "{folder}/ (1 figure)",
     "cli.questions": "{folder}/ ({count} PrairieLearn questions and an assessment)",
     "cli.families.head": "family",
@@ -782,7 +783,29 @@ def _compare(args: argparse.Namespace) -> tuple[str, dict]:
     _set_aside_unused_sizes(args, mm.dims, str(mm))
     p = plan(mm, mesh, args.shape, dtype=args.dtype, model=args.model, comm_overlap=args.comm_overlap)
     c = compare(p, args.solve_for, strategies=picked, hardware=chip, overlap=not args.serial)
-    return compare_text(c, language=args.language), compare_data(c, args.language)
+    text, data = compare_text(c, language=args.language), compare_data(c, args.language)
+    if args.map:
+        text, data = _regime_map(args, c, text, data)
+    return text, data
+
+
+def _regime_map(args: argparse.Namespace, c: object, text: str, data: dict) -> tuple[str, dict]:
+    from .outputs import write_signed_file
+    from .render.regions import regime_map
+
+    names = [n.strip() for n in args.map.split(",")]
+    if len(names) != 2 or not all(names):
+        raise UsageError(
+            f"--map takes two symbols, not '{args.map}'", hint="give two, the first across and the second up: --map B,D"
+        )
+    fig = regime_map(c, names[0], names[1])
+    path = write_signed_file(args.map_file, fig.svg, "symshard compare", force=args.force, xml=True)
+    boundaries = fig.svg.count('class="boundary"')
+    line = _say("cli.regime_map", args.language, file=path, x=names[0], y=names[1], boundaries=boundaries)
+    return f"{text}\n{line}", {
+        **data,
+        "map": {"file": str(path), "x": names[0], "y": names[1], "boundaries": boundaries},
+    }
 
 
 def _best(args: argparse.Namespace) -> tuple[str, dict]:
@@ -1424,8 +1447,23 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("matmul", help="e.g. 'X[B, D] · Y[D_X, F] -> Z[B, F]'")
     p.add_argument("--solve-for", required=True, metavar="SYMBOL", help="a dim (B), an axis (X) or a constant")
     p.add_argument(
-        "--strategies", metavar="1,2", help="strategy numbers to compare, or 'all' (default: the first four)"
+        "--strategies",
+        metavar="1,2",
+        help="strategy numbers to compare, or 'all' (default: the plan's, those that can win somewhere)",
     )
+    p.add_argument(
+        "--map",
+        metavar="X,Y",
+        help="also draw the regime map over two symbols left symbolic (e.g. B,D): an SVG, log axes, "
+        "each point coloured by the fastest strategy, each boundary with its formula",
+    )
+    p.add_argument(
+        "--map-file",
+        metavar="FILE",
+        default="regime-map.svg",
+        help="where --map writes (default regime-map.svg; a file symshard did not write is never replaced)",
+    )
+    p.add_argument("--force", action="store_true", help="replace a map symshard wrote that was edited since")
     _add_sizes(p)
     _add_plan_options(p)
     p.set_defaults(run=_compare)

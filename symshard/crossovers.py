@@ -36,6 +36,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 import sympy
 
@@ -133,6 +134,13 @@ class Comparison:
     dominated: tuple[tuple[int, int], ...] = ()
     domain: Domain | None = field(default=None, repr=False, compare=False)
     mode: str = "explicit"
+    serial: bool = False
+
+    def time(self, index: int) -> Maximum:
+        """Strategy ``index``'s time as the comparison weighs it: ``T_math`` and the bandwidth-bound
+        ``T_comms`` (the busiest link's total), overlapped or added as compared, on sums of monomials."""
+        s = self.strategy(index)
+        return _costs(s, self.domain or Domain.around(s.compute_time.free_symbols), self.plan).time(self.serial)
 
     def strategy(self, index: int) -> Strategy:
         """A compared strategy by its number."""
@@ -152,7 +160,7 @@ class Comparison:
                 return r.index
         return None
 
-    def regime_map(self, x: str | sympy.Symbol | None = None, y: str | sympy.Symbol | None = None, **options: object):
+    def regime_map(self, x: str | sympy.Symbol | None = None, y: str | sympy.Symbol | None = None, **options: Any):
         """The regime map (:func:`symshard.render.regime_map`): which strategy is fastest over two symbols."""
         from .render.regions import regime_map
 
@@ -633,6 +641,7 @@ def compare(
         tuple(sorted(dominated.items())),
         base,
         mode,
+        serial,
     )
 
 

@@ -329,11 +329,12 @@ class OutputFolder:
             folder = folder.parent
 
 
-_SIGNATURE = re.compile(r"# written by (symshard[^;\n]*); sha256 ([0-9a-f]{64})\n")
+_SIGNATURE = re.compile(r"(?:# |<!-- )written by (symshard[^;\n]*); sha256 ([0-9a-f]{64})(?: -->)?\n")
 
 
-def write_signed_file(path: Path | str, text: str, tool: str, *, force: bool = False) -> Path:
-    """Write one text file (with ``#`` comments: TOML, YAML) whose first line signs it as symshard's.
+def write_signed_file(path: Path | str, text: str, tool: str, *, force: bool = False, xml: bool = False) -> Path:
+    """Write one text file (with ``#`` comments: TOML, YAML; or, with ``xml``, an SVG or XML document
+    without a declaration, signed in an ``<!-- -->`` comment) whose first line signs it as symshard's.
 
     The first line, ``# written by <tool>; sha256 <digest of the rest>``, lets a later run tell
     its own untouched file (overwritten freely) from a file someone edited (overwritten only with
@@ -374,7 +375,8 @@ def write_signed_file(path: Path | str, text: str, tool: str, *, force: bool = F
             raise OutputError(
                 f"'{path}' was changed since symshard wrote it", hint="pass --force to replace it, or give another name"
             )
-    content = f"# written by {tool}; sha256 {hashlib.sha256(text.encode('utf-8')).hexdigest()}\n{text}"
+    signature = f"written by {tool}; sha256 {hashlib.sha256(text.encode('utf-8')).hexdigest()}"
+    content = f"<!-- {signature} -->\n{text}" if xml else f"# {signature}\n{text}"
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=".symshard-")
         try:

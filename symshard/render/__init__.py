@@ -1,10 +1,11 @@
 """Figures as SVG: layouts, collectives and regime plots, drawn from the algebra.
 
-Four functions and one value. :func:`layout` draws which device holds which
+Five functions and one value. :func:`layout` draws which device holds which
 block of an array; :func:`collective` draws a collective as before and after;
 :func:`regimes` plots a matmul's strategies against one dim with the
-crossovers the algebra derives; :func:`svg` picks one of them from what it is
-given. Each returns (or, for :func:`svg`, gives the text of) a :class:`Figure`.
+crossovers the algebra derives; :func:`regime_map` colours two symbols' plane by
+the fastest strategy of a comparison, each boundary with its formula; :func:`svg`
+picks one of them from what it is given. Each returns (or, for :func:`svg`, gives the text of) a :class:`Figure`.
 
 The SVG is deterministic (the same call gives the same bytes on any machine),
 self-contained (no fonts, links or scripts, so pages work offline) and
@@ -18,7 +19,7 @@ The modules: :mod:`~symshard.render.figure` (the value), :mod:`~symshard.render.
 :mod:`~symshard.render.holdings` (which device holds what), :mod:`~symshard.render.layouts`
 and :mod:`~symshard.render.collectives` (the grids), :mod:`~symshard.render.piecewise` and
 :mod:`~symshard.render.sweep` (exact times along one dim), :mod:`~symshard.render.plot`
-(the regime plot) and :mod:`~symshard.render.dispatch` (:func:`svg`).
+(the regime plot), :mod:`~symshard.render.regions` (the regime map) and :mod:`~symshard.render.dispatch` (:func:`svg`).
 
 Examples:
     >>> from symshard.render import layout
@@ -32,5 +33,6 @@ from .dispatch import svg
 from .figure import Figure
 from .layouts import layout
 from .plot import regimes
+from .regions import regime_map
 
-__all__ = ["Figure", "collective", "layout", "regimes", "svg"]
+__all__ = ["Figure", "collective", "layout", "regime_map", "regimes", "svg"]
