@@ -20,7 +20,7 @@ Examples:
     Traceback (most recent call last):
     ...
     symshard.errors.UnknownSymbolError: the cost has no symbol called 'e'
-    hint: did you mean 'E'? The names here are E, W_ici, Y (or |Y|)
+    hint: did you mean 'E'? The names here are E, W_ici, Y (|Y|)
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def _shown(names: Mapping[str, sympy.Symbol]) -> str:
     for name, s in sorted(names.items(), key=lambda kv: kv[0].strip("|")):
         if is_axis_symbol(s) and name.startswith("|"):
             continue
-        listed.append(f"{name} (or {s.name})" if is_axis_symbol(s) and name != s.name else name)
+        listed.append(f"{name} ({s.name})" if is_axis_symbol(s) and name != s.name else name)
     return ", ".join(listed) or "none (it holds no symbols)"
 
 
@@ -88,7 +88,7 @@ def _pairs(text: str) -> list[tuple[str, str]]:
         if not eq or not name.strip() or not value.strip() or value.startswith("=") or name[-1:] in "<>!":
             raise NotationError(
                 f"cannot read '{part.strip()}' as name=value in '{text}'",
-                hint="write the numbers as 'E=2048, F=8192' (a name, '=', a number or formula)",
+                hint="give the numbers as 'E=2048, F=8192': a name, '=', then a number or formula",
             )
         out.append((name.strip(), value.strip()))
     return out
