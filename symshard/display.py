@@ -28,6 +28,7 @@ from .symbols import latex
 from .units import format_bytes, format_flops, format_number, format_seconds
 
 if TYPE_CHECKING:
+    from .collectives import CollectiveCost
     from .conditions import Clauses, Condition
     from .crossovers import Comparison
     from .placement import Placement
@@ -38,6 +39,7 @@ __all__ = [
     "TOP",
     "comparison_html",
     "condition_latex",
+    "cost_latex",
     "math",
     "placement_html",
     "plan_html",
@@ -56,6 +58,8 @@ _STYLE = (
     ".symshard tr.best td{font-weight:bold;background:rgba(60,160,60,0.12)}"
     ".symshard .note{color:#666;font-size:0.9em}"
     ".symshard figure{margin:0.5em 0}"
+    ".symshard .num{white-space:nowrap}"
+    ".symshard tr.when td{padding-top:0;padding-bottom:0.6em}"
     "</style>"
 )
 
@@ -80,12 +84,17 @@ def _formula(expr: object) -> str:
 def _seconds(expr: object) -> str:
     """A time: a number in s/ms/µs/ns, or its formula."""
     value = as_expr(expr)
-    return escape(format_seconds(value)) if value.is_number else _formula(value)
+    return _num(format_seconds(value)) if value.is_number else _formula(value)
+
+
+def _num(text: str) -> str:
+    """A number with its unit, kept on one line."""
+    return f'<span class="num">{escape(text)}</span>'
 
 
 def _bytes(expr: object) -> str:
     value = as_expr(expr)
-    return escape(format_bytes(value)) if value.is_number else _formula(value)
+    return _num(format_bytes(value)) if value.is_number else _formula(value)
 
 
 def _count(expr: object) -> str:
@@ -95,7 +104,7 @@ def _count(expr: object) -> str:
 
 def _flops(expr: object) -> str:
     value = as_expr(expr)
-    return escape(format_flops(value)) if value.is_number else _formula(value)
+    return _num(format_flops(value)) if value.is_number else _formula(value)
 
 
 def _bound(bound: str | None) -> str:
@@ -103,14 +112,15 @@ def _bound(bound: str | None) -> str:
 
 
 def _table(head: Sequence[str], rows: Iterable[tuple[str, Sequence[str]]], caption: str = "") -> str:
-    """A table from cells that are already HTML; each row is ``(class, cells)``."""
+    """A table from cells that are already HTML (a cell that is a whole ``<td ...>`` is kept as it is); each
+    row is ``(class, cells)``."""
     out = ["<table>"]
     if caption:
         out.append(f"<caption>{caption}</caption>")
     out.append("<thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>")
     for css, cells in rows:
         attr = f' class="{css}"' if css else ""
-        out.append(f"<tr{attr}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        out.append(f"<tr{attr}>" + "".join(c if c.startswith("<td") else f"<td>{c}</td>" for c in cells) + "</tr>")
     out.append("</tbody></table>")
     return "".join(out)
 
@@ -230,6 +240,19 @@ def strategy_html(s: Strategy) -> str:
 # -- comparisons -------------------------------------------------------------------------------------
 
 
+def cost_latex(c: CollectiveCost) -> str:
+    """A collective's time as a notebook formula: ``$T = 559\\ \\mu\\text{s}$`` once it is a number,
+    else its formula in symshard's LaTeX."""
+    value = as_expr(c.time)
+    if not value.is_number:
+        return "$" + c.latex() + "$"
+    number, unit = format_seconds(value).split(" ")
+    return "$T = " + number + r"\ " + _TEX_UNITS[unit] + "$"
+
+
+_TEX_UNITS = {"s": r"\text{s}", "ms": r"\text{ms}", "µs": r"\mu\text{s}", "ns": r"\text{ns}"}
+
+
 def condition_latex(c: Condition | Clauses) -> str:
     """A condition as a notebook formula: ``$B < \\frac{C}{W_{\\text{ici}}}$``."""
     return "$" + c.latex() + "$"
@@ -260,20 +283,13 @@ def comparison_html(c: Comparison) -> str:
             where = f"never (strategy {by} is at least as fast)" if by else "never at the points sampled"
         else:
             where = "—"
-        rows.append(
-            (
-                "best" if region is not None else "",
-                [
-                    str(index),
-                    strategy_name(s),
-                    _seconds(s.compute_time),
-                    _seconds(s.bandwidth_comm_time),
-                    _condition_cell(regime.communication_bound, regime.numeric) if regime else "—",
-                    where,
-                ],
-            )
-        )
-    head = ["#", "strategy", "T<sub>math</sub>", "T<sub>comms</sub>", "communication-bound iff", "fastest where"]
+        css = "best" if region is not None else ""
+        rows.append((css, [str(index), strategy_name(s), _seconds(s.compute_time), _seconds(s.bandwidth_comm_time)]))
+        bound = _condition_cell(regime.communication_bound, regime.numeric) if regime else "—"
+        # the conditions are long: they get a line of their own under the strategy's costs
+        when = f'<td colspan="3">communication-bound iff {bound}<br>fastest where {where}</td>'
+        rows.append((f"{css} when".strip(), ["", when]))
+    head = ["#", "strategy", "T<sub>math</sub>", "T<sub>comms</sub>"]
     context = [f"solving for {math(latex(c.symbol))}", f"mesh {escape(str(c.plan.mesh))}"]
     if c.hardware is not None:
         context.append(escape(c.hardware.label))

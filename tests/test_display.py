@@ -159,6 +159,22 @@ def test_condition_latex_uses_symshard_style():
     assert r"\land" in clauses._repr_latex_()
 
 
+@pytest.mark.parametrize(
+    ("mesh", "shape", "hardware"),
+    [
+        ("X=8,Y=4", "E=2048,F=8192", "tpu-v5e"),
+        ("X=8,Y=4", "E=64,F=64", "tpu-v5p"),
+        ("X=2,Y=16", "E=2^20,F=8192", "h100"),
+    ],
+)
+def test_a_numeric_cost_shows_its_time_with_a_unit(mesh, shape, hardware):
+    cost = ss.parse(GATHER).cost(mesh, shape, hardware=hardware)
+    number, unit = format_seconds(cost.time).split(" ")
+    tex_unit = {"µs": r"\mu\text{s}", "ms": r"\text{ms}", "ns": r"\text{ns}", "s": r"\text{s}"}[unit]
+    assert cost._repr_latex_() == f"$T = {number}\\ {tex_unit}$"
+    assert ss.parse(GATHER).cost()._repr_latex_() == "$" + ss.parse(GATHER).cost().latex() + "$"
+
+
 def test_display_is_not_imported_by_symshard():
     code = "import sys, symshard; print('symshard.display' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
