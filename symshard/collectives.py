@@ -50,11 +50,12 @@ from .costmodels import LATENCY_MODELS, MODELS, Costing, LevelCost, check_model,
 from .errors import CollectiveError, NotationError, SymshardError
 from .hardware import Hardware, exact_number
 from .hardware import hardware as lookup_hardware
-from .mathtext import as_expr, as_substitution
+from .mathtext import as_expr
 from .memo import memoized
 from .mesh import Mesh, resolve_mesh
 from .notation import CollectiveSyntax, parse_array, parse_collective_syntax
 from .placement import Placement, ShapeLike, check_on_mesh, resolve_shape
+from .substitution import SubstitutionLike, substitution
 from .symbols import latex
 
 __all__ = [
@@ -154,16 +155,36 @@ class CollectiveCost:
         """Whether the time is a plain number (every size and constant known)."""
         return bool(self.time.is_number)
 
+    @property
+    def symbols(self) -> frozenset[sympy.Symbol]:
+        """The symbols still in the cost's figures."""
+        exprs = [self.bytes, self.bytes_in, self.bytes_out, self.hops, self.bandwidth_time, self.latency_time,
+                 self.time, self.crossover_bytes, *(e for lv in self.levels for e in (lv.devices, lv.bytes, lv.bandwidth_time, lv.hops))]  # fmt: skip
+        return frozenset(s for e in exprs if e is not None for s in as_expr(e).free_symbols)  # type: ignore[misc]
+
     def latex(self) -> str:
         """The time as LaTeX: ``T = \\max\\left(...\\right)``."""
         return "T = " + latex(self.time)
 
     def _repr_latex_(self) -> str:
-        return "$" + self.latex() + "$"
+        from .display import cost_latex  # a number of seconds shows in µs or ms, as the CLI prints it
 
-    def subs(self, values: Mapping) -> CollectiveCost:
-        """The same cost with symbols replaced (``{W_ici: 9e10, ...}``; names as text work too)."""
-        point = as_substitution(values)
+        return cost_latex(self)
+
+    def subs(self, values: SubstitutionLike) -> CollectiveCost:
+        """The same cost with symbols replaced: ``{W_ici: 9e10}``, ``{"E": 2048}`` or ``"E=2048, Y=4"``.
+
+        Names resolve to the symbols the cost holds (``X`` or ``|X|`` for an axis).
+
+        Raises:
+            UnknownSymbolError: a name the cost does not contain.
+
+        Examples:
+            >>> c = parse_collective("AllGather_Y([E_Y, F])").cost()
+            >>> c.subs("E=2048, F=8192, Y=4").bandwidth_time
+            33554432/W_ici
+        """
+        point = substitution(values, self.symbols, what="the cost")
 
         def s(e: sympy.Expr | None) -> sympy.Expr | None:
             return None if e is None else as_expr(e).subs(point)

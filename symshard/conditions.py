@@ -24,9 +24,11 @@ from fractions import Fraction
 
 import sympy
 
+from .errors import NotationError
 from .inequalities import Relation, minimal, solve
 from .mathtext import as_expr, as_substitution
 from .monomials import Domain
+from .substitution import SubstitutionLike, names_of, substitution
 from .symbols import is_axis_symbol, latex
 from .units import pretty, sig
 
@@ -117,13 +119,36 @@ class Condition:
             return self.cases[0].latex()
         return r" \lor ".join(f"\\left({c.latex()}\\right)" for c in self.cases)
 
-    def subs(self, values: Mapping, symbol: sympy.Symbol | None = None) -> Condition:
+    def _repr_latex_(self) -> str:
+        from .display import condition_latex  # the presentation imports the algebra, never the other way
+
+        return condition_latex(self)
+
+    @property
+    def symbols(self) -> frozenset[sympy.Symbol]:
+        """The symbols the condition's relations hold."""
+        return frozenset(s for c in self.cases for r in c.relations for s in as_expr(r).free_symbols)  # type: ignore[misc]
+
+    def subs(self, values: SubstitutionLike, symbol: sympy.Symbol | str | None = None) -> Condition:
         """The condition with numbers substituted, re-simplified (cases that become false vanish), each
-        relation solved for ``symbol`` where it appears."""
+        relation solved for ``symbol`` where it appears.
+
+        ``values`` is ``{W_ici: 9e10}``, ``{"W_ici": 9e10}`` or ``"C=4.59e14, W_ici=9e10"``; names (and
+        ``symbol`` given as a name) resolve to the symbols the condition holds.
+
+        Raises:
+            UnknownSymbolError: a name the condition does not contain.
+
+        Examples:
+            >>> B, C, W = sympy.symbols("B C W", positive=True)
+            >>> Condition((Case("", (sympy.Lt(B, C / W),)),)).subs("C=6, W=2").text()
+            'B < 3'
+        """
+        point = substitution(values, self.symbols, what="the condition")
+        symbol = _symbol_named(symbol, self.symbols)
         if self.exact and self.domain is not None:
-            return self._subs_exact(values, symbol, self.domain)
+            return self._subs_exact(point, symbol, self.domain)
         cases = []
-        point = as_substitution(values)
         for c in self.cases:
             rels = [_simplify_rel(as_expr(r).subs(point), symbol) for r in c.relations]
             merged = _merge_bounds(rels, symbol)
@@ -168,6 +193,19 @@ class Condition:
                 return None
             result = result or truth
         return result
+
+
+def _symbol_named(symbol: sympy.Symbol | str | None, present: frozenset[sympy.Symbol]) -> sympy.Symbol | None:
+    """``symbol`` as one of the symbols ``present`` when given by name (the name need not be present)."""
+    if not isinstance(symbol, str):
+        return symbol
+    names = names_of(present)
+    if symbol.strip() in names:
+        return names[symbol.strip()]
+    found = as_expr(symbol)
+    if not isinstance(found, sympy.Symbol):
+        raise NotationError(f"'{symbol}' is not a symbol to solve for", hint="name one symbol, like 'B'")
+    return found
 
 
 def _fraction(value: object) -> Fraction:
@@ -680,6 +718,11 @@ class Clauses:
             return r"\text{always}"
         return r" \land ".join(p.latex() if len(p.cases) == 1 else f"\\left({p.latex()}\\right)" for p in parts)
 
+    def _repr_latex_(self) -> str:
+        from .display import condition_latex  # the presentation imports the algebra, never the other way
+
+        return condition_latex(self)
+
     def holds(self, values: Mapping) -> bool | None:
         out = True
         for p in self.parts:
@@ -689,8 +732,21 @@ class Clauses:
             out = out and h
         return out
 
-    def subs(self, values: Mapping, symbol: sympy.Symbol | None = None) -> Clauses:
-        parts = tuple(p.subs(values, symbol) for p in self.parts)
+    @property
+    def symbols(self) -> frozenset[sympy.Symbol]:
+        """The symbols the clauses hold."""
+        return frozenset().union(*(p.symbols for p in self.parts))
+
+    def subs(self, values: SubstitutionLike, symbol: sympy.Symbol | str | None = None) -> Clauses:
+        """The clauses with numbers substituted (as :meth:`Condition.subs` reads them), clauses that
+        become always true dropped.
+
+        Raises:
+            UnknownSymbolError: a name none of the clauses contains.
+        """
+        point = substitution(values, self.symbols, what="the condition")
+        symbol = _symbol_named(symbol, self.symbols)
+        parts = tuple(p.subs(point, symbol) for p in self.parts)
         domain = parts[0].domain if parts else self.domain
         return Clauses(tuple(p for p in parts if not p.always), domain)
 

@@ -172,9 +172,10 @@ class Comparison:
         except Exception:  # a comparison that cannot be drawn (one strategy, one symbol) shows as text
             return None
 
-    def _repr_html_(self) -> str | None:
-        svg = self._repr_svg_()
-        return None if svg is None else f"<div>{svg}</div>"
+    def _repr_html_(self) -> str:
+        from .display import comparison_html  # the table, with the regime map under it when one can be drawn
+
+        return comparison_html(self)
 
 
 # -- the costs as compared: bandwidth-bound times on sums of monomials -----------------------------------

@@ -17,6 +17,7 @@ The tree::
 
     SymshardError
     ├── NotationError (ValueError)       text that does not parse
+    │   └── UnknownSymbolError (LookupError)  a name a result does not contain (``subs``)
     ├── ShardingError (ValueError)       a sharding that breaks a rule
     │   └── DivisibilityError            a dim size its shards do not divide
     ├── MeshError (ValueError)           a malformed mesh
@@ -61,6 +62,7 @@ __all__ = [
     "UnknownHardwareError",
     "UnknownModelError",
     "UnknownPresetError",
+    "UnknownSymbolError",
     "UsageError",
     "did_you_mean",
 ]
@@ -133,6 +135,10 @@ def _printable(text: str) -> str:
 
 class NotationError(SymshardError, ValueError):
     """Text that does not parse as an array, collective, mesh or shape."""
+
+
+class UnknownSymbolError(NotationError, LookupError):
+    """A name to substitute that the result does not contain (``cost.subs({"e": 1})``)."""
 
 
 class ShardingError(SymshardError, ValueError):

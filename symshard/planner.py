@@ -575,6 +575,11 @@ class Strategy:
         """The steps, one per line, in the notation."""
         return [str(s) for s in self.steps]
 
+    def _repr_html_(self) -> str:
+        from .display import strategy_html  # the presentation imports the algebra, never the other way
+
+        return strategy_html(self)
+
 
 @dataclass(frozen=True, slots=True)
 class Reason:
@@ -689,6 +694,11 @@ class Plan:
         if self.reasons:
             return self.reasons[index - 1]
         return Reason("listed")
+
+    def _repr_html_(self) -> str:
+        from .display import plan_html  # the presentation imports the algebra, never the other way
+
+        return plan_html(self)
 
 
 def natural_outputs(mm: Matmul) -> tuple[Array, ...]:

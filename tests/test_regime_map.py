@@ -130,9 +130,11 @@ def test_the_same_comparison_draws_the_same_bytes():
 
 def test_a_comparison_shows_as_its_map_in_a_notebook_when_it_can_be_drawn():
     drawable = ss.compare(Q4, "B", mesh="X=8", shape="F=16384", hardware="tpu-v5p")
-    assert drawable._repr_svg_().startswith("<svg") and drawable._repr_html_().startswith("<div><svg")
+    assert drawable._repr_svg_().startswith("<svg")
+    assert "<figure>" + drawable._repr_svg_() + "</figure>" in drawable._repr_html_()  # the map under the table
     too_many = ss.compare(TWO_AXES, "I", hardware="tpu-v5e")  # J, K, |X| and |Y| all free: no second symbol
-    assert too_many._repr_svg_() is None and too_many._repr_html_() is None
+    assert too_many._repr_svg_() is None
+    assert "<svg" not in too_many._repr_html_() and "communication-bound iff" in too_many._repr_html_()
 
 
 def _free():

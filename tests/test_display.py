@@ -1,0 +1,264 @@
+"""Notebook display: each result's HTML (content, units, escaping, truncation, determinism), the LaTeX
+of conditions in symshard's one style, and ``subs`` reading names and text (symshard/display.py,
+symshard/substitution.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import subprocess
+import sys
+from functools import cache
+
+import pytest
+import sympy
+
+import symshard as ss
+from symshard.display import TOP, comparison_html, math, plan_html
+from symshard.errors import NotationError, UnknownSymbolError
+from symshard.i18n.catalog import translate
+from symshard.report import plan_text
+from symshard.symbols import C, T_hop, W_ici, axis, dim
+from symshard.units import format_bytes, format_seconds
+
+MATMUL = "X[B, D] · Y[D_X, F] -> Z[B, F]"
+
+
+@cache
+def numeric_plan():
+    return ss.plan(MATMUL, "X=8", "B=1024,D=8192,F=16384", hardware="tpu-v5e")
+
+
+@cache
+def symbolic_plan():
+    return ss.plan(MATMUL)
+
+
+@cache
+def big_plan():
+    return ss.plan("A[I_X, J_Y] · B[J_Y, K_Z] -> C[I, K]", "X=2,Y=2,Z=2", "I=1024,J=1024,K=1024",
+                   hardware="tpu-v5e", all=True)  # fmt: skip
+
+
+@cache
+def comparison():
+    # the chapter's Question 4 on 8 devices, F fixed: B and D are left, so the map can be drawn
+    return ss.compare(ss.plan(MATMUL, "X=8", "F=16384"), "B", hardware="tpu-v5p")
+
+
+@cache
+def problem():
+    from symshard.problems import family, variant
+
+    return variant(family("allgather-time"), 7)
+
+
+def _rows(page: str) -> list[str]:
+    return re.findall(r"<tr[^>]*>.*?</tr>", page)
+
+
+# -- what each table shows --------------------------------------------------------------------------
+
+
+def test_plan_marks_the_best_with_its_time_as_the_cli_prints_it():
+    p = numeric_plan()
+    page = p._repr_html_()
+    best_rows = [r for r in _rows(page) if 'class="best"' in r]
+    assert len(best_rows) == 1
+    assert "★" in best_rows[0]
+    shown = format_seconds(p.best.time)
+    assert shown in best_rows[0] and shown in plan_text(p)  # the CLI's figure, with its unit
+    assert re.search(r"\d (µs|ms|ns|s)<", page)
+    assert format_bytes(p.best.memory_bytes_per_device) in best_rows[0]
+    assert sum("<td>" in r for r in _rows(page)) == len(p.strategies)
+
+
+def test_symbolic_plan_has_formulas_in_symshard_latex_and_no_best():
+    page = symbolic_plan()._repr_html_()
+    assert "★" not in page and 'class="best"' not in page
+    assert r"W_{\text{ici}}" in page and r"\lvert X \rvert" in page
+    assert "W_{ici}" not in page and "|X|" not in page  # SymPy's own style never leaks in
+    assert "cannot be ranked" in page
+
+
+def test_long_plans_are_cut_with_a_count():
+    p = big_plan()
+    assert len(p.strategies) > TOP
+    page = plan_html(p)
+    body = [r for r in _rows(page) if "<td>" in r]
+    assert len(body) == TOP
+    assert f"and {len(p.strategies) - TOP:,} more strategies" in page
+    assert len(_rows(plan_html(p, top=3))) - 1 == 3
+
+
+@pytest.mark.parametrize(
+    ("make", "expected"),
+    [
+        (lambda: numeric_plan(), ["Case 2", "TPU v5e", "max(T<sub>math</sub>, T<sub>comms</sub>)"]),
+        (lambda: numeric_plan().best, ["role", "bytes moved", "33,554,432 B (32 MiB)", r"\cdot_{\text{LOCAL}}"]),
+        (lambda: comparison(), ["solving for $B$", "communication-bound iff", "on the chip", "<svg", "data-strategy"]),
+        (lambda: ss.place(ss.parse("A[I_XY, J]"), "X=8,Y=2", "I=1024,J=4096", dtype="fp32"),
+         ["$(64, 4096)$", "1,048,576 B (1 MiB)", "16,777,216 B (16 MiB)", "fp32 (4 B per element)"]),
+        (lambda: ss.place(ss.parse("A[I_XY, J]")),
+         [r"$(\frac{I}{\lvert X \rvert \lvert Y \rvert}, J)$", r"\lvert X \rvert \lvert Y \rvert"]),
+        (lambda: problem(), ["How long does an AllGather take?", "<details><summary>Answers</summary>",
+                             "<details><summary>Hint 1</summary>", "data:image/svg+xml;base64,"]),
+    ],
+    ids=["plan", "strategy", "comparison", "placement", "placement-symbolic", "problem"],
+)  # fmt: skip
+def test_each_result_shows_its_table(make, expected):
+    obj = make()
+    page = obj._repr_html_()
+    assert page.startswith('<div class="symshard symshard-') and page.endswith("</div>")
+    for text in expected:
+        assert text in page, text
+    assert page == make()._repr_html_()  # deterministic: the same object, the same bytes
+    assert " at 0x" not in page  # no object addresses
+
+
+def test_comparison_marks_the_strategies_that_win_somewhere():
+    c = comparison()
+    page = comparison_html(c)
+    best = [r for r in _rows(page) if 'class="best"' in r]
+    assert len(best) == len(c.best)
+    for region in c.best:
+        assert math(region.condition.latex()) in page
+
+
+def test_problem_answers_are_folded_away():
+    pr = problem()
+    page = pr._repr_html_()
+    answers = page.index("<details><summary>Answers</summary>")
+    shown = pr.answer("time").show
+    assert shown in page[answers:]
+    assert shown not in page[:answers]
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "a & b \" ' <b>"],
+)
+def test_text_is_escaped(hostile):
+    pr = dataclasses.replace(problem(), statement=hostile, hints=(hostile,), solution=hostile)
+    page = pr._repr_html_()
+    assert "<script" not in page and "<img src=x" not in page and "<b>" not in page
+    assert "&lt;" in page
+
+
+def test_math_escapes_relations():
+    assert math(r"B < \frac{C}{W}") == r"$B &lt; \frac{C}{W}$"
+
+
+def test_condition_latex_uses_symshard_style():
+    c = comparison()
+    cond = c.regimes[0].communication_bound
+    assert cond._repr_latex_() == "$" + cond.latex() + "$"
+    assert r"W_{\text{ici}}" in cond._repr_latex_()
+    clauses = c.best[0].condition
+    assert clauses._repr_latex_() == "$" + clauses.latex() + "$"
+    assert r"\land" in clauses._repr_latex_()
+
+
+@pytest.mark.parametrize(
+    ("mesh", "shape", "hardware"),
+    [
+        ("X=8,Y=4", "E=2048,F=8192", "tpu-v5e"),
+        ("X=8,Y=4", "E=64,F=64", "tpu-v5p"),
+        ("X=2,Y=16", "E=2^20,F=8192", "h100"),
+    ],
+)
+def test_a_numeric_cost_shows_its_time_with_a_unit(mesh, shape, hardware):
+    cost = ss.parse(GATHER).cost(mesh, shape, hardware=hardware)
+    number, unit = format_seconds(cost.time).split(" ")
+    tex_unit = {"µs": r"\mu\text{s}", "ms": r"\text{ms}", "ns": r"\text{ns}", "s": r"\text{s}"}[unit]
+    assert cost._repr_latex_() == f"$T = {number}\\ {tex_unit}$"
+    assert ss.parse(GATHER).cost()._repr_latex_() == "$" + ss.parse(GATHER).cost().latex() + "$"
+
+
+def test_display_is_not_imported_by_symshard():
+    code = "import sys, symshard; print('symshard.display' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+# -- subs reads names and text ----------------------------------------------------------------------
+
+GATHER = "AllGather_Y([E_Y, F])"
+E, F, Y = dim("E"), dim("F"), axis("Y")
+SHAPE = {E: 2048, F: 8192, Y: 4, W_ici: sympy.Integer(90_000_000_000), T_hop: sympy.Rational(1, 10**6)}
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        "E=2048, F=8192, Y=4, W_ici=9e10, T_hop=1e-6",
+        "E=2048; F=8192; |Y|=4; W_ici=9e10; T_hop=1e-6",
+        {"E": 2048, "F": 8192, "Y": 4, "W_ici": 9e10, "T_hop": 1e-6},
+        {"E": "2048", "F": "2^13", "|Y|": 4, "W_ici": "9e10", "T_hop": "1e-6"},
+        {E: 2048, F: 8192, Y: 4, W_ici: 90_000_000_000, "T_hop": "1/1000000"},
+    ],
+    ids=["text", "text-semicolons-bars", "names", "names-formulas", "symbols-and-names"],
+)
+def test_cost_subs_reads_names_and_text(values):
+    cost = ss.parse(GATHER).cost()
+    expected = cost.subs(SHAPE)  # symbols as keys: SymPy's own substitution
+    got = cost.subs(values)
+    assert got.time == expected.time and got.time.is_number
+    assert got.bytes == expected.bytes and got.hops == expected.hops
+    assert got.time == expected.time.xreplace(SHAPE)
+
+
+def test_text_e_is_the_dim_not_eulers_number():
+    time = ss.parse(GATHER).cost().subs({"E": 2048}).time
+    assert E not in time.free_symbols and sympy.E not in time.atoms()
+
+
+@pytest.mark.parametrize(
+    ("values", "error", "pattern"),
+    [
+        ({"e": 1}, UnknownSymbolError, r"the cost has no symbol called 'e'"),
+        ({"X": 8}, UnknownSymbolError, r"no symbol called 'X'"),
+        ("E=2048, B=4", UnknownSymbolError, r"no symbol called 'B'"),
+        ({"2*E": 1}, UnknownSymbolError, r"no symbol called '2\*E'"),
+        ("E:2048", NotationError, r"cannot read 'E:2048' as name=value"),
+        ("E<=2048", NotationError, r"as name=value"),
+        ("E==2048", NotationError, r"as name=value"),
+        ({"E": "__import__('os')"}, NotationError, r"unknown function '__import__'"),
+    ],
+)
+def test_cost_subs_rejects_unknown_names(values, error, pattern):
+    with pytest.raises(error, match=pattern) as info:
+        ss.parse(GATHER).cost().subs(values)
+    assert info.value.hint
+    assert translate(str(info.value).splitlines()[0], "zh") != str(info.value).splitlines()[0]
+
+
+def test_unknown_name_hint_lists_the_names_present():
+    with pytest.raises(UnknownSymbolError) as info:
+        ss.parse(GATHER).cost().subs({"e": 1})
+    assert info.value.hint == "did you mean 'E'? The names here are E, F, T_hop, W_ici, Y (|Y|)"
+    assert isinstance(info.value, LookupError)
+
+
+@pytest.mark.parametrize(
+    ("values", "symbol"),
+    [
+        ({C: 459_000_000_000_000, W_ici: 180_000_000_000}, dim("B")),
+        ("C=4.59e14, W_ici=1.8e11", "B"),
+        ({"C": 4.59e14, "W_ici": 1.8e11}, "B"),
+    ],
+    ids=["symbols", "text", "names-floats"],
+)
+def test_condition_subs_reads_names(values, symbol):
+    cond = ss.compare(ss.plan(MATMUL), "B").regimes[1].communication_bound  # B < C/W_ici
+    expected = cond.subs({C: 459_000_000_000_000, W_ici: 180_000_000_000}, dim("B"))
+    assert cond.subs(values, symbol).text() == expected.text() == "B < 2550"  # C/W_ici on a TPU v5p
+
+
+def test_clauses_subs_resolves_axes_by_letter():
+    region = ss.compare(ss.plan(MATMUL), "B").best[0].condition
+    by_symbol = region.subs({axis("X"): 8, C: 459_000_000_000_000, W_ici: 180_000_000_000}, dim("B"))
+    assert region.subs("X=8, C=4.59e14, W_ici=1.8e11", "B").text() == by_symbol.text()
+    assert region.subs("|X|=8, C=4.59e14, W_ici=1.8e11", "B").text() == by_symbol.text()
+    with pytest.raises(UnknownSymbolError, match="the condition has no symbol called 'Q'"):
+        region.subs({"Q": 1})
