@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -145,6 +146,7 @@ ENGLISH: dict[str, str] = {
     "cli.check.total": "{right} of {total} right",
     "cli.generated": "{count} problems from {families} families, seed {seed}:",
     "cli.figures": "{folder}/ ({count} figures)",
+    "cli.problem_set_title": "Problem set",
     "cli.regime_map": "regime map: {file} (the fastest strategy by {x} and {y}; {boundaries} boundaries, each with its formula)",
     "cli.figure": "{folder}/ (1 figure)",
     "cli.questions": "{folder}/ ({count} PrairieLearn questions and an assessment)",
@@ -864,9 +866,20 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
     }
     for name in [*mesh, *spread_values]:
         if name not in used:
+            axes = sorted(used)
+            if not axes:
+                raise UsageError(f"the {lay.scheme} scheme has no mesh axis {name}", hint="its axes: none")
+            # a mesh written for another scheme, renamed onto this one's axes (all its devices on one axis
+            # when this scheme has one), so that the hint is a command line to paste
+            sizes = list(mesh.values())
+            if len(sizes) != len(axes):
+                sizes = [math.prod(sizes)] if len(axes) == 1 else [*sizes[: len(axes)], *[2] * (len(axes) - len(sizes))]
+            suggest = ",".join(f"{a}={n}" for a, n in zip(axes, sizes, strict=False))
             raise UsageError(
                 f"the {lay.scheme} scheme has no mesh axis {name}",
-                hint="its axes: " + (", ".join(sorted(used)) or "none"),
+                hint=f"its axes are {', '.join(axes)}: --mesh {suggest}"
+                if len(axes) > 1
+                else f"it shards over one axis, {axes[0]}: --mesh {suggest}",
             )
     for name in shape:
         if name not in ("B", "D", "F"):
@@ -1204,7 +1217,9 @@ def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
         args.seed, args.count, names=args.family, difficulty=args.difficulty, per_family=args.per_family,
         language=args.lang, extra=args.families or (), progress=progress, budget=_budget(args),
     )  # fmt: skip
-    written = write_set(problems, out, formats=formats, seed=args.seed, title=args.title,
+    language = problems[0].language if problems else "en"  # the set's own language (--lang or $SYMSHARD_LANG)
+    title = args.title if args.title else _say("cli.problem_set_title", _shown_language(language))
+    written = write_set(problems, out, formats=formats, seed=args.seed, title=title,
                         solutions=args.solutions, force=args.force)  # fmt: skip
     families_used = sorted({p.family.name for p in problems})
     figures = [path for path in written if path.parent == out / "figures"]
@@ -1593,7 +1608,7 @@ def _parser() -> argparse.ArgumentParser:
         help="what to write: Markdown, JSON, Moodle XML, QTI 1.2 (Canvas), QTI 2.1, PDF (sheet and key), "
         "PrairieLearn questions, or all of them (default)",
     )  # fmt: skip
-    q.add_argument("--title", default="Problem set", help="the set's title")
+    q.add_argument("--title", help="the set's title (default 'Problem set', in the set's language)")
     q.add_argument("--solutions", action="store_true", help="fold the solutions into problems.md too")
     _add_lang(q, help=_PROBLEM_LANG_HELP)
     q.add_argument("--families", action="append", metavar="DIR", help="also load the families in DIR")
@@ -1649,7 +1664,79 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("shell", choices=["bash", "zsh", "tcsh"], help="the shell")
     p.set_defaults(run=_completion)
+    _add_examples(sub, ())
     return parser
+
+
+EXAMPLES: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("shard",): ("symshard shard 'A[I_XY, J]' --mesh X=8,Y=2 --shape I=1024,J=4096 --dtype fp32",),
+    ("collective",): (
+        "symshard collective 'AllGather_X(A[I_X, J])' --mesh X=16 --shape I=4096,J=8192 --hw tpu-v5e",
+        "symshard collective 'AllReduce_X(A[B, F]{U_X})' --mesh X=16 --shape B=1024,F=16384 --hw h100",
+    ),
+    ("matmul",): (
+        "symshard matmul 'X[B, D] · Y[D_X, F] -> Z[B, F]' --mesh X=8 --shape B=1024,D=8192,F=16384 --hw tpu-v5e",
+        "symshard matmul 'X[B, S, D_X] · W[D_Y, F_Z] -> Y[B, S, F]' --mesh X=2,Y=4,Z=2 --hw tpu-v5p",
+    ),
+    ("verify",): ("symshard verify 'A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]' --mesh X=4,Y=2 --shape I=64,J=64,K=64",),
+    ("compare",): (
+        "symshard compare 'X[B, D] · Y[D_X, F] -> Z[B, F]' --solve-for B --hw tpu-v5p",
+        (
+            "symshard compare 'X[B, D] · Y[D_X, F] -> Z[B, F]' --solve-for B --mesh X=8 --shape F=16384 --hw tpu-v5p "
+            "--map B,D"
+        ),
+    ),
+    ("best-sharding",): (
+        (
+            "symshard best-sharding 'x[B, D] · W[D, F] -> y[B, F]' --mesh X=2,Y=2 --shape B=128,D=8192,F=32768 "
+            "--hw tpu-v5e --memory 300MB"
+        ),
+    ),
+    ("layer",): (),  # written with its own parser above
+    ("calibrate",): (
+        (
+            "symshard calibrate all_reduce_perf.txt --collective allreduce --ranks 16 --per-node 8 --hw a100 "
+            "--out my-cluster.toml"
+        ),
+    ),
+    ("model",): (
+        "symshard model --list",
+        "symshard model llama3-70b --train --chips 8960 --tokens 15e12 --mfu 0.4 --hw tpu-v5p",
+        "symshard model llama3-70b --serve --batch 32 --context 8192 --mesh X=4,Y=2 --dtype int8 --hw tpu-v5e",
+    ),
+    ("problems", "list"): ("symshard problems list", "symshard problems list --json"),
+    ("problems", "show"): (
+        "symshard problems show allgather-time --seed 7",
+        "symshard problems show allgather-time --seed 7 --lang zh",
+    ),
+    ("problems", "check"): ("symshard problems check total-memory --seed 3 'total=1 MiB' 'copies=4'",),
+    ("problems", "generate"): (
+        "symshard problems generate --seed 7 --count 10 --out week3",
+        "symshard problems generate --seed 7 --per-family 2 --family allgather-time --lang zh --format moodle --out zh-set",
+    ),
+    ("problems", "schema"): ("symshard problems schema > problems.schema.json",),
+    ("site", "build"): (
+        "symshard site build",
+        "symshard site build --out public --site-url https://example.org/symshard/",
+    ),
+    ("site", "serve"): ("symshard site serve", "symshard site serve --no-build --port 8001"),
+    ("site", "prepare"): ("symshard site prepare --out site-project",),
+    ("book",): ("symshard book",),
+    ("hardware",): ("symshard hardware", "symshard hardware tpu-v5p"),
+    ("completion",): (),  # its install lines are its examples
+}
+"""A few command lines for each command's --help (every one runs as written: tests/test_cli.py)."""
+
+
+def _add_examples(sub: argparse._SubParsersAction, path: tuple[str, ...]) -> None:
+    for name, parser in sub.choices.items():
+        lines = EXAMPLES.get((*path, name), ())
+        if lines and parser.epilog is None:
+            parser.epilog = "examples:\n" + "\n".join(f"  {line}" for line in lines)
+            parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _add_examples(action, (*path, name))
 
 
 def _language_in(argv: Sequence[str]) -> str:

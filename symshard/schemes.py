@@ -478,7 +478,8 @@ class Split:
 
     def best_integer(self, n: int, values: Mapping[sympy.Symbol, object], *, divides: Mapping[int, int] | None = None):
         """The best ``(|X|, |Y|)`` among the divisor pairs of ``n``, ranked by ``T_comms`` under ``values``
-        (which must give B, D, F, the spreads and W); pairs that do not divide the dims are skipped."""
+        (which must give B, D, F, the spreads and W; None when a size is left symbolic); pairs that do not
+        divide the dims are skipped."""
         lay = layer("fsdp+tp", fabric=_fabric_of(self.comm_time), comm_overlap=self.comm_overlap)
         comm = lay.comm_time(None if self.phase == "step" else self.phase)
         best = None
@@ -490,6 +491,8 @@ class Split:
             if not _divisible(point, x, y):
                 continue
             t = as_expr(comm).xreplace({k: as_expr(v) for k, v in point.items()})
+            if not t.is_number:  # a size left symbolic: no ranking of the pairs by number
+                return None
             if best is None or t < best[2]:
                 best = (x, y, t)
         return best

@@ -130,6 +130,9 @@ class SearchResult:
                 f"nothing fits in {format_bytes(self.memory_limit)} per device"
                 + (f"; the leanest candidate needs {format_bytes(need)}" if need is not None else "")
             )
+            lines.append(
+                "to fit: allow more memory per device (--memory), spread over more devices, or use a smaller dtype"
+            )
             return lines
         b = self.best
         stored = ", ".join(str(a) for _, a in b.stored)

@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -293,6 +294,7 @@ def test_best_sharding_command(capsys):
     code, out, _ = run(capsys, "best-sharding", "x[B, D] · W[D, F] -> y[B, F]", "--mesh", "X=2,Y=2",
                        "--shape", "B=128,D=8192,F=32768", "--hw", "v5e", "--memory", "1MB")  # fmt: skip
     assert code == 1 and "nothing fits in 1,000,000 B" in out  # exit 1: no answer, but not bad input
+    assert "to fit: allow more memory per device (--memory)" in out  # and what to change
 
 
 PLANNER_ERROR_CASES = [
@@ -592,3 +594,66 @@ def test_long_commands_show_progress_on_a_terminal_only(capsys, monkeypatch, tmp
     assert main([*argv, "--out", str(tmp_path / "c"), "--json"]) == 0
     out, err = capsys.readouterr()
     assert err == "" and json.loads(out)["count"] == 30  # never under --json
+
+
+@pytest.mark.parametrize(
+    ("scheme", "mesh", "hint"),
+    [
+        ("dp", "X=8,Y=4", "it shards over one axis, X: --mesh X=32"),
+        ("fsdp", "X=8,Y=4", "it shards over one axis, X: --mesh X=32"),
+        ("tp", "X=8", "it shards over one axis, Y: --mesh Y=8"),
+        ("fsdp+tp", "A=8,B=4", "its axes are X, Y: --mesh X=8,Y=4"),
+    ],
+)
+def test_a_mesh_written_for_another_scheme_gets_a_mesh_to_paste(capsys, scheme, mesh, hint):
+    # a newcomer's first hour: one mesh reused across `layer --scheme ...` runs
+    assert main(["layer", "--scheme", scheme, "--mesh", mesh, "--hw", "tpu-v5e"]) == 2
+    err = capsys.readouterr().err
+    assert f"hint: {hint}" in err and err.count("\n") == 1
+    assert main(["layer", "--scheme", scheme, "--mesh", hint.split("--mesh ")[1], "--hw", "tpu-v5e"]) == 0
+
+
+def test_a_chinese_problem_set_has_a_chinese_title_unless_one_is_given(tmp_path, capsys):
+    # a newcomer's first hour: `problems generate --lang zh` wrote "# Problem set" above Chinese problems
+    for lang, title in (("zh", "# 习题集"), ("en", "# Problem set")):
+        out = tmp_path / lang
+        assert main(["problems", "generate", "--seed", "3", "--count", "2", "--lang", lang, "--format", "md",
+                     "--out", str(out)]) == 0  # fmt: skip
+        assert (out / "problems.md").read_text(encoding="utf-8").splitlines()[0] == title
+    given = tmp_path / "given"
+    assert main(["problems", "generate", "--seed", "3", "--count", "2", "--lang", "zh", "--format", "md",
+                 "--title", "Week 3", "--out", str(given)]) == 0  # fmt: skip
+    assert (given / "problems.md").read_text(encoding="utf-8").startswith("# Week 3\n")
+    capsys.readouterr()
+
+
+def _example_lines():
+    from symshard.cli import EXAMPLES
+
+    for path, lines in EXAMPLES.items():
+        for line in lines:
+            yield pytest.param(path, line, id=line[9:60])
+
+
+@pytest.mark.parametrize(("path", "line"), list(_example_lines()))
+def test_every_example_in_the_help_runs_as_written(tmp_path, monkeypatch, capsys, path, line):
+    import shlex
+
+    from symshard.cli import _parser
+
+    # the example is in the command's own --help
+    with pytest.raises(SystemExit):
+        _parser().parse_args([*path, "--help"])
+    assert line in capsys.readouterr().out
+    if path[0] in ("site", "verify"):
+        return  # the site commands build for a minute (test_site.py runs them); verify needs JAX (test_jax_verify.py)
+    monkeypatch.chdir(tmp_path)
+    if path == ("calibrate",):  # real nccl-tests output under the name the example gives
+        data = Path(__file__).resolve().parent.parent / "site" / "data" / "nccl-tests-allreduce-a100-2nodes-16gpus.txt"
+        shutil.copy(data, "all_reduce_perf.txt")
+    argv = shlex.split(line.split(" > ")[0])[1:]
+    code = main(argv)
+    out, err = capsys.readouterr()
+    # 0, or 1 where the command answers "no" (problems check grading wrong answers)
+    assert code in ((0, 1) if path == ("problems", "check") else (0,)), err
+    assert out.strip()
