@@ -147,6 +147,9 @@ ENGLISH: dict[str, str] = {
     "cli.generated": "{count} problems from {families} families, seed {seed}:",
     "cli.figures": "{folder}/ ({count} figures)",
     "cli.problem_set_title": "Problem set",
+    "cli.map_hint": "who wins where, as a picture: add --map {x},{y}",
+    "cli.map_hint_needs": "who wins where, as a picture: add --map {x},{y} with numbers for the other symbols, e.g. {needs}",
+    "cli.map_hint_one": "who wins where, as a picture: leave one more dim out of --shape and add --map {x},<that dim>",
     "cli.regime_map": "regime map: {file} (the fastest strategy by {x} and {y}; {boundaries} boundaries, each with its formula)",
     "cli.figure": "{folder}/ (1 figure)",
     "cli.questions": "{folder}/ ({count} PrairieLearn questions and an assessment)",
@@ -788,7 +791,29 @@ def _compare(args: argparse.Namespace) -> tuple[str, dict]:
     text, data = compare_text(c, language=args.language), compare_data(c, args.language)
     if args.map:
         text, data = _regime_map(args, c, text, data)
+    elif len(c.best) >= 2:
+        text += "\n" + _map_hint(c, args.language)
     return text, data
+
+
+def _map_hint(c: object, language: str) -> str:
+    """Where several strategies can win: the --map that draws who wins where, and what it needs."""
+    from .symbols import is_axis_symbol
+
+    constants = set(dict(c.hardware.constants(c.plan.dtype))) if c.hardware is not None else set()
+    free: set = set()
+    for r in c.best:
+        free |= {a for a in c.time(r.index).atoms if a.is_Symbol and a not in constants and a != c.symbol}
+    ordered = sorted(free, key=lambda a: (is_axis_symbol(a), str(a)))
+    if not ordered:
+        return _say("cli.map_hint_one", language, x=c.symbol)
+    y, rest = ordered[0], ordered[1:]
+    dims = [str(a) for a in rest if not is_axis_symbol(a)]
+    axes = [str(a).strip("|") for a in rest if is_axis_symbol(a)]
+    needs = " ".join([*([f"--shape {','.join(f'{d}=4096' for d in dims)}"] if dims else []),
+                      *([f"--mesh {','.join(f'{a}=4' for a in axes)}"] if axes else [])])  # fmt: skip
+    key = "cli.map_hint_needs" if needs else "cli.map_hint"
+    return _say(key, language, x=c.symbol, y=str(y).strip("|") if is_axis_symbol(y) else y, needs=needs)
 
 
 def _regime_map(args: argparse.Namespace, c: object, text: str, data: dict) -> tuple[str, dict]:

@@ -218,3 +218,24 @@ def test_compare_map_errors_are_one_line(tmp_path, monkeypatch, capsys, extra, m
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not (tmp_path / "regime-map.svg").exists()
+
+
+def test_compare_points_to_the_map_with_what_it_needs(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    # symbols left free: the hint names the map and numbers for the rest, and that command line works
+    assert main(["compare", Q4, "--solve-for", "B", "--hw", "tpu-v5p"]) == 0
+    hint = capsys.readouterr().out.splitlines()[-1]
+    assert (
+        hint
+        == "who wins where, as a picture: add --map B,D with numbers for the other symbols, e.g. --shape F=4096 --mesh X=4"
+    )
+    assert (
+        main(
+            ["compare", Q4, "--solve-for", "B", "--hw", "tpu-v5p", "--map", "B,D", "--shape", "F=4096", "--mesh", "X=4"]
+        )
+        == 0
+    )
+    assert "regime map: regime-map.svg" in capsys.readouterr().out
+    # everything else given: the hint is the flag alone
+    assert main(ARGV[:-2]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "who wins where, as a picture: add --map B,D"
