@@ -35,6 +35,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import sympy
 
@@ -51,6 +52,9 @@ from .outputs import OutputFolder, write_signed_file
 from .placement import place
 from .symbols import C, W_ici, latex
 from .units import format_bytes, format_number, format_seconds, format_seconds_expr, json_value, pretty, sig
+
+if TYPE_CHECKING:  # the comparison is built lazily, in the command that needs it
+    from .crossovers import Comparison
 
 __all__ = ["main"]
 
@@ -796,7 +800,7 @@ def _compare(args: argparse.Namespace) -> tuple[str, dict]:
     return text, data
 
 
-def _map_hint(c: object, language: str) -> str:
+def _map_hint(c: Comparison, language: str) -> str:
     """Where several strategies can win: the --map that draws who wins where, and what it needs."""
     from .symbols import is_axis_symbol
 
@@ -816,7 +820,7 @@ def _map_hint(c: object, language: str) -> str:
     return _say(key, language, x=c.symbol, y=str(y).strip("|") if is_axis_symbol(y) else y, needs=needs)
 
 
-def _regime_map(args: argparse.Namespace, c: object, text: str, data: dict) -> tuple[str, dict]:
+def _regime_map(args: argparse.Namespace, c: Comparison, text: str, data: dict) -> tuple[str, dict]:
     from .outputs import write_signed_file
     from .render.regions import regime_map
 
