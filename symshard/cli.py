@@ -1205,7 +1205,9 @@ def _transfer_question(args: argparse.Namespace) -> str:
     question = asked[0]
     if question in ("--from/--to", "--gather-to"):
         if args.slice is None:
-            raise UsageError(f"{question} needs the slice's shape", hint="add --slice, like --slice 4x4 or --slice 4x4x4")
+            raise UsageError(
+                f"{question} needs the slice's shape", hint="add --slice, like --slice 4x4 or --slice 4x4x4"
+            )
         if args.chips is not None:
             raise UsageError(f"--chips has no meaning with {question}: the slice's shape gives its chips",
                              hint="drop --chips")  # fmt: skip
@@ -1225,21 +1227,19 @@ def _transfer(args: argparse.Namespace) -> tuple[str, dict]:
 
     question = _transfer_question(args)
     chip = _chip(args)
-    if chip is None and question != "--host":
-        raise UsageError(f"{question} needs a chip", hint="name one with --hw, like --hw tpu-v5e (the list: symshard hardware)")
     dims = slice_shape(args.slice) if args.slice is not None else None
     if dims is not None and args.chips is not None and _chip_count(args.chips) != math.prod(dims):
         raise UsageError(f"--chips {args.chips} and --slice {args.slice} ({math.prod(dims)} chips) disagree",
                          hint="give one of them")  # fmt: skip
-    lang = args.language
-    if question == "--totals":
-        return _slice_totals_report(chip, dims or (_chip_count(args.chips),), lang)
-    nbytes = _transfer_size(args.bytes)
-    if question == "--host":
+    if question == "--host":  # the only question a formula answers without a chip
         chips = _chip_count(args.chips) if args.chips is not None else math.prod(dims) if dims else 1
-        return _host_report(chip, nbytes, chips, lang)
-    assert chip is not None and dims is not None  # checked above
-    return _ici_report(args, chip, dims, nbytes, lang)
+        return _host_report(chip, _transfer_size(args.bytes), chips, args.language)
+    if chip is None:
+        raise UsageError(f"{question} needs a chip",
+                         hint="name one with --hw, like --hw tpu-v5e (the list: symshard hardware)")  # fmt: skip
+    if question == "--totals":
+        return _slice_totals_report(chip, dims or (_chip_count(args.chips),), args.language)
+    return _ici_report(args, chip, dims or (), _transfer_size(args.bytes), args.language)
 
 
 def _shown(x: object, fmt) -> str:
@@ -1260,49 +1260,33 @@ def _wiring_rows(chip: Hardware, dims: tuple[int, ...], lang: str) -> tuple[str,
 
 
 def _ici_report(args: argparse.Namespace, chip: Hardware, dims: tuple[int, ...], nbytes, lang: str):
+    """Point to point or gather to one: the rows that differ, then bandwidth, latency and their sum."""
     from .symbols import T_hop
     from .transfers import gather_to_one, point_to_point
 
     shape = "x".join(map(str, dims))
-    if args.gather_to is not None:
-        result = gather_to_one(args.gather_to, dims, hardware=chip, nbytes=nbytes)
-        hops, ports = result.farthest, result.ports
-    else:
-        result = point_to_point(args.source, args.target, dims, hardware=chip, nbytes=nbytes)
-        hops, ports = result.hops, result.ports
     link = chip.ici_link_bandwidth or chip.nvlink_bandwidth
     hop = chip.hop_latency if chip.hop_latency is not None else T_hop
     described, wiring = _wiring_rows(chip, dims, lang)
     size = format_bytes(nbytes)
-    latency = _say("cli.transfer.latency_value", lang, hops=hops, hop=_shown(hop, format_seconds),
-                   time=_shown(result.latency_time, format_seconds))  # fmt: skip
-    summed = (format_seconds(result.time) if as_expr(result.time).is_number else
-              f"{_shown(result.bandwidth_time, format_seconds)} + {_shown(result.latency_time, format_seconds)}")  # fmt: skip
-    total = _say("cli.transfer.total", lang, time=summed)
-    regime, crossover = None, None
-    bw, lat = as_expr(result.bandwidth_time), as_expr(result.latency_time)
-    if bw.is_number and lat.is_number and bw > 0:
-        regime = "latency" if lat > bw else "bandwidth"
-        crossover = sympy.ceiling(nbytes * lat / bw)
-        total += _say("cli.regime", lang, regime=_bound(regime, lang))
-        if crossover > 0:
-            total += _say("cli.latency_below", lang, regime=_bound("latency", lang), bytes=format_bytes(crossover))
-    data: dict = {"question": "gather" if args.gather_to is not None else "point_to_point", "hardware": chip.name,
-                  "slice": list(dims), "wiring": wiring, "bytes": json_value(nbytes)}  # fmt: skip
+    data: dict = {"hardware": chip.name, "slice": list(dims), "wiring": wiring, "bytes": json_value(nbytes)}
     rows = [(_say("cli.transfer.slice", lang), described)]
     if args.gather_to is not None:
-        g = result
+        g = gather_to_one(args.gather_to, dims, hardware=chip, nbytes=nbytes)
+        hops, bw, lat, time = g.farthest, g.bandwidth_time, g.latency_time, g.time
         head = _say("cli.transfer.gather_head", lang, bytes=size, senders=format_number(g.senders),
                     target=_coords_text(g.target), chip=chip.label, shape=shape)  # fmt: skip
         rows += [
             (_say("cli.transfer.links_in", lang), _say("cli.transfer.links_in_value", lang, ports=g.ports)),
             (_say("cli.transfer.farthest", lang), _say("cli.transfer.farthest_value", lang, hops=g.farthest)),
             (_say("cli.bandwidth", lang), _say("cli.transfer.gather_bandwidth", lang, senders=g.senders, bytes=size,
-             ports=g.ports, link=format_number(link), time=_shown(g.bandwidth_time, format_seconds))),
+             ports=g.ports, link=format_number(link), time=_shown(bw, format_seconds))),
         ]  # fmt: skip
-        data.update({"target": list(g.target), "senders": g.senders, "ports": g.ports, "farthest_hops": g.farthest})
+        data.update({"question": "gather", "target": list(g.target), "senders": g.senders, "ports": g.ports,
+                     "farthest_hops": g.farthest})  # fmt: skip
     else:
-        r = result
+        r = point_to_point(args.source, args.target, dims, hardware=chip, nbytes=nbytes)
+        hops, bw, lat, time = r.hops, r.bandwidth_time, r.latency_time, r.time
         head = _say("cli.transfer.p2p_head", lang, bytes=size, source=_coords_text(r.source),
                     target=_coords_text(r.target), chip=chip.label, shape=shape)  # fmt: skip
         moves = ", ".join(f"{'XYZW'[i]} {'+' if m > 0 else '−'}{abs(m)}" for i, m in enumerate(r.moves) if m)
@@ -1314,15 +1298,27 @@ def _ici_report(args: argparse.Namespace, chip: Hardware, dims: tuple[int, ...],
             (_say("cli.hops", lang), str(r.hops)),
             (_say("cli.transfer.ports", lang), _say("cli.transfer.ports_value", lang, ports=r.ports)),
             (_say("cli.bandwidth", lang), _say("cli.transfer.p2p_bandwidth", lang, bytes=size, ports=r.ports,
-             link=format_number(link), time=_shown(r.bandwidth_time, format_seconds))),
+             link=format_number(link), time=_shown(bw, format_seconds))),
         ]  # fmt: skip
-        data.update({"source": list(r.source), "target": list(r.target), "route": [list(c) for c in r.waypoints],
-                     "moves": list(r.moves), "hops": r.hops, "ports": r.ports})  # fmt: skip
+        data.update({"question": "point_to_point", "source": list(r.source), "target": list(r.target),
+                     "route": [list(c) for c in r.waypoints], "moves": list(r.moves), "hops": r.hops,
+                     "ports": r.ports})  # fmt: skip
+    summed = (format_seconds(time) if as_expr(time).is_number else
+              f"{_shown(bw, format_seconds)} + {_shown(lat, format_seconds)}")  # fmt: skip
+    total = _say("cli.transfer.total", lang, time=summed)
+    regime, crossover = None, None
+    if as_expr(bw).is_number and as_expr(lat).is_number and bw > 0:
+        regime = "latency" if lat > bw else "bandwidth"
+        crossover = sympy.ceiling(nbytes * lat / bw)  # both times scale apart: bandwidth with V, latency not
+        total += _say("cli.regime", lang, regime=_bound(regime, lang))
+        if crossover > 0:
+            total += _say("cli.latency_below", lang, regime=_bound("latency", lang), bytes=format_bytes(crossover))
+    latency = _say("cli.transfer.latency_value", lang, hops=hops, hop=_shown(hop, format_seconds),
+                   time=_shown(lat, format_seconds))  # fmt: skip
     rows += [(_say("cli.latency", lang), latency), (_say("cli.time", lang), total)]
     data.update({"link_bandwidth": json_value(link), "hop_latency_s": json_value(hop),
-                 "bandwidth_time_s": json_value(result.bandwidth_time), "latency_time_s": json_value(result.latency_time),
-                 "time_s": json_value(result.time), "regime": regime,
-                 "latency_bound_below_bytes": json_value(crossover) if crossover is not None else None})  # fmt: skip
+                 "bandwidth_time_s": json_value(bw), "latency_time_s": json_value(lat), "time_s": json_value(time),
+                 "regime": regime, "latency_bound_below_bytes": None if crossover is None else json_value(crossover)})  # fmt: skip
     return head + "\n" + _table(rows), data
 
 
@@ -1844,7 +1840,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--host", action="store_true", help="the hosts send --bytes to the chips over PCIe, split evenly")
     p.add_argument("--totals", action="store_true", help="what the slice adds up to: FLOP/s, HBM, hosts, DCN")
     p.add_argument("--bytes", metavar="1GB", help="bytes to move: 1GB, 64MiB, 16GiB, 1e9 (from each sender)")
-    p.add_argument("--chips", metavar="N", help="chips (--host: how many share the bytes; --totals: instead of --slice)")
+    p.add_argument(
+        "--chips", metavar="N", help="chips (--host: how many share the bytes; --totals: instead of --slice)"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_lang(p)
     p.set_defaults(run=_transfer)
