@@ -1363,7 +1363,8 @@ def _slice_totals_report(chip: Hardware, dims: tuple[int, ...], lang: str) -> tu
                     total=(fmt or (lambda v: f"{format_number(v)} {unit}"))(as_expr(total)))  # fmt: skip
 
     per_host, source = CHIPS_PER_HOST.get(chip.name, (None, ""))
-    hosts = (_say("cli.transfer.hosts_value", lang, hosts=format_number(t.hosts), per_host=per_host, source=source)
+    hosts = (_say("cli.transfer.hosts_value", lang, hosts=format_number(t.hosts), per_host=per_host,
+                  source=sentence(source, lang))
              if t.hosts is not None else _say("cli.transfer.hosts_unknown", lang, chip=chip.label))  # fmt: skip
     rows = [
         (_say("cli.transfer.flops", lang), times(chip.flops_bf16, t.flops, "FLOP/s")),
