@@ -181,6 +181,41 @@ ENGLISH: dict[str, str] = {
     "cli.calibrate.residuals_value": "rms {rms}, largest {largest} at {size}",
     "cli.calibrate.columns": "size (B)       measured     fitted   residual   busbw (GB/s) measured  fitted",
     "cli.calibrate.wrote": "wrote {path}: use it with --hw {path}",
+    "cli.transfer.p2p_head": "{bytes} from chip {source} to chip {target} of a {chip} {shape} slice",
+    "cli.transfer.gather_head": "{bytes} from each of the {senders} other chips to chip {target} of a {chip} {shape} slice",
+    "cli.transfer.host_head": "{bytes} from the hosts over PCIe to {chips} chips, {share} each",
+    "cli.transfer.host_head_one": "{bytes} from the host over PCIe to one chip",
+    "cli.transfer.totals_head": "{chip} {shape}: {chips} chips",
+    "cli.transfer.slice": "slice",
+    "cli.transfer.route": "route",
+    "cli.transfer.route_value": "{waypoints}: {moves}",
+    "cli.transfer.route_none": "{source}: the source is the target, nothing moves",
+    "cli.transfer.ports": "ports",
+    "cli.transfer.ports_value": "{ports} used at once (one link per axis the route moves along)",
+    "cli.transfer.links_in": "links in",
+    "cli.transfer.links_in_value": "{ports} into the target: they, not the senders, set the pace",
+    "cli.transfer.farthest": "farthest",
+    "cli.transfer.farthest_value": "{hops} hops to the farthest sender",
+    "cli.transfer.p2p_bandwidth": "{bytes} / ({ports} × {link} B/s) = {time}",
+    "cli.transfer.gather_bandwidth": "{senders} × {bytes} / ({ports} × {link} B/s) = {time}",
+    "cli.transfer.latency_value": "{hops} × {hop} = {time}",
+    "cli.transfer.total": "bandwidth + latency = {time}",
+    "cli.transfer.pcie": "PCIe",
+    "cli.transfer.pcie_value": "W_pcie = {bandwidth} per chip",
+    "cli.transfer.pcie_symbolic": "W_pcie per chip (name a chip with --hw for seconds)",
+    "cli.transfer.host_time": "V/(chips·W_pcie) = {time}",
+    "cli.transfer.matmul": "matmul",
+    "cli.transfer.matmul_value": "In[B, D] · W[D, F] with W streamed from the host is compute-bound when {condition}",
+    "cli.transfer.matmul_numeric": "  with these numbers: {condition}",
+    "cli.transfer.flops": "FLOP/s",
+    "cli.transfer.hbm": "HBM",
+    "cli.transfer.hbm_bandwidth": "HBM bandwidth",
+    "cli.transfer.hosts": "hosts",
+    "cli.transfer.hosts_value": "{hosts} ({per_host} chips per host: {source})",
+    "cli.transfer.hosts_unknown": "unknown (no host size on record for {chip})",
+    "cli.transfer.dcn": "DCN egress",
+    "cli.transfer.times": "{chips} × {each} = {total}",
+    "cli.transfer.no_figure": "no figure for {chip}",
 }
 """The English of the command line's own words by key; other languages are in the catalogue."""
 
@@ -1153,6 +1188,229 @@ def _model(args: argparse.Namespace) -> tuple[str, dict]:
     )  # fmt: skip
 
 
+# -- transfer -------------------------------------------------------------------------------------
+
+
+def _transfer_size(text: str) -> sympy.Rational:
+    """``--bytes``: ``1GB``, ``64MiB``, ``16 GiB``, ``1e9`` (bytes)."""
+    from .units import parse_quantity
+
+    try:
+        value = parse_quantity(text, "B")
+    except ValueError:
+        raise UsageError(f"cannot read the size '{text}' given to --bytes",
+                         hint="give a number of bytes, like 1GB, 64MiB, 16GiB or 1e9") from None  # fmt: skip
+    if value <= 0:
+        raise UsageError(f"--bytes must be positive, got '{text}'", hint="give a size above 0, like 64MiB")
+    return _rat(value)
+
+
+def _chip_count(text: str) -> int:
+    from .units import parse_quantity
+
+    try:
+        value = parse_quantity(text, "count")
+    except ValueError:
+        value = None
+    if value is None or value.denominator != 1 or value < 1:
+        raise UsageError(f"--chips must be a whole number of chips, got '{text}'", hint="give it like --chips 8")
+    return int(value)
+
+
+def _transfer_question(args: argparse.Namespace) -> str:
+    """Which of the four questions the options ask, refusing none, two, or a half-asked one."""
+    asked = [name for name, on in (("--from/--to", args.source is not None or args.target is not None),
+                                   ("--gather-to", args.gather_to is not None), ("--host", args.host),
+                                   ("--totals", args.totals)) if on]  # fmt: skip
+    if not asked:
+        raise UsageError("say what to move: --from and --to, --gather-to, --host or --totals",
+                         hint="see 'symshard transfer --help' for an example of each")  # fmt: skip
+    if len(asked) > 1:
+        raise UsageError(f"{asked[0]} and {asked[1]} ask different questions", hint="give one of them")
+    if args.source is not None and args.target is None:
+        raise UsageError("--from needs --to: the chip the bytes go to", hint="add --to, like --to 3,3")
+    if args.target is not None and args.source is None:
+        raise UsageError("--to needs --from: the chip the bytes leave", hint="add --from, like --from 0,0")
+    question = asked[0]
+    if question in ("--from/--to", "--gather-to"):
+        if args.slice is None:
+            raise UsageError(
+                f"{question} needs the slice's shape", hint="add --slice, like --slice 4x4 or --slice 4x4x4"
+            )
+        if args.chips is not None:
+            raise UsageError(f"--chips has no meaning with {question}: the slice's shape gives its chips",
+                             hint="drop --chips")  # fmt: skip
+    if question == "--totals":
+        if args.bytes is not None:
+            raise UsageError("--totals moves no bytes", hint="drop --bytes, or ask --from/--to, --gather-to or --host")
+        if args.slice is None and args.chips is None:
+            raise UsageError("--totals needs the slice's shape or its number of chips",
+                             hint="add --slice 16x20x28 or --chips 8960")  # fmt: skip
+    elif args.bytes is None:
+        raise UsageError(f"{question} needs the bytes to move", hint="add --bytes, like --bytes 1GB or --bytes 64MiB")
+    return question
+
+
+def _transfer(args: argparse.Namespace) -> tuple[str, dict]:
+    from .transfers import slice_shape
+
+    question = _transfer_question(args)
+    chip = _chip(args)
+    dims = slice_shape(args.slice) if args.slice is not None else None
+    if dims is not None and args.chips is not None and _chip_count(args.chips) != math.prod(dims):
+        raise UsageError(f"--chips {args.chips} and --slice {args.slice} ({math.prod(dims)} chips) disagree",
+                         hint="give one of them")  # fmt: skip
+    if question == "--host":  # the only question a formula answers without a chip
+        chips = _chip_count(args.chips) if args.chips is not None else math.prod(dims) if dims else 1
+        return _host_report(chip, _transfer_size(args.bytes), chips, args.language)
+    if chip is None:
+        raise UsageError(f"{question} needs a chip",
+                         hint="name one with --hw, like --hw tpu-v5e (the list: symshard hardware)")  # fmt: skip
+    if question == "--totals":
+        return _slice_totals_report(chip, dims or (_chip_count(args.chips),), args.language)
+    return _ici_report(args, chip, dims or (), _transfer_size(args.bytes), args.language)
+
+
+def _shown(x: object, fmt) -> str:
+    """A value as a number with its unit, or its formula when a symbol is left."""
+    value = as_expr(x)
+    return fmt(value) if value.is_number else pretty(value)
+
+
+def _coords_text(coords: Sequence[int]) -> str:
+    return "(" + ", ".join(map(str, coords)) + ")"
+
+
+def _wiring_rows(chip: Hardware, dims: tuple[int, ...], lang: str) -> tuple[str, list[dict]]:
+    mesh = Mesh({"XYZW"[i]: s for i, s in enumerate(dims)}, hardware=chip)
+    described = ("; " if lang == "en" else "；").join(sentence(d, lang) for d in mesh.describe())
+    data = [{"axis": a.name, "size": json_value(a.size), "topology": a.topology.value} for a in mesh.axes]
+    return described, data
+
+
+def _ici_report(args: argparse.Namespace, chip: Hardware, dims: tuple[int, ...], nbytes, lang: str):
+    """Point to point or gather to one: the rows that differ, then bandwidth, latency and their sum."""
+    from .symbols import T_hop
+    from .transfers import gather_to_one, point_to_point
+
+    shape = "x".join(map(str, dims))
+    link = chip.ici_link_bandwidth or chip.nvlink_bandwidth
+    hop = chip.hop_latency if chip.hop_latency is not None else T_hop
+    described, wiring = _wiring_rows(chip, dims, lang)
+    size = format_bytes(nbytes)
+    data: dict = {"hardware": chip.name, "slice": list(dims), "wiring": wiring, "bytes": json_value(nbytes)}
+    rows = [(_say("cli.transfer.slice", lang), described)]
+    if args.gather_to is not None:
+        g = gather_to_one(args.gather_to, dims, hardware=chip, nbytes=nbytes)
+        hops, bw, lat, time = g.farthest, g.bandwidth_time, g.latency_time, g.time
+        head = _say("cli.transfer.gather_head", lang, bytes=size, senders=format_number(g.senders),
+                    target=_coords_text(g.target), chip=chip.label, shape=shape)  # fmt: skip
+        rows += [
+            (_say("cli.transfer.links_in", lang), _say("cli.transfer.links_in_value", lang, ports=g.ports)),
+            (_say("cli.transfer.farthest", lang), _say("cli.transfer.farthest_value", lang, hops=g.farthest)),
+            (_say("cli.bandwidth", lang), _say("cli.transfer.gather_bandwidth", lang, senders=g.senders, bytes=size,
+             ports=g.ports, link=format_number(link), time=_shown(bw, format_seconds))),
+        ]  # fmt: skip
+        data.update({"question": "gather", "target": list(g.target), "senders": g.senders, "ports": g.ports,
+                     "farthest_hops": g.farthest})  # fmt: skip
+    else:
+        r = point_to_point(args.source, args.target, dims, hardware=chip, nbytes=nbytes)
+        hops, bw, lat, time = r.hops, r.bandwidth_time, r.latency_time, r.time
+        head = _say("cli.transfer.p2p_head", lang, bytes=size, source=_coords_text(r.source),
+                    target=_coords_text(r.target), chip=chip.label, shape=shape)  # fmt: skip
+        moves = ", ".join(f"{'XYZW'[i]} {'+' if m > 0 else '−'}{abs(m)}" for i, m in enumerate(r.moves) if m)
+        route = (_say("cli.transfer.route_value", lang, waypoints=" → ".join(map(_coords_text, r.waypoints)),
+                      moves=moves) if r.hops else
+                 _say("cli.transfer.route_none", lang, source=_coords_text(r.source)))  # fmt: skip
+        rows += [
+            (_say("cli.transfer.route", lang), route),
+            (_say("cli.hops", lang), str(r.hops)),
+            (_say("cli.transfer.ports", lang), _say("cli.transfer.ports_value", lang, ports=r.ports)),
+            (_say("cli.bandwidth", lang), _say("cli.transfer.p2p_bandwidth", lang, bytes=size, ports=r.ports,
+             link=format_number(link), time=_shown(bw, format_seconds))),
+        ]  # fmt: skip
+        data.update({"question": "point_to_point", "source": list(r.source), "target": list(r.target),
+                     "route": [list(c) for c in r.waypoints], "moves": list(r.moves), "hops": r.hops,
+                     "ports": r.ports})  # fmt: skip
+    summed = (format_seconds(time) if as_expr(time).is_number else
+              f"{_shown(bw, format_seconds)} + {_shown(lat, format_seconds)}")  # fmt: skip
+    total = _say("cli.transfer.total", lang, time=summed)
+    regime, crossover = None, None
+    if as_expr(bw).is_number and as_expr(lat).is_number and bw > 0:
+        regime = "latency" if lat > bw else "bandwidth"
+        crossover = sympy.ceiling(nbytes * lat / bw)  # both times scale apart: bandwidth with V, latency not
+        total += _say("cli.regime", lang, regime=_bound(regime, lang))
+        if crossover > 0:
+            total += _say("cli.latency_below", lang, regime=_bound("latency", lang), bytes=format_bytes(crossover))
+    latency = _say("cli.transfer.latency_value", lang, hops=hops, hop=_shown(hop, format_seconds),
+                   time=_shown(lat, format_seconds))  # fmt: skip
+    rows += [(_say("cli.latency", lang), latency), (_say("cli.time", lang), total)]
+    data.update({"link_bandwidth": json_value(link), "hop_latency_s": json_value(hop),
+                 "bandwidth_time_s": json_value(bw), "latency_time_s": json_value(lat), "time_s": json_value(time),
+                 "regime": regime, "latency_bound_below_bytes": None if crossover is None else json_value(crossover)})  # fmt: skip
+    return head + "\n" + _table(rows), data
+
+
+def _host_report(chip: Hardware | None, nbytes, chips: int, lang: str) -> tuple[str, dict]:
+    from .transfers import host_matmul_condition, host_to_chip
+
+    t = host_to_chip(nbytes, hardware=chip, chips=chips)
+    exact = host_matmul_condition()
+    numeric = host_matmul_condition(hardware=chip) if chip is not None else None
+    head = (_say("cli.transfer.host_head", lang, bytes=format_bytes(nbytes), chips=format_number(chips),
+                 share=format_bytes(nbytes / chips)) if chips > 1 else
+            _say("cli.transfer.host_head_one", lang, bytes=format_bytes(nbytes)))  # fmt: skip
+    pcie = (_say("cli.transfer.pcie_value", lang, bandwidth=f"{format_number(t.bandwidth)} B/s")
+            if as_expr(t.bandwidth).is_number else _say("cli.transfer.pcie_symbolic", lang))  # fmt: skip
+    rows = [(_say("cli.hardware", lang), chip.label)] if chip is not None else []
+    rows += [
+        (_say("cli.transfer.pcie", lang), pcie),
+        (_say("cli.time", lang), _say("cli.transfer.host_time", lang, time=_shown(t.time, format_seconds))),
+        (_say("cli.transfer.matmul", lang), _say("cli.transfer.matmul_value", lang,
+         condition=_condition(exact.text(), lang))),
+    ]  # fmt: skip
+    if numeric is not None:
+        rows.append(("", _say("cli.transfer.matmul_numeric", lang, condition=_condition(numeric.text(), lang)).strip()))
+    data = {"question": "host", "hardware": chip.name if chip is not None else None, "bytes": json_value(nbytes),
+            "chips": chips, "bytes_per_chip": json_value(nbytes / chips), "pcie_bandwidth": json_value(t.bandwidth),
+            "time_s": json_value(t.time), "compute_bound_when": exact.text(),
+            "compute_bound_when_numeric": numeric.text() if numeric is not None else None,
+            "compute_bound_batch": json_value(numeric.cases[0].relations[0].rhs) if numeric is not None else None}  # fmt: skip
+    return head + "\n" + _table(rows), data
+
+
+def _slice_totals_report(chip: Hardware, dims: tuple[int, ...], lang: str) -> tuple[str, dict]:
+    from .transfers import CHIPS_PER_HOST, slice_totals
+
+    t = slice_totals(chip, "x".join(map(str, dims)))
+    none = _say("cli.transfer.no_figure", lang, chip=chip.label)
+
+    def times(each: object, total: object, unit: str, fmt=None) -> str:
+        if each is None or total is None:
+            return none
+        return _say("cli.transfer.times", lang, chips=format_number(t.chips), each=f"{format_number(each)} {unit}",
+                    total=(fmt or (lambda v: f"{format_number(v)} {unit}"))(as_expr(total)))  # fmt: skip
+
+    per_host, source = CHIPS_PER_HOST.get(chip.name, (None, ""))
+    hosts = (_say("cli.transfer.hosts_value", lang, hosts=format_number(t.hosts), per_host=per_host,
+                  source=sentence(source, lang))
+             if t.hosts is not None else _say("cli.transfer.hosts_unknown", lang, chip=chip.label))  # fmt: skip
+    rows = [
+        (_say("cli.transfer.flops", lang), times(chip.flops_bf16, t.flops, "FLOP/s")),
+        (_say("cli.transfer.hbm", lang), times(chip.hbm_bytes, t.hbm_bytes, "B", format_bytes)),
+        (_say("cli.transfer.hbm_bandwidth", lang), times(chip.hbm_bandwidth, t.hbm_bandwidth, "B/s")),
+        (_say("cli.transfer.hosts", lang), hosts),
+        (_say("cli.transfer.dcn", lang), times(chip.dcn_bandwidth, t.dcn_bandwidth, "B/s")),
+    ]
+    head = _say("cli.transfer.totals_head", lang, chip=chip.label, shape="x".join(map(str, t.shape)),
+                chips=format_number(t.chips))  # fmt: skip
+    data = {"question": "totals", "hardware": chip.name, "slice": list(t.shape), "chips": t.chips,
+            "flops": json_value(t.flops), "hbm_bytes": json_value(t.hbm_bytes),
+            "hbm_bandwidth": json_value(t.hbm_bandwidth), "hosts": t.hosts, "chips_per_host": per_host,
+            "dcn_bandwidth": json_value(t.dcn_bandwidth)}  # fmt: skip
+    return head + "\n" + _table(rows), data
+
+
 # -- problems ------------------------------------------------------------------------------------
 
 
@@ -1597,6 +1855,28 @@ def _parser() -> argparse.ArgumentParser:
     _add_lang(p)
     p.set_defaults(run=_model)
 
+    p = sub.add_parser(
+        "transfer",
+        help="bytes moved without a collective: chip to chip, many to one, host to chip; a slice's totals",
+        description="Point to point inside a slice (--from, --to), every chip to one (--gather-to), the hosts to "
+        "the chips over PCIe (--host), or what a slice adds up to (--totals), as the book's TPU chapter prices them.",
+    )
+    p.add_argument("--hw", metavar="CHIP", help="hardware preset, e.g. tpu-v5e, tpu-v5p (see 'symshard hardware')")
+    p.add_argument("--hw-set", metavar="K=V,...", help="override or supply constants, e.g. T_hop=2e-6,W_ici=9e10")
+    p.add_argument("--slice", metavar="4x4", help="the slice's shape: 4x4, 4x4x4, 16x20x28")
+    p.add_argument("--from", dest="source", metavar="0,0", help="the chip sending (one coordinate per axis)")
+    p.add_argument("--to", dest="target", metavar="3,3", help="the chip receiving")
+    p.add_argument("--gather-to", metavar="0,0,0", help="every other chip of the slice sends --bytes to this chip")
+    p.add_argument("--host", action="store_true", help="the hosts send --bytes to the chips over PCIe, split evenly")
+    p.add_argument("--totals", action="store_true", help="what the slice adds up to: FLOP/s, HBM, hosts, DCN")
+    p.add_argument("--bytes", metavar="1GB", help="bytes to move: 1GB, 64MiB, 16GiB, 1e9 (from each sender)")
+    p.add_argument(
+        "--chips", metavar="N", help="chips (--host: how many share the bytes; --totals: instead of --slice)"
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_lang(p)
+    p.set_defaults(run=_transfer)
+
     p = sub.add_parser("problems", help="worked problems: list, show, check, generate, schema")
     psub = p.add_subparsers(dest="problems_command", metavar="ACTION", parser_class=_ArgumentParser, required=True)
     q = psub.add_parser("list", help="the problem families")
@@ -1732,6 +2012,12 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, ...]] = {
         "symshard model --list",
         "symshard model llama3-70b --train --chips 8960 --tokens 15e12 --mfu 0.4 --hw tpu-v5p",
         "symshard model llama3-70b --serve --batch 32 --context 8192 --mesh X=4,Y=2 --dtype int8 --hw tpu-v5e",
+    ),
+    ("transfer",): (
+        "symshard transfer --hw tpu-v5e --slice 4x4 --from 0,0 --to 3,3 --bytes 1GB",
+        "symshard transfer --hw tpu-v5p --slice 4x4x4 --gather-to 0,0,0 --bytes 64MiB",
+        "symshard transfer --hw tpu-v5e --host --bytes 16GiB --chips 8",
+        "symshard transfer --hw tpu-v5p --slice 16x20x28 --totals",
     ),
     ("problems", "list"): ("symshard problems list", "symshard problems list --json"),
     ("problems", "show"): (

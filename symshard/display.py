@@ -1,4 +1,4 @@
-"""Results as notebook HTML: plans, strategies, comparisons, placements and problems as tables.
+"""Results as notebook HTML: plans, strategies, comparisons, placements, transfers and problems as tables.
 
 Jupyter shows an object through its ``_repr_html_``; the algebra's result types define that method
 as one line that imports this module when it is called, so the algebra never depends on its
@@ -34,16 +34,21 @@ if TYPE_CHECKING:
     from .placement import Placement
     from .planner import Plan, PlanStep, Strategy
     from .problems.engine import Problem
+    from .transfers import Gather, HostTransfer, Route, SliceTotals
 
 __all__ = [
     "TOP",
     "comparison_html",
     "condition_latex",
     "cost_latex",
+    "gather_html",
+    "host_transfer_html",
     "math",
     "placement_html",
     "plan_html",
     "problem_html",
+    "route_html",
+    "slice_totals_html",
     "strategy_html",
 ]
 
@@ -339,6 +344,90 @@ def placement_html(pl: Placement) -> str:
         ("bytes over all devices", _bytes(pl.total_bytes)),
     ]
     return _page("placement", f"<p><strong>{math(pl.array.latex())}</strong></p>", _pairs(rows))
+
+
+# -- transfers -------------------------------------------------------------------------------------
+
+
+def _chip(coords: Sequence[int]) -> str:
+    return escape("(" + ", ".join(str(c) for c in coords) + ")")
+
+
+def _signed(moves: Sequence[int]) -> str:
+    """``X +3, Y −1``: hops along each axis the route moves along, the sign its direction."""
+    return ", ".join(f"{'XYZW'[i]} {'+' if m > 0 else '−'}{abs(m)}" for i, m in enumerate(moves) if m) or "—"
+
+
+def _sum(bandwidth: object, latency: object, total: object) -> str:
+    """``bandwidth + latency = total``, each a time."""
+    return f"{_seconds(bandwidth)} + {_seconds(latency)} = <strong>{_seconds(total)}</strong>"
+
+
+def route_html(r: Route) -> str:
+    """A point-to-point transfer: its route, hops and ports, and its time as bandwidth plus latency."""
+    rows = [
+        ("route", " → ".join(_chip(c) for c in r.waypoints)),
+        ("hops by axis", escape(_signed(r.moves))),
+        ("hops", _count(r.hops)),
+        ("ports used at once", _count(r.ports)),
+        ("bytes", _bytes(r.nbytes)),
+        ("bandwidth time", _seconds(r.bandwidth_time)),
+        ("latency added", _seconds(r.latency_time)),
+        ("time", _sum(r.bandwidth_time, r.latency_time, r.time)),
+    ]
+    head = f"<p><strong>chip {_chip(r.source)} → chip {_chip(r.target)}</strong></p>"
+    return _page("route", head, _pairs(rows))
+
+
+def gather_html(g: Gather) -> str:
+    """Every other chip sending to one: the links into it, the farthest sender, and the time."""
+    rows = [
+        ("senders", _count(g.senders)),
+        ("bytes from each", _bytes(g.nbytes)),
+        ("links into the target", _count(g.ports)),
+        ("farthest sender", f"{_count(g.farthest)} hops"),
+        ("bandwidth time", _seconds(g.bandwidth_time)),
+        ("latency added", _seconds(g.latency_time)),
+        ("time", _sum(g.bandwidth_time, g.latency_time, g.time)),
+    ]
+    head = f"<p><strong>gather to chip {_chip(g.target)}</strong></p>"
+    return _page("gather", head, _pairs(rows))
+
+
+def host_transfer_html(t: HostTransfer) -> str:
+    """Bytes from the hosts over PCIe: each chip's share, the bandwidth and the time."""
+    rows = [
+        ("bytes", _bytes(t.nbytes)),
+        ("chips", _count(t.chips)),
+        ("bytes per chip", _bytes(t.nbytes / t.chips)),
+        ("PCIe bandwidth per chip", _rate(t.bandwidth)),
+        ("time", f"<strong>{_seconds(t.time)}</strong>"),
+    ]
+    return _page("host-transfer", "<p><strong>host → chips over PCIe</strong></p>", _pairs(rows))
+
+
+def _rate(expr: object, unit: str = "B/s") -> str:
+    """A rate as the CLI prints it (``1.6e10 B/s``, ``4.11e18 FLOP/s``), or its formula."""
+    value = as_expr(expr)
+    return _num(f"{format_number(value)} {unit}") if value.is_number else _formula(value)
+
+
+def slice_totals_html(t: SliceTotals) -> str:
+    """What a slice adds up to: chips, FLOP/s, HBM and its bandwidth, hosts, DCN egress."""
+
+    def maybe(x: object, show) -> str:
+        return "—" if x is None else show(x)
+
+    rows = [
+        ("chips", _count(t.chips)),
+        ("FLOP/s (bf16)", _rate(t.flops, "FLOP/s")),
+        ("HBM", maybe(t.hbm_bytes, _bytes)),
+        ("HBM bandwidth", maybe(t.hbm_bandwidth, _rate)),
+        ("hosts", maybe(t.hosts, _count)),
+        ("DCN egress", maybe(t.dcn_bandwidth, _rate)),
+    ]
+    shape = "x".join(str(s) for s in t.shape)
+    return _page("slice", f"<p><strong>{escape(t.hardware.label)} {escape(shape)}</strong></p>", _pairs(rows))
 
 
 # -- problems ----------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ Examples:
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -51,6 +52,7 @@ __all__ = [
     "HostTransfer",
     "Route",
     "SliceTotals",
+    "chip_coordinates",
     "gather_to_one",
     "host_matmul_condition",
     "host_to_chip",
@@ -85,17 +87,32 @@ def slice_shape(shape: str | Sequence[int]) -> tuple[int, ...]:
         parts = [p.strip() for p in shape.lower().replace("×", "x").split("x")]
         if not all(p.isdigit() and int(p) >= 1 for p in parts):
             raise MeshError(f"cannot read the slice shape '{shape}'", hint="write it like 4x4 or 16x20x28")
-        return tuple(int(p) for p in parts)
-    out = tuple(int(s) for s in shape)
-    if not out or any(s < 1 for s in out):
-        raise MeshError(f"cannot read the slice shape {tuple(shape)}", hint="give positive sizes, e.g. (4, 4)")
+        out = tuple(int(p) for p in parts)
+    else:
+        out = tuple(int(s) for s in shape)
+        if not out or any(s < 1 for s in out):
+            raise MeshError(f"cannot read the slice shape {tuple(shape)}", hint="give positive sizes, e.g. (4, 4)")
+    if len(out) > len(_AXES):  # TPU slices are 2-D or 3-D tori; the axes are named X, Y, Z, W
+        raise MeshError(f"a slice has at most {len(_AXES)} axes, not {len(out)} as in '{_shown_shape(shape)}'",
+                        hint="write it like 4x4 or 16x20x28")  # fmt: skip
     return out
 
 
+_AXES = "XYZW"
+
+
+def _shown_shape(shape: str | Sequence[int]) -> str:
+    return shape if isinstance(shape, str) else "x".join(str(s) for s in shape)
+
+
 def _wiring(hw: Hardware, dims: tuple[int, ...]) -> list[Topology]:
-    names = "XYZW"[: len(dims)]
+    names = _AXES[: len(dims)]
     wired = hw.wiring_for({n: sympy.Integer(s) for n, s in zip(names, dims, strict=True)})
-    return [wired[n][0] for n in names]
+    topologies = [wired[n][0] for n in names]
+    if any(t is Topology.SWITCH for t in topologies):  # every GPU of an NVLink domain is one switch away
+        raise HardwareError(f"{hw.label} joins its chips through switches, not a torus: a route has no hops to count",
+                            hint="routes and gathers are priced on TPU slices: name a TPU, like tpu-v5e or tpu-v5p")  # fmt: skip
+    return topologies
 
 
 def _link(hw: Hardware) -> sympy.Expr:
@@ -132,18 +149,68 @@ class Route:
         """The transfer: bandwidth time plus the latency of every hop."""
         return self.bandwidth_time + self.latency_time
 
+    @property
+    def waypoints(self) -> tuple[tuple[int, ...], ...]:
+        """The chips where the route turns, source first and target last: it moves along one axis at a
+        time, in axis order (dimension-order routing); a move the short way round wraps.
 
-def _coords(value: Sequence[int], dims: tuple[int, ...], what: str) -> tuple[int, ...]:
-    out = tuple(int(v) for v in value)
-    if len(out) != len(dims) or any(not 0 <= v < s for v, s in zip(out, dims, strict=True)):
-        raise MeshError(f"chip {tuple(value)} is not in a {'x'.join(map(str, dims))} slice",
-                        hint=f"give {what} as {len(dims)} coordinates from 0 to the axis size - 1")  # fmt: skip
+        Examples:
+            >>> point_to_point((0, 0), (3, 3), "4x4", hardware="v5e", nbytes=1).waypoints
+            ((0, 0), (3, 0), (3, 3))
+        """
+        out, here = [self.source], list(self.source)
+        for i, m in enumerate(self.moves):
+            if m:
+                here[i] = self.target[i]
+                out.append(tuple(here))
+        return tuple(out)
+
+    def _repr_html_(self) -> str:
+        from .display import route_html
+
+        return route_html(self)
+
+
+def chip_coordinates(value: str | Sequence[int], shape: str | Sequence[int]) -> tuple[int, ...]:
+    """A chip of a slice of ``shape`` from ``'3,3'`` (``'(3, 3)'``, ``'3x3'``) or a sequence of integers.
+
+    Raises:
+        MeshError: text that is not integers, a count that is not the slice's number of axes, or a
+            coordinate outside the slice.
+
+    Examples:
+        >>> chip_coordinates("3,3", "4x4"), chip_coordinates((0, 1, 2), "4x4x4")
+        ((3, 3), (0, 1, 2))
+    """
+    dims = slice_shape(shape)
+    size = "x".join(map(str, dims))
+    if isinstance(value, str):
+        shown = f"'{value}'"
+        parts = [p.strip() for p in value.strip().strip("()[]").replace("x", ",").split(",")]
+        if not all(p.isdigit() for p in parts):
+            raise MeshError(f"cannot read the chip {shown}",
+                            hint="write a chip as its coordinates, one per axis, like 0,0 or 3,1,2")  # fmt: skip
+        out = tuple(int(p) for p in parts)
+    else:
+        shown = str(tuple(value))
+        try:
+            out = tuple(operator.index(v) for v in value)
+        except TypeError:
+            raise MeshError(f"cannot read the chip {shown}",
+                            hint="write a chip as its coordinates, one per axis, like 0,0 or 3,1,2") from None  # fmt: skip
+    if len(out) != len(dims):
+        raise MeshError(f"chip {shown} has {len(out)} coordinates, but a {size} slice has {len(dims)} axes",
+                        hint=f"give one coordinate per axis, like {','.join('0' * len(dims))}")  # fmt: skip
+    if any(not 0 <= v < s for v, s in zip(out, dims, strict=True)):
+        top = ",".join(str(s - 1) for s in dims)
+        raise MeshError(f"chip {shown} is not in a {size} slice",
+                        hint=f"each coordinate runs from 0 to its axis size - 1, here up to {top}")  # fmt: skip
     return out
 
 
 def point_to_point(
-    source: Sequence[int],
-    target: Sequence[int],
+    source: str | Sequence[int],
+    target: str | Sequence[int],
     shape: str | Sequence[int],
     *,
     hardware: Hardware | str,
@@ -157,7 +224,7 @@ def point_to_point(
     """
     hw = lookup_hardware(hardware)
     dims = slice_shape(shape)
-    a, b = _coords(source, dims, "the source"), _coords(target, dims, "the target")
+    a, b = chip_coordinates(source, dims), chip_coordinates(target, dims)
     moves = []
     for x, y, size, topo in zip(a, b, dims, _wiring(hw, dims), strict=True):
         step = y - x
@@ -196,11 +263,17 @@ class Gather:
 
     @property
     def time(self) -> sympy.Expr:
+        """The gather: the bytes through the target's links, plus the farthest sender's latency."""
         return self.bandwidth_time + self.latency_time
+
+    def _repr_html_(self) -> str:
+        from .display import gather_html
+
+        return gather_html(self)
 
 
 def gather_to_one(
-    target: Sequence[int], shape: str | Sequence[int], *, hardware: Hardware | str, nbytes: object
+    target: str | Sequence[int], shape: str | Sequence[int], *, hardware: Hardware | str, nbytes: object
 ) -> Gather:
     """All other chips send ``nbytes`` each to chip ``target``: limited by the links into it.
 
@@ -214,7 +287,7 @@ def gather_to_one(
     """
     hw = lookup_hardware(hardware)
     dims = slice_shape(shape)
-    c = _coords(target, dims, "the target")
+    c = chip_coordinates(target, dims)
     ports = 0
     farthest = 0
     for x, size, topo in zip(c, dims, _wiring(hw, dims), strict=True):
@@ -242,6 +315,11 @@ class HostTransfer:
     chips: sympy.Expr
     bandwidth: sympy.Expr
     time: sympy.Expr
+
+    def _repr_html_(self) -> str:
+        from .display import host_transfer_html
+
+        return host_transfer_html(self)
 
 
 def _pcie(hw: Hardware | None) -> sympy.Expr:
@@ -310,6 +388,11 @@ class SliceTotals:
     hbm_bandwidth: sympy.Expr | None
     hosts: int | None
     dcn_bandwidth: sympy.Expr | None
+
+    def _repr_html_(self) -> str:
+        from .display import slice_totals_html
+
+        return slice_totals_html(self)
 
 
 def slice_totals(hardware: Hardware | str, shape: str | Sequence[int] | int) -> SliceTotals:
