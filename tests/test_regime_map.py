@@ -239,3 +239,13 @@ def test_compare_points_to_the_map_with_what_it_needs(tmp_path, monkeypatch, cap
     # everything else given: the hint is the flag alone
     assert main(ARGV[:-2]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "who wins where, as a picture: add --map B,D"
+
+
+def test_a_chips_constant_can_be_an_axis_of_the_map():
+    # W_ici across: searched around the chip's own value, ticks and words in powers of ten
+    c = ss.compare(Q4, "B", mesh="X=8", shape="F=16384,D=8192", hardware="tpu-v5p")
+    fig = c.regime_map("B", "W_ici")
+    assert "W_ici from 1e+" in fig.alt and ">1e12<" in fig.svg
+    *_, (y0, y1) = _frame(fig.svg)
+    w = float(dict(ss.hardware("tpu-v5p").constants("bf16"))[ss.symbols.W_ici])
+    assert y0 < w < y1

@@ -169,14 +169,17 @@ def _span(lo: float, hi: float, n: int) -> list[float]:
     return [math.exp(a + (b - a) * (i + 0.5) / n) for i in range(n)]
 
 
-def _ranges(times, x, y, floors, fixed, x_range, y_range) -> tuple[tuple[float, float], tuple[float, float]]:
-    """The ranges to draw: given, or centred on the boundaries a first coarse look finds."""
+def _ranges(times, x, y, floors, around, x_range, y_range) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The ranges to draw: given, or centred on the boundaries a first coarse look finds (a chip's
+    constant is searched within a factor of 1000 of the chip's own value, ``around``)."""
     search = []
     for s, given in ((x, x_range), (y, y_range)):
         if given is not None:
             search.append(_checked_range(s, given))
         elif _is_size(s):
             search.append((max(_SEARCH[0], floors.get(s, 1.0)), _SEARCH[1]))
+        elif s in around:
+            search.append((around[s] / 1000, around[s] * 1000))
         else:
             raise ShapeError(
                 f"a map over {s} needs its range",
@@ -205,10 +208,13 @@ def _ranges(times, x, y, floors, fixed, x_range, y_range) -> tuple[tuple[float, 
         elif found:  # one boundary: centred on its middle, which is where it lies in the other symbol's range
             middle = found[len(found) // 2]
             lo, hi = middle / 2**7, middle * 2**7
+        elif (x, y)[k] in around:
+            lo, hi = search[k]
         else:
             lo, hi = 2.0**4, 2.0**20
-        lo = 2.0 ** math.floor(math.log2(max(lo, search[k][0])))
-        hi = 2.0 ** math.ceil(math.log2(min(hi, search[k][1])))
+        base = 2.0 if _is_size((x, y)[k]) else 10.0  # sizes end on powers of two, constants on powers of ten
+        lo = base ** math.floor(math.log(max(lo, search[k][0]), base))
+        hi = base ** math.ceil(math.log(min(hi, search[k][1]), base))
         if hi < lo * 16:
             hi = lo * 2**8
         out.append((lo, hi))
@@ -403,6 +409,7 @@ def regime_map(
         ys_ = _symbol(y, pool, "y")
     if ys_ == xs_:
         raise PlanError(f"a map needs two different symbols, not {xs_} twice", hint="give x and y different symbols")
+    around = {s: fixed[s] for s in (xs_, ys_) if s in fixed}  # a chip's constant on an axis: its value centres it
     for s in (xs_, ys_):
         fixed.pop(s, None)
         fixed_exprs.pop(s, None)
@@ -424,7 +431,7 @@ def regime_map(
     for s in (xs_, ys_):
         if is_axis_symbol(s):
             floors[s] = max(floors.get(s, 2.0), 2.0)
-    (x_lo, x_hi), (y_lo, y_hi) = _ranges(times, xs_, ys_, floors, fixed, x_range, y_range)
+    (x_lo, x_hi), (y_lo, y_hi) = _ranges(times, xs_, ys_, floors, around, x_range, y_range)
     by_index = {t.index: t for t in times}
 
     # -- the fine grid, and the exact boundaries between its cells
@@ -614,12 +621,16 @@ def regime_map(
     shares = [f"strategy {i} ({dict(c.strategies)[i].name}) is fastest on {counts[i] / total:.0%} of it"
               for i in indexes if counts[i]]  # fmt: skip
     alt = (
-        f"Map of the fastest of {len(indexes)} strategies for {c.plan.matmul} over {xs_} from {_size_tick(x_lo)} "
-        f"to {_size_tick(x_hi)} and {ys_} from {_size_tick(y_lo)} to {_size_tick(y_hi)} on {hw}, log axes; "
-        + "; ".join(shares + words)
-        + "."
+        f"Map of the fastest of {len(indexes)} strategies for {c.plan.matmul} over {xs_} from {_value_tick(xs_, x_lo)} "
+        f"to {_value_tick(xs_, x_hi)} and {ys_} from {_value_tick(ys_, y_lo)} to {_value_tick(ys_, y_hi)} on {hw}, "
+        "log axes; " + "; ".join(shares + words) + "."
     )
     return Figure(c_.document(title=heading, alt=alt), heading, alt)
+
+
+def _value_tick(s: sympy.Expr, v: float) -> str:
+    """A range's end in words: ``16K`` for a dim or an axis, ``1e+10`` for a chip's constant."""
+    return _size_tick(v) if _is_size(s) else f"{v:.3g}"
 
 
 def _size_tick(v: float) -> str:
