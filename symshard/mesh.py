@@ -319,8 +319,17 @@ class Mesh:
         return f"Mesh({{{inner}}}{extra})"
 
     def describe(self) -> list[str]:
-        """One line per axis with its wiring and the reason for it."""
-        return [a.describe() for a in self.axes]
+        """One line per wiring, naming the axes wired that way and the reason for it.
+
+        Examples:
+            >>> Mesh("X=2,Y=4,Z=2", hardware="tpu-v5p").describe()
+            ['X=2, Y=4, Z=2 (line without wraparound, ici: TPU v5p wraps only slices of whole 4x4x4 cubes)']
+        """
+        groups: dict[str, list[str]] = {}
+        for a in self.axes:
+            wiring = a.describe()[len(str(a)) :]  # " (line without wraparound, ici: ...)"
+            groups.setdefault(wiring, []).append(str(a))
+        return [", ".join(names) + wiring for wiring, names in groups.items()]
 
 
 def resolve_mesh(
