@@ -17,20 +17,23 @@ The names below are the public surface; the submodules (``symshard.symbols``,
 import importlib
 
 from .arrays import Array, Dim
-from .collectives import AllGather, AllReduce, AllToAll, CollectivePermute, ReduceScatter
+from .collectives import AllGather, AllReduce, AllToAll, CollectiveCost, CollectivePermute, ReduceScatter
 from .errors import SymshardError
 from .hardware import Hardware, hardware
-from .matmul import matmul
+from .matmul import Matmul, matmul
 from .mesh import Mesh
-from .placement import place
+from .placement import Placement, place
 from .read import parse
 
 # The planner, its searches, the whole-model modules and the explainer (with its Chinese
 # catalogue) load on first use, so that `import symshard` stays close to the cost of `import sympy` (see
 # bench/bench_import.py and tests/test_i18n_explain.py).
 _LAZY = {
+    "Comparison": ".crossovers",
     "Model": ".transformer",
+    "Plan": ".planner",
     "Program": ".program",
+    "Strategy": ".planner",
     "best_sharding": ".search",
     "compare": ".crossovers",
     "explain": ".i18n.explain",
@@ -62,13 +65,19 @@ __all__ = [
     "AllReduce",
     "AllToAll",
     "Array",
+    "CollectiveCost",
     "CollectivePermute",
+    "Comparison",
     "Dim",
     "Hardware",
+    "Matmul",
     "Mesh",
     "Model",
+    "Placement",
+    "Plan",
     "Program",
     "ReduceScatter",
+    "Strategy",
     "SymshardError",
     "best_sharding",
     "compare",

@@ -36,3 +36,15 @@ def test_import_is_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == ""
+
+
+def test_what_the_public_functions_return_is_public_too():
+    # a user can name, check and annotate every result without reaching into submodules
+    import symshard as ss
+
+    p = ss.plan("X[B, D] · Y[D_X, F] -> Z[B, F]", "X=8", "B=1024,D=8192,F=16384", hardware="tpu-v5e")
+    assert isinstance(p, ss.Plan) and isinstance(p.strategies[0], ss.Strategy)
+    assert isinstance(ss.compare(p.matmul, "B", hardware="tpu-v5p"), ss.Comparison)
+    assert isinstance(ss.matmul("A[I, J] · B[J, K] -> C[I, K]"), ss.Matmul)
+    assert isinstance(ss.place("A[I_X, J]", "X=4", "I=8,J=8"), ss.Placement)
+    assert isinstance(ss.parse("AllGather_X(A[I_X, J])").cost(), ss.CollectiveCost)
