@@ -242,17 +242,9 @@ class OutputFolder:
         content = data.encode("utf-8") if isinstance(data, str) else bytes(data)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".symshard-")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(content)
-                os.chmod(tmp, 0o644)
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
         except OSError as err:
             raise _os_error(err, "write") from None
+        _atomic_write(path, content)
         self.written[_relative(name)] = hashlib.sha256(content).hexdigest()
         return path
 
@@ -377,10 +369,21 @@ def write_signed_file(path: Path | str, text: str, tool: str, *, force: bool = F
             )
     signature = f"written by {tool}; sha256 {hashlib.sha256(text.encode('utf-8')).hexdigest()}"
     content = f"<!-- {signature} -->\n{text}" if xml else f"# {signature}\n{text}"
+    _atomic_write(path, content.encode("utf-8"))
+    return path
+
+
+def _atomic_write(path: Path, content: bytes) -> None:
+    """Write ``content`` to ``path`` through a temporary file renamed into place (readable by all), so a
+    reader never sees half a file and a failure leaves no temporary behind.
+
+    Raises:
+        OutputError: the folder or the file cannot be written.
+    """
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=".symshard-")
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
+            with os.fdopen(fd, "wb") as f:
                 f.write(content)
             os.chmod(tmp, 0o644)
             os.replace(tmp, path)
@@ -389,4 +392,3 @@ def write_signed_file(path: Path | str, text: str, tool: str, *, force: bool = F
             raise
     except OSError as err:
         raise _os_error(err, "write") from None
-    return path
