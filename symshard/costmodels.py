@@ -93,6 +93,7 @@ __all__ = [
     "combine",
     "comm_time",
     "join_loads",
+    "largest",
     "latency_model",
     "links_for",
     "loads",
@@ -284,7 +285,7 @@ def _max(xs: Sequence):
     return max(xs) if all(_exact(x) for x in xs) else sympy.Max(*xs)
 
 
-def _lazy_max(xs: Sequence):
+def largest(xs: Sequence):
     """The largest value: exact for numbers; for expressions an unevaluated ``Max`` of the distinct
     non-zero terms (SymPy's own simplification of ``Max`` costs milliseconds and rarely decides
     anything here)."""
@@ -377,7 +378,7 @@ def _permute_time(links: Sequence[Link], volume: Value) -> Value:
     times = [_div(volume, lk.w) for lk in links if lk.size != 1]
     if not times:
         return volume * 0
-    return times[0] if len(times) == 1 else _lazy_max(times)
+    return times[0] if len(times) == 1 else largest(times)
 
 
 def _permute_hops(links: Sequence[Link]) -> Value:
@@ -507,7 +508,7 @@ def timing(
         elif len(parts) == 1:
             bw = parts[0].bandwidth_time
         else:
-            bw = _lazy_max([p.bandwidth_time for p in parts])
+            bw = largest([p.bandwidth_time for p in parts])
     if latency_model == "nccl":
         if moving:
             lat = lat + base
@@ -518,7 +519,7 @@ def timing(
         lat, bw = _as_sympy(lat), _as_sympy(bw)
         time = lat if lat > bw else bw
     else:
-        time = _lazy_max([lat, bw]) if not (bw == 0 and lat == 0) else bw
+        time = largest([lat, bw]) if not (bw == 0 and lat == 0) else bw
     return Timing(volume, hops, bw, lat, time, latency_model, levels, resources)
 
 
@@ -614,7 +615,7 @@ def _busiest(values: list[Value]) -> Value:
         return 0
     if len(values) == 1:
         return values[0]
-    return max(values) if all(_exact(v) for v in values) else _lazy_max(values)
+    return max(values) if all(_exact(v) for v in values) else largest(values)
 
 
 def links_for(

@@ -58,6 +58,9 @@ from .costmodels import (
     tally,
     volume,
 )
+from .costmodels import (
+    largest as largest_cost,
+)
 from .dtypes import canonical_dtype, dtype_bytes
 from .errors import DivisibilityError, PlanError
 from .hardware import Hardware, exact_number
@@ -122,22 +125,6 @@ def _ratio(num, den):
 
 def _is_num(value: Value) -> bool:
     return isinstance(value, (int, Fraction)) or (isinstance(value, sympy.Basic) and value.is_number)
-
-
-def _max(values: Sequence):
-    """The largest value: exact for numbers; for expressions an unevaluated ``Max`` (SymPy's
-    own simplification of ``Max`` costs milliseconds per call and rarely decides anything here)."""
-    if all(isinstance(v, (int, Fraction)) for v in values):
-        return max(values)
-    args = [sym(v) for v in values if not (isinstance(v, (int, Fraction)) and v == 0) and v != 0]
-    args = list(dict.fromkeys(args))
-    if not args:
-        return values[0] * 0
-    if len(args) == 1:
-        return args[0]
-    if all(a.is_number for a in args):
-        return max(args)
-    return sympy.Max(*args, evaluate=False)
 
 
 def _peak(values: Sequence):
@@ -285,7 +272,7 @@ class CostEnv:
 
     def largest(self, values: Sequence[Value]) -> Value:
         """The largest of several costs (an unevaluated ``Max`` while they are symbolic)."""
-        return _max(values)
+        return largest_cost(values)
 
     def group(self, axes: Iterable[str]) -> Value:
         """The number of devices in a group over ``axes`` (their sizes multiplied)."""
@@ -509,7 +496,7 @@ class Strategy:
 
     @property
     def _overlap_raw(self):
-        return _max([self.raw_compute_time, self.raw_comm_time])
+        return largest_cost([self.raw_compute_time, self.raw_comm_time])
 
     @property
     def raw_time(self):
