@@ -41,6 +41,8 @@ The tree::
 
 from __future__ import annotations
 
+from .messages import Choices, Message, say
+
 __all__ = [
     "AnswerError",
     "BudgetError",
@@ -218,12 +220,14 @@ class SiteError(SymshardError, RuntimeError):
     """A docs site that cannot be prepared, built or served (MkDocs missing, a warning, a taken port)."""
 
 
-def did_you_mean(word: str, options: list[str] | tuple[str, ...]) -> str:
+def did_you_mean(word: str, options: list[str] | tuple[str, ...]) -> Message:
     """A hint fragment naming the closest options to ``word`` (or all of them).
 
     Examples:
-        >>> did_you_mean("tpu-v5", ["tpu-v5e", "tpu-v5p", "h100"])
-        "did you mean 'tpu-v5e' or 'tpu-v5p'?"
+        >>> print(did_you_mean("tpu-v5", ["tpu-v5e", "tpu-v5p", "h100"]))
+        did you mean 'tpu-v5e' or 'tpu-v5p'?
+        >>> did_you_mean("tpu-v5", ["tpu-v5e", "tpu-v5p"]).values
+        (('options', Choices(["'tpu-v5e'", "'tpu-v5p'"])),)
     """
     import difflib
 
@@ -232,5 +236,5 @@ def did_you_mean(word: str, options: list[str] | tuple[str, ...]) -> str:
         close = difflib.get_close_matches(word.lower(), [o.lower() for o in options], n=3)
         close = [o for o in options if o.lower() in close]
     if close:
-        return "did you mean " + " or ".join(f"'{c}'" for c in sorted(close)) + "?"
-    return "choose one of " + ", ".join(f"'{o}'" for o in sorted(options))
+        return say("did you mean {options}?", options=Choices(f"'{c}'" for c in sorted(close)))
+    return say("choose one of {options}", options=", ".join(f"'{o}'" for o in sorted(options)))

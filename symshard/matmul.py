@@ -28,14 +28,15 @@ from dataclasses import dataclass, field
 from .arrays import Array, Dim, format_axes
 from .errors import PlanError, SymshardError
 from .memo import memoized
+from .messages import Message, Names, keyed
 from .notation import parse_array, parse_matmul_syntax
 
-__all__ = ["ENGLISH", "Classification", "LocalMatmul", "Matmul", "Message", "local_product", "matmul"]
+__all__ = ["ENGLISH", "Classification", "LocalMatmul", "Matmul", "local_product", "matmul"]
 
 
 # The English sentences of classify(), by key. Other languages live in symshard/i18n (loaded on
 # first use, never by `import symshard`); a value is text, a tuple of names ("J and K") or a
-# nested Message (a fallback word such as "the left operand", an optional clause).
+# nested message (a fallback word such as "the left operand", an optional clause).
 ENGLISH: dict[str, str] = {
     "case.1": "no contracting dim ({names}) is sharded, so each device multiplies its own blocks and the "
     "result keeps the operands' shardings with no communication.",
@@ -61,45 +62,8 @@ ENGLISH: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
-    """A sentence kept as a key and its values, so that it can be said in any language.
-
-    ``values`` are ``(name, value)`` pairs; a value is text (notation, names: the same in
-    every language), a tuple of names (joined as ``J and K``, ``J 和 K``) or a nested
-    :class:`Message`. English needs nothing beyond this module; other languages load
-    their catalogue from :mod:`symshard.i18n` on first use.
-
-    Examples:
-        >>> m = Message("case.2.slice", (("other", "B"),))
-        >>> m.text()
-        ' (or slice B to match, multiply locally and AllReduce)'
-        >>> m.text("zh")
-        '（也可以把 B 按相同方式切分，在本地相乘后再做 AllReduce）'
-    """
-
-    key: str
-    values: tuple[tuple[str, object], ...] = ()
-
-    def text(self, language: str = "en") -> str:
-        """The sentence in ``language`` (``'en'`` or ``'zh'``)."""
-        if language == "en":
-            return ENGLISH[self.key].format(**{k: _english(v) for k, v in self.values})
-        from .i18n.catalog import say
-
-        return say(self, language)
-
-
-def _english(value: object) -> str:
-    if isinstance(value, Message):
-        return value.text()
-    if isinstance(value, tuple):
-        return _join(value)
-    return str(value)
-
-
 def _message(key: str, **values: object) -> Message:
-    return Message(key, tuple(values.items()))
+    return keyed(ENGLISH, key, **{k: Names(v) if isinstance(v, tuple) else v for k, v in values.items()})
 
 
 def _join(names: Sequence[str]) -> str:
@@ -147,7 +111,7 @@ class Classification:
     @classmethod
     def of(cls, case: int, message: Message, notes: Sequence[Message] = ()) -> Classification:
         """A classification whose English texts are rendered from ``message`` and ``notes``."""
-        return cls(case, message.text(), tuple(n.text() for n in notes), message, tuple(notes))
+        return cls(case, str(message), tuple(str(n) for n in notes), message, tuple(notes))
 
 
 @dataclass(frozen=True, slots=True)

@@ -300,14 +300,14 @@ def _reason(p: Plan, language: str) -> str:
     c = p.classification
     if language == "en" or c.message is None:
         return c.reason
-    return c.message.text(language)
+    return sentence(c.message, language)
 
 
 def _notes(p: Plan, language: str) -> list[str]:
     c = p.classification
     if language == "en" or len(c.note_messages) != len(c.notes):
         return list(c.notes)
-    return [m.text(language) for m in c.note_messages]
+    return [sentence(m, language) for m in c.note_messages]
 
 
 def _case_line(p: Plan, language: str) -> str:

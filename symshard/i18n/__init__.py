@@ -102,12 +102,13 @@ def keyed(english: Mapping[str, str], key: str, language: str, **values: object)
 
 
 def sentence(english: str, language: str) -> str:
-    """A sentence the library wrote in English, in ``language`` (the catalogue is read only then)."""
+    """A sentence the library wrote (a :class:`~symshard.messages.Message`), in ``language``; the
+    catalogue is read only for a language other than English."""
     if language == "en":
-        return english
-    from .catalog import translate
+        return str(english)
+    from .catalog import render
 
-    return translate(english, language)
+    return render(english, language)
 
 
 def language_from(value: str | None, environ: Mapping[str, str] | None = None) -> str:

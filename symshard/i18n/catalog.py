@@ -33,15 +33,13 @@ import tomllib
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib.resources import files
-from typing import TYPE_CHECKING
 
 from ..errors import UsageError, did_you_mean
+from ..messages import ENGLISH_JOINS, Choices, Clauses, Message, Names, fill
+from ..messages import join as join_list
 from . import LANGUAGES
 
-if TYPE_CHECKING:
-    from ..matmul import Message
-
-__all__ = ["Catalogue", "catalogue", "condition", "join", "say", "text", "translate"]
+__all__ = ["Catalogue", "catalogue", "condition", "join", "render", "text", "translate"]
 
 # What a field of each kind matches; a field that recurs must match the same text again. Only
 # `any` may contain " in '": the parser appends " in '<the input>'" to its messages, and a
@@ -69,11 +67,30 @@ class _Pattern:
 
 @dataclass(frozen=True, slots=True)
 class Catalogue:
-    """One language's keyed texts and sentence patterns, as read from its data file."""
+    """One language's catalogue, as read from its gettext files (``symshard/i18n/<language>/*.po``).
+
+    ``entries`` maps ``(msgctxt, msgid)`` (the context is ``""`` for a sentence) to the translated
+    template; ``texts`` maps the keys of keyed words (the msgctxt) to theirs.
+    """
 
     language: str
+    entries: dict[tuple[str, str], str]
     texts: dict[str, str]
     patterns: tuple[_Pattern, ...]
+
+
+def _read_po(language: str) -> dict[tuple[str, str], str]:
+    import polib
+
+    entries: dict[tuple[str, str], str] = {}
+    folder = files("symshard.i18n").joinpath(language)
+    for item in sorted(folder.iterdir(), key=lambda f: f.name):
+        if not item.name.endswith(".po"):
+            continue
+        for entry in polib.pofile(item.read_text(encoding="utf-8")):
+            if entry.msgstr and not entry.obsolete and "fuzzy" not in entry.flags:
+                entries[(entry.msgctxt or "", entry.msgid)] = entry.msgstr
+    return entries
 
 
 def _compile(english: str) -> tuple[re.Pattern[str], dict[str, str]]:
@@ -110,39 +127,20 @@ def catalogue(language: str) -> Catalogue:
             f"unknown language '{language}'" if language not in LANGUAGES else "English has no catalogue",
             hint=did_you_mean(language, [x for x in LANGUAGES if x != "en"]),
         )
+    entries = _read_po(language)
+    texts = {context: template for (context, _), template in entries.items() if context}
     data = tomllib.loads(files("symshard.i18n").joinpath(f"{language}.toml").read_text(encoding="utf-8"))
     patterns = []
     for entry in data.get("sentence", []):
         regex, kinds = _compile(entry["en"])
         patterns.append(_Pattern(regex, kinds, entry[language]))
-    return Catalogue(language, dict(data.get("text", {})), tuple(patterns))
+    return Catalogue(language, entries, texts, tuple(patterns))
 
 
 def join(names: tuple[str, ...] | list[str], language: str) -> str:
     """Names as a list in running text: ``J, K and L`` / ``J、K 和 L``."""
     names = list(names)
-    if len(names) <= 1:
-        return "".join(names)
-    if language == "zh":
-        return "、".join(names[:-1]) + " 和 " + names[-1]
-    return ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def _value(value: object, language: str) -> str:
-    from ..matmul import Message
-
-    if isinstance(value, Message):
-        return say(value, language)
-    if isinstance(value, tuple):
-        return join(value, language)
-    return str(value)
-
-
-def say(message: Message, language: str) -> str:
-    """A :class:`~symshard.matmul.Message` in ``language``."""
-    if language == "en":
-        return message.text()
-    return text(message.key, language, **{k: _value(v, language) for k, v in message.values})
+    return join_list(names, Names, ENGLISH_JOINS if language == "en" else _joins(language))
 
 
 def text(key: str, language: str, **values: object) -> str:
@@ -168,12 +166,55 @@ def _field(value: str, kind: str, language: str) -> str:
     return value
 
 
+def render(value: object, language: str) -> str:
+    """What symshard says, in ``language``: a :class:`~symshard.messages.Message` is looked up in the
+    language's catalogue by its template (and context) and its values are said in turn; a list
+    (:class:`~symshard.messages.Names`, ``Choices``, ``Clauses``) is joined in the language's way.
+
+    A message the catalogue lacks stays in English (the tests look for those).
+
+    Examples:
+        >>> from symshard.messages import Choices, say
+        >>> render(say("did you mean {options}?", options=Choices(["'tpu-v5e'", "'tpu-v5p'"])), "zh")
+        "是不是想写 'tpu-v5e' 或 'tpu-v5p'？"
+    """
+    said = _render(value, language)
+    return said if isinstance(said, str) else str(said)
+
+
+def _render(value: object, language: str) -> object:
+    if language == "en":
+        return str(value) if isinstance(value, (Message, Names, Choices, Clauses)) else value
+    if isinstance(value, Message):
+        found = catalogue(language).entries.get((value.context, value.template))
+        if found is None:
+            return _translate_text(str(value), language)
+        return fill(found, value.values, lambda v: _render(v, language))
+    if isinstance(value, (Names, Choices, Clauses)):
+        return join_list((str(_render(v, language)) for v in value), type(value), _joins(language))
+    if isinstance(value, str):
+        return _translate_text(value, language)
+    return value
+
+
+@cache
+def _joins(language: str) -> dict[str, str]:
+    texts = catalogue(language).texts
+    return {key: texts.get(key, english) for key, english in ENGLISH_JOINS.items()}
+
+
 def translate(sentence: str, language: str) -> str:
     """An English sentence symshard wrote, in ``language``; unchanged when no pattern matches.
 
     A sentence made of clauses joined by ``; `` that no pattern covers as a whole is
     translated clause by clause.
     """
+    if isinstance(sentence, Message):
+        return render(sentence, language)
+    return _translate_text(sentence, language)
+
+
+def _translate_text(sentence: str, language: str) -> str:
     if language == "en" or not sentence:
         return sentence
     found = _translate(sentence, language)

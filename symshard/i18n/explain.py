@@ -35,12 +35,14 @@ from ..collectives import (
     ReduceScatter,
 )
 from ..errors import SymshardError, UsageError
-from ..matmul import Classification, LocalMatmul, Message
+from ..matmul import ENGLISH as MATMUL
+from ..matmul import Classification, LocalMatmul
 from ..mesh import Mesh
+from ..messages import Message, Names, keyed
 from ..symbols import axis as axis_symbol
 from ..units import pretty
 from . import _check_language
-from .catalog import join, say, text, translate
+from .catalog import render, text, translate
 
 __all__ = ["ENGLISH", "error_line", "explain", "step_sentence", "strategy_sentences"]
 
@@ -89,21 +91,14 @@ ENGLISH: dict[str, str] = {
 _ROLE_WORDS = {"lhs": "word.left_operand", "rhs": "word.right_operand", "out": "word.result"}
 
 
+def _word(key: str, **values: object) -> Message:
+    """A keyed phrase of this module (or of matmul's), kept as a message to say in any language."""
+    table = ENGLISH if key in ENGLISH else MATMUL
+    return keyed(table, key, **{k: Names(v) if isinstance(v, tuple) else v for k, v in values.items()})
+
+
 def _say(key: str, language: str, **values: object) -> str:
-    from ..matmul import ENGLISH as MATMUL
-
-    shown = {k: _shown(v, language) for k, v in values.items()}
-    if language == "en":
-        return {**MATMUL, **ENGLISH}[key].format(**shown)
-    return text(key, language, **shown)
-
-
-def _shown(value: object, language: str) -> str:
-    if isinstance(value, Message):
-        return _say(value.key, language, **dict(value.values))
-    if isinstance(value, tuple):
-        return join(value, language)
-    return str(value)
+    return render(_word(key, **values), language)
 
 
 def _group(axes: tuple[str, ...], mesh: Mesh | None) -> sympy.Expr:
@@ -115,14 +110,14 @@ def _others(count: sympy.Expr, what: str) -> Message:
     """``the other 3 shards``, ``the other shard``, ``the other |X| - 1 devices``."""
     others = count - 1
     if others == 1:
-        return Message(f"word.other_{what}")
-    return Message(f"word.other_{what}s", (("count", pretty(others)),))
+        return _word(f"word.other_{what}")
+    return _word(f"word.other_{what}s", count=pretty(others))
 
 
 def _name(array: Array, role: str | None) -> str | Message:
     if array.name:
         return array.name
-    return Message(_ROLE_WORDS.get(role or "", "word.array"))
+    return _word(_ROLE_WORDS.get(role or "", "word.array"))
 
 
 def step_sentence(
@@ -274,15 +269,15 @@ def explain(obj: object, lang: str = "en", *, mesh: Mesh | None = None) -> str:
     if isinstance(obj, Classification):
         if lang == "en" or obj.message is None:
             return str(obj)
-        return text("case.line", lang, case=obj.case, reason=say(obj.message, lang))
+        return _say("case.line", lang, case=obj.case, reason=obj.message)
     if isinstance(obj, Message):
-        return obj.text(lang)
+        return render(obj, lang)
     if isinstance(obj, Strategy):
         return "\n".join(strategy_sentences(obj, lang, mesh=mesh))
     if isinstance(obj, Plan):
         notes = obj.classification.note_messages or ()
         lines = [explain(obj.classification, lang)]
-        lines += [_say("plan.note", lang, note=n.text(lang)) for n in notes]
+        lines += [_say("plan.note", lang, note=n) for n in notes]
         if not obj.strategies:
             return "\n".join(lines)
         if obj.best is not None:

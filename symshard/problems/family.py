@@ -338,7 +338,7 @@ class _Spec:
             base, _, lang = key.rpartition("_")
             if key in allowed or (base in localized and re.fullmatch(r"[a-z]{2,3}", lang)):
                 continue
-            hint = did_you_mean(key, [*allowed, *(f"{k}_zh" for k in localized)])
+            hint: str = did_you_mean(key, [*allowed, *(f"{k}_zh" for k in localized)])
             if not hint.startswith("did"):
                 hint = f"the keys of {name} are {', '.join(allowed)}"
             raise self.fail((*where, key), f"{name} has no key '{key}'", hint)

@@ -1,0 +1,177 @@
+"""Sentences kept as data: an English template and its values, put into words only at the edge.
+
+A :class:`Message` is what the library says, before any language is chosen: a template in
+:meth:`str.format` syntax (the English source, and the ``msgid`` of the gettext catalogues in
+``symshard/i18n/<language>/*.po``) and the values that fill it. It *is* the English sentence
+(a :class:`str`), so code that only needs English treats it as text; the command line, the
+site, notebooks and problem writers say it in another language with
+:func:`symshard.i18n.render`, which looks the template up in that language's catalogue and
+fills in the values, each said in the same language in turn. No regular expression ever
+reads an English sentence back.
+
+A value is text that is the same in every language (notation, names, the user's input), a
+number, a nested :class:`Message`, or one of three lists that each language joins in its own
+way: :class:`Names` (``J, K and L``), :class:`Choices` (``'a' or 'b'``) and :class:`Clauses`
+(sentences joined by ``; ``).
+
+This module is a leaf: it imports nothing from symshard, so every module may use it.
+
+Examples:
+    >>> m = say("unknown dtype '{name}'", name="bf61")
+    >>> m
+    Message("unknown dtype '{name}'", name='bf61')
+    >>> str(m)
+    "unknown dtype 'bf61'"
+    >>> str(say("shard {dims} over {axis}", dims=Names(["I", "J", "K"]), axis="X"))
+    'shard I, J and K over X'
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+__all__ = ["Choices", "Clauses", "Message", "Names", "fields", "keyed", "say"]
+
+
+class _List(tuple):  # type: ignore[type-arg]
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self)!r})"
+
+
+class Names(_List):
+    """Names listed in running text, the last joined by "and": ``J, K and L`` (``J、K 和 L``)."""
+
+    __slots__ = ()
+
+
+class Choices(_List):
+    """Alternatives, joined by "or": ``'a' or 'b'`` (``'a' 或 'b'``)."""
+
+    __slots__ = ()
+
+
+class Clauses(_List):
+    """Sentences joined by a semicolon: ``a; b`` (``a；b``)."""
+
+    __slots__ = ()
+
+
+# How each list joins in English; another language's joins are entries of its catalogue
+# (msgctxt "join.comma", "join.and", "join.or", "join.clauses").
+ENGLISH_JOINS = {"join.comma": ", ", "join.and": " and ", "join.or": " or ", "join.clauses": "; "}
+
+
+def join(items: Iterable[str], kind: type, words: Mapping[str, str]) -> str:
+    """Items already said in one language, joined as ``kind`` lists are, with that language's ``words``.
+
+    Examples:
+        >>> join(["I", "J", "K"], Names, ENGLISH_JOINS)
+        'I, J and K'
+        >>> join(["'a'", "'b'", "'c'"], Choices, ENGLISH_JOINS)
+        "'a' or 'b' or 'c'"
+    """
+    items = list(items)
+    if kind is Clauses:
+        return words["join.clauses"].join(items)
+    if kind is Choices:
+        return words["join.or"].join(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return words["join.comma"].join(items[:-1]) + words["join.and"] + items[-1]
+
+
+def fill(template: str, values: Iterable[tuple[str, object]], say_value: Callable[[object], object]) -> str:
+    """``template`` with each value, said by ``say_value``, put in its field."""
+    return template.format(**{name: say_value(value) for name, value in values})
+
+
+def _english(value: object) -> object:
+    if isinstance(value, Message):
+        return str(value)
+    if isinstance(value, _List):
+        return join((str(_english(v)) for v in value), type(value), ENGLISH_JOINS)
+    return value
+
+
+class Message(str):
+    """A sentence as its English template and values; the object is the English text itself.
+
+    Args:
+        template: the English, in :meth:`str.format` syntax (``{name}``, ``{count:,}``).
+        values: ``(name, value)`` pairs for the template's fields.
+        context: a key that tells apart two uses of the same English (gettext's ``msgctxt``);
+            the words of tables and reports are keyed this way (``"report.best"``).
+
+    Messages compare and hash as their English text, and pickle with their values.
+
+    Examples:
+        >>> m = Message("{count:,} strategies", (("count", 12345),))
+        >>> m, m.template, dict(m.values)
+        (Message('{count:,} strategies', count=12345), '{count:,} strategies', {'count': 12345})
+        >>> m == "12,345 strategies"
+        True
+    """
+
+    template: str
+    values: tuple[tuple[str, object], ...]
+    context: str
+
+    def __new__(cls, template: str, values: Iterable[tuple[str, object]] = (), context: str = "") -> Message:
+        pairs = tuple(values)
+        self = super().__new__(cls, fill(template, pairs, _english))
+        object.__setattr__(self, "template", template)
+        object.__setattr__(self, "values", pairs)
+        object.__setattr__(self, "context", context)
+        return self
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Message is immutable: cannot set {name!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Message, (self.template, self.values, self.context))
+
+    def __repr__(self) -> str:
+        shown = [repr(self.template)] + [f"{k}={v!r}" for k, v in self.values]
+        if self.context:
+            shown.append(f"context={self.context!r}")
+        return f"Message({', '.join(shown)})"
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+
+def say(template: str, /, **values: object) -> Message:
+    """A sentence to say in any language: ``template`` is its English (and its catalogue msgid).
+
+    The name is what the catalogue check (and ``pybabel extract -k say``) looks for: write the
+    template as a literal string so it can be found.
+
+    Examples:
+        >>> say("mesh axis {axis} is given twice", axis="X")
+        Message('mesh axis {axis} is given twice', axis='X')
+    """
+    return Message(template, tuple(values.items()))
+
+
+def keyed(english: Mapping[str, str], key: str, /, **values: object) -> Message:
+    """The words of ``key`` from a module's table of English (``english[key]``), kept with its key.
+
+    Examples:
+        >>> keyed({"report.best": "best: {name}"}, "report.best", name="1")
+        Message('best: {name}', name='1', context='report.best')
+    """
+    return Message(english[key], tuple(values.items()), key)
+
+
+def fields(template: str) -> set[str]:
+    """The names of a template's fields.
+
+    Examples:
+        >>> sorted(fields("{count:,} of {name!r}; {{literal}}"))
+        ['count', 'name']
+    """
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
