@@ -1,21 +1,16 @@
 """The message catalogue: what symshard says, in a language other than English.
 
-English stays in the code that knows what it means (``matmul.ENGLISH``, the report's labels,
-the ``raise`` sites' messages), so ``import symshard`` and every English answer read nothing
-from here. Another language is one data file beside this module (``zh.toml``), read on its
-first use, with two parts:
+English stays in the code that knows what it means (:func:`symshard.messages.say` templates and
+the keyed tables named ``ENGLISH``), so ``import symshard`` and every English answer read nothing
+from here. Another language is a folder of gettext catalogues beside this module
+(``zh/*.po``), read with polib on its first use: a keyed word is found by its key (the
+``msgctxt``) and its English, a sentence by its English template (the ``msgid``); the
+translation is a template with the same :meth:`str.format` fields, and :func:`render` fills
+it with the message's values, each said in the same language in turn.
 
-- ``[text]``: sentences and labels by key (``"case.3"``, ``"report.best"``), templates with
-  ``{name}`` fields in :meth:`str.format` syntax;
-- ``[[sentence]]``: an English sentence pattern and its translation, for text the library
-  builds in English (error messages and hints, assumptions, notes on a mesh axis). A pattern
-  is the English with ``{name}`` where a value goes; ``{name:msg}`` is itself a sentence to
-  translate, ``{name:list}`` a list ``A, B and C``, ``{name:or}`` a list ``'a' or 'b'``,
-  ``{name:int}`` a whole number, ``{name:word}`` one word (an axis, a dim), ``{name:any}``
-  any text at all (a third-party message); a field whose name starts with ``_`` (an English
-  verb form, say) may be left out of the translation. Values (the user's input, notation,
-  names) are quoted unchanged. A sentence no pattern matches is returned as it is, in English: the tests look
-  for those.
+A few sentences are still written as English text rather than built as messages; until they
+are, ``zh.toml`` matches them with patterns (:func:`translate`). The tests list those that are
+left, and :func:`render` never uses a pattern for a message it finds in the catalogue.
 
 Examples:
     >>> translate("unknown dtype 'bf61'", "zh")
