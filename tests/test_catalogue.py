@@ -8,41 +8,20 @@ and looks each up, so a new or reworded sentence without a translation fails her
 from __future__ import annotations
 
 import ast
-import importlib
 from pathlib import Path
 
 import polib
 import pytest
 
 from symshard.i18n.catalog import catalogue
-from symshard.messages import ENGLISH_JOINS, fields
+from symshard.i18n.extract import said_in_code
+from symshard.messages import fields
 
 ROOT = Path(__file__).parents[1]
 PACKAGE = ROOT / "symshard"
 
 
-def _said_in_code() -> dict[tuple[str, str], str]:
-    """Every ``(context, template)`` the code can say, with where it is said."""
-    found: dict[tuple[str, str], str] = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "say":
-                if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-                    found.setdefault(("", node.args[0].value), f"{path.relative_to(ROOT)}:{node.lineno}")
-            if isinstance(node, (ast.Assign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                if any(getattr(t, "id", "") == "ENGLISH" for t in targets) and module != "symshard.messages":
-                    table = importlib.import_module(module.removesuffix(".__init__")).ENGLISH
-                    for key, english in table.items():
-                        found.setdefault((key, english), f"{path.relative_to(ROOT)}: ENGLISH[{key!r}]")
-    for key, english in ENGLISH_JOINS.items():
-        found[(key, english)] = f"symshard/messages.py: ENGLISH_JOINS[{key!r}]"
-    return found
-
-
-SAID = _said_in_code()
+SAID = {key: places[0] for key, places in said_in_code().items()}
 
 
 def test_the_walk_finds_the_code_s_messages():
