@@ -13,6 +13,7 @@ from pathlib import Path
 import polib
 import pytest
 
+from symshard.i18n import LANGUAGES
 from symshard.i18n.catalog import catalogue
 from symshard.i18n.extract import said_in_code
 from symshard.messages import fields
@@ -30,8 +31,9 @@ def test_the_walk_finds_the_code_s_messages():
     assert len(SAID) > 250
 
 
-def test_every_message_has_a_chinese_translation_with_the_same_fields():
-    entries = catalogue("zh").entries
+@pytest.mark.parametrize("language", [x for x in LANGUAGES if x != "en"])
+def test_every_message_has_a_translation_with_the_same_fields(language):
+    entries = catalogue(language).entries
     missing, mismatched = [], []
     for (context, english), where in sorted(SAID.items(), key=lambda kv: kv[1]):
         chinese = entries.get((context, english))
@@ -39,11 +41,11 @@ def test_every_message_has_a_chinese_translation_with_the_same_fields():
             missing.append(f"{where}: {english!r}" + (f" (msgctxt {context!r})" if context else ""))
         elif fields(english) != fields(chinese):
             mismatched.append(f"{where}: {english!r} -> {chinese!r}")
-    assert missing == [], "add these to symshard/i18n/zh/*.po:\n" + "\n".join(missing)
+    assert missing == [], f"add these to symshard/i18n/{language}/*.po:\n" + "\n".join(missing)
     assert mismatched == [], "these translations drop or invent a field:\n" + "\n".join(mismatched)
 
 
-@pytest.mark.parametrize("path", sorted((PACKAGE / "i18n" / "zh").glob("*.po")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((PACKAGE / "i18n").glob("*/*.po")), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_each_catalogue_file_is_well_formed(path):
     po = polib.pofile(str(path))
     assert po.metadata["Content-Type"] == "text/plain; charset=UTF-8"

@@ -27,7 +27,18 @@ from functools import lru_cache
 
 from ..errors import UsageError, did_you_mean
 
-__all__ = ["ENVIRONMENT", "LANGUAGES", "glossary", "keyed", "language_from", "sentence", "term", "translate", "ui"]
+__all__ = [
+    "ENVIRONMENT",
+    "LANGUAGES",
+    "glossary",
+    "keyed",
+    "language_from",
+    "render",
+    "sentence",
+    "term",
+    "translate",
+    "ui",
+]
 
 ENVIRONMENT = "SYMSHARD_LANG"
 """The environment variable that sets the language when ``--lang`` (or ``lang=``) does not."""
@@ -135,8 +146,8 @@ def language_from(value: str | None, environ: Mapping[str, str] | None = None) -
 
 def __getattr__(name: str) -> object:
     # the catalogue loads on first use (symshard.explain is the explainer)
-    if name == "translate":
-        from .catalog import translate
+    if name in ("render", "translate"):
+        from . import catalog
 
-        return translate
+        return getattr(catalog, name)
     raise AttributeError(f"module 'symshard.i18n' has no attribute {name!r}")
