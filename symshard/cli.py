@@ -151,6 +151,7 @@ ENGLISH: dict[str, str] = {
     "cli.generated": "{count} problems from {families} families, seed {seed}:",
     "cli.figures": "{folder}/ ({count} figures)",
     "cli.problem_set_title": "Problem set",
+    "cli.pairs_hint": "each is the fastest where it beats its neighbours; --pairs: when it does, each regime, the others",
     "cli.map_hint": "who wins where, as a picture: add --map {x},{y}",
     "cli.map_hint_needs": "who wins where, as a picture: add --map {x},{y} with numbers for the other symbols, e.g. {needs}",
     "cli.map_hint_one": "who wins where, as a picture: leave one more dim out of --shape and add --map {x},<that dim>",
@@ -827,7 +828,9 @@ def _compare(args: argparse.Namespace) -> tuple[str, dict]:
     _set_aside_unused_sizes(args, mm.dims, str(mm))
     p = plan(mm, mesh, args.shape, dtype=args.dtype, model=args.model, comm_overlap=args.comm_overlap)
     c = compare(p, args.solve_for, strategies=picked, hardware=chip, overlap=not args.serial)
-    text, data = compare_text(c, language=args.language), compare_data(c, args.language)
+    text, data = compare_text(c, language=args.language, pairs=args.pairs), compare_data(c, args.language)
+    if c.mode != "explicit" and not args.pairs:
+        text += "\n" + _say("cli.pairs_hint", args.language)
     if args.map:
         text, data = _regime_map(args, c, text, data)
     elif len(c.best) >= 2:
@@ -1764,6 +1767,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         default="regime-map.svg",
         help="where --map writes (default regime-map.svg; a file symshard did not write is never replaced)",
+    )
+    p.add_argument(
+        "--pairs",
+        action="store_true",
+        help="also print when each strategy beats each of its neighbours, each strategy's regime and why the "
+        "others never win (the short answer leaves out what does not fit a screen; --json has it all)",
     )
     p.add_argument("--force", action="store_true", help="replace a map symshard wrote that was edited since")
     _add_sizes(p)

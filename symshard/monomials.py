@@ -667,12 +667,21 @@ def nonnegative(s: Signomial, domain: Domain) -> bool:
     return True
 
 
-def less_equal(p: Maximum | Signomial | Lazy, q: Maximum | Signomial | Lazy, domain: Domain) -> bool:
+def less_equal(
+    p: Maximum | Signomial | Lazy,
+    q: Maximum | Signomial | Lazy,
+    domain: Domain,
+    points: Sequence[Mapping[sympy.Expr, float]] = (),
+) -> bool:
     """Whether ``p ≤ q`` at every point of ``domain`` (proved; False means not proved).
 
     Maxima are compared part by part (every part of ``p`` below some part of ``q``). Sums of costs, all
     non-negative, are first matched term by term (each term of ``p`` below its own term of ``q``, the
-    rest of ``q`` only adding); a sum is expanded into its maximum of parts only when that is small.
+    rest of ``q`` only adding). Then, given sample ``points`` of the domain (each giving every atom a
+    value), each part of ``p`` is compared with the parts of ``q``'s expansion that are largest at those
+    points, found without expanding ``q`` (:func:`_active`); any one part of the expansion is at most
+    ``q`` everywhere, so a proof against it is a proof against ``q``. Last, a sum is expanded into its
+    maximum of parts, only when that is small.
     """
     if isinstance(p, Signomial):
         p = Maximum((p,))
@@ -687,21 +696,44 @@ def less_equal(p: Maximum | Signomial | Lazy, q: Maximum | Signomial | Lazy, dom
             )
         return found
     if isinstance(p, Lazy) and p.kind == "max":
-        return all(less_equal(c, q, domain) for c in p.terms)
+        return all(less_equal(c, q, domain, points) for c in p.terms)
     if isinstance(q, Lazy) and q.kind == "max":
-        if any(less_equal(p, c, domain) for c in q.terms):
+        if any(less_equal(p, c, domain, points) for c in q.terms):
             return True
-        return _expandable(p, q) and less_equal(p.exactly(), q.exactly(), domain)
-    ps = list(p.terms) if isinstance(p, Lazy) else [p]
-    qs = list(q.terms) if isinstance(q, Lazy) else [q]
-    if len(ps) <= len(qs) and _matched(ps, qs, domain):
+    else:
+        ps = list(p.terms) if isinstance(p, Lazy) else [p]
+        qs = list(q.terms) if isinstance(q, Lazy) else [q]
+        if len(ps) <= len(qs) and _matched(ps, qs, domain, points):
+            return True
+    if points and isinstance(p, Maximum) and _below_active(p, q, domain, points):
         return True
     return _expandable(p, q) and less_equal(p.exactly(), q.exactly(), domain)
 
 
-def _matched(ps: list, qs: list, domain: Domain) -> bool:
+def _active(c: Maximum | Lazy, point: Mapping[sympy.Expr, float]) -> Signomial:
+    """The part of ``c``'s expansion that is largest at ``point``, built without expanding ``c``: the
+    largest part of a maximum, the sum of its terms' such parts for a sum."""
+    if isinstance(c, Maximum):
+        return max(c.parts, key=lambda s: s.value(point)) if c.parts else Signomial({})
+    if c._exact is not None:
+        return _active(c._exact, point)
+    if c.kind == "max":
+        return _active(max(c.terms, key=lambda t: t.value(point)), point)
+    total = Signomial({})
+    for t in c.terms:
+        total = total + _active(t, point)
+    return total
+
+
+def _below_active(p: Maximum, q: Maximum | Lazy, domain: Domain, points: Sequence[Mapping[sympy.Expr, float]]) -> bool:
+    """Whether every part of ``p`` is proved below one of the parts of ``q`` active at ``points``."""
+    picks = list(dict.fromkeys(_active(q, pt) for pt in points))
+    return all(any(_covers(b, a) or nonnegative(b - a, domain) for b in picks) for a in p.parts)
+
+
+def _matched(ps: list, qs: list, domain: Domain, points: Sequence[Mapping[sympy.Expr, float]] = ()) -> bool:
     """Whether each of ``ps`` can be paired with its own one of ``qs`` that is at least it (augmenting paths)."""
-    below = [[j for j, b in enumerate(qs) if less_equal(a, b, domain)] for a in ps]
+    below = [[j for j, b in enumerate(qs) if less_equal(a, b, domain, points)] for a in ps]
     owner: dict[int, int] = {}
 
     def place(i: int, seen: set[int]) -> bool:

@@ -1645,7 +1645,7 @@ def _pareto(candidates: list[_Candidate], domains: _Domains) -> list[_Candidate]
         if not domains.implied(ci.needs, cj.needs):
             return False
         dom = domains.of(cj.needs)
-        return all(less_equal(a, b, dom) for a, b in zip(ci.metrics, cj.metrics, strict=True))
+        return all(less_equal(a, b, dom, points) for a, b in zip(ci.metrics, cj.metrics, strict=True))
 
     for j in order:
         if any(below(i, j) for i in kept):

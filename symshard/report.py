@@ -96,6 +96,13 @@ ENGLISH: dict[str, str] = {
     "report.never_sampled": "{j} (at no sample point)",
     "report.neighbours": "each is the fastest where it beats all of its neighbours:",
     "report.beats_one_line": "{a} beats {b} iff {condition}",
+    "report.can_win_count": "{winners} of {count} can be the fastest",
+    "report.can_win_never": "{winners} of {count} can be the fastest; never: {why}",
+    "report.never_slower": "{count} (another at least as fast everywhere)",
+    "report.never_unsampled": "{count} (at no sample point)",
+    "report.times": "     T_math = {math}; T_comms = {comms}",
+    "report.fastest_iff": "     fastest iff {condition}",
+    "report.neighbour_pairs": "neighbours: {pairs}",
     "report.divides": "divides: {needs}",
 }
 """The English of this module's words by key; other languages are in the catalogue."""
@@ -452,10 +459,20 @@ def compare_data(c: Comparison, language: str = "en") -> dict:
     return data
 
 
-def compare_text(c: Comparison, *, language: str = "en") -> str:
-    """A comparison for a terminal: which strategies can be the fastest, each strategy's regime, then who
-    wins when (every pair of strategies listed explicitly; otherwise each pair of neighbours, in the
-    fewest relations)."""
+SCREEN = 100
+"""Columns of the terminal the short answer of :func:`compare_text` is laid out for."""
+
+
+def compare_text(c: Comparison, *, language: str = "en", pairs: bool = False) -> str:
+    """A comparison for a terminal.
+
+    Strategies listed explicitly, or with ``pairs``: which strategies can be the fastest, each
+    strategy's regime, then who wins when (every pair of strategies listed explicitly; otherwise each
+    pair of neighbours, in the fewest relations). Otherwise the short answer, one screen
+    (:func:`_compare_short`); :func:`compare_data` has everything either way.
+    """
+    if c.mode != "explicit" and not pairs:
+        return _compare_short(c, language)
     hw = f" [{c.hardware.label}: " if c.hardware else None
     overlap = sentence(c.assumptions[1], language)
     lines = [str(c.plan.matmul), _say("report.solving", language, symbol=c.symbol, overlap=overlap)]
@@ -497,6 +514,64 @@ def compare_text(c: Comparison, *, language: str = "en") -> str:
             lines.append(f"     {_condition(case.text(), language)}{label}")
         if hw and pr.numeric_a_wins is not None:
             lines.append(f"    {hw}{_condition(pr.numeric_a_wins.text(), language)}]")
+    return "\n".join(lines)
+
+
+def _fits(text: str, lines: int) -> bool:
+    """Whether ``text`` takes at most ``lines`` lines of the screen."""
+    return len(text) <= lines * SCREEN
+
+
+def _compare_short(c: Comparison, language: str) -> str:
+    """Which strategies can be the fastest, each once with its times and, where it is short enough to
+    read (two lines), the region where it is the fastest and its regime; the others as one count; the
+    pairs of neighbours whose conditions make up the regions. What is left out for length (long regions
+    and regimes, each pair's condition, why each other strategy never wins) is what ``pairs=True`` and
+    :func:`compare_data` give."""
+    label = c.hardware.label if c.hardware else None
+    overlap = sentence(c.assumptions[1], language)
+    lines = [str(c.plan.matmul), _say("report.solving", language, symbol=c.symbol, overlap=overlap)]
+    slower = sum(1 for _, i in c.dominated if i)
+    why = [_say("report.never_slower", language, count=slower)] if slower else []
+    if len(c.dominated) > slower:
+        why.append(_say("report.never_unsampled", language, count=len(c.dominated) - slower))
+    key = "report.can_win_never" if why else "report.can_win_count"
+    joined = (", " if language == "en" else "，").join(why)
+    lines.append(_say(key, language, winners=len(c.best), count=len(c.strategies), why=joined))
+    regimes = {r.index: r for r in c.regimes}
+    for region in c.best:
+        s = region.strategy
+        lines.append(f"{region.index}. {s.name}")
+        lines.append(_say("report.times", language, math=pretty(s.compute_time), comms=pretty(s.bandwidth_comm_time)))
+        # a condition is shown when its English fits the screen (the same choice in every language)
+        regime = regimes.get(region.index)
+        if regime is not None:
+            shown = f"     communication-bound iff {regime.communication_bound.text()}"
+            if label and regime.numeric is not None:
+                shown += f" [{label}: {regime.numeric.text()}]"
+            if _fits(shown, 1):
+                condition = _condition(regime.communication_bound.text(), language)
+                line = _say(
+                    "report.communication_bound_iff",
+                    language,
+                    bound=_bound("communication", language),
+                    condition=condition,
+                )
+                if label and regime.numeric is not None:
+                    line += f" [{label}: {_condition(regime.numeric.text(), language)}]"
+                lines.append(line)
+        where = region.condition.text()
+        numeric = region.numeric.text() if label and region.numeric is not None else None
+        if _fits(f"     fastest iff {where}", 2) and (numeric is None or _fits(f"       [{label}: {numeric}]", 2)):
+            lines.append(_say("report.fastest_iff", language, condition=_condition(where, language)))
+            if numeric is not None:
+                lines.append(f"       [{label}: {_condition(numeric, language)}]")
+    if c.pairs:
+        grouped: dict[int, list[int]] = {}
+        for pr in c.pairs:
+            grouped.setdefault(min(pr.a, pr.b), []).append(max(pr.a, pr.b))
+        touching = "; ".join(f"{a}: {','.join(str(b) for b in sorted(bs))}" for a, bs in sorted(grouped.items()))
+        lines.append(_say("report.neighbour_pairs", language, pairs=touching))
     return "\n".join(lines)
 
 

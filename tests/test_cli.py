@@ -280,6 +280,75 @@ def test_compare_json_question_4(capsys):
     assert code == 0 and "B < D/2" in out and "[TPU v5p: B < 2550]" in out
 
 
+def screen_lines(text: str, columns: int = 100) -> int:
+    """How many lines ``text`` takes on a terminal ``columns`` wide (long lines wrap)."""
+    return sum(max(1, -(-len(line) // columns)) for line in text.splitlines())
+
+
+SHORT_ANSWERS = [
+    # (matmul, solve for, chip, language, most lines at 100 columns: one screen)
+    ("X[B, D] · Y[D_X, F] -> Z[B, F]", "B", "tpu-v5p", "en", 30),
+    ("A[I_X, J_Y] · B[J_Y, K] -> C[I_X, K]", "I", "tpu-v5e", "en", 30),
+    ("A[I_X, J_Y] · B[J_Y, K] -> C[I_X, K]", "I", "tpu-v5e", "zh", 30),
+    ("A[I_X, J_Y] · B[J_Y, K_Z] -> C[I_X, K_Z]", "I", "tpu-v5e", "en", 32),
+]
+
+
+@pytest.mark.parametrize(("mm", "symbol", "chip", "lang", "most"), SHORT_ANSWERS)
+def test_compare_answers_on_one_screen_and_pairs_brings_the_rest_back(capsys, mm, symbol, chip, lang, most):
+    argv = ["compare", mm, "--solve-for", symbol, "--hw", chip, "--lang", lang]
+    data = run_json(capsys, *argv)
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and screen_lines(out) <= most
+    lines = out.splitlines()
+    label = "fastest iff " if lang == "en" else "最快，当且仅当 "
+    # each strategy that can win, once, with its times, and its region where that fits two lines
+    fitting = 0
+    for best in data["fastest"]:
+        heading = f"{best['strategy']}. {best['name']}"
+        assert lines.count(heading) == 1
+        assert lines[lines.index(heading) + 1].lstrip().startswith("T_math = ")
+        where, numeric = best["where"]["text"], best["numeric"]["text"]
+        fits = len(f"     fastest iff {where}") <= 200 and len(f"       [{chip}: {numeric}]") <= 200
+        fitting += fits
+        if lang == "en":
+            assert (f"     fastest iff {where}" in lines) == fits
+    assert sum(1 for line in lines if line.lstrip().startswith(label)) == fitting
+    # the others as one count (why, in numbers), and the neighbours: every pair whose conditions make the regions
+    never = data["never_fastest"]
+    as_fast = sum(1 for n in never if n["as_fast"])
+    if lang == "en":
+        assert f"{len(data['fastest'])} of {len(data['strategies'])} can be the fastest" in lines[2]
+        assert (f"never: {as_fast} (another at least as fast everywhere)" in lines[2]) == bool(as_fast)
+        assert (f"{len(never) - as_fast} (at no sample point)" in lines[2]) == (len(never) > as_fast)
+    (neighbours,) = [line for line in lines if line.startswith(("neighbours: ", "相邻策略："))]
+    groups = re.split("：|: ", neighbours, maxsplit=1)[1].split("; ")
+    listed = {(int(a), int(b)) for group in groups for a, bs in [group.split(": ")] for b in bs.split(",")}
+    assert listed == {(p["a"], p["b"]) for p in data["conditions"]["pairs"]}
+    assert "--pairs" in lines[-2] and "--map" in lines[-1]
+    # --pairs: each pair's condition and each strategy's regime come back, as --json has them
+    code, full, _ = run(capsys, *argv, "--pairs")
+    assert code == 0 and "--pairs" not in full
+    beats = "{a} beats {b} iff {c}" if lang == "en" else "{a} 优于 {b}，当且仅当 {c}"
+    for pair in data["conditions"]["pairs"]:
+        if lang == "en":
+            assert beats.format(a=pair["a"], b=pair["b"], c=pair["a_wins_if"]["text"]) in full
+        else:
+            assert beats.format(a=pair["a"], b=pair["b"], c="") in full
+    for regime in data["conditions"]["regimes"]:
+        assert f"{regime['strategy']}. {regime['name']}" in full
+        if lang == "en":
+            assert f"communication-bound iff {regime['communication_bound_if']['text']}" in full
+
+
+def test_compare_with_strategies_listed_keeps_every_pair(capsys):
+    # strategies picked by number: the book's case analysis, every pair, as the README shows it
+    code, out, _ = run(capsys, "compare", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--solve-for", "B", "--hw", "tpu-v5p",
+                       "--strategies", "1,2")  # fmt: skip
+    assert code == 0 and "1 beats 2 iff:" in out and "--pairs" not in out
+    assert "     communication-bound iff B < C/W_ici [TPU v5p: B < 2550]" in out.splitlines()
+
+
 def test_best_sharding_command(capsys):
     data = run_json(
         capsys, "best-sharding", "x[B, D] · W_in[D, F] -> Tmp[B, F]", "Tmp[B, F] · W_out[F, D] -> Out[B, D]",

@@ -31,7 +31,7 @@ from symshard.errors import PlanError
 from symshard.hardware import hardware
 from symshard.matmul import LocalMatmul, Matmul
 from symshard.mesh import Mesh
-from symshard.monomials import Domain, from_expr, less_equal
+from symshard.monomials import Domain, Lazy, from_expr, less_equal
 from symshard.planner import Strategy, plan
 from symshard.search import best_sharding
 from symshard.symbols import axis, dim
@@ -220,6 +220,56 @@ def test_what_sums_of_monomials_prove_holds_at_random_points(pair, seed):
             for s in p.free_symbols | q.free_symbols
         }
         assert p.xreplace(point) <= q.xreplace(point), (p, q, point)
+
+
+@st.composite
+def sums_of_maxima(draw: st.DrawFn):
+    """A cost ``q``, a sum of maxima kept lazy, and a maximum ``p`` of sums of one part of each of them,
+    sometimes scaled down or with a term added (so that ``p ≤ q`` may or may not hold)."""
+    B, D, X = dim("B"), dim("D"), axis("X")
+    atoms = [B, D, X, ss.symbols.W_ici]
+
+    def term():
+        coef = sympy.Rational(draw(st.integers(1, 8)), draw(st.sampled_from([1, 2, 4])))
+        return coef * sympy.Mul(*[a ** draw(st.integers(-1, 1)) for a in atoms])
+
+    terms = [[term() for _ in range(draw(st.integers(1, 3)))] for _ in range(draw(st.integers(2, 3)))]
+    parts = []
+    for _ in range(draw(st.integers(1, 3))):
+        chosen = sympy.Add(*[draw(st.sampled_from(options)) for options in terms])
+        chosen = chosen * draw(st.sampled_from([1, sympy.Rational(1, 2), 2]))
+        if draw(st.booleans()):
+            chosen = chosen + term()
+        parts.append(chosen)
+    p = parts[0] if len(parts) == 1 else sympy.Max(*parts, evaluate=False)
+    return p, [sympy.Max(*options, evaluate=False) if len(options) > 1 else options[0] for options in terms]
+
+
+@PROPERTY
+@given(sums_of_maxima(), st.integers(0, 2**20))
+def test_proofs_against_the_parts_active_at_sample_points_hold_everywhere(case, seed):
+    # brute force as the oracle: what less_equal proves with sample points (without expanding q) holds
+    # at random exact points of the domain
+    p, terms = case
+    q = Lazy("sum", tuple(from_expr(t) for t in terms))
+    symbols = p.free_symbols.union(*(t.free_symbols for t in terms))
+    rng = random.Random(seed)
+    samples = [
+        {s: float(rng.choice([2, 4, 16])) if s.name.startswith("|") else 10 ** rng.uniform(-3, 6) for s in symbols}
+        for _ in range(6)
+    ]
+    proved = less_equal(from_expr(p), q, Domain.around(symbols), samples)
+    event(f"proved {proved}")
+    if not proved:
+        return
+    for _ in range(20):
+        point = {
+            s: sympy.Integer(rng.choice([2, 3, 8, 64]))
+            if s.name.startswith("|")
+            else sympy.Rational(rng.randint(1, 10**6), rng.randint(1, 1000))
+            for s in symbols
+        }
+        assert p.xreplace(point) <= sum(t.xreplace(point) for t in terms), (p, terms, point)
 
 
 COMPARISONS = [
