@@ -71,6 +71,7 @@ import sympy
 
 from .errors import UnknownModelError, did_you_mean
 from .mathtext import as_expr
+from .messages import say
 from .symbols import T_base, T_hop
 from .topology import Fabric, Topology
 
@@ -138,7 +139,7 @@ def check_model(model: str) -> str:
     """
     key = str(model).strip().lower()
     if key not in MODELS:
-        raise UnknownModelError(f"unknown cost model '{model}'", hint=did_you_mean(key, sorted(MODELS)))
+        raise UnknownModelError(say("unknown cost model '{name}'", name=model), hint=did_you_mean(key, sorted(MODELS)))
     return key
 
 
@@ -151,7 +152,7 @@ def check_comm_overlap(value: str) -> str:
     key = str(value).strip().lower()
     if key not in COMM_OVERLAPS:
         raise UnknownModelError(
-            f"unknown communication overlap '{value}'", hint=did_you_mean(key, sorted(COMM_OVERLAPS))
+            say("unknown communication overlap '{value}'", value=value), hint=did_you_mean(key, sorted(COMM_OVERLAPS))
         )
     return key
 

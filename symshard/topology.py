@@ -32,6 +32,7 @@ from enum import StrEnum
 import sympy
 
 from .errors import MeshError, did_you_mean
+from .messages import say
 from .symbols import T_hop, T_net, T_nvlink, W_dcn, W_ici, W_nvlink, W_spine
 
 __all__ = ["Fabric", "Topology"]
@@ -89,7 +90,7 @@ class Topology(StrEnum):
             return cls(key)
         except ValueError:
             raise MeshError(
-                f"unknown topology '{value}'",
+                say("unknown topology '{value}'", value=value),
                 hint=did_you_mean(key, [t.value for t in cls]),
             ) from None
 
@@ -169,6 +170,6 @@ class Fabric(StrEnum):
             return cls(key)
         except ValueError:
             raise MeshError(
-                f"unknown fabric '{value}'",
+                say("unknown fabric '{value}'", value=value),
                 hint=did_you_mean(key, [f.value for f in cls]),
             ) from None
