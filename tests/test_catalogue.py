@@ -125,7 +125,6 @@ PENDING = {
     "symshard/jax/interop.py",
     "symshard/jax/verify.py",
     "symshard/matmul.py",
-    "symshard/mesh.py",
     "symshard/outputs.py",
     "symshard/parallelism.py",
     "symshard/placement.py",
