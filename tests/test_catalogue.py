@@ -117,7 +117,6 @@ PENDING = {
     "symshard/collectives.py",
     "symshard/conditions.py",
     "symshard/crossovers.py",
-    "symshard/hardware.py",
     "symshard/i18n/explain.py",
     "symshard/inference.py",
     "symshard/jax/_runtime.py",
