@@ -126,7 +126,6 @@ PENDING = {
     "symshard/matmul.py",
     "symshard/outputs.py",
     "symshard/parallelism.py",
-    "symshard/placement.py",
     "symshard/planner.py",
     "symshard/problems/budget.py",
     "symshard/problems/engine.py",
