@@ -112,7 +112,6 @@ def _english_at_raise_sites(path: Path) -> list[str]:
 # Modules whose raise sites still write English in place (translated by zh.toml's patterns until they build
 # messages with `say`); a module leaves this set when its last raise site is converted.
 PENDING = {
-    "symshard/calibrate.py",
     "symshard/cli.py",
     "symshard/collectives.py",
     "symshard/conditions.py",
