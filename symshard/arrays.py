@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from .errors import NotationError, ShardingError
+from .messages import say
 
 __all__ = ["Array", "Dim", "check_axis_name", "format_axes", "latex_axes"]
 
@@ -45,17 +46,21 @@ def check_axis_name(name: str, *, text: str | None = None, span: tuple[int, int]
     """
     if not isinstance(name, str) or not _AXIS.match(name):
         raise NotationError(
-            f"'{name}' is not a valid mesh axis name",
+            say("'{name}' is not a valid mesh axis name", name=name),
             text=text,
             span=span,
-            hint="axis names start with a letter and contain only letters, digits and _",
+            hint=say("axis names start with a letter and contain only letters, digits and _"),
         )
     if len(name) > 1 and name.isalpha() and name.isupper():
         raise NotationError(
-            f"mesh axis name '{name}' would read as the axes {', '.join(name)}",
+            say("mesh axis name '{name}' would read as the axes {axes}", name=name, axes=", ".join(name)),
             text=text,
             span=span,
-            hint=f"capital runs like I_{{{name}}} mean one axis per letter; name the axis '{name.lower()}' instead",
+            hint=say(
+                "capital runs like I_{{{name}}} mean one axis per letter; name the axis '{lower}' instead",
+                name=name,
+                lower=name.lower(),
+            ),
         )
     return name
 
@@ -97,8 +102,8 @@ class Dim:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _DIM.match(self.name):
             raise NotationError(
-                f"'{self.name}' is not a valid dim name",
-                hint="dim names start with a letter and contain letters and digits only, e.g. B or D2",
+                say("'{name}' is not a valid dim name", name=self.name),
+                hint=say("dim names start with a letter and contain letters and digits only, e.g. B or D2"),
             )
         axes = (self.axes,) if isinstance(self.axes, str) else tuple(self.axes)
         object.__setattr__(self, "axes", axes)
@@ -190,8 +195,8 @@ class Array:
             if d.name == name:
                 return d
         raise ShardingError(
-            f"'{self}' has no dim {name}",
-            hint="its dims are " + ", ".join(self.dim_names),
+            say("'{array}' has no dim {dim}", array=str(self), dim=name),
+            hint=say("its dims are {dims}", dims=", ".join(self.dim_names)),
         )
 
     def sharded_dim(self, axis: str) -> str | None:
@@ -295,7 +300,7 @@ def _as_dim(d: Dim | str | tuple) -> Dim:
         return parse_dim(d)
     if isinstance(d, tuple) and len(d) == 2:
         return Dim(d[0], d[1])
-    raise NotationError(f"cannot read {d!r} as a dim", hint="pass Dim('I', ('X',)) or 'I_X'")
+    raise NotationError(say("cannot read {dim} as a dim", dim=repr(d)), hint=say("pass Dim('I', ('X',)) or 'I_X'"))
 
 
 def check_array_rules(
@@ -313,26 +318,26 @@ def check_array_rules(
     """
     if name and not _NAME.match(name):
         raise NotationError(
-            f"'{name}' is not a valid array name in '{text}'",
+            say("'{name}' is not a valid array name in '{text}'", name=name, text=text),
             text=text,
             span=(0, len(name)),
-            hint="array names start with a letter, e.g. A, W_in or dW",
+            hint=say("array names start with a letter, e.g. A, W_in or dW"),
         )
     if not dims:
         raise NotationError(
-            f"array '{text}' has no dims",
+            say("array '{text}' has no dims", text=text),
             text=text,
             span=(len(name), len(text)),
-            hint="list its dims inside the brackets, e.g. A[I, J]",
+            hint=say("list its dims inside the brackets, e.g. A[I, J]"),
         )
     seen_dims: dict[str, int] = {}
     for i, d in enumerate(dims):
         if d.name in seen_dims:
             raise NotationError(
-                f"dim {d.name} appears twice in '{text}'",
+                say("dim {dim} appears twice in '{text}'", dim=d.name, text=text),
                 text=text,
                 span=spans.get(("dim", i)),
-                hint=f"give each dimension its own name (e.g. {d.name} and {d.name}2)",
+                hint=say("give each dimension its own name (e.g. {dim} and {dim}2)", dim=d.name),
             )
         seen_dims[d.name] = i
     owner: dict[str, tuple[int, int]] = {}
@@ -342,17 +347,30 @@ def check_array_rules(
                 first = dims[owner[a][0]].name
                 if first == d.name:
                     raise ShardingError(
-                        f"mesh axis {a} appears twice in the sharding of {d.name} in '{text}'",
+                        say(
+                            "mesh axis {axis} appears twice in the sharding of {dim} in '{text}'",
+                            axis=a,
+                            dim=d.name,
+                            text=text,
+                        ),
                         text=text,
                         span=spans.get(("axis", i, j)),
-                        hint=f"list each mesh axis once, e.g. {d.name}_{a}",
+                        hint=say("list each mesh axis once, e.g. {example}", example=f"{d.name}_{a}"),
                     )
                 raise ShardingError(
-                    f"mesh axis {a} shards both {first} and {d.name} in '{text}'",
+                    say(
+                        "mesh axis {axis} shards both {first} and {second} in '{text}'",
+                        axis=a,
+                        first=first,
+                        second=d.name,
+                        text=text,
+                    ),
                     text=text,
                     span=spans.get(("axis", i, j)),
-                    hint=f"a mesh axis can shard at most one dimension; "
-                    f"AllGather_{format_axes((a,))} one of them first",
+                    hint=say(
+                        "a mesh axis can shard at most one dimension; {gather} one of them first",
+                        gather=f"AllGather_{format_axes((a,))}",
+                    ),
                 )
             owner[a] = (i, j)
     for a in sorted(unreduced):
@@ -360,10 +378,14 @@ def check_array_rules(
             i, j = owner[a]
             dname = dims[i].name
             raise ShardingError(
-                f"mesh axis {a} both shards {dname} and marks '{text}' unreduced",
+                say("mesh axis {axis} both shards {dim} and marks '{text}' unreduced", axis=a, dim=dname, text=text),
                 text=text,
                 span=spans.get(("unreduced", a), spans.get(("axis", i, j))),
-                hint=f"an unreduced axis holds partial sums of the whole array: "
-                f"ReduceScatter_{{{a},{dname}}} turns {{U_{format_axes((a,))}}} into a sharding, "
-                f"AllReduce_{format_axes((a,))} removes it",
+                hint=say(
+                    "an unreduced axis holds partial sums of the whole array: "
+                    "{scatter} turns {marker} into a sharding, {reduce} removes it",
+                    scatter=f"ReduceScatter_{{{a},{dname}}}",
+                    marker=f"{{U_{format_axes((a,))}}}",
+                    reduce=f"AllReduce_{format_axes((a,))}",
+                ),
             )

@@ -46,6 +46,7 @@ from .errors import HardwareError, MeshError, UsageError
 from .hardware import Hardware, hardware
 from .mathtext import as_expr
 from .mesh import Mesh
+from .messages import Message, say
 from .symbols import T_base, T_net, T_nvlink, W_dcn, W_nvlink, W_spine
 from .topology import Fabric
 
@@ -60,7 +61,10 @@ COLLECTIVES = {
 
 _PROGRAMS = {"all_reduce_perf": "allreduce", "all_gather_perf": "allgather", "reduce_scatter_perf": "reducescatter"}
 
-_SOURCE_JSON = "nccl-tests src/util.cu (github.com/NVIDIA/nccl-tests, commit 0fdb00a3f4339efc1176771a9c97db5438bd3f7f)"
+_SOURCE_JSON = say(
+    "nccl-tests src/util.cu {rest}",
+    rest="(github.com/NVIDIA/nccl-tests, commit 0fdb00a3f4339efc1176771a9c97db5438bd3f7f)",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,17 +91,20 @@ def _collective_key(name: str) -> str:
     key = str(name).strip().lower().replace("_", "").replace("-", "").removesuffix("perf")
     if key not in COLLECTIVES:
         raise UsageError(
-            f"cannot calibrate with the collective '{name}'",
-            hint="use allreduce, allgather or reducescatter (the runs of all_reduce_perf, ...)",
+            say("cannot calibrate with the collective '{value}'", value=name),
+            hint=say("use allreduce, allgather or reducescatter (the runs of all_reduce_perf, ...)"),
         )
     return key
 
 
-def _decimal(text: str, what: str) -> Fraction:
+def _decimal(text: str, what: Message) -> Fraction:
     try:
         return Fraction(text)
     except (ValueError, ZeroDivisionError):
-        raise HardwareError(f"cannot read {what} '{text}' as a number", hint="is this nccl-tests output?") from None
+        raise HardwareError(
+            say("cannot read {what} '{value}' as a number", what=what, value=text),
+            hint=say("is this nccl-tests output?"),
+        ) from None
 
 
 _RANK = re.compile(r"^#\s*Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device")
@@ -141,18 +148,18 @@ def read_nccl_tests(text: str, *, in_place: bool = False) -> Run:
         t_col = times[pick]
         if t_col >= len(words) or words[t_col] in ("N/A", "-"):
             continue
-        t = _decimal(words[t_col], "the time")
+        t = _decimal(words[t_col], say("the time"))
         if t <= 0:
             continue
         b_col = busbws[pick] if pick < len(busbws) else None
         busbw = None
         if b_col is not None and b_col < len(words) and words[b_col] not in ("N/A", "-"):
-            busbw = _decimal(words[b_col], "the bus bandwidth") * 10**9
+            busbw = _decimal(words[b_col], say("the bus bandwidth")) * 10**9
         samples.append(Sample(int(words[0]), t / 10**6, busbw))
     if not samples:
         raise HardwareError(
-            "no nccl-tests result rows found",
-            hint="give the output of e.g. all_reduce_perf (the table after '#  size count type ...')",
+            say("no nccl-tests result rows found"),
+            hint=say("give the output of e.g. all_reduce_perf (the table after '#  size count type ...')"),
         )
     ranks = len(hosts) or None
     per_node = ranks // len(set(hosts)) if hosts and ranks % len(set(hosts)) == 0 else None  # type: ignore[operator]
@@ -163,9 +170,14 @@ def _read_json(text: str, in_place: bool) -> Run:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise HardwareError(f"cannot read the JSON: {err.msg} (line {err.lineno})", hint=_SOURCE_JSON) from None
+        raise HardwareError(
+            say("cannot read the JSON: {reason} (line {line})", reason=err.msg, line=err.lineno), hint=_SOURCE_JSON
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("results"), list):
-        raise HardwareError("the JSON has no 'results' list", hint="give the file nccl-tests writes, " + _SOURCE_JSON)
+        raise HardwareError(
+            say("the JSON has no 'results' list"),
+            hint=say("give the file nccl-tests writes, {source}", source=_SOURCE_JSON),
+        )
     samples = []
     for row in data["results"]:
         part = row.get("in_place" if in_place else "out_of_place") if isinstance(row, dict) else None
@@ -183,7 +195,7 @@ def _read_json(text: str, in_place: bool) -> Run:
             )
         )
     if not samples:
-        raise HardwareError("the JSON has no result rows with a time", hint=_SOURCE_JSON)
+        raise HardwareError(say("the JSON has no result rows with a time"), hint=_SOURCE_JSON)
     devices = (data.get("config") or {}).get("devices") or []
     hosts = [d.get("hostname") for d in devices if isinstance(d, dict)]
     ranks = len(hosts) or None
@@ -226,7 +238,7 @@ class Calibration:
     residuals: tuple[Fraction, ...]
     busbw: tuple[Fraction, ...]
     hardware: Hardware
-    notes: tuple[str, ...] = field(default=())
+    notes: tuple[Message, ...] = field(default=())
     levels: tuple[LevelCost, ...] = field(default=(), compare=False)
 
     @property
@@ -263,17 +275,18 @@ def calibrate(
     """
     if not (collective or run.collective):
         raise UsageError(
-            "the measurements do not say which collective they time",
-            hint="give --collective allreduce (or allgather, reducescatter)",
+            say("the measurements do not say which collective they time"),
+            hint=say("give --collective allreduce (or allgather, reducescatter)"),
         )
     key = _collective_key(collective or run.collective or "")
     ranks = ranks or run.ranks
     per_node = per_node or run.per_node or ranks
     if not ranks or ranks < 2:
-        raise UsageError("calibration needs the number of ranks (at least 2)", hint="give --ranks 16")
+        raise UsageError(say("calibration needs the number of ranks (at least 2)"), hint=say("give --ranks 16"))
     if not per_node or per_node < 1 or ranks % per_node:
         raise UsageError(
-            f"{ranks} ranks do not split into nodes of {per_node}", hint="--per-node must divide --ranks, e.g. 8"
+            say("{ranks} ranks do not split into nodes of {size}", ranks=ranks, size=per_node),
+            hint=say("--per-node must divide --ranks, e.g. 8"),
         )
     rows = [
         s
@@ -282,8 +295,8 @@ def calibrate(
     ]
     if len(rows) < 2:
         raise HardwareError(
-            f"only {len(rows)} measured rows in the size range: a line needs two",
-            hint="widen --min-bytes/--max-bytes",
+            say("only {count} measured rows in the size range: a line needs two", count=len(rows)),
+            hint=say("widen --min-bytes/--max-bytes"),
         )
     chip = hardware(base).with_constants(node_size=per_node)
     # symshard's own cost of the collective over one mesh axis of the run's ranks, laid out as NCCL
@@ -302,13 +315,17 @@ def calibrate(
     b2 = sum((wi * s.size * s.time for wi, s in zip(w, rows, strict=True)), zero)
     det = a11 * a22 - a12 * a12
     if det == 0:
-        raise HardwareError("the measured sizes are all the same: no line fits", hint="measure several sizes")
+        raise HardwareError(say("the measured sizes are all the same: no line fits"), hint=say("measure several sizes"))
     alpha = (b1 * a22 - a12 * b2) / det
     beta = (a11 * b2 - a12 * b1) / det
     if beta <= 0 or alpha < 0:
         raise HardwareError(
-            f"the fit t = {float(alpha):.3g} s + {float(beta):.3g} s/B is not physical",
-            hint="keep the bandwidth-bound sizes in range (--min-bytes) or check the file",
+            say(
+                "the fit t = {alpha} s + {beta} s/B is not physical",
+                alpha=f"{float(alpha):.3g}",
+                beta=f"{float(beta):.3g}",
+            ),
+            hint=say("keep the bandwidth-bound sizes in range (--min-bytes) or check the file"),
         )
 
     values = chip.constants()
@@ -328,16 +345,21 @@ def calibrate(
     missing = [s for s in lat.free_symbols if s != latency_symbol and s not in values]
     if missing:
         raise HardwareError(
-            f"{chip.label} has no figure for {', '.join(sorted(map(str, missing)))}",
-            hint="calibrate with a base preset that has NCCL's latencies (--hw h100, a100, ...)",
+            say("{chip} has no figure for {symbols}", chip=chip.label, symbols=", ".join(sorted(map(str, missing)))),
+            hint=say("calibrate with a base preset that has NCCL's latencies (--hw h100, a100, ...)"),
         )
     steps = lat.coeff(latency_symbol)
     rest = lat.xreplace({**kept_latency, latency_symbol: 0})
     t_step = (_rational(alpha) - rest) / steps
     if t_step <= 0:
         notes.append(
-            f"the fitted latency {float(alpha) * 1e6:.3g} us is below what {', '.join(map(str, kept_latency))} "
-            f"already account for: {latency_symbol} kept at {float(values.get(latency_symbol, 0)) * 1e6:.3g} us"
+            say(
+                "the fitted latency {value} us is below what {kept} already account for: {symbol} kept at {old} us",
+                value=f"{float(alpha) * 1e6:.3g}",
+                kept=", ".join(map(str, kept_latency)),
+                symbol=str(latency_symbol),
+                old=f"{float(values.get(latency_symbol, 0)) * 1e6:.3g}",
+            )
         )
     else:
         fitted[latency_symbol] = t_step
@@ -385,7 +407,10 @@ def _binding(levels, level: str | None):
         if lv.fabric is fabric:
             return lv
     crossed = ", ".join(lv.fabric.value for lv in levels)
-    raise UsageError(f"the run does not cross the level {fabric.value}", hint=f"it crosses {crossed}")
+    raise UsageError(
+        say("the run does not cross the level {level}", level=fabric.value),
+        hint=say("it crosses {levels}", levels=crossed),
+    )
 
 
 def hardware_file(cal: Calibration, *, name: str | None = None, source: str = "") -> str:

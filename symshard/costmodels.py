@@ -71,6 +71,7 @@ import sympy
 
 from .errors import UnknownModelError, did_you_mean
 from .mathtext import as_expr
+from .messages import say
 from .symbols import T_base, T_hop
 from .topology import Fabric, Topology
 
@@ -104,22 +105,26 @@ __all__ = [
 ]
 
 MODELS = {
-    "book": "the chapter's formulas: V/W_ici per AllGather on a wraparound ring, (N-1)/N dropped; "
-    "N-1 one-way hops on an axis without wraparound",
-    "ring": "exact counting: (N-1)/N factors, floor(N/2) hops on two-way rings, link-by-link AllToAll traffic",
+    "book": say(
+        "the chapter's formulas: V/W_ici per AllGather on a wraparound ring, (N-1)/N dropped; "
+        "N-1 one-way hops on an axis without wraparound"
+    ),
+    "ring": say("exact counting: (N-1)/N factors, floor(N/2) hops on two-way rings, link-by-link AllToAll traffic"),
 }
 """The collective cost models and what each assumes."""
 
 LATENCY_MODELS = {
-    "book": "time = max(T_hop * hops, bandwidth time), the book's latency-aware collective",
-    "nccl": "time = T_base + steps * per-step latency + bandwidth time, NCCL's tuning model",
+    "book": say("time = max(T_hop * hops, bandwidth time), the book's latency-aware collective"),
+    "nccl": say("time = T_base + steps * per-step latency + bandwidth time, NCCL's tuning model"),
 }
 """How a collective's latency enters its time: the book's ``max`` (TPUs), NCCL's sum (GPUs)."""
 
 COMM_OVERLAPS = {
-    "axes": "collectives over disjoint links run at the same time, those sharing links or needing another's "
-    "result one after another (T_comms = the busiest link's total)",
-    "none": "collectives run one after another (T_comms = their sum)",
+    "axes": say(
+        "collectives over disjoint links run at the same time, those sharing links or needing another's "
+        "result one after another (T_comms = the busiest link's total)"
+    ),
+    "none": say("collectives run one after another (T_comms = their sum)"),
 }
 """How the collectives of one computation add up into ``T_comms``."""
 
@@ -138,7 +143,7 @@ def check_model(model: str) -> str:
     """
     key = str(model).strip().lower()
     if key not in MODELS:
-        raise UnknownModelError(f"unknown cost model '{model}'", hint=did_you_mean(key, sorted(MODELS)))
+        raise UnknownModelError(say("unknown cost model '{name}'", name=model), hint=did_you_mean(key, sorted(MODELS)))
     return key
 
 
@@ -151,7 +156,7 @@ def check_comm_overlap(value: str) -> str:
     key = str(value).strip().lower()
     if key not in COMM_OVERLAPS:
         raise UnknownModelError(
-            f"unknown communication overlap '{value}'", hint=did_you_mean(key, sorted(COMM_OVERLAPS))
+            say("unknown communication overlap '{value}'", value=value), hint=did_you_mean(key, sorted(COMM_OVERLAPS))
         )
     return key
 

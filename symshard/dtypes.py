@@ -16,6 +16,7 @@ from __future__ import annotations
 import sympy
 
 from .errors import UnknownDtypeError, did_you_mean
+from .messages import say
 
 __all__ = ["DTYPE_BYTES", "canonical_dtype", "dtype_bytes"]
 
@@ -73,7 +74,7 @@ def canonical_dtype(name: str) -> str:
     if key in _ALIASES:
         return _ALIASES[key]
     raise UnknownDtypeError(
-        f"unknown dtype '{name}'",
+        say("unknown dtype '{name}'", name=name),
         hint=did_you_mean(key, sorted(DTYPE_BYTES) + sorted(_ALIASES)),
     )
 

@@ -41,6 +41,7 @@ import sympy
 from . import nccl
 from .errors import HardwareError, UnknownHardwareError, did_you_mean
 from .mathtext import as_expr
+from .messages import Message, say
 from .network import Level, Placement, place
 from .symbols import HARDWARE_SYMBOLS, C, T_base, T_hop, T_net, T_nvlink, W_dcn, W_hbm, W_ici, W_nvlink, W_spine
 from .topology import Fabric, Topology
@@ -72,18 +73,27 @@ def _num(value: object, what: str) -> sympy.Rational:
         try:
             approx = float(text)
         except (TypeError, ValueError, OverflowError):
-            raise HardwareError(f"{what} must be a number, got {shown}", hint=f"write it like {what}=4.5e10") from None
+            raise HardwareError(
+                say("{name} must be a number, got {value}", name=what, value=shown),
+                hint=say("write it like {example}", example=f"{what}=4.5e10"),
+            ) from None
         if approx != approx or not 1e-30 <= abs(approx) <= 1e30:
             raise HardwareError(
-                f"{what} = {shown} is out of range",
-                hint="hardware constants lie between 1e-30 and 1e30 (e.g. 4.5e10 B/s, 1e-6 s)",
+                say("{name} = {value} is out of range", name=what, value=shown),
+                hint=say("hardware constants lie between 1e-30 and 1e30 (e.g. 4.5e10 B/s, 1e-6 s)"),
             )
         try:
             number = sympy.Rational(text)
         except (TypeError, ValueError, SyntaxError):
-            raise HardwareError(f"{what} must be a number, got {shown}", hint=f"write it like {what}=4.5e10") from None
+            raise HardwareError(
+                say("{name} must be a number, got {value}", name=what, value=shown),
+                hint=say("write it like {example}", example=f"{what}=4.5e10"),
+            ) from None
     if not number.is_positive:
-        raise HardwareError(f"{what} must be positive, got {value}", hint="bandwidths, FLOP/s and latencies are > 0")
+        raise HardwareError(
+            say("{name} must be positive, got {value}", name=what, value=str(value)),
+            hint=say("bandwidths, FLOP/s and latencies are > 0"),
+        )
     return number
 
 
@@ -105,7 +115,7 @@ class Wiring(NamedTuple):
 
     topology: Topology
     fabric: Fabric
-    reason: str
+    reason: Message
     spans: tuple[tuple[Fabric, sympy.Expr], ...] = ()
 
 
@@ -203,13 +213,16 @@ class Hardware:
             if key in _SHAPE_FIELDS:
                 number = _num(value, key)
                 if not number.is_integer:
-                    raise HardwareError(f"{key} must be a whole number, got {value}", hint=f"write it like {key}=8")
+                    raise HardwareError(
+                        say("{name} must be a whole number, got {value}", name=key, value=str(value)),
+                        hint=say("write it like {example}", example=f"{key}=8"),
+                    )
                 changes[key] = int(number)
-                notes = [s for s in notes if s[0] != key] + [(key, "set by the user")]
+                notes = [s for s in notes if s[0] != key] + [(key, say("set by the user"))]
                 continue
             if key not in _SYMBOL_FIELDS:
                 raise HardwareError(
-                    f"unknown hardware constant '{key}'",
+                    say("unknown hardware constant '{name}'", name=key),
                     hint=did_you_mean(key, sorted(_SYMBOL_FIELDS) + sorted(_SHAPE_FIELDS)),
                 )
             number = _num(value, key)
@@ -217,7 +230,7 @@ class Hardware:
             if key == "W_ici":
                 number = number / 2
             changes[target] = number
-            notes = [s for s in notes if s[0] != target] + [(target, "set by the user")]
+            notes = [s for s in notes if s[0] != target] + [(target, say("set by the user"))]
         return replace(self, **changes, sources=tuple(notes))  # type: ignore[arg-type]
 
     def source(self, field_name: str) -> str | None:
@@ -274,7 +287,7 @@ class Hardware:
             >>> w = hardware("v5e").wiring_for({"X": 8, "Y": 16})
             >>> w["X"].topology.value, w["Y"].topology.value
             ('line', 'ring')
-            >>> hardware("h100").wiring_for({"X": 4, "Y": 4})["X"].reason
+            >>> str(hardware("h100").wiring_for({"X": 4, "Y": 4})["X"].reason)
             '2 GPUs per 8-GPU NVLink domain, 2 domains over the scale-out network (hierarchical)'
         """
         names = list(sizes)
@@ -284,25 +297,29 @@ class Hardware:
             for n in names:
                 s = as_expr(sizes[n])
                 if not s.is_number:
-                    out[n] = Wiring(Topology.RING, Fabric.ICI, f"{self.label}: size unknown, wraparound assumed")
+                    why = say("{chip}: size unknown, wraparound assumed", chip=self.label)
+                    out[n] = Wiring(Topology.RING, Fabric.ICI, why)
                 elif s == 16:
-                    out[n] = Wiring(Topology.RING, Fabric.ICI, f"{self.label} axes of 16 have wraparound")
+                    out[n] = Wiring(
+                        Topology.RING, Fabric.ICI, say("{chip} axes of 16 have wraparound", chip=self.label)
+                    )
                 else:
-                    out[n] = Wiring(Topology.LINE, Fabric.ICI, f"{self.label} wraps only axes of 16")
+                    out[n] = Wiring(Topology.LINE, Fabric.ICI, say("{chip} wraps only axes of 16", chip=self.label))
         elif self.wiring == _CUBE:
             if not numeric:
                 for n in names:
-                    out[n] = Wiring(Topology.RING, Fabric.ICI, f"{self.label}: sizes unknown, wraparound assumed")
+                    why = say("{chip}: sizes unknown, wraparound assumed", chip=self.label)
+                    out[n] = Wiring(Topology.RING, Fabric.ICI, why)
             else:
                 total = sympy.prod([as_expr(sizes[n]) for n in names])
                 cube = total % 64 == 0 and all(as_expr(sizes[n]) % 4 == 0 for n in names)
                 for n in names:
                     if cube:
-                        out[n] = Wiring(Topology.RING, Fabric.ICI, f"{self.label} slices of whole 4x4x4 cubes wrap")
+                        why = say("{chip} slices of whole 4x4x4 cubes wrap", chip=self.label)
+                        out[n] = Wiring(Topology.RING, Fabric.ICI, why)
                     else:
-                        out[n] = Wiring(
-                            Topology.LINE, Fabric.ICI, f"{self.label} wraps only slices of whole 4x4x4 cubes"
-                        )
+                        why = say("{chip} wraps only slices of whole 4x4x4 cubes", chip=self.label)
+                        out[n] = Wiring(Topology.LINE, Fabric.ICI, why)
         elif self.wiring == _NVLINK:
             placed = place(sizes, self.levels)
             for n in names:
@@ -311,33 +328,61 @@ class Hardware:
                 out[n] = Wiring(Topology.SWITCH, p.fabric, self._reason(as_expr(sizes[n]), p), spans)
         else:
             for n in names:
-                out[n] = Wiring(Topology.RING, Fabric.ICI, f"{self.label}: every axis a wraparound ring")
+                out[n] = Wiring(Topology.RING, Fabric.ICI, say("{chip}: every axis a wraparound ring", chip=self.label))
         return out
 
-    def _reason(self, size: sympy.Expr, p: Placement) -> str:
-        """Why a GPU mesh axis is wired as placed, in words (sentences the catalogue translates)."""
+    def _reason(self, size: sympy.Expr, p: Placement) -> Message:
+        """Why a GPU mesh axis is wired as placed, as a message."""
         node = self.node_size
         if not size.is_number:
-            return f"{self.label}: size unknown, one NVLink domain assumed"
+            return say("{chip}: size unknown, one NVLink domain assumed", chip=self.label)
         if node is None:
-            return f"{self.label}: one NVLink domain"
+            return say("{chip}: one NVLink domain", chip=self.label)
         if not p.even:
-            return f"falls unevenly into NVLink domains of {node} GPUs: every step priced over {p.fabric.describe}"
+            return say(
+                "falls unevenly into NVLink domains of {node} GPUs: every step priced over {fabric}",
+                node=node,
+                fabric=p.fabric.describe,
+            )
         counts = {f: int(c) for f, c in p.spans}
         inside = counts.get(Fabric.NVLINK)
         nodes = counts.get(Fabric.DCN)
         units = counts.get(Fabric.SPINE)
         if nodes is None and units is None:
-            return f"inside one {node}-GPU NVLink domain"
+            return say("inside one {count}-GPU NVLink domain", count=node)
         if inside is None and units is None:
-            return f"spans NVLink domains of {node} GPUs: runs at scale-out bandwidth"
+            return say("spans NVLink domains of {count} GPUs: runs at scale-out bandwidth", count=node)
         if units is None:
-            return (
-                f"{inside} GPUs per {node}-GPU NVLink domain, {nodes} domains over the scale-out network (hierarchical)"
+            return say(
+                "{inside} GPUs per {node}-GPU NVLink domain, {nodes} domains over the scale-out network (hierarchical)",
+                inside=inside,
+                node=node,
+                nodes=nodes,
             )
-        first = f"{inside} GPUs per {node}-GPU NVLink domain" if inside else f"one GPU per {node}-GPU NVLink domain"
-        second = f"{nodes} nodes per scalable unit" if nodes else "one node per scalable unit"
-        return f"{first}, {second}, {units} scalable units of {self.leaf_nodes} nodes over the spine (hierarchical)"
+        su = self.leaf_nodes
+        if inside and nodes:
+            return say(
+                "{inside} GPUs per {node}-GPU NVLink domain, {nodes} nodes per scalable unit, "
+                "{units} scalable units of {su} nodes over the spine (hierarchical)",
+                inside=inside, node=node, nodes=nodes, units=units, su=su,
+            )  # fmt: skip
+        if inside:
+            return say(
+                "{inside} GPUs per {node}-GPU NVLink domain, one node per scalable unit, "
+                "{units} scalable units of {su} nodes over the spine (hierarchical)",
+                inside=inside, node=node, units=units, su=su,
+            )  # fmt: skip
+        if nodes:
+            return say(
+                "one GPU per {node}-GPU NVLink domain, {nodes} nodes per scalable unit, "
+                "{units} scalable units of {su} nodes over the spine (hierarchical)",
+                node=node, nodes=nodes, units=units, su=su,
+            )  # fmt: skip
+        return say(
+            "one GPU per {node}-GPU NVLink domain, one node per scalable unit, "
+            "{units} scalable units of {su} nodes over the spine (hierarchical)",
+            node=node, units=units, su=su,
+        )  # fmt: skip
 
     # -- display -------------------------------------------------------------------
 
@@ -524,9 +569,11 @@ def hardware(name: str | Hardware) -> Hardware:
     if str(name).strip().lower().endswith(".toml"):
         return load_hardware(str(name).strip())
     raise UnknownHardwareError(
-        f"unknown hardware '{name}'",
-        hint=did_you_mean(str(name).lower(), sorted(HARDWARE))
-        + " (or a hardware file such as my-cluster.toml, or define one with Hardware(...))",
+        say("unknown hardware '{name}'", name=str(name)),
+        hint=say(
+            "{suggestion} (or a hardware file such as my-cluster.toml, or define one with Hardware(...))",
+            suggestion=did_you_mean(str(name).lower(), sorted(HARDWARE)),
+        ),
     )
 
 
@@ -556,19 +603,23 @@ def load_hardware(path: str | Path) -> Hardware:
     file = Path(path)
     if not file.is_file():
         raise UnknownHardwareError(
-            f"hardware file '{path}' does not exist", hint="write one with symshard calibrate, or check the path"
+            say("hardware file '{path}' does not exist", path=str(path)),
+            hint=say("write one with symshard calibrate, or check the path"),
         )
     try:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
-        raise HardwareError(f"hardware file '{path}' is not valid TOML: {err}", hint="see symshard calibrate") from None
+        raise HardwareError(
+            say("hardware file '{path}' is not valid TOML: {why}", path=str(path), why=str(err)),
+            hint=say("see symshard calibrate"),
+        ) from None
     head = data.get("hardware", {})
     consts = data.get("constants", {})
     notes = data.get("sources", {})
     if not isinstance(head, dict) or not isinstance(consts, dict) or not isinstance(notes, dict):
         raise HardwareError(
-            f"hardware file '{path}' needs [hardware], [constants] and [sources] tables",
-            hint="see symshard calibrate",
+            say("hardware file '{path}' needs [hardware], [constants] and [sources] tables", path=str(path)),
+            hint=say("see symshard calibrate"),
         )
     base = head.get("base")
     chip = hardware(str(base)) if base else Hardware("custom", "custom chip")

@@ -47,10 +47,12 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import cast
 
 import sympy
 
 from .errors import NotationError, did_you_mean
+from .messages import Message, say
 from .symbols import HARDWARE_SYMBOLS, axis, dim
 
 __all__ = ["MAX_DIGITS", "MAX_LENGTH", "as_expr", "as_substitution", "parse_math", "parse_number"]
@@ -102,8 +104,13 @@ class _Token:
     end: int
 
 
-def _error(message: str, text: str, start: int, end: int, hint: str) -> NotationError:
+def _error(message: Message, text: str, start: int, end: int, hint: str) -> NotationError:
     return NotationError(message, text=text, span=(start, max(end, start + 1)), hint=hint)
+
+
+def _in_formula(message: Message, text: str) -> Message:
+    """``message`` said of the formula ``text`` (the reader's errors all end this way)."""
+    return say("{what} in formula '{text}'", what=message, text=text)
 
 
 def _tokens(text: str) -> Iterator[_Token]:
@@ -118,11 +125,11 @@ def _tokens(text: str) -> Iterator[_Token]:
         m = _TOKEN.match(text, at)
         if m is None or m.end() == at:
             raise _error(
-                f"cannot read {text[at]!r} in formula '{text}'",
+                _in_formula(say("cannot read {char}", char=repr(text[at])), text),
                 text,
                 at,
                 at + 1,
-                "a formula has numbers, names, + - * / ** ^, parentheses, comparisons and functions",
+                say("a formula has numbers, names, + - * / ** ^, parentheses, comparisons and functions"),
             )
         kind = m.lastgroup or "op"
         yield _Token(kind, m.group(kind), m.start(kind), m.end())
@@ -142,12 +149,18 @@ def parse_number(text: str) -> sympy.Rational:
     cleaned = text.strip().replace("_", "")
     m = re.fullmatch(r"([-+]?)([0-9]*\.?[0-9]*)(?:[eE]([-+]?[0-9]+))?", cleaned)
     if m is None or not any(ch.isdigit() for ch in m.group(2)):
-        raise NotationError(f"'{text}' is not a number", hint="write digits, e.g. 4096, 0.5 or 3.4e12")
+        raise NotationError(
+            say("'{text}' is not a number", text=text), hint=say("write digits, e.g. 4096, 0.5 or 3.4e12")
+        )
     exponent = int(m.group(3) or 0)
     if abs(exponent) > _MAX_EXPONENT or len(m.group(2)) > MAX_DIGITS:
         raise NotationError(
-            f"the number '{text}' is out of range",
-            hint=f"symshard reads numbers up to 1e{_MAX_EXPONENT} and down to 1e-{_MAX_EXPONENT}",
+            say("the number '{text}' is out of range", text=text),
+            hint=say(
+                "symshard reads numbers up to {high} and down to {low}",
+                high=f"1e{_MAX_EXPONENT}",
+                low=f"1e-{_MAX_EXPONENT}",
+            ),
         )
     value = Fraction(m.group(2)) * Fraction(10) ** exponent
     if m.group(1) == "-":
@@ -192,30 +205,30 @@ class _Reader:
             return tok
         return None
 
-    def expect(self, op: str, what: str) -> _Token:
+    def expect(self, op: str, what: Message | str) -> _Token:
         tok = self.token
         if tok.kind == "op" and tok.text == op:
             self.at += 1
             return tok
-        shown = "the end" if tok.kind == "end" else repr(tok.text)
-        raise _error(f"expected {what} but found {shown} in formula '{self.text}'", self.text, tok.start, tok.end,
-                     f"close it with {op!r}")  # fmt: skip
+        shown = say("the end") if tok.kind == "end" else repr(tok.text)
+        raise self.fail(say("expected {what} but found {found}", what=what, found=shown), tok,
+                        say("close it with '{op}'", op=op))  # fmt: skip
 
-    def fail(self, message: str, tok: _Token, hint: str) -> NotationError:
-        return _error(f"{message} in formula '{self.text}'", self.text, tok.start, tok.end, hint)
+    def fail(self, message: Message, tok: _Token, hint: str) -> NotationError:
+        return _error(_in_formula(message, self.text), self.text, tok.start, tok.end, hint)
 
     def deeper(self, tok: _Token) -> None:
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            raise self.fail(f"nesting deeper than {MAX_DEPTH}", tok, "write a flatter formula")
+            raise self.fail(say("nesting deeper than {depth}", depth=MAX_DEPTH), tok, say("write a flatter formula"))
 
     # -- grammar --
 
     def formula(self) -> sympy.Basic:
         value = self.relation()
         if self.token.kind != "end":
-            raise self.fail(f"unexpected {self.token.text!r}", self.token,
-                            "an operator (+ - * / ** <) or the end of the formula belongs here")  # fmt: skip
+            raise self.fail(say("unexpected {token}", token=repr(self.token.text)), self.token,
+                            say("an operator (+ - * / ** <) or the end of the formula belongs here"))  # fmt: skip
         return value
 
     def relation(self) -> sympy.Basic:
@@ -225,11 +238,17 @@ class _Reader:
             return left
         right = self.sum()
         if self.token.kind == "op" and self.token.text in _RELATIONS:
-            raise self.fail("a chain of comparisons", self.token, "write one comparison, e.g. B < C/W_ici")
+            raise self.fail(
+                say("a chain of comparisons"),
+                self.token,
+                say("write one comparison, e.g. {example}", example="B < C/W_ici"),
+            )
         try:
             return _RELATIONS[tok.text](left, right)
         except TypeError as err:
-            raise self.fail(f"cannot compare these ({err})", tok, "compare numbers or formulas") from None
+            raise self.fail(
+                say("cannot compare these ({why})", why=str(err)), tok, say("compare numbers or formulas")
+            ) from None
 
     def sum(self) -> sympy.Basic:
         value = self.product()
@@ -244,7 +263,7 @@ class _Reader:
             right = self.unary()
             if tok.text == "/":
                 if right == 0:
-                    raise self.fail("division by zero", tok, "divide by something other than 0")
+                    raise self.fail(say("division by zero"), tok, say("divide by something other than 0"))
                 value = value / right
             else:
                 value = value * right
@@ -270,7 +289,7 @@ class _Reader:
         self.depth -= 1
         _check_power(base, exponent, self, tok)
         if base == 0 and exponent.is_number and exponent.is_negative:
-            raise self.fail("0 to a negative power", tok, "divide by something other than 0")
+            raise self.fail(say("0 to a negative power"), tok, say("divide by something other than 0"))
         return _checked(base**exponent, self, tok)
 
     def atom(self) -> sympy.Basic:
@@ -279,7 +298,7 @@ class _Reader:
             try:
                 return parse_number(tok.text)
             except NotationError as err:
-                raise self.fail(err.message, tok, err.hint or "") from None
+                raise self.fail(cast(Message, err.message), tok, err.hint or "") from None
         if tok.kind == "name":
             if self.token.kind == "op" and self.token.text == "(":
                 return self.call(tok)
@@ -287,8 +306,8 @@ class _Reader:
         if tok.kind == "op" and tok.text == "|":
             name = self.take()
             if name.kind != "name":
-                raise self.fail("'|' must enclose a mesh axis name", name, "write |X| for the size of axis X")
-            self.expect("|", "'|' after the axis name")
+                raise self.fail(say("'|' must enclose a mesh axis name"), name, say("write |X| for the size of axis X"))
+            self.expect("|", say("'|' after the axis name"))
             return self.resolve(f"|{name.text}|", tok.start, name.end + 1)
         if tok.kind == "op" and tok.text == "(":
             self.deeper(tok)
@@ -296,15 +315,16 @@ class _Reader:
             self.expect(")", "')'")
             self.depth -= 1
             return value
-        shown = "the end of the formula" if tok.kind == "end" else repr(tok.text)
-        raise self.fail(f"expected a number, a name or '(' but found {shown}", tok,
-                        "e.g. 2*B*D/C or max(T_hop, V/W_ici)")  # fmt: skip
+        shown = say("the end of the formula") if tok.kind == "end" else repr(tok.text)
+        raise self.fail(say("expected {what} but found {found}", what=say("a number, a name or '('"), found=shown), tok,
+                        say("e.g. 2*B*D/C or max(T_hop, V/W_ici)"))  # fmt: skip
 
     def call(self, name: _Token) -> sympy.Basic:
         key = _ALIASES.get(name.text, name.text)
         if key not in _FUNCTIONS:
-            raise _error(f"unknown function '{name.text}' in '{self.text}'", self.text, name.start, name.end,
-                         "the functions are " + ", ".join(sorted(_FUNCTIONS)))  # fmt: skip
+            raise _error(say("{what} in '{text}'", what=say("unknown function '{name}'", name=name.text), text=self.text),
+                         self.text, name.start, name.end,
+                         say("the functions are {names}", names=", ".join(sorted(_FUNCTIONS))))  # fmt: skip
         open_ = self.expect("(", "'('")
         self.deeper(open_)
         args = [self.relation()]
@@ -314,14 +334,21 @@ class _Reader:
         self.depth -= 1
         low, high = _ARITY.get(key, (1, 1))
         if not low <= len(args) <= high:
-            want = str(low) if low == high else f"{low} to {high}"
-            raise self.fail(f"{name.text}() takes {want} argument{'s' if high > 1 else ''}, not {len(args)}", name,
-                            f"e.g. {key}(x)" if high == 1 else f"e.g. {key}(a, b)")  # fmt: skip
+            if low != high:
+                said = say("{name}() takes {low} to {high} arguments, not {count}",
+                           name=name.text, low=low, high=high, count=len(args))  # fmt: skip
+            elif high == 1:
+                said = say("{name}() takes {want} argument, not {count}", name=name.text, want=low, count=len(args))
+            else:
+                said = say("{name}() takes {want} arguments, not {count}", name=name.text, want=low, count=len(args))
+            raise self.fail(said, name, say("e.g. {example}", example=f"{key}(x)" if high == 1 else f"{key}(a, b)"))
         try:
             return _FUNCTIONS[key](*args)
         except (TypeError, ValueError) as err:
             raise self.fail(
-                f"{name.text}() cannot take these arguments ({err})", name, "pass numbers or formulas"
+                say("{name}() cannot take these arguments ({why})", name=name.text, why=str(err)),
+                name,
+                say("pass numbers or formulas"),
             ) from None
 
 
@@ -341,15 +368,21 @@ def _check_power(base: sympy.Basic, exponent: sympy.Basic, reader: _Reader, tok:
     if base.is_Rational:
         digits = max(_digits(base), 1.0) * size
         if base not in (0, 1, -1) and digits > MAX_DIGITS:
-            raise reader.fail(f"the power makes a number of about {digits:.3g} digits", tok,
-                              f"symshard computes exact numbers up to {MAX_DIGITS:,} digits")  # fmt: skip
+            raise reader.fail(say("the power makes a number of about {digits} digits", digits=f"{digits:.3g}"), tok,
+                              say("symshard computes exact numbers up to {digits} digits", digits=f"{MAX_DIGITS:,}"))  # fmt: skip
     elif size > MAX_DIGITS:
-        raise reader.fail(f"the exponent {exponent} is too large", tok, f"use exponents up to {MAX_DIGITS:,}")
+        raise reader.fail(
+            say("the exponent {exponent} is too large", exponent=str(exponent)),
+            tok,
+            say("use exponents up to {limit}", limit=f"{MAX_DIGITS:,}"),
+        )
 
 
 def _checked(value: sympy.Basic, reader: _Reader, tok: _Token) -> sympy.Basic:
     if _digits(value) > MAX_DIGITS:
-        raise reader.fail(f"the result has more than {MAX_DIGITS:,} digits", tok, "use smaller numbers")
+        raise reader.fail(
+            say("the result has more than {digits} digits", digits=f"{MAX_DIGITS:,}"), tok, say("use smaller numbers")
+        )
     return value
 
 
@@ -382,11 +415,17 @@ def parse_math(
         hint: the names here are y
     """
     if not isinstance(text, str):
-        raise NotationError(f"a formula must be text, not {type(text).__name__}", hint="pass a string")
+        raise NotationError(
+            say("a formula must be text, not {type}", type=type(text).__name__), hint=say("pass a string")
+        )
     if len(text) > MAX_LENGTH:
         raise NotationError(
-            f"a formula of {len(text):,} characters is too long (at most {MAX_LENGTH:,})",
-            hint="write a shorter formula, or build it from values",
+            say(
+                "a formula of {count} characters is too long (at most {limit})",
+                count=f"{len(text):,}",
+                limit=f"{MAX_LENGTH:,}",
+            ),
+            hint=say("write a shorter formula, or build it from values"),
         )
     known: list[str] = sorted(names) if isinstance(names, Mapping) else []
 
@@ -398,15 +437,17 @@ def parse_math(
         try:
             value = names[name] if isinstance(names, Mapping) else names(name)
         except KeyError:
-            hint = did_you_mean(name, known) if known else "use a value that is defined"
+            hint = did_you_mean(name, known) if known else say("use a value that is defined")
             if known and not hint.startswith("did you mean"):
-                hint = "the names here are " + ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
-            raise _error(f"unknown name '{name}' in formula '{text}'", text, start, end, hint) from None
+                hint = say(
+                    "the names here are {names}", names=", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
+                )
+            raise _error(_in_formula(say("unknown name '{name}'", name=name), text), text, start, end, hint) from None
         try:
             return as_expr(value)
         except (TypeError, NotationError):
-            raise _error(f"'{name}' is not a number or formula in '{text}'", text, start, end,
-                         "use names whose values are numbers or formulas") from None  # fmt: skip
+            raise _error(say("{what} in '{text}'", what=say("'{name}' is not a number or formula", name=name), text=text),
+                         text, start, end, say("use names whose values are numbers or formulas")) from None  # fmt: skip
 
     return _Reader(text, resolve).formula()
 

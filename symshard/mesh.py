@@ -25,6 +25,7 @@ import sympy
 
 from .arrays import check_axis_name
 from .errors import MeshError, NotationError, UnknownAxisError, did_you_mean
+from .messages import Message, say
 from .notation import MAX_SIZE, parse_size_value, parse_sizes
 from .symbols import axis as axis_symbol
 from .topology import Fabric, Topology
@@ -63,8 +64,15 @@ class MeshAxis:
         count = sympy.prod([n for _, n in spans]) if spans else self.size
         if spans and count.is_number and self.size.is_number and count != self.size:
             raise MeshError(
-                f"mesh axis {self.name} has {self.size} devices, but its network levels hold {count}",
-                hint="the devices of each level multiply to the axis size, e.g. [('nvlink', 8), ('dcn', 2)] for 16",
+                say(
+                    "mesh axis {axis} has {size} devices, but its network levels hold {count}",
+                    axis=self.name,
+                    size=str(self.size),
+                    count=str(count),
+                ),
+                hint=say(
+                    "the devices of each level multiply to the axis size, e.g. [('nvlink', 8), ('dcn', 2)] for 16"
+                ),
             )
         if len(spans) == 1 and spans[0] == (self.fabric, self.size):
             spans = ()  # one level: the same axis, however it was written
@@ -83,11 +91,29 @@ class MeshAxis:
     def __str__(self) -> str:
         return f"{self.name}={self.size}"
 
-    def describe(self) -> str:
+    @property
+    def fabrics(self) -> str:
+        """The networks the axis crosses, innermost first: ``'ici'``, ``'nvlink+dcn'``."""
+        return "+".join(f.value for f, _ in self.levels)
+
+    def describe(self) -> Message:
         """``'Y=4 (line without wraparound, ici: TPU v5e wraps only axes of 16)'``."""
-        why = f": {self.note}" if self.note else ""
-        fabric = "+".join(f.value for f, _ in self.levels)
-        return f"{self.name}={self.size} ({self.topology.describe}, {fabric}{why})"
+        if self.note:
+            return say(
+                "{axis}={size} ({topology}, {fabric}: {note})",
+                axis=self.name,
+                size=str(self.size),
+                topology=self.topology.describe,
+                fabric=self.fabrics,
+                note=self.note,
+            )
+        return say(
+            "{axis}={size} ({topology}, {fabric})",
+            axis=self.name,
+            size=str(self.size),
+            topology=self.topology.describe,
+            fabric=self.fabrics,
+        )
 
 
 def _size(value: object, name: str) -> sympy.Expr:
@@ -100,31 +126,40 @@ def _size(value: object, name: str) -> sympy.Expr:
             expr = sympy.Integer(int(value))
         else:
             raise MeshError(
-                f"mesh axis {name} has size {value!r}, which is not a positive integer",
-                hint=f"give whole numbers of devices, e.g. {name}=4",
+                say("mesh axis {axis} has size {value}, which is not a positive integer", axis=name, value=repr(value)),
+                hint=say("give whole numbers of devices, e.g. {example}", example=f"{name}=4"),
             )
     else:
         try:
             expr = sympy.Integer(int(str(value).strip()))
         except ValueError:
             raise MeshError(
-                f"mesh axis {name} has size {value!r}, which is not a positive integer",
-                hint=f"give whole numbers of devices, e.g. {name}=4 (or {name}=? for a symbol)",
+                say("mesh axis {axis} has size {value}, which is not a positive integer", axis=name, value=repr(value)),
+                hint=say("give whole numbers of devices, e.g. {name}=4 (or {name}=? for a symbol)", name=name),
             ) from None
     if expr.is_number and not (expr.is_integer and expr.is_positive):
         raise MeshError(
-            f"mesh axis {name} has size {value!r}, which is not a positive integer",
-            hint=f"give whole numbers of devices, e.g. {name}=4",
+            say("mesh axis {axis} has size {value}, which is not a positive integer", axis=name, value=repr(value)),
+            hint=say("give whole numbers of devices, e.g. {example}", example=f"{name}=4"),
         )
     if expr.is_number and expr > MAX_SIZE:
         raise MeshError(
-            f"mesh axis {name} has {float(expr):.3e} devices, more than {MAX_SIZE:.0e}",
-            hint="check the size for a typo",
+            say(
+                "mesh axis {axis} has {count} devices, more than {limit}",
+                axis=name,
+                count=f"{float(expr):.3e}",
+                limit=f"{MAX_SIZE:.0e}",
+            ),
+            hint=say("check the size for a typo"),
         )
     if not expr.is_number and not (expr.is_positive and expr.is_integer):
         raise MeshError(
-            f"mesh axis {name} has symbolic size {expr}, which is not declared a positive integer",
-            hint="use symshard.symbols.axis(name) for symbolic axis sizes",
+            say(
+                "mesh axis {axis} has symbolic size {size}, which is not declared a positive integer",
+                axis=name,
+                size=str(expr),
+            ),
+            hint=say("use symshard.symbols.axis(name) for symbolic axis sizes"),
         )
     return expr
 
@@ -171,8 +206,8 @@ class Mesh:
             latency = axes.latency_model
         elif axes is None or isinstance(axes, (int, float, bytes)):
             raise MeshError(
-                f"cannot read {axes!r} as a mesh",
-                hint="pass a mapping like {'X': 8, 'Y': 2} or the text 'X=8,Y=2'",
+                say("cannot read {value} as a mesh", value=repr(axes)),
+                hint=say("pass a mapping like {{'X': 8, 'Y': 2}} or the text 'X=8,Y=2'"),
             )
         elif isinstance(axes, str):
             built = _parse_mesh_text(axes)
@@ -183,15 +218,19 @@ class Mesh:
             for a in axes:
                 if not isinstance(a, MeshAxis):
                     raise MeshError(
-                        f"cannot read {a!r} as a mesh axis",
-                        hint="pass a mapping like {'X': 8, 'Y': 2} or the text 'X=8,Y=2'",
+                        say("cannot read {value} as a mesh axis", value=repr(a)),
+                        hint=say("pass a mapping like {{'X': 8, 'Y': 2}} or the text 'X=8,Y=2'"),
                     )
                 built.append(a)
         names = [a.name for a in built]
         for i, n in enumerate(names):
             if n in names[:i]:
-                where = f" in '{axes}'" if isinstance(axes, str) else ""
-                raise MeshError(f"mesh axis {n} is given twice{where}", hint="name each mesh axis once")
+                twice = (
+                    say("mesh axis {axis} is given twice in '{text}'", axis=n, text=axes)
+                    if isinstance(axes, str)
+                    else say("mesh axis {axis} is given twice", axis=n)
+                )
+                raise MeshError(twice, hint=say("name each mesh axis once"))
         if hardware is not None:
             from .hardware import hardware as lookup
 
@@ -207,8 +246,8 @@ class Mesh:
         for name, levels in (spans or {}).items():
             if name not in [a.name for a in built]:
                 raise UnknownAxisError(
-                    f"spans given for axis {name}, which is not in the mesh",
-                    hint=f"the mesh has axes {', '.join(a.name for a in built)}",
+                    say("{what} given for axis {axis}, which is not in the mesh", what=say("spans"), axis=name),
+                    hint=say("the mesh has axes {axes}", axes=", ".join(a.name for a in built)),
                 )
             built = [
                 MeshAxis(a.name, a.size, a.topology, a.fabric, a.note, tuple(levels))  # type: ignore[arg-type]
@@ -219,7 +258,9 @@ class Mesh:
         if latency_model is not None:
             latency = str(latency_model)
             if latency not in ("book", "nccl"):
-                raise MeshError(f"unknown latency model '{latency_model}'", hint="use book or nccl")
+                raise MeshError(
+                    say("unknown latency model '{value}'", value=latency_model), hint=say("use book or nccl")
+                )
         object.__setattr__(self, "axes", tuple(built))
         object.__setattr__(self, "latency_model", latency)
 
@@ -267,13 +308,22 @@ class Mesh:
         for a in self.axes:
             if a.name == name:
                 return a
-        where = f" in '{context}'" if context else ""
+        missing = (
+            say("mesh axis {axis} in '{text}' is not in the mesh {mesh}", axis=name, text=context, mesh=str(self))
+            if context
+            else say("mesh axis {axis} is not in the mesh {mesh}", axis=name, mesh=str(self))
+        )
         raise UnknownAxisError(
-            f"mesh axis {name}{where} is not in the mesh {self}",
+            missing,
             text=context,
             span=span,
-            hint=f"the mesh has axes {', '.join(self.names)}; add {name} to the mesh "
-            f"(e.g. --mesh {self},{name}=2) or {did_you_mean(name, list(self.names))}",
+            hint=say(
+                "the mesh has axes {axes}; add {axis} to the mesh (e.g. --mesh {example}) or {suggestion}",
+                axes=", ".join(self.names),
+                axis=name,
+                example=f"{self},{name}=2",
+                suggestion=did_you_mean(name, list(self.names)),
+            ),
         )
 
     def size(self, name: str) -> sympy.Expr:
@@ -318,18 +368,29 @@ class Mesh:
         extra += f", latency_model={self.latency_model!r}" if self.latency_model != "book" else ""
         return f"Mesh({{{inner}}}{extra})"
 
-    def describe(self) -> list[str]:
+    def describe(self) -> list[Message]:
         """One line per wiring, naming the axes wired that way and the reason for it.
 
         Examples:
-            >>> Mesh("X=2,Y=4,Z=2", hardware="tpu-v5p").describe()
+            >>> [str(line) for line in Mesh("X=2,Y=4,Z=2", hardware="tpu-v5p").describe()]
             ['X=2, Y=4, Z=2 (line without wraparound, ici: TPU v5p wraps only slices of whole 4x4x4 cubes)']
         """
-        groups: dict[str, list[str]] = {}
+        groups: dict[tuple[Topology, str, str], list[MeshAxis]] = {}
         for a in self.axes:
-            wiring = a.describe()[len(str(a)) :]  # " (line without wraparound, ici: ...)"
-            groups.setdefault(wiring, []).append(str(a))
-        return [", ".join(names) + wiring for wiring, names in groups.items()]
+            groups.setdefault((a.topology, a.fabrics, str(a.note)), []).append(a)
+        described = []
+        for (topology, fabrics, _), axes in groups.items():
+            if len(axes) == 1:
+                described.append(axes[0].describe())
+                continue
+            names, note = ", ".join(str(a) for a in axes), axes[0].note
+            if note:
+                said = say("{axes} ({topology}, {fabric}: {note})", axes=names, topology=topology.describe,
+                           fabric=fabrics, note=note)  # fmt: skip
+            else:
+                said = say("{axes} ({topology}, {fabric})", axes=names, topology=topology.describe, fabric=fabrics)
+            described.append(said)
+        return described
 
 
 def resolve_mesh(
@@ -356,8 +417,12 @@ def _override(built: list[MeshAxis], value: object, what: str, topology: object 
         for n in value:
             if n not in names:
                 raise UnknownAxisError(
-                    f"{what} given for axis {n}, which is not in the mesh",
-                    hint=f"the mesh has axes {', '.join(names)}",
+                    say(
+                        "{what} given for axis {axis}, which is not in the mesh",
+                        what=say("topology") if what == "topology" else say("fabric"),
+                        axis=n,
+                    ),
+                    hint=say("the mesh has axes {axes}", axes=", ".join(names)),
                 )
         per_axis = dict(value)
     else:
@@ -368,24 +433,26 @@ def _override(built: list[MeshAxis], value: object, what: str, topology: object 
             out.append(a)
             continue
         if what == "topology":
-            out.append(MeshAxis(a.name, a.size, Topology.parse(per_axis[a.name]), a.fabric, "set by the user", a.spans))
+            out.append(
+                MeshAxis(a.name, a.size, Topology.parse(per_axis[a.name]), a.fabric, say("set by the user"), a.spans)
+            )
         else:
             fab = Fabric.parse(per_axis[a.name])
             wired = topology is not None and (not isinstance(topology, Mapping) or a.name in topology)
-            out.append(MeshAxis(a.name, a.size, a.topology if wired else fab.topology, fab, "set by the user"))
+            out.append(MeshAxis(a.name, a.size, a.topology if wired else fab.topology, fab, say("set by the user")))
     return out
 
 
 def _parse_mesh_text(text: str) -> list[MeshAxis]:
     axes = []
     try:
-        entries = parse_sizes(text, what="mesh")
+        entries = parse_sizes(text, what=say("mesh"))
     except NotationError as err:
         raise MeshError(err.message, text=err.text, span=err.span, hint=err.hint) from None
     for name, value, span in entries:
         try:
             check_axis_name(name, text=text, span=span)
-            size = parse_size_value(value, name=name, text=text, span=span, what="mesh")
+            size = parse_size_value(value, name=name, text=text, span=span, what=say("mesh"))
         except NotationError as err:
             raise MeshError(err.message, text=err.text, span=err.span, hint=err.hint) from None
         axes.append(MeshAxis(name, axis_symbol(name) if size is None else size))

@@ -38,6 +38,7 @@ from __future__ import annotations
 import sympy
 
 from .errors import HardwareError, did_you_mean
+from .messages import say
 
 __all__ = ["DEFAULT_PROTOCOL", "PROTOCOLS", "RING_LATENCY_US", "SOURCE", "VERSION", "bus_factor", "latencies"]
 
@@ -76,7 +77,9 @@ def latencies(protocol: str = DEFAULT_PROTOCOL) -> dict[str, sympy.Rational]:
     """
     key = {p.lower(): p for p in PROTOCOLS}.get(str(protocol).strip().lower())
     if key is None:
-        raise HardwareError(f"unknown NCCL protocol '{protocol}'", hint=did_you_mean(str(protocol), PROTOCOLS))
+        raise HardwareError(
+            say("unknown NCCL protocol '{value}'", value=protocol), hint=did_you_mean(str(protocol), PROTOCOLS)
+        )
     return {name: sympy.Rational(value) / 10**6 for name, value in RING_LATENCY_US[key].items()}
 
 
@@ -90,6 +93,7 @@ def bus_factor(collective: str, ranks: int) -> sympy.Rational:
     key = str(collective).strip().lower().replace("_", "").replace("-", "")
     if key not in _BUS:
         raise HardwareError(
-            f"unknown collective '{collective}' for bus bandwidth", hint=did_you_mean(key, sorted(_BUS))
+            say("unknown collective '{value}' for bus bandwidth", value=collective),
+            hint=did_you_mean(key, sorted(_BUS)),
         )
     return sympy.Rational(_BUS[key] * (ranks - 1), ranks)

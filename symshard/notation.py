@@ -45,6 +45,7 @@ from functools import lru_cache
 
 from .arrays import Array, Dim, check_array_rules, check_axis_name
 from .errors import NotationError, ShardingError
+from .messages import Choices, Message, say
 
 __all__ = [
     "COLLECTIVE_KINDS",
@@ -127,10 +128,10 @@ def _lex(text: str) -> list[_Tok]:
             m = _COMMAND.match(text, i)
             if m is None:  # a lone trailing backslash
                 raise NotationError(
-                    f"a lone '\\' at the end of '{text}'",
+                    say("a lone '\\' at the end of '{text}'", text=text),
                     text=text,
                     span=(i, i + 1),
-                    hint="remove it, or finish the LaTeX command",
+                    hint=say("remove it, or finish the LaTeX command"),
                 )
             name = m.group(1)
             if name in _WRAPPERS:
@@ -139,10 +140,10 @@ def _lex(text: str) -> list[_Tok]:
                     j += 1
                 if j >= n or text[j] != "{":
                     raise NotationError(
-                        f"\\{name} must be followed by {{...}} in '{text}'",
+                        say("\\{name} must be followed by {{...}} in '{text}'", name=name, text=text),
                         text=text,
                         span=(i, m.end()),
-                        hint=f"write \\{name}{{A}}",
+                        hint=say("write {example}", example=f"\\{name}{{A}}"),
                     )
                 braces.append(("wrap", i))
                 i = j + 1
@@ -156,15 +157,15 @@ def _lex(text: str) -> list[_Tok]:
                     braces.append(("brace", i))
                 elif kind == "}":
                     if not braces or braces.pop()[0] != "brace":
-                        raise _unbalanced(text, i, m.end(), "'\\}' closes nothing")
+                        raise _unbalanced(text, i, m.end(), say("'{bracket}' closes nothing", bracket="\\}"))
                 toks.append(_Tok(kind, m.group(0), i, m.end()))
                 i = m.end()
                 continue
             raise NotationError(
-                f"unknown LaTeX command '{m.group(0)}' in '{text}'",
+                say("unknown LaTeX command '{command}' in '{text}'", command=m.group(0), text=text),
                 text=text,
                 span=(i, m.end()),
-                hint="the notation understands \\mathbf{..}, \\text{..}, \\{ \\}, \\cdot and \\rightarrow",
+                hint=say("the notation understands \\mathbf{{..}}, \\text{{..}}, \\{{ \\}}, \\cdot and \\rightarrow"),
             )
         if ch == "{":
             braces.append(("brace", i))
@@ -173,7 +174,7 @@ def _lex(text: str) -> list[_Tok]:
             continue
         if ch == "}":
             if not braces:
-                raise _unbalanced(text, i, i + 1, "'}' closes nothing")
+                raise _unbalanced(text, i, i + 1, say("'{bracket}' closes nothing", bracket="}"))
             kind, _ = braces.pop()
             if kind == "brace":
                 toks.append(_Tok("}", ch, i, i + 1))
@@ -210,24 +211,24 @@ def _lex(text: str) -> list[_Tok]:
             i = m.end()
             continue
         raise NotationError(
-            f"unexpected character {ch!r} in '{text}'",
+            say("unexpected character {char} in '{text}'", char=repr(ch), text=text),
             text=text,
             span=(i, i + 1),
-            hint="arrays look like A[I_X, J]{U_Y}; collectives like AllGather_X(A[I_X, J])",
+            hint=say("arrays look like A[I_X, J]{{U_Y}}; collectives like AllGather_X(A[I_X, J])"),
         )
     if braces:
         kind, start = braces[-1]
-        raise _unbalanced(text, start, start + 1, "'{' is never closed")
+        raise _unbalanced(text, start, start + 1, say("'{bracket}' is never closed", bracket="{"))
     toks.append(_Tok("END", "", n, n))
     return toks
 
 
-def _unbalanced(text: str, start: int, end: int, what: str) -> NotationError:
+def _unbalanced(text: str, start: int, end: int, what: Message) -> NotationError:
     return NotationError(
-        f"unbalanced brackets in '{text}': {what}",
+        say("unbalanced brackets in '{text}': {what}", text=text, what=what),
         text=text,
         span=(start, end),
-        hint="every [ ( { needs its matching ] ) }",
+        hint=say("every [ ( {{ needs its matching ] ) }}"),
     )
 
 
@@ -239,18 +240,28 @@ def _check_balance(text: str, toks: list[_Tok]) -> None:
             stack.append(t)
         elif t.kind in pairs:
             if not stack:
-                raise _unbalanced(text, t.start, t.end, f"'{t.text}' closes nothing")
+                raise _unbalanced(text, t.start, t.end, say("'{bracket}' closes nothing", bracket=t.text))
             opener = stack.pop()
             if opener.kind != pairs[t.kind]:
                 raise _unbalanced(
                     text,
                     t.start,
                     t.end,
-                    f"'{t.text}' closes '{opener.text}' opened at column {opener.start + 1}",
+                    say(
+                        "'{bracket}' closes '{opener}' opened at column {column}",
+                        bracket=t.text,
+                        opener=opener.text,
+                        column=opener.start + 1,
+                    ),
                 )
     if stack:
         t = stack[-1]
-        raise _unbalanced(text, t.start, t.end, f"'{t.text}' at column {t.start + 1} is never closed")
+        raise _unbalanced(
+            text,
+            t.start,
+            t.end,
+            say("'{bracket}' at column {column} is never closed", bracket=t.text, column=t.start + 1),
+        )
 
 
 # -- the parser ------------------------------------------------------------------
@@ -275,12 +286,17 @@ class CollectiveSyntax:
     output_span: tuple[int, int] | None
 
 
+def _found(tok: _Tok) -> Message | str:
+    """What the parser found where it expected something else: the end, or the quoted token."""
+    return say("the end") if tok.kind == "END" else f"'{tok.text}'"
+
+
 class _Parser:
     def __init__(self, text: str) -> None:
         if not isinstance(text, str):
             raise NotationError(
-                f"expected notation text, got {type(text).__name__} {text!r}",
-                hint="pass a string such as 'A[I_X, J]'",
+                say("expected notation text, got {type} {value}", type=type(text).__name__, value=repr(text)),
+                hint=say("pass a string such as {example}", example="'A[I_X, J]'"),
             )
         self.text = text
         self.toks = _lex(text)
@@ -297,26 +313,29 @@ class _Parser:
             self.i += 1
         return tok
 
-    def fail(self, message: str, tok: _Tok | tuple[int, int], hint: str, cls=NotationError):
+    def fail(self, message: Message, tok: _Tok | tuple[int, int], hint: Message, cls=NotationError):
         span = (tok.start, max(tok.end, tok.start + 1)) if isinstance(tok, _Tok) else tok
-        return cls(f"{message} in '{self.text}'", text=self.text, span=span, hint=hint)
+        # an empty input is said apart: "in ''" reads as a slip in most languages
+        where = (
+            say("{what} in '{text}'", what=message, text=self.text) if self.text else say("{what} in ''", what=message)
+        )
+        return cls(where, text=self.text, span=span, hint=hint)
 
-    def expect(self, kind: str, what: str, hint: str) -> _Tok:
+    def expect(self, kind: str, what: Message, hint: Message) -> _Tok:
         tok = self.peek()
         if tok.kind != kind:
-            found = "the end" if tok.kind == "END" else f"'{tok.text}'"
-            raise self.fail(f"expected {what} but found {found}", tok, hint)
+            raise self.fail(say("expected {what} but found {found}", what=what, found=_found(tok)), tok, hint)
         return self.take()
 
-    def at_end(self, what: str, hint: str) -> None:
+    def at_end(self, what: Message, hint: Message) -> None:
         tok = self.peek()
         if tok.kind != "END":
-            raise self.fail(f"unexpected '{tok.text}' after {what}", tok, hint)
+            raise self.fail(say("unexpected '{token}' after {what}", token=tok.text, what=what), tok, hint)
 
     # pieces
     def name(self) -> tuple[str, tuple[int, int]]:
         """NAME = IDENT { "_" IDENT }, stopping before "[" ."""
-        first = self.expect("IDENT", "a name", "names start with a letter")
+        first = self.expect("IDENT", say("a name"), say("names start with a letter"))
         name, start, end = first.text, first.start, first.end
         while self.peek().kind == "_" and self.peek(1).kind in ("IDENT", "NUMBER"):
             self.take()
@@ -325,23 +344,22 @@ class _Parser:
             end = part.end
         return name, (start, end)
 
-    def items(self, what: str) -> list[tuple[str, tuple[int, int]]]:
+    def items(self, what: Message) -> list[tuple[str, tuple[int, int]]]:
         """``{ a, b_c, XY }`` → raw items with spans (the "{" is already consumed)."""
         out: list[tuple[str, tuple[int, int]]] = []
         while True:
             tok = self.peek()
             if tok.kind == "}":
                 raise self.fail(
-                    f"empty {what}" if not out else f"a trailing ',' in the {what}",
+                    say("empty {what}", what=what) if not out else say("a trailing ',' in the {what}", what=what),
                     tok,
-                    "name at least one mesh axis, e.g. I_{X} or I_{data,model}",
+                    say("name at least one mesh axis, e.g. I_{{X}} or I_{{data,model}}"),
                 )
             if tok.kind not in ("IDENT", "NUMBER"):
-                found = "the end" if tok.kind == "END" else f"'{tok.text}'"
                 raise self.fail(
-                    f"expected an axis name in the {what} but found {found}",
+                    say("expected an axis name in the {what} but found {found}", what=what, found=_found(tok)),
                     tok,
-                    "write the axes as I_XY or I_{data,model}",
+                    say("write the axes as I_XY or I_{{data,model}}"),
                 )
             item, span = self.name()
             out.append((item, span))
@@ -349,11 +367,10 @@ class _Parser:
             if nxt.kind == "}":
                 return out
             if nxt.kind != ",":
-                found = "the end" if nxt.kind == "END" else f"'{nxt.text}'"
                 raise self.fail(
-                    f"expected ',' or '}}' in the {what} but found {found}",
+                    say("expected ',' or '}}' in the {what} but found {found}", what=what, found=_found(nxt)),
                     nxt,
-                    "separate axis names with commas: I_{data,model}",
+                    say("separate axis names with commas: I_{{data,model}}"),
                 )
 
     def split_item(self, item: str, span: tuple[int, int]) -> list[tuple[str, tuple[int, int]]]:
@@ -363,7 +380,7 @@ class _Parser:
         check_axis_name(item, text=self.text, span=span)
         return [(item, span)]
 
-    def axes(self, what: str) -> tuple[list[tuple[str, tuple[int, int]]], tuple[int, int]]:
+    def axes(self, what: Message) -> tuple[list[tuple[str, tuple[int, int]]], tuple[int, int]]:
         """axes after "_": letters (one axis each) or a braced list."""
         tok = self.peek()
         if tok.kind == "{":
@@ -377,17 +394,18 @@ class _Parser:
             if not tok.text.isalpha():
                 bad = next(k for k, ch in enumerate(tok.text) if not ch.isalpha())
                 raise self.fail(
-                    f"'{tok.text}' is not a run of one-letter axis names",
+                    say("'{token}' is not a run of one-letter axis names", token=tok.text),
                     (tok.start + bad, tok.start + bad + 1),
-                    f"unbraced axes are single letters (I_XY); write I_{{{tok.text}}} for a longer name",
+                    say(
+                        "unbraced axes are single letters (I_XY); write I_{{{token}}} for a longer name", token=tok.text
+                    ),
                 )
             axes = [(ch, (tok.start + k, tok.start + k + 1)) for k, ch in enumerate(tok.text)]
             return axes, (tok.start, tok.end)
-        found = "the end" if tok.kind == "END" else f"'{tok.text}'"
         raise self.fail(
-            f"expected mesh axes after '_' in the {what} but found {found}",
+            say("expected mesh axes after '_' in the {what} but found {found}", what=what, found=_found(tok)),
             tok,
-            "write I_X, I_XY or I_{data,model}, or drop the '_' for an unsharded dim",
+            say("write I_X, I_XY or I_{{data,model}}, or drop the '_' for an unsharded dim"),
         )
 
     def array(self) -> tuple[Array, dict]:
@@ -397,45 +415,44 @@ class _Parser:
         elif start_tok.kind == "IDENT":
             name, name_span = self.name()
         else:
-            found = "the end" if start_tok.kind == "END" else f"'{start_tok.text}'"
             raise self.fail(
-                f"expected an array but found {found}",
+                say("expected {what} but found {found}", what=say("an array"), found=_found(start_tok)),
                 start_tok,
-                "an array looks like A[I_X, J]",
+                say("an array looks like A[I_X, J]"),
             )
-        self.expect("[", "'[' after the array name", "an array looks like A[I_X, J]")
+        self.expect("[", say("'[' after the array name"), say("an array looks like A[I_X, J]"))
         spans: dict[tuple, tuple[int, int]] = {}
         dims: list[Dim] = []
         if self.peek().kind == "]":
             tok = self.peek()
             raise self.fail(
-                "array has no dims",
+                say("array has no dims"),
                 (start_tok.start, tok.end),
-                "list its dims inside the brackets, e.g. A[I, J]",
+                say("list its dims inside the brackets, e.g. A[I, J]"),
             )
         while True:
             tok = self.peek()
             if tok.kind != "IDENT":
-                found = "the end" if tok.kind == "END" else f"'{tok.text}'"
-                what = "an empty dim" if tok.kind in (",", "]") else f"{found} where a dim name belongs"
                 raise self.fail(
-                    f"found {what}",
+                    say("found an empty dim")
+                    if tok.kind in (",", "]")
+                    else say("found {found} where a dim name belongs", found=_found(tok)),
                     tok,
-                    "dims are names like I or I_X, separated by commas",
+                    say("dims are names like I or I_X, separated by commas"),
                 )
             self.take()
             if not tok.text.isalnum():
                 raise self.fail(
-                    f"'{tok.text}' is not a valid dim name",
+                    say("'{name}' is not a valid dim name", name=tok.text),
                     tok,
-                    "dim names contain letters and digits only",
+                    say("dim names contain letters and digits only"),
                 )
             i = len(dims)
             spans[("dim", i)] = (tok.start, tok.end)
             axes: list[str] = []
             if self.peek().kind == "_":
                 self.take()
-                found_axes, _ = self.axes(f"sharding of {tok.text}")
+                found_axes, _ = self.axes(say("sharding of {dim}", dim=tok.text))
                 for j, (a, span) in enumerate(found_axes):
                     spans[("axis", i, j)] = span
                     axes.append(a)
@@ -444,11 +461,10 @@ class _Parser:
             if sep.kind == "]":
                 break
             if sep.kind != ",":
-                found = "the end" if sep.kind == "END" else f"'{sep.text}'"
                 raise self.fail(
-                    f"expected ',' or ']' after dim {tok.text} but found {found}",
+                    say("expected ',' or ']' after dim {dim} but found {found}", dim=tok.text, found=_found(sep)),
                     sep,
-                    "separate dims with commas, e.g. A[I_X, J]",
+                    say("separate dims with commas, e.g. A[I_X, J]"),
                 )
         unreduced: list[str] = []
         if self.peek().kind == "{":
@@ -456,24 +472,24 @@ class _Parser:
             u = self.peek()
             if not (u.kind == "IDENT" and u.text == "U" and self.peek(1).kind == "_"):
                 raise self.fail(
-                    "expected U_ after '{' (an unreduced marker)",
+                    say("expected U_ after '{{' (an unreduced marker)"),
                     u if u.kind != "END" else brace,
-                    "mark unreduced axes as {U_X} or {U_XY}",
+                    say("mark unreduced axes as {{U_X}} or {{U_XY}}"),
                 )
             self.take()
             self.take()
-            found_axes, _ = self.axes("unreduced marker")
+            found_axes, _ = self.axes(say("unreduced marker"))
             for a, span in found_axes:
                 if a in unreduced:
                     raise self.fail(
-                        f"mesh axis {a} is listed twice as unreduced",
+                        say("mesh axis {axis} is listed twice as unreduced", axis=a),
                         span,
-                        f"list each axis once, e.g. {{U_{a}}}",
+                        say("list each axis once, e.g. {example}", example=f"{{U_{a}}}"),
                         ShardingError,
                     )
                 unreduced.append(a)
                 spans[("unreduced", a)] = span
-            self.expect("}", "'}' closing the unreduced marker", "write {U_X}")
+            self.expect("}", say("'}}' closing the unreduced marker"), say("write {example}", example="{U_X}"))
         dims_t = tuple(dims)
         check_array_rules(name, dims_t, frozenset(unreduced), self.text, spans)
         if name:
@@ -492,7 +508,10 @@ def parse_array(text: str) -> Array:
         ShardingError: it parses but breaks a sharding rule (``A[I_X, J_X]``).
     """
     if not isinstance(text, str):
-        raise NotationError(f"expected an array as text, got {type(text).__name__}", hint="pass e.g. 'A[I_X, J]'")
+        raise NotationError(
+            say("expected an array as text, got {type}", type=type(text).__name__),
+            hint=say("pass e.g. {example}", example="'A[I_X, J]'"),
+        )
     return _parse_array(text)
 
 
@@ -500,27 +519,30 @@ def parse_array(text: str) -> Array:
 def _parse_array(text: str) -> Array:
     p = _Parser(text)
     array, _ = p.array()
-    p.at_end("the array", "one array per string; collectives look like AllGather_X(A[I_X])")
+    p.at_end(say("the array"), say("one array per string; collectives look like AllGather_X(A[I_X])"))
     return array
 
 
 def parse_dim(text: str) -> Dim:
     """Parse one dim such as ``'I_XY'`` or ``'B_{data}'``."""
     if not isinstance(text, str):
-        raise NotationError(f"expected a dim as text, got {type(text).__name__}", hint="pass e.g. 'I_X'")
+        raise NotationError(
+            say("expected a dim as text, got {type}", type=type(text).__name__),
+            hint=say("pass e.g. {example}", example="'I_X'"),
+        )
     return _parse_dim(text)
 
 
 @lru_cache(maxsize=1024)
 def _parse_dim(text: str) -> Dim:
     p = _Parser(text)
-    tok = p.expect("IDENT", "a dim name", "a dim looks like I or I_X")
+    tok = p.expect("IDENT", say("a dim name"), say("a dim looks like I or I_X"))
     axes: tuple[str, ...] = ()
     if p.peek().kind == "_":
         p.take()
-        found, _ = p.axes(f"sharding of {tok.text}")
+        found, _ = p.axes(say("sharding of {dim}", dim=tok.text))
         axes = tuple(a for a, _ in found)
-    p.at_end("the dim", "a dim looks like I or I_X")
+    p.at_end(say("the dim"), say("a dim looks like I or I_X"))
     dims = (Dim(tok.text, axes),)
     spans = {("axis", 0, j): (0, len(text)) for j in range(len(axes))}
     check_array_rules("", dims, frozenset(), text, spans)
@@ -556,9 +578,12 @@ def parse_collective_syntax(text: str) -> CollectiveSyntax:
     if found is None:
         tok = p.peek()
         raise p.fail(
-            "expected a collective (AllGather, ReduceScatter, AllReduce, AllToAll, CollectivePermute)",
+            say("expected a collective (AllGather, ReduceScatter, AllReduce, AllToAll, CollectivePermute)"),
             tok,
-            "write e.g. AllGather_X(A[I_X, J]) or ReduceScatter_{X,K}(C[I, K]{U_X})",
+            say(
+                "write e.g. {example}",
+                example=Choices(["AllGather_X(A[I_X, J])", "ReduceScatter_{X,K}(C[I, K]{U_X})"]),
+            ),
         )
     kind, kind_span = found
     axes: tuple[str, ...] | None = None
@@ -569,26 +594,30 @@ def parse_collective_syntax(text: str) -> CollectiveSyntax:
         tok = p.peek()
         if tok.kind == "{":
             p.take()
-            raw = p.items(f"subscript of {kind}")
+            raw = p.items(say("subscript of {kind}", kind=kind))
             sub_span = (tok.start, p.toks[p.i - 1].end)
             if kind in ("ReduceScatter", "AllToAll", "DynamicSlice") and len(raw) >= 2:
                 dim_text, dim_span = raw[-1]
                 if not dim_text.isalnum():
                     raise p.fail(
-                        f"'{dim_text}' is not a dim name",
+                        say("'{token}' is not a dim name", token=dim_text),
                         dim_span,
-                        f"the last item of {kind}_{{X,K}} names the dim to shard",
+                        say("the last item of {kind}_{{X,K}} names the dim to shard", kind=kind),
                     )
                 dim = dim_text
                 raw = raw[:-1]
             axes = tuple(a for item, span in raw for a, _ in p.split_item(item, span))
         else:
-            found_axes, sub_span = p.axes(f"subscript of {kind}")
+            found_axes, sub_span = p.axes(say("subscript of {kind}", kind=kind))
             axes = tuple(a for a, _ in found_axes)
     if p.peek().kind == "(":
         p.take()
         operand, _ = p.array()
-        p.expect(")", f"')' closing the operand of {kind}", f"write {kind}_X(A[I_X, J])")
+        p.expect(
+            ")",
+            say("')' closing the operand of {kind}", kind=kind),
+            say("write {example}", example=f"{kind}_X(A[I_X, J])"),
+        )
     else:
         operand, _ = p.array()
     stated = None
@@ -599,8 +628,8 @@ def parse_collective_syntax(text: str) -> CollectiveSyntax:
         stated, _ = p.array()
         out_span = (start, p.toks[p.i - 1].end)
     p.at_end(
-        "the collective",
-        "a collective is KIND_axes(array), optionally followed by -> array",
+        say("the collective"),
+        say("a collective is KIND_axes(array), optionally followed by -> array"),
     )
     return CollectiveSyntax(kind, axes, dim, operand, stated, text, kind_span, sub_span, out_span)
 
@@ -618,7 +647,7 @@ def parse_sizes(text: str, *, what: str) -> tuple[tuple[str, str, tuple[int, int
         NotationError: the text is not a comma-separated list of assignments.
     """
     if not isinstance(text, str):
-        raise NotationError(f"expected {what} text like X=8,Y=2, got {text!r}")
+        raise NotationError(say("expected {what} text like X=8,Y=2, got {value}", what=what, value=repr(text)))
     out: list[tuple[str, str, tuple[int, int]]] = []
     pos = 0
     stripped = text
@@ -630,10 +659,10 @@ def parse_sizes(text: str, *, what: str) -> tuple[tuple[str, str, tuple[int, int
         if not part.strip():
             if stripped.strip():
                 raise NotationError(
-                    f"an empty entry in the {what} '{text}'",
+                    say("an empty entry in the {what} '{text}'", what=what, text=text),
                     text=text,
                     span=(start, start + max(1, len(part))),
-                    hint=f"write the {what} as NAME=SIZE pairs separated by commas, e.g. X=8,Y=2",
+                    hint=say("write the {what} as NAME=SIZE pairs separated by commas, e.g. X=8,Y=2", what=what),
                 )
             continue
         lead = len(part) - len(part.lstrip())
@@ -641,19 +670,19 @@ def parse_sizes(text: str, *, what: str) -> tuple[tuple[str, str, tuple[int, int
         m = re.match(r"([A-Za-z][A-Za-z0-9_']*)[ \t]*(?:[=:][ \t]*(.+))?\Z", body)
         if m is None:
             raise NotationError(
-                f"cannot read '{_short(body)}' in the {what} '{_short(text)}'",
+                say("cannot read '{entry}' in the {what} '{text}'", entry=_short(body), what=what, text=_short(text)),
                 text=text,
                 span=(start + lead, start + lead + len(body)),
-                hint=f"write the {what} as NAME=SIZE pairs separated by commas, e.g. X=8,Y=2",
+                hint=say("write the {what} as NAME=SIZE pairs separated by commas, e.g. X=8,Y=2", what=what),
             )
         value = m.group(2) if m.group(2) is not None else "?"
         out.append((m.group(1), value, (start + lead, start + lead + len(body))))
     if not out:
         raise NotationError(
-            f"the {what} '{text}' is empty",
+            say("the {what} '{text}' is empty", what=what, text=text),
             text=text,
             span=(0, max(1, len(text))),
-            hint=f"write the {what} as NAME=SIZE pairs separated by commas, e.g. X=8,Y=2",
+            hint=say("write the {what} as NAME=SIZE pairs separated by commas, e.g. X=8,Y=2", what=what),
         )
     return tuple(out)
 
@@ -690,17 +719,28 @@ def parse_size_value(value: str, *, name: str, text: str, span: tuple[int, int],
         n = None
     if n is None or n <= 0:
         raise NotationError(
-            f"{what} entry {name}={value} is not a positive integer in '{text}'",
+            say(
+                "{what} entry {entry} is not a positive integer in '{text}'",
+                what=what,
+                entry=f"{name}={value}",
+                text=text,
+            ),
             text=text,
             span=span,
-            hint=f"sizes are whole numbers such as {name}=1024 (or {name}=? to keep it symbolic)",
+            hint=say("sizes are whole numbers such as {name}=1024 (or {name}=? to keep it symbolic)", name=name),
         )
     if n > MAX_SIZE:
         raise NotationError(
-            f"{what} entry {name}={_short(value)} is larger than {MAX_SIZE:.0e} in '{_short(text)}'",
+            say(
+                "{what} entry {entry} is larger than {limit} in '{text}'",
+                what=what,
+                entry=f"{name}={_short(value)}",
+                limit=f"{MAX_SIZE:.0e}",
+                text=_short(text),
+            ),
             text=text if len(text) <= 200 else None,
             span=span,
-            hint="sizes beyond 1e18 are not meaningful here; check for a typo",
+            hint=say("sizes beyond 1e18 are not meaningful here; check for a typo"),
         )
     return n
 
@@ -738,11 +778,12 @@ def parse_matmul_syntax(text: str) -> MatmulSyntax:
     lhs, _ = p.array()
     op = p.peek()
     if op.kind != "OP":
-        found = "the end" if op.kind == "END" else f"'{op.text}'"
         raise p.fail(
-            f"expected a product sign (·, *, @ or \\cdot) after the first array but found {found}",
+            say(
+                "expected a product sign (·, *, @ or \\cdot) after the first array but found {found}", found=_found(op)
+            ),
             op,
-            "a matmul looks like A[I, J_X] · B[J_X, K] -> C[I, K]",
+            say("a matmul looks like A[I, J_X] · B[J_X, K] -> C[I, K]"),
         )
     p.take()
     contracting: tuple[str, ...] | None = None
@@ -753,7 +794,7 @@ def parse_matmul_syntax(text: str) -> MatmulSyntax:
         tok = p.peek()
         if tok.kind == "{":
             p.take()
-            raw = p.items("subscript of the product")
+            raw = p.items(say("subscript of the product"))
             names = tuple(name for name, _ in raw)
             op_end = p.toks[p.i - 1].end
         elif tok.kind == "IDENT":
@@ -762,9 +803,9 @@ def parse_matmul_syntax(text: str) -> MatmulSyntax:
             op_end = tok.end
         else:
             raise p.fail(
-                "expected the contracted dim or LOCAL after '·_'",
+                say("expected the contracted dim or LOCAL after '·_'"),
                 tok,
-                "write X[B, D] ·_D Y[D, F], or ·_LOCAL for the local product",
+                say("write X[B, D] ·_D Y[D, F], or ·_LOCAL for the local product"),
             )
         if names == ("LOCAL",):
             local = True
@@ -778,7 +819,7 @@ def parse_matmul_syntax(text: str) -> MatmulSyntax:
         start = p.peek().start
         out, _ = p.array()
         out_span = (start, p.toks[p.i - 1].end)
-    p.at_end("the matmul", "a matmul is array · array, optionally followed by -> array")
+    p.at_end(say("the matmul"), say("a matmul is array · array, optionally followed by -> array"))
     return MatmulSyntax(lhs, rhs, out, contracting, local, text, (op.start, op_end), out_span)
 
 

@@ -30,6 +30,7 @@ from .arrays import Array
 from .dtypes import canonical_dtype, dtype_bytes
 from .errors import DivisibilityError, HardwareError, NotationError, ShapeError
 from .mesh import Mesh
+from .messages import say
 from .notation import MAX_SIZE, parse_array, parse_size_value, parse_sizes
 from .symbols import W_hbm
 
@@ -59,14 +60,14 @@ def resolve_shape(shape: ShapeLike, dims: tuple[str, ...], *, context: str) -> d
         pass
     elif isinstance(shape, str):
         try:
-            for name, text, span in parse_sizes(shape, what="shape"):
-                n = parse_size_value(text, name=name, text=shape, span=span, what="shape")
+            for name, text, span in parse_sizes(shape, what=say("shape")):
+                n = parse_size_value(text, name=name, text=shape, span=span, what=say("shape"))
                 if name in given:
                     raise ShapeError(
-                        f"dim {name} is given twice in the shape '{shape}'",
+                        say("dim {dim} is given twice in the shape '{text}'", dim=name, text=shape),
                         text=shape,
                         span=span,
-                        hint="give each dim one size",
+                        hint=say("give each dim one size"),
                     )
                 given[name] = dim_symbol(name) if n is None else sympy.Integer(n)
         except NotationError as err:
@@ -76,14 +77,16 @@ def resolve_shape(shape: ShapeLike, dims: tuple[str, ...], *, context: str) -> d
             given[str(key)] = _size(value, str(key))
     else:
         raise ShapeError(
-            f"cannot read the shape {shape!r}",
-            hint="pass a mapping like {'I': 1024} or the text 'I=1024,J=4096'",
+            say("cannot read the shape {value}", value=repr(shape)),
+            hint=say("pass a mapping like {{'I': 1024}} or the text 'I=1024,J=4096'"),
         )
     unknown = sorted(set(given) - set(dims))
     if unknown:
         raise ShapeError(
-            f"the shape gives a size for {', '.join(unknown)}, but '{context}' has no such dim",
-            hint="its dims are " + ", ".join(dims) + "; check the spelling",
+            say(
+                "the shape gives a size for {dims}, but '{text}' has no such dim", dims=", ".join(unknown), text=context
+            ),
+            hint=say("its dims are {dims}; check the spelling", dims=", ".join(dims)),
         )
     return {d: given.get(d, dim_symbol(d)) for d in dims}
 
@@ -94,27 +97,37 @@ def _size(value: object, name: str) -> sympy.Expr:
     if isinstance(value, sympy.Basic):
         expr = value
     elif isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ShapeError(f"dim {name} has size {value!r}, which is not a positive integer", hint=f"e.g. {name}=1024")
+        raise _not_positive(name, value)
     else:
         try:
             expr = sympy.Integer(str(value).strip()) if not isinstance(value, float) else sympy.Rational(repr(value))
         except (TypeError, ValueError):
-            raise ShapeError(
-                f"dim {name} has size {value!r}, which is not a positive integer",
-                hint=f"e.g. {name}=1024",
-            ) from None
+            raise _not_positive(name, value) from None
     if expr.is_number and not (expr.is_integer and expr.is_positive):
-        raise ShapeError(f"dim {name} has size {value!r}, which is not a positive integer", hint=f"e.g. {name}=1024")
+        raise _not_positive(name, value)
     if expr.is_number and expr > MAX_SIZE:
         raise ShapeError(
-            f"dim {name} has size {float(expr):.3e}, more than {MAX_SIZE:.0e}", hint="check the size for a typo"
+            say(
+                "dim {dim} has size {value}, more than {limit}",
+                dim=name,
+                value=f"{float(expr):.3e}",
+                limit=f"{MAX_SIZE:.0e}",
+            ),
+            hint=say("check the size for a typo"),
         )
     if not expr.is_number and not expr.is_positive:
         raise ShapeError(
-            f"dim {name} has symbolic size {expr}, which is not declared positive",
-            hint="use symshard.symbols.dim(name) for symbolic sizes",
+            say("dim {dim} has symbolic size {size}, which is not declared positive", dim=name, size=str(expr)),
+            hint=say("use symshard.symbols.dim(name) for symbolic sizes"),
         )
     return expr
+
+
+def _not_positive(name: str, value: object) -> ShapeError:
+    return ShapeError(
+        say("dim {dim} has size {value}, which is not a positive integer", dim=name, value=repr(value)),
+        hint=say("e.g. {example}", example=f"{name}=1024"),
+    )
 
 
 def check_on_mesh(array: Array, mesh: Mesh, sizes: Mapping[str, sympy.Expr]) -> None:
@@ -138,10 +151,19 @@ def check_on_mesh(array: Array, mesh: Mesh, sizes: Mapping[str, sympy.Expr]) -> 
         if size.is_number and count.is_number and size % count != 0:
             over = "·".join(d.axes)
             raise DivisibilityError(
-                f"dim {d.name} of size {size} does not split evenly over the {count} devices of {over} in '{text}'",
+                say(
+                    "dim {dim} of size {size} does not split evenly over the {count} devices of {over} in '{text}'",
+                    dim=d.name,
+                    size=str(size),
+                    count=str(count),
+                    over=over,
+                    text=text,
+                ),
                 text=text,
                 span=spans[("dim", i)],
-                hint=f"make {d.name} a multiple of {count}, or shard it over fewer mesh axes",
+                hint=say(
+                    "make {dim} a multiple of {count}, or shard it over fewer mesh axes", dim=d.name, count=str(count)
+                ),
             )
 
 
@@ -220,8 +242,8 @@ class Placement:
         hw = lookup(hardware)
         if hw.hbm_bandwidth is None:
             raise HardwareError(
-                f"{hw.label} has no HBM bandwidth figure",
-                hint="set one with hardware.with_constants(W_hbm=...) or --hw-set W_hbm=...",
+                say("{chip} has no HBM bandwidth figure", chip=hw.label),
+                hint=say("set one with hardware.with_constants(W_hbm=...) or --hw-set W_hbm=..."),
             )
         return self.bytes_per_device / hw.hbm_bandwidth
 

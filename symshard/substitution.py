@@ -32,6 +32,7 @@ import sympy
 
 from .errors import NotationError, UnknownSymbolError, did_you_mean
 from .mathtext import as_expr, parse_number
+from .messages import say
 from .symbols import is_axis_symbol
 
 __all__ = ["names_of", "substitution"]
@@ -65,7 +66,7 @@ def _shown(names: Mapping[str, sympy.Symbol]) -> str:
         if is_axis_symbol(s) and name.startswith("|"):
             continue
         listed.append(f"{name} ({s.name})" if is_axis_symbol(s) and name != s.name else name)
-    return ", ".join(listed) or "none (it holds no symbols)"
+    return ", ".join(listed) or say("none (it holds no symbols)")
 
 
 def _pairs(text: str) -> list[tuple[str, str]]:
@@ -87,8 +88,8 @@ def _pairs(text: str) -> list[tuple[str, str]]:
         name, eq, value = part.partition("=")
         if not eq or not name.strip() or not value.strip() or value.startswith("=") or name[-1:] in "<>!":
             raise NotationError(
-                f"cannot read '{part.strip()}' as name=value in '{text}'",
-                hint="give the numbers as 'E=2048, F=8192': a name, '=', then a number or formula",
+                say("cannot read '{part}' as name=value in '{text}'", part=part.strip(), text=text),
+                hint=say("give the numbers as 'E=2048, F=8192': a name, '=', then a number or formula"),
             )
         out.append((name.strip(), value.strip()))
     return out
@@ -126,11 +127,15 @@ def substitution(
                 close = did_you_mean(name, list(names))
                 shown = _shown(names)
                 hint = (
-                    f"{close} The names here are {shown}"
+                    say(
+                        "did you mean {options}? The names here are {names}",
+                        options=dict(close.values)["options"],
+                        names=shown,
+                    )
                     if close.startswith("did you")
-                    else f"the names here are {shown}"
+                    else say("the names here are {names}", names=shown)
                 )
-                raise UnknownSymbolError(f"{what} has no symbol called '{name}'", hint=hint)
+                raise UnknownSymbolError(say("{what} has no symbol called '{name}'", what=what, name=name), hint=hint)
             symbol: sympy.Basic = names[name]
         else:
             symbol = as_expr(key)

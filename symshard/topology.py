@@ -32,6 +32,7 @@ from enum import StrEnum
 import sympy
 
 from .errors import MeshError, did_you_mean
+from .messages import Message, say
 from .symbols import T_hop, T_net, T_nvlink, W_dcn, W_ici, W_nvlink, W_spine
 
 __all__ = ["Fabric", "Topology"]
@@ -51,13 +52,13 @@ class Topology(StrEnum):
         return self in (Topology.RING, Topology.ONE_WAY_RING)
 
     @property
-    def describe(self) -> str:
+    def describe(self) -> Message:
         """A few words for reports: 'two-way ring with wraparound', ..."""
         return {
-            Topology.RING: "two-way ring with wraparound",
-            Topology.ONE_WAY_RING: "one-way ring",
-            Topology.LINE: "line without wraparound",
-            Topology.SWITCH: "fully connected switch",
+            Topology.RING: say("two-way ring with wraparound"),
+            Topology.ONE_WAY_RING: say("one-way ring"),
+            Topology.LINE: say("line without wraparound"),
+            Topology.SWITCH: say("fully connected switch"),
         }[self]
 
     @classmethod
@@ -89,7 +90,7 @@ class Topology(StrEnum):
             return cls(key)
         except ValueError:
             raise MeshError(
-                f"unknown topology '{value}'",
+                say("unknown topology '{value}'", value=value),
                 hint=did_you_mean(key, [t.value for t in cls]),
             ) from None
 
@@ -132,13 +133,13 @@ class Fabric(StrEnum):
         return 2 if self is Fabric.ICI else 1
 
     @property
-    def describe(self) -> str:
+    def describe(self) -> Message:
         """A few words for reports."""
         return {
-            Fabric.ICI: "ICI links",
-            Fabric.NVLINK: "NVLink through NVSwitches",
-            Fabric.DCN: "the scale-out network",
-            Fabric.SPINE: "the fat tree's spine",
+            Fabric.ICI: say("ICI links"),
+            Fabric.NVLINK: say("NVLink through NVSwitches"),
+            Fabric.DCN: say("the scale-out network"),
+            Fabric.SPINE: say("the fat tree's spine"),
         }[self]
 
     @classmethod
@@ -169,6 +170,6 @@ class Fabric(StrEnum):
             return cls(key)
         except ValueError:
             raise MeshError(
-                f"unknown fabric '{value}'",
+                say("unknown fabric '{value}'", value=value),
                 hint=did_you_mean(key, [f.value for f in cls]),
             ) from None

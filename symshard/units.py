@@ -22,6 +22,7 @@ from typing import Any
 import sympy
 
 from .mathtext import as_expr
+from .messages import say
 
 __all__ = [
     "format_bytes",
@@ -168,24 +169,31 @@ def parse_quantity(text: str | float | int | Fraction, unit: str) -> Fraction:
         8590000000.0
     """
     if isinstance(text, bool):
-        raise ValueError(f"expected a number, got {text!r}")
+        raise ValueError(say("expected a number, got {value}", value=repr(text)))
     if isinstance(text, (int, Fraction)):
         return Fraction(text)
     if isinstance(text, float):
         if not math.isfinite(text):
-            raise ValueError(f"{text!r} is not a finite number")
+            raise ValueError(say("{value} is not a finite number", value=repr(text)))
         return Fraction(repr(text))
     match = _QUANTITY.fullmatch(re.sub(r"\s*\([^()]*\)\s*$", "", str(text)))  # '16,384 B (16 KiB)' as printed
     if not match:
-        raise ValueError(f"'{text}' is not a number with a unit, such as 186 µs, 32 MiB or 1/4")
+        raise ValueError(say("'{text}' is not a number with a unit, such as 186 µs, 32 MiB or 1/4", text=str(text)))
     number, suffix = match.groups()
     exponent = re.search(r"[eE]([-+]?[0-9]+)", number)
     if (exponent and abs(int(exponent.group(1))) > 400) or len(number) > 400:
-        raise ValueError(f"'{text}' is out of range: numbers go up to 1e400 and down to 1e-400")
+        raise ValueError(
+            say(
+                "'{text}' is out of range: numbers go up to {high} and down to {low}",
+                text=str(text),
+                high="1e400",
+                low="1e-400",
+            )
+        )
     try:
         value = Fraction(re.sub(r"[\s,_]", "", number))
     except (ValueError, ZeroDivisionError):
-        raise ValueError(f"'{text}' is not a number, such as 186 µs, 32 MiB or 1/4") from None
+        raise ValueError(say("'{text}' is not a number, such as 186 µs, 32 MiB or 1/4", text=str(text))) from None
     if suffix.endswith("FLOPs"):
         suffix = suffix[:-1]
     if not suffix:
@@ -193,8 +201,21 @@ def parse_quantity(text: str | float | int | Fraction, unit: str) -> Fraction:
     scales = _SCALES.get(unit, {})
     if suffix not in scales:
         if not scales:
-            raise ValueError(f"'{text}' has the unit '{suffix}', but a {unit} has no units: type the bare number")
+            raise ValueError(
+                say(
+                    "'{text}' has the unit '{suffix}', but a {unit} has no units: type the bare number",
+                    text=str(text),
+                    suffix=suffix,
+                    unit=unit,
+                )
+            )
         raise ValueError(
-            f"'{text}' has the unit '{suffix}', which does not measure {unit} (units: {', '.join(scales)})"
+            say(
+                "'{text}' has the unit '{suffix}', which does not measure {unit} (units: {units})",
+                text=str(text),
+                suffix=suffix,
+                unit=unit,
+                units=", ".join(scales),
+            )
         )
     return value * scales[suffix]

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 from ..errors import UsageError, did_you_mean
+from ..messages import say
 
 __all__ = [
     "ENVIRONMENT",
@@ -77,7 +78,7 @@ def glossary() -> dict[str, dict[str, object]]:
 
 def _check_language(language: str) -> None:
     if language not in LANGUAGES:
-        raise UsageError(f"unknown language '{language}'", hint=did_you_mean(language, list(LANGUAGES)))
+        raise UsageError(say("unknown language '{name}'", name=language), hint=did_you_mean(language, list(LANGUAGES)))
 
 
 def term(key: str, language: str) -> str:
@@ -89,7 +90,7 @@ def term(key: str, language: str) -> str:
     _check_language(language)
     entries = glossary()
     if key not in entries:
-        raise UsageError(f"no glossary term '{key}'", hint=did_you_mean(key, sorted(entries)))
+        raise UsageError(say("no glossary term '{name}'", name=key), hint=did_you_mean(key, sorted(entries)))
     return str(entries[key][language])
 
 
@@ -136,8 +137,12 @@ def language_from(value: str | None, environ: Mapping[str, str] | None = None) -
             return "en"
         if chosen not in LANGUAGES:
             raise UsageError(
-                f"unknown language '{chosen}' in ${ENVIRONMENT}",
-                hint=did_you_mean(chosen, list(LANGUAGES)) + f", or unset {ENVIRONMENT}",
+                say("unknown language '{name}' in ${variable}", name=chosen, variable=ENVIRONMENT),
+                hint=say(
+                    "{suggestion}, or unset {variable}",
+                    suggestion=did_you_mean(chosen, list(LANGUAGES)),
+                    variable=ENVIRONMENT,
+                ),
             )
         return chosen
     _check_language(value)

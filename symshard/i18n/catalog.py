@@ -30,7 +30,7 @@ from functools import cache, lru_cache
 from importlib.resources import files
 
 from ..errors import UsageError, did_you_mean
-from ..messages import ENGLISH_JOINS, Choices, Clauses, Message, Names, fill
+from ..messages import ENGLISH_JOINS, Choices, Clauses, Message, Names, fill, say
 from ..messages import join as join_list
 from . import LANGUAGES
 
@@ -119,7 +119,9 @@ def catalogue(language: str) -> Catalogue:
     """
     if language not in LANGUAGES or language == "en":
         raise UsageError(
-            f"unknown language '{language}'" if language not in LANGUAGES else "English has no catalogue",
+            say("unknown language '{name}'", name=language)
+            if language not in LANGUAGES
+            else say("English has no catalogue"),
             hint=did_you_mean(language, [x for x in LANGUAGES if x != "en"]),
         )
     entries = _read_po(language)
@@ -146,7 +148,10 @@ def text(key: str, language: str, **values: object) -> str:
     """
     texts = catalogue(language).texts
     if key not in texts:
-        raise UsageError(f"the {language} catalogue has no text '{key}'", hint=did_you_mean(key, sorted(texts)))
+        raise UsageError(
+            say("the {language} catalogue has no text '{key}'", language=language, key=key),
+            hint=did_you_mean(key, sorted(texts)),
+        )
     return texts[key].format(**values)
 
 
