@@ -115,7 +115,6 @@ PENDING = {
     "symshard/arrays.py",
     "symshard/calibrate.py",
     "symshard/cli.py",
-    "symshard/collectives.py",
     "symshard/conditions.py",
     "symshard/costmodels.py",
     "symshard/crossovers.py",
