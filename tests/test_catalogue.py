@@ -129,7 +129,6 @@ PENDING = {
     "symshard/jax/interop.py",
     "symshard/jax/verify.py",
     "symshard/mathtext.py",
-    "symshard/matmul.py",
     "symshard/mesh.py",
     "symshard/nccl.py",
     "symshard/notation.py",
