@@ -135,7 +135,6 @@ PENDING = {
     "symshard/outputs.py",
     "symshard/parallelism.py",
     "symshard/placement.py",
-    "symshard/planner.py",
     "symshard/problems/budget.py",
     "symshard/problems/engine.py",
     "symshard/problems/family.py",
