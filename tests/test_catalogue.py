@@ -150,7 +150,6 @@ PENDING = {
     "symshard/render/plot.py",
     "symshard/render/regions.py",
     "symshard/render/sweep.py",
-    "symshard/routes.py",
     "symshard/schemes.py",
     "symshard/search.py",
     "symshard/site/build.py",
