@@ -117,7 +117,6 @@ PENDING = {
     "symshard/cli.py",
     "symshard/conditions.py",
     "symshard/costmodels.py",
-    "symshard/crossovers.py",
     "symshard/dtypes.py",
     "symshard/hardware.py",
     "symshard/i18n/__init__.py",
