@@ -185,7 +185,7 @@ class CollectiveCost:
             >>> c.subs("E=2048, F=8192, Y=4").bandwidth_time
             33554432/W_ici
         """
-        point = substitution(values, self.symbols, what="the cost")
+        point = substitution(values, self.symbols, what=say("the cost"))
 
         def s(e: sympy.Expr | None) -> sympy.Expr | None:
             return None if e is None else as_expr(e).subs(point)

@@ -281,7 +281,9 @@ def _wins(a: _Costs, b: _Costs, ia: int, ib: int, x, serial: bool, domain: Domai
         ta = [a.math + c for c in a.comms] or [a.math]
         tb = [b.math + c for c in b.comms] or [b.math]
         cases = _less(ta, tb, x, domain, True)
-        return Condition.of(minimal([("no overlap: T_math + T_comms", c) for c in cases], domain, merge_labels), domain)
+        return Condition.of(
+            minimal([(say("no overlap: T_math + T_comms"), c) for c in cases], domain, merge_labels), domain
+        )
     labelled: list[tuple[str, list[Relation]]] = []
     for na, (a_regime, a_active) in enumerate((("communication-bound", a.comms), ("compute-bound", [a.math]))):
         for nb, (b_regime, b_active) in enumerate((("communication-bound", b.comms), ("compute-bound", [b.math]))):

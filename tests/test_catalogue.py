@@ -115,7 +115,6 @@ PENDING = {
     "symshard/arrays.py",
     "symshard/calibrate.py",
     "symshard/cli.py",
-    "symshard/conditions.py",
     "symshard/costmodels.py",
     "symshard/dtypes.py",
     "symshard/hardware.py",
