@@ -149,7 +149,6 @@ PENDING = {
     "symshard/render/regions.py",
     "symshard/render/sweep.py",
     "symshard/schemes.py",
-    "symshard/search.py",
     "symshard/site/build.py",
     "symshard/site/mathml.py",
     "symshard/site/pages.py",
