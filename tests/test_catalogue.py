@@ -148,7 +148,6 @@ PENDING = {
     "symshard/render/plot.py",
     "symshard/render/regions.py",
     "symshard/render/sweep.py",
-    "symshard/schemes.py",
     "symshard/site/build.py",
     "symshard/site/mathml.py",
     "symshard/site/pages.py",
