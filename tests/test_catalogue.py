@@ -141,7 +141,6 @@ PENDING = {
     "symshard/problems/pdf.py",
     "symshard/problems/typesetting.py",
     "symshard/problems/writers.py",
-    "symshard/program.py",
     "symshard/render/collectives.py",
     "symshard/render/dispatch.py",
     "symshard/render/layouts.py",
