@@ -153,9 +153,7 @@ PENDING = {
     "symshard/site/problemsets.py",
     "symshard/substitution.py",
     "symshard/topology.py",
-    "symshard/training.py",
     "symshard/transfers.py",
-    "symshard/transformer.py",
 }
 
 
