@@ -131,7 +131,6 @@ PENDING = {
     "symshard/nccl.py",
     "symshard/notation.py",
     "symshard/outputs.py",
-    "symshard/parallelism.py",
     "symshard/placement.py",
     "symshard/problems/budget.py",
     "symshard/problems/engine.py",
