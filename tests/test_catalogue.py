@@ -121,7 +121,6 @@ PENDING = {
     "symshard/i18n/__init__.py",
     "symshard/i18n/catalog.py",
     "symshard/i18n/explain.py",
-    "symshard/inference.py",
     "symshard/jax/_runtime.py",
     "symshard/jax/execute.py",
     "symshard/jax/interop.py",
