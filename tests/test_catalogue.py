@@ -151,7 +151,6 @@ PENDING = {
     "symshard/site/problemsets.py",
     "symshard/substitution.py",
     "symshard/topology.py",
-    "symshard/transfers.py",
 }
 
 
