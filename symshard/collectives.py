@@ -724,7 +724,7 @@ class CollectiveExpr:
         t = costing.timing(self.op.kind, self.op.axes, as_expr(v))
         crossover = t.crossover_bytes
 
-        assumptions = [say("model {model}: {description}", model=model, description=MODELS[model])]
+        assumptions: list[str] = [say("model {model}: {description}", model=model, description=MODELS[model])]
         if any(not m.axis(a).size.is_number for a in self.op.axes):
             assumptions.append(
                 say(
