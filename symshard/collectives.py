@@ -53,6 +53,7 @@ from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
 from .memo import memoized
 from .mesh import Mesh, resolve_mesh
+from .messages import Choices, Message, say
 from .notation import CollectiveSyntax, parse_array, parse_collective_syntax
 from .placement import Placement, ShapeLike, check_on_mesh, resolve_shape
 from .substitution import SubstitutionLike, substitution
@@ -184,7 +185,7 @@ class CollectiveCost:
             >>> c.subs("E=2048, F=8192, Y=4").bandwidth_time
             33554432/W_ici
         """
-        point = substitution(values, self.symbols, what="the cost")
+        point = substitution(values, self.symbols, what=say("the cost"))
 
         def s(e: sympy.Expr | None) -> sympy.Expr | None:
             return None if e is None else as_expr(e).subs(point)
@@ -229,8 +230,14 @@ class Collective:
         for i, a in enumerate(axes):
             if a in axes[:i]:
                 raise CollectiveError(
-                    f"mesh axis {a} is listed twice in {self.kind}_{format_axes(axes)}",
-                    hint=f"list each axis once, e.g. {self.kind}_{format_axes(dict.fromkeys(axes))}",
+                    say(
+                        "mesh axis {axis} is listed twice in {collective}",
+                        axis=a,
+                        collective=f"{self.kind}_{format_axes(axes)}",
+                    ),
+                    hint=say(
+                        "list each axis once, e.g. {example}", example=f"{self.kind}_{format_axes(dict.fromkeys(axes))}"
+                    ),
                 )
 
     # notation
@@ -264,24 +271,31 @@ class Collective:
         """Caveats about applying this collective to ``array`` (e.g. strided rows)."""
         return ()
 
-    def _fail(self, array: Array, why: str, hint: str) -> CollectiveError:
-        return CollectiveError(f"{self}({array}) is not possible: {why}", hint=hint)
+    def _fail(self, array: Array, why: Message, hint: Message) -> CollectiveError:
+        return CollectiveError(
+            say("{expression} is not possible: {why}", expression=f"{self}({array})", why=why), hint=hint
+        )
 
     def _require_unreduced(self, array: Array) -> None:
         for a in self.axes:
             if a not in array.unreduced:
                 shards = array.sharded_dim(a)
                 if shards:
-                    hint = (
-                        f"{a} shards {shards}, so {array} holds complete values; "
-                        f"AllGather_{format_axes((a,))} removes that sharding"
+                    hint = say(
+                        "{axis} shards {dim}, so {array} holds complete values; {gather} removes that sharding",
+                        axis=a,
+                        dim=shards,
+                        array=str(array),
+                        gather=f"AllGather_{format_axes((a,))}",
                     )
                 else:
-                    hint = (
-                        f"only an unreduced array (marked {{U_{format_axes((a,))}}}, e.g. the result of a "
-                        f"local matmul over a contracting dim sharded along {a}) has partial sums to add"
+                    hint = say(
+                        "only an unreduced array (marked {marker}, e.g. the result of a local matmul over a "
+                        "contracting dim sharded along {axis}) has partial sums to add",
+                        marker=f"{{U_{format_axes((a,))}}}",
+                        axis=a,
                     )
-                raise self._fail(array, f"it is not unreduced over {a}", hint)
+                raise self._fail(array, say("it is not unreduced over {axis}", axis=a), hint)
 
     # costs
     def cost(
@@ -330,18 +344,30 @@ class AllGather(Collective):
 
     def apply(self, array: Array) -> Array:
         if not self.axes:
-            raise self._fail(array, "no mesh axis is named", "write AllGather_X(...) with the axes to gather")
+            raise self._fail(array, say("no mesh axis is named"), say("write AllGather_X(...) with the axes to gather"))
         for a in self.axes:
             if array.sharded_dim(a) is None:
                 if a in array.unreduced:
-                    hint = (
-                        f"{a} is unreduced, not a sharding: AllReduce_{format_axes((a,))} sums it "
-                        f"(or ReduceScatter_{{{a},<dim>}})"
+                    hint = say(
+                        "{axis} is unreduced, not a sharding: {reduce} sums it (or {scatter})",
+                        axis=a,
+                        reduce=f"AllReduce_{format_axes((a,))}",
+                        scatter=f"ReduceScatter_{{{a},<dim>}}",
+                    )
+                elif array.axes:
+                    hint = say(
+                        "'{array}' is sharded along {axes}; there is nothing to gather over {axis}",
+                        array=str(array),
+                        axes=", ".join(array.axes),
+                        axis=a,
                     )
                 else:
-                    sharded = ", ".join(array.axes) or "no axis"
-                    hint = f"'{array}' is sharded along {sharded}; there is nothing to gather over {a}"
-                raise self._fail(array, f"it is not sharded along {a}", hint)
+                    hint = say(
+                        "'{array}' is sharded along no axis; there is nothing to gather over {axis}",
+                        array=str(array),
+                        axis=a,
+                    )
+                raise self._fail(array, say("it is not sharded along {axis}", axis=a), hint)
         gone = set(self.axes)
         dims = tuple(
             _dim(d.name, tuple(x for x in d.axes if x not in gone)) if gone.intersection(d.axes) else d
@@ -357,11 +383,18 @@ class AllGather(Collective):
             if removed and kept and d.axes[: len(kept)] != tuple(kept):
                 rest = format_axes(kept)
                 out.append(
-                    f"{','.join(removed)} is not the minor-most axis of {d}: after this collective each device "
-                    f"holds every {'·'.join(f'|{k}|' for k in kept)}-th block of {d.name}, not the contiguous "
-                    f"block {d.name}_{rest} names; the result is {d.name}_{rest} only after a global permutation "
-                    f"of {d.name} (the same on every device). Move the minor-most axis first, or write "
-                    f"{d.name}_{format_axes((*kept, *removed))}, for contiguous blocks"
+                    say(
+                        "{removed} is not the minor-most axis of {dim}: after this collective each device holds "
+                        "every {count}-th block of {name}, not the contiguous block {result} names; the result is "
+                        "{result} only after a global permutation of {name} (the same on every device). Move the "
+                        "minor-most axis first, or write {instead}, for contiguous blocks",
+                        removed=",".join(removed),
+                        dim=str(d),
+                        count="·".join(f"|{k}|" for k in kept),
+                        name=d.name,
+                        result=f"{d.name}_{rest}",
+                        instead=f"{d.name}_{format_axes((*kept, *removed))}",
+                    )
                 )
         return tuple(out)
 
@@ -396,22 +429,27 @@ class ReduceScatter(Collective):
             if self.dim not in array.dim_names:
                 raise self._fail(
                     array,
-                    f"it has no dim {self.dim}",
-                    f"scatter onto one of its dims: {', '.join(array.dim_names)}",
+                    say("it has no dim {dim}", dim=self.dim),
+                    say("scatter onto one of its dims: {dims}", dims=", ".join(array.dim_names)),
                 )
             return self.dim
         if len(array.dims) == 1:
             return array.dims[0].name
+        sub = format_axes(self.axes).strip("{}")
         raise self._fail(
             array,
-            "it does not say which dim to shard",
-            "name the dim after the axes: "
-            + " or ".join(f"{self.kind}_{{{format_axes(self.axes).strip('{}')},{d}}}" for d in array.dim_names),
+            say("it does not say which dim to shard"),
+            say(
+                "name the dim after the axes: {options}",
+                options=Choices(f"{self.kind}_{{{sub},{d}}}" for d in array.dim_names),
+            ),
         )
 
     def apply(self, array: Array) -> Array:
         if not self.axes:
-            raise self._fail(array, "no mesh axis is named", "write ReduceScatter_{X,K}(...)")
+            raise self._fail(
+                array, say("no mesh axis is named"), say("write {example}", example="ReduceScatter_{X,K}(...)")
+            )
         self._require_unreduced(array)
         target = self.target(array)
         # each axis was unreduced (so not sharding any dim) and is listed once: the result is valid
@@ -437,7 +475,9 @@ class AllReduce(Collective):
         if self.axes:
             return self
         if not array.unreduced:
-            raise self._fail(array, "it has no unreduced axis", "an AllReduce sums partial sums: mark them {U_X}")
+            raise self._fail(
+                array, say("it has no unreduced axis"), say("an AllReduce sums partial sums: mark them {{U_X}}")
+            )
         return AllReduce(tuple(sorted(array.unreduced)))
 
     def apply(self, array: Array) -> Array:
@@ -469,44 +509,52 @@ class AllToAll(Collective):
             if self.dim not in array.dim_names:
                 raise self._fail(
                     array,
-                    f"it has no dim {self.dim}",
-                    f"move the axes onto one of its dims: {', '.join(array.dim_names)}",
+                    say("it has no dim {dim}", dim=self.dim),
+                    say("move the axes onto one of its dims: {dims}", dims=", ".join(array.dim_names)),
                 )
             return self.dim
         candidates = [d for d in array.dim_names if d not in sources]
         if len(candidates) == 1:
             return candidates[0]
+        sub = format_axes(self.axes).strip("{}")
         raise self._fail(
             array,
-            "it does not say which dim receives the axes",
-            "name it after the axes: "
-            + " or ".join(f"AllToAll_{{{format_axes(self.axes).strip('{}')},{d}}}" for d in candidates or ["J"]),
+            say("it does not say which dim receives the axes"),
+            say(
+                "name it after the axes: {options}",
+                options=Choices(f"AllToAll_{{{sub},{d}}}" for d in candidates or ["J"]),
+            ),
         )
 
     def apply(self, array: Array) -> Array:
         if not self.axes:
-            raise self._fail(array, "no mesh axis is named", "write AllToAll_{X,J}(...)")
+            raise self._fail(array, say("no mesh axis is named"), say("write {example}", example="AllToAll_{X,J}(...)"))
         for a in self.axes:
             if a in array.unreduced:
                 raise self._fail(
                     array,
-                    f"it is unreduced over {a}",
-                    f"sum the partial sums first (ReduceScatter_{{{a},<dim>}} shards the result directly)",
+                    say("it is unreduced over {axis}", axis=a),
+                    say(
+                        "sum the partial sums first ({scatter} shards the result directly)",
+                        scatter=f"ReduceScatter_{{{a},<dim>}}",
+                    ),
                 )
             if array.sharded_dim(a) is None:
                 raise self._fail(
                     array,
-                    f"it is not sharded along {a}",
-                    "an AllToAll moves an existing sharding; a replicated axis can shard a dim "
-                    "by slicing, with no communication",
+                    say("it is not sharded along {axis}", axis=a),
+                    say(
+                        "an AllToAll moves an existing sharding; a replicated axis can shard a dim "
+                        "by slicing, with no communication"
+                    ),
                 )
         target = self.target(array)
         for a in self.axes:
             if array.sharded_dim(a) == target:
                 raise self._fail(
                     array,
-                    f"{a} already shards {target}",
-                    "move the axis to a different dim",
+                    say("{axis} already shards {dim}", axis=a, dim=target),
+                    say("move the axis to a different dim"),
                 )
         gone = set(self.axes)
         dims = []
@@ -533,8 +581,8 @@ class CollectivePermute(Collective):
         if len(self.axes) != 1:
             raise self._fail(
                 array,
-                f"a permute runs along exactly one axis, not {len(self.axes)}",
-                "write CollectivePermute_X(...)",
+                say("a permute runs along exactly one axis, not {count}", count=len(self.axes)),
+                say("write {example}", example="CollectivePermute_X(...)"),
             )
         return array
 
@@ -560,27 +608,33 @@ class DynamicSlice(Collective):
 
     def apply(self, array: Array) -> Array:
         if not self.axes:
-            raise self._fail(array, "no mesh axis is named", "write DynamicSlice_{Y,I}(...)")
+            raise self._fail(
+                array, say("no mesh axis is named"), say("write {example}", example="DynamicSlice_{Y,I}(...)")
+            )
         for a in self.axes:
             if array.sharded_dim(a) is not None:
                 raise self._fail(
                     array,
-                    f"{a} already shards {array.sharded_dim(a)}",
-                    "a slice can only split along an axis the array is replicated over; "
-                    f"AllToAll_{{{a},<dim>}} moves an existing sharding",
+                    say("{axis} already shards {dim}", axis=a, dim=array.sharded_dim(a)),
+                    say(
+                        "a slice can only split along an axis the array is replicated over; "
+                        "{alltoall} moves an existing sharding",
+                        alltoall=f"AllToAll_{{{a},<dim>}}",
+                    ),
                 )
             if a in array.unreduced:
                 raise self._fail(
                     array,
-                    f"it is unreduced over {a}",
-                    f"ReduceScatter_{{{a},<dim>}} sums the partial sums and shards at once",
+                    say("it is unreduced over {axis}", axis=a),
+                    say("{scatter} sums the partial sums and shards at once", scatter=f"ReduceScatter_{{{a},<dim>}}"),
                 )
         if self.dim is None:
             if len(array.dims) != 1:
+                sub = format_axes(self.axes).strip("{}")
                 raise self._fail(
                     array,
-                    "it does not say which dim to slice",
-                    f"name the dim: DynamicSlice_{{{format_axes(self.axes).strip('{}')},{array.dim_names[0]}}}",
+                    say("it does not say which dim to slice"),
+                    say("name the dim: {example}", example=f"DynamicSlice_{{{sub},{array.dim_names[0]}}}"),
                 )
             target = array.dims[0].name
         else:
@@ -670,20 +724,32 @@ class CollectiveExpr:
         t = costing.timing(self.op.kind, self.op.axes, as_expr(v))
         crossover = t.crossover_bytes
 
-        assumptions = [f"model {model}: {MODELS[model]}"]
+        assumptions: list[str] = [say("model {model}: {description}", model=model, description=MODELS[model])]
         if any(not m.axis(a).size.is_number for a in self.op.axes):
             assumptions.append(
-                "the formula assumes each axis of the collective has at least 2 devices "
-                "(over an axis of size 1 nothing moves)"
+                say(
+                    "the formula assumes each axis of the collective has at least 2 devices "
+                    "(over an axis of size 1 nothing moves)"
+                )
             )
         for a in self.op.axes:
-            assumptions.append("axis " + m.axis(a).describe())
-        assumptions.append(f"latency {t.latency_model}: {LATENCY_MODELS[t.latency_model]}")
+            assumptions.append(say("axis {description}", description=m.axis(a).describe()))
+        assumptions.append(
+            say(
+                "latency {model}: {description}",
+                model=t.latency_model,
+                description=LATENCY_MODELS[t.latency_model],
+            )
+        )
         if hw is not None:
-            assumptions.append(f"hardware {hw.label}")
+            assumptions.append(say("hardware {label}", label=hw.label))
             for symbol in sorted(costing.constants - set(values), key=str):
                 assumptions.append(
-                    f"{hw.label} has no figure for {symbol}: the formula keeps it; set it with --hw-set {symbol}=VALUE"
+                    say(
+                        "{chip} has no figure for {symbol}: the formula keeps it; set it with --hw-set {symbol}=VALUE",
+                        chip=hw.label,
+                        symbol=str(symbol),
+                    )
                 )
         assumptions.extend(self.notes)
         return CollectiveCost(
@@ -721,7 +787,8 @@ def parse_collective(text: str) -> CollectiveExpr:
     """
     if not isinstance(text, str):
         raise NotationError(
-            f"expected a collective as text, got {type(text).__name__}", hint="pass e.g. 'AllGather_X(A[I_X])'"
+            say("expected a collective as text, got {type}", type=type(text).__name__),
+            hint=say("pass e.g. {example}", example="'AllGather_X(A[I_X])'"),
         )
     return _parse_collective(text)
 
@@ -744,7 +811,9 @@ def _from_syntax(syntax: CollectiveSyntax) -> CollectiveExpr:
         expr = CollectiveExpr(op, syntax.operand)
     except SymshardError as err:
         raise type(err)(
-            f"{err.message} in '{syntax.text}'" if f"'{syntax.text}'" not in err.message else err.message,
+            say("{what} in '{text}'", what=err.message, text=syntax.text)
+            if f"'{syntax.text}'" not in err.message
+            else err.message,
             text=syntax.text,
             span=syntax.subscript_span if syntax.subscript_span[1] > syntax.subscript_span[0] else syntax.kind_span,
             hint=err.hint,
@@ -754,9 +823,19 @@ def _from_syntax(syntax: CollectiveSyntax) -> CollectiveExpr:
         if stated.renamed(expr.output.name) == expr.output:
             return expr  # the result may carry another name
         raise CollectiveError(
-            f"{op}({syntax.operand}) gives {expr.output}, not {stated}, in '{syntax.text}'",
+            say(
+                "{expression} gives {output}, not {stated}, in '{text}'",
+                expression=f"{op}({syntax.operand})",
+                output=str(expr.output),
+                stated=str(stated),
+                text=syntax.text,
+            ),
             text=syntax.text,
             span=syntax.output_span,
-            hint=f"write -> {expr.output}, or pick the collective that produces {stated}",
+            hint=say(
+                "write -> {output}, or pick the collective that produces {stated}",
+                output=str(expr.output),
+                stated=str(stated),
+            ),
         )
     return expr

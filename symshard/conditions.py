@@ -27,6 +27,7 @@ import sympy
 from .errors import NotationError
 from .inequalities import Relation, minimal, solve
 from .mathtext import as_expr, as_substitution
+from .messages import say
 from .monomials import Domain
 from .substitution import SubstitutionLike, names_of, substitution
 from .symbols import is_axis_symbol, latex
@@ -144,7 +145,7 @@ class Condition:
             >>> Condition((Case("", (sympy.Lt(B, C / W),)),)).subs("C=6, W=2").text()
             'B < 3'
         """
-        point = substitution(values, self.symbols, what="the condition")
+        point = substitution(values, self.symbols, what=say("the condition"))
         symbol = _symbol_named(symbol, self.symbols)
         if self.exact and self.domain is not None:
             return self._subs_exact(point, symbol, self.domain)
@@ -204,7 +205,9 @@ def _symbol_named(symbol: sympy.Symbol | str | None, present: frozenset[sympy.Sy
         return names[symbol.strip()]
     found = as_expr(symbol)
     if not isinstance(found, sympy.Symbol):
-        raise NotationError(f"'{symbol}' is not a symbol to solve for", hint="name one symbol, like 'B'")
+        raise NotationError(
+            say("'{symbol}' is not a symbol to solve for", symbol=symbol), hint=say("name one symbol, like 'B'")
+        )
     return found
 
 
@@ -612,7 +615,7 @@ def merge_labels(a: str, b: str) -> str:
         return a
     pa, pb = a.split(", "), b.split(", ")
     if len(pa) != len(pb):
-        return "combined"
+        return say("combined")
     out = []
     for x, y in zip(pa, pb, strict=True):
         if x == y:
@@ -620,7 +623,7 @@ def merge_labels(a: str, b: str) -> str:
         elif x.split(" ")[0] == y.split(" ")[0]:
             out.append(x.split(" ")[0] + " either")
         else:
-            return "combined"
+            return say("combined")
     return ", ".join(out)
 
 
@@ -655,7 +658,7 @@ def _union_intervals(cases: list[Case]) -> list[Case]:
             rels.append(sympy.Gt(x, piece.start) if piece.left_open else sympy.Ge(x, piece.start))
         if piece.end != sympy.oo:
             rels.append(sympy.Lt(x, piece.end) if piece.right_open else sympy.Le(x, piece.end))
-        out.append(Case("combined", tuple(rels)))
+        out.append(Case(say("combined"), tuple(rels)))
     return out
 
 
@@ -744,7 +747,7 @@ class Clauses:
         Raises:
             UnknownSymbolError: a name none of the clauses contains.
         """
-        point = substitution(values, self.symbols, what="the condition")
+        point = substitution(values, self.symbols, what=say("the condition"))
         symbol = _symbol_named(symbol, self.symbols)
         parts = tuple(p.subs(point, symbol) for p in self.parts)
         domain = parts[0].domain if parts else self.domain

@@ -49,6 +49,7 @@ from .mathtext import as_expr
 from .matmul import Matmul
 from .memo import memoized
 from .mesh import Mesh
+from .messages import say
 from .monomials import Domain, Maximum, Signomial, from_expr, less_equal
 from .placement import ShapeLike
 from .planner import Plan, Strategy, plan
@@ -147,7 +148,10 @@ class Comparison:
         for i, s in self.strategies:
             if i == index:
                 return s
-        raise PlanError(f"strategy {index} is not in this comparison", hint="pick a number the comparison lists")
+        raise PlanError(
+            say("strategy {index} is not in this comparison", index=index),
+            hint=say("pick a number the comparison lists"),
+        )
 
     def region(self, index: int) -> Region | None:
         """Where strategy ``index`` is the fastest (None if it never is)."""
@@ -277,7 +281,9 @@ def _wins(a: _Costs, b: _Costs, ia: int, ib: int, x, serial: bool, domain: Domai
         ta = [a.math + c for c in a.comms] or [a.math]
         tb = [b.math + c for c in b.comms] or [b.math]
         cases = _less(ta, tb, x, domain, True)
-        return Condition.of(minimal([("no overlap: T_math + T_comms", c) for c in cases], domain, merge_labels), domain)
+        return Condition.of(
+            minimal([(say("no overlap: T_math + T_comms"), c) for c in cases], domain, merge_labels), domain
+        )
     labelled: list[tuple[str, list[Relation]]] = []
     for na, (a_regime, a_active) in enumerate((("communication-bound", a.comms), ("compute-bound", [a.math]))):
         for nb, (b_regime, b_active) in enumerate((("communication-bound", b.comms), ("compute-bound", [b.math]))):
@@ -449,8 +455,10 @@ def _resolve_symbol(name: str | sympy.Symbol, candidates: Sequence[Strategy]) ->
         if cand in pool:
             return pool[cand]
     raise PlanError(
-        f"'{name}' does not appear in the strategies' costs",
-        hint="solve for one of " + ", ".join(sorted(pool)) + " (leave it out of --shape so it stays symbolic)",
+        say("'{name}' does not appear in the strategies' costs", name=name),
+        hint=say(
+            "solve for one of {names} (leave it out of --shape so it stays symbolic)", names=", ".join(sorted(pool))
+        ),
     )
 
 
@@ -472,16 +480,16 @@ def _picked(strategies: Sequence[int | str] | str | None, p: Plan) -> tuple[str,
                 continue
             if isinstance(strategies, str) and not any(ch in text for ch in "→(_"):
                 raise PlanError(
-                    f"strategies takes strategy numbers (or names), not '{text}'",
-                    hint="give the numbers the plan lists: strategies=[1, 2], '1,2' or 'all'",
+                    say("strategies takes strategy numbers (or names), not '{text}'", text=text),
+                    hint=say("give the numbers the plan lists: strategies=[1, 2], '1,2' or 'all'"),
                 )
             parts.append(text)
         elif isinstance(item, int) and not isinstance(item, bool):
             parts.append(item)
         else:
             raise PlanError(
-                f"strategies takes strategy numbers (or names), not {item!r}",
-                hint="give the numbers the plan lists: strategies=[1, 2], '1,2' or 'all'",
+                say("strategies takes strategy numbers (or names), not {item}", item=repr(item)),
+                hint=say("give the numbers the plan lists: strategies=[1, 2], '1,2' or 'all'"),
             )
     out: list[tuple[int, Strategy]] = []
     for key in parts:
@@ -540,7 +548,10 @@ def compare(
         p = plan(mm, mesh_, shape, dtype=dtype, model=model)
     mode, numbered = _picked(strategies, p)
     if not numbered:
-        raise PlanError("there is nothing to compare: no strategy was picked", hint="e.g. strategies=[1, 2]")
+        raise PlanError(
+            say("there is nothing to compare: no strategy was picked"),
+            hint=say("e.g. {example}", example="strategies=[1, 2]"),
+        )
     x = _resolve_symbol(symbol, [s for _, s in numbered])
     serial = not (p.overlap if overlap is None else overlap)
     values = {k: v for k, v in (dict(hw.constants(p.dtype)) if hw is not None else {}).items() if k != x}
@@ -623,11 +634,11 @@ def compare(
         numeric = condition.subs(values, x) if values else None
         regions.append(Region(i, by_index[i], tuple(nbrs), condition, numeric))
     assumptions = (
-        "collective times are bandwidth-bound (hop latency left out), as the chapter reasons",
-        "time = T_math + T_comms (no overlap)" if serial else "time = max(T_math, T_comms)",
-        "every mesh axis has at least 2 devices (signs of |X| - 1 and the like are decided with that)",
-        f"solved for {x} > 0; other symbols are positive",
-        "every dim is at least the number of devices that shard it (it is a multiple of it)",
+        say("collective times are bandwidth-bound (hop latency left out), as the chapter reasons"),
+        say("time = T_math + T_comms (no overlap)") if serial else say("time = max(T_math, T_comms)"),
+        say("every mesh axis has at least 2 devices (signs of |X| - 1 and the like are decided with that)"),
+        say("solved for {symbol} > 0; other symbols are positive", symbol=str(x)),
+        say("every dim is at least the number of devices that shard it (it is a multiple of it)"),
         *p.assumptions,
     )
     return Comparison(

@@ -51,6 +51,7 @@ from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
 from .mesh import Mesh
+from .messages import Message, say
 from .parallelism import all_at_most, balance, solve_at_most
 from .program import Program
 from .schemes import N, layer
@@ -152,7 +153,7 @@ def _upper_bound(cond: Condition, x: sympy.Symbol) -> sympy.Expr:
         for r in case.relations:
             if isinstance(r, (sympy.LessThan, sympy.StrictLessThan)) and r.lhs == x:
                 return r.rhs
-    raise PlanError("no upper bound found", hint="this is a bug in symshard")  # pragma: no cover
+    raise PlanError(say("no upper bound found"), hint=say("this is a bug in symshard"))  # pragma: no cover
 
 
 def prefill_tp_limit(*, fabric: str = "ici") -> TPLimit:
@@ -200,8 +201,8 @@ def latency_threshold(hardware: Hardware | str) -> sympy.Expr:
     hw = lookup_hardware(hardware)
     one_way = hw.ici_link_bandwidth or hw.nvlink_bandwidth
     if one_way is None or hw.hop_latency is None:
-        raise HardwareError(f"{hw.label} has no link bandwidth or hop latency figure",
-                            hint="set them with --hw-set W_ici=...,T_hop=...")  # fmt: skip
+        raise HardwareError(say("{chip} has no link bandwidth or hop latency figure", chip=hw.label),
+                            hint=say("set them with --hw-set W_ici=...,T_hop=..."))  # fmt: skip
     return one_way * hw.hop_latency
 
 
@@ -234,7 +235,7 @@ class WeightStationary:
             for r in case.relations:
                 if isinstance(r, (sympy.GreaterThan, sympy.StrictGreaterThan)) and r.lhs == N:
                     return r.rhs
-        raise PlanError("no crossover found", hint="this is a bug in symshard")  # pragma: no cover
+        raise PlanError(say("no crossover found"), hint=say("this is a bug in symshard"))  # pragma: no cover
 
     def _repr_latex_(self) -> str:
         return "$" + self.crossover.latex() + "$"
@@ -267,7 +268,7 @@ def weight_stationary(*, fabric: str = "ici") -> WeightStationary:
     along = as_expr(t2).xreplace({axis("X"): t, axis("Z"): N / (t * axis("Y"))})
     terms = sympy.Add.make_args(sympy.expand(along))
     if len(terms) != 2:  # pragma: no cover - a·t + b/t
-        raise PlanError("could not minimise the 2-D layout's communication", hint="this is a bug in symshard")
+        raise PlanError(say("could not minimise the 2-D layout's communication"), hint=say("this is a bug in symshard"))
     best_x = balance(terms[0], terms[1], t)
     best = sympy.factor_terms(along.xreplace({t: best_x}))
     cases = solve_at_most(best, t1, N)
@@ -375,7 +376,9 @@ class Serving:
             PlanError: without a chip or a numeric batch.
         """
         if self.hardware is None or not self.batch.is_number:
-            raise PlanError("costing the decode collectives needs a chip and a batch", hint="pass hardware= and batch=")
+            raise PlanError(
+                say("costing the decode collectives needs a chip and a batch"), hint=say("pass hardware= and batch=")
+            )
         return tuple(_engine_costs(self.program, self.mesh, self.batch, self.model, self.hardware, full=True).values())
 
     def _repr_html_(self) -> str:
@@ -460,7 +463,9 @@ def serve(
     b = dim("B") if batch is None else positive_number(batch, "batch", integer=True)
     t = dim("T") if context is None else positive_number(context, "context", integer=True)
     if mesh is not None and chips is not None:
-        raise ModelError("give the slice as a mesh or as a chip count, not both", hint="drop --chips or --mesh")
+        raise ModelError(
+            say("give the slice as a mesh or as a chip count, not both"), hint=say("drop --chips or --mesh")
+        )
     if mesh is None:
         mesh_obj = Mesh({"Y": None if chips is None else int(positive_number(chips, "chips", integer=True))},
                         hardware=hw)  # fmt: skip
@@ -469,7 +474,7 @@ def serve(
     n = mesh_obj.devices
     axes = "".join(mesh_obj.names) if all(len(a) == 1 for a in mesh_obj.names) else "Y"
     if axes == "Y" and len(mesh_obj.names) > 1:
-        raise ModelError("serve() needs single-letter mesh axis names", hint="name the axes X, Y, Z")
+        raise ModelError(say("serve() needs single-letter mesh axis names"), hint=say("name the axes X, Y, Z"))
     fabric = "ici" if hw is None or hw.ici_link_bandwidth is not None else "nvlink"
     prog = block_program(axes, gated=mdl.gated, fabric=fabric)
     values: dict[sympy.Symbol, sympy.Expr] = {**_block_sizes(mdl), dim("B"): b}
@@ -484,16 +489,23 @@ def serve(
     per_token = kv_cache_bytes(mdl, 1, dtype=kdt)
     per_seq = per_token * t
     split = sympy.Min(n, mdl.kv_heads) if not (n.is_number and mdl.kv_heads.is_number) else min(n, mdl.kv_heads)
-    notes = []
+    notes: list[Message] = []
     if n.is_number and mdl.kv_heads.is_number and n > mdl.kv_heads:
-        notes.append(f"{n} chips for {mdl.kv_heads} KV heads: each KV head's cache is kept on {n / mdl.kv_heads} chips")
+        notes.append(
+            say(
+                "{chips} chips for {heads} KV heads: each KV head's cache is kept on {copies} chips",
+                chips=str(n),
+                heads=str(mdl.kv_heads),
+                copies=str(n / mdl.kv_heads),
+            )
+        )
     per_chip = weight_bytes / n + b * per_seq / split
     max_batch = None
     if hw is not None and hw.hbm_bytes is not None:
         room = hw.hbm_bytes - weight_bytes / n
         if room.is_number and room <= 0:
             max_batch = sympy.Integer(0)
-            notes.append("the weights alone do not fit in the chips' HBM")
+            notes.append(say("the weights alone do not fit in the chips' HBM"))
         else:
             max_batch = sympy.floor(room * split / per_seq)
     memory_time = per_chip / hbm_bw

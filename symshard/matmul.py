@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from .arrays import Array, Dim, format_axes
 from .errors import PlanError, SymshardError
 from .memo import memoized
-from .messages import Message, Names, keyed
+from .messages import Message, Names, keyed, say
 from .notation import parse_array, parse_matmul_syntax
 
 __all__ = ["ENGLISH", "Classification", "LocalMatmul", "Matmul", "local_product", "matmul"]
@@ -66,14 +66,7 @@ def _message(key: str, **values: object) -> Message:
     return keyed(ENGLISH, key, **{k: Names(v) if isinstance(v, tuple) else v for k, v in values.items()})
 
 
-def _join(names: Sequence[str]) -> str:
-    names = list(names)
-    if len(names) <= 1:
-        return "".join(names)
-    return ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def _label(array: Array, fallback: str) -> str:
+def _label(array: Array, fallback: Message) -> str:
     return array.name or fallback
 
 
@@ -133,8 +126,14 @@ class Matmul:
             for d in self.out.dim_names:
                 if d not in known:
                     raise PlanError(
-                        f"output dim {d} of {self.out} appears in neither {self.lhs} nor {self.rhs}",
-                        hint="every output dim must come from an operand (einsum semantics)",
+                        say(
+                            "output dim {dim} of {output} appears in neither {lhs} nor {rhs}",
+                            dim=d,
+                            output=str(self.out),
+                            lhs=str(self.lhs),
+                            rhs=str(self.rhs),
+                        ),
+                        hint=say("every output dim must come from an operand (einsum semantics)"),
                     )
 
     # -- einsum roles ------------------------------------------------------------------
@@ -315,10 +314,17 @@ def local_product(lhs: Array, rhs: Array, out_dims: Sequence[str], name: str = "
     for d in lhs.dims:
         if d.name in rhs_axes and rhs_axes[d.name] != d.axes:
             raise PlanError(
-                f"the local blocks of {lhs} · {rhs} do not line up: {d.name} is split along "
-                f"{format_axes(d.axes) or 'nothing'} in {_label(lhs, 'the left operand')} but along "
-                f"{format_axes(rhs_axes[d.name]) or 'nothing'} in {_label(rhs, 'the right operand')}",
-                hint="gather or slice one operand so both split the dim the same way",
+                say(
+                    "the local blocks of {product} do not line up: {dim} is split along {lhs_axes} in {lhs} "
+                    "but along {rhs_axes} in {rhs}",
+                    product=f"{lhs} · {rhs}",
+                    dim=d.name,
+                    lhs_axes=format_axes(d.axes) or say("nothing"),
+                    lhs=_label(lhs, say("the left operand")),
+                    rhs_axes=format_axes(rhs_axes[d.name]) or say("nothing"),
+                    rhs=_label(rhs, say("the right operand")),
+                ),
+                hint=say("gather or slice one operand so both split the dim the same way"),
             )
     if lhs.unreduced or rhs.unreduced:
         _check_partial_sums(lhs, rhs)
@@ -327,7 +333,10 @@ def local_product(lhs: Array, rhs: Array, out_dims: Sequence[str], name: str = "
         by_name.setdefault(dim_.name, dim_)
     for n in out_dims:
         if n not in by_name:
-            raise PlanError(f"output dim {n} appears in neither {lhs} nor {rhs}", hint="check the output's dims")
+            raise PlanError(
+                say("output dim {dim} appears in neither {lhs} nor {rhs}", dim=n, lhs=str(lhs), rhs=str(rhs)),
+                hint=say("check the output's dims"),
+            )
     unreduced = set(lhs.unreduced) | set(rhs.unreduced)
     for n, dim_ in by_name.items():
         if n not in out_dims:
@@ -341,8 +350,14 @@ def local_product(lhs: Array, rhs: Array, out_dims: Sequence[str], name: str = "
             for a in by_name[n].axes:
                 if a in used:
                     raise PlanError(
-                        f"{where} is Case 4: mesh axis {a} shards both {used[a]} and {n} of the result",
-                        hint=f"AllGather one operand over {a} first",
+                        say(
+                            "{product} is Case 4: mesh axis {axis} shards both {first} and {second} of the result",
+                            product=where,
+                            axis=a,
+                            first=used[a],
+                            second=n,
+                        ),
+                        hint=say("AllGather one operand over {axis} first", axis=a),
                     ) from None
                 used[a] = n
         raise
@@ -353,16 +368,26 @@ def _check_partial_sums(lhs: Array, rhs: Array) -> None:
     for u in lhs.unreduced:
         if u in rhs.unreduced or rhs.sharded_dim(u):
             raise PlanError(
-                f"{where}: {_label(lhs, 'the left operand')} is unreduced over {u}, which "
-                f"{_label(rhs, 'the right operand')} also uses",
-                hint=f"AllReduce_{u} (or ReduceScatter) one operand first",
+                say(
+                    "{product}: {operand} is unreduced over {axis}, which {other} also uses",
+                    product=where,
+                    operand=_label(lhs, say("the left operand")),
+                    axis=u,
+                    other=_label(rhs, say("the right operand")),
+                ),
+                hint=say("AllReduce_{axis} (or ReduceScatter) one operand first", axis=u),
             )
     for u in rhs.unreduced:
         if lhs.sharded_dim(u):
             raise PlanError(
-                f"{where}: {_label(rhs, 'the right operand')} is unreduced over {u}, which "
-                f"{_label(lhs, 'the left operand')} also uses",
-                hint=f"AllReduce_{u} (or ReduceScatter) one operand first",
+                say(
+                    "{product}: {operand} is unreduced over {axis}, which {other} also uses",
+                    product=where,
+                    operand=_label(rhs, say("the right operand")),
+                    axis=u,
+                    other=_label(lhs, say("the left operand")),
+                ),
+                hint=say("AllReduce_{axis} (or ReduceScatter) one operand first", axis=u),
             )
 
 
@@ -398,25 +423,34 @@ def matmul(lhs: Array | str, rhs: Array | str | None = None, out: Array | str | 
     """
     if rhs is None:
         if not isinstance(lhs, str):
-            raise PlanError("matmul() needs two operands, or one string 'A[...] · B[...] -> C[...]'")
+            raise PlanError(say("matmul() needs two operands, or one string 'A[...] · B[...] -> C[...]'"))
         syntax = parse_matmul_syntax(lhs)
         mm = Matmul(syntax.lhs, syntax.rhs, syntax.out, text=lhs)
         if syntax.contracting is not None and set(syntax.contracting) != set(mm.contracting):
             raise PlanError(
-                f"'{lhs}' names {_join(syntax.contracting)} under the product sign, but the contracted "
-                f"dims are {_join(mm.contracting) or 'none'}",
+                say(
+                    "'{text}' names {named} under the product sign, but the contracted dims are {contracted}",
+                    text=lhs,
+                    named=Names(syntax.contracting),
+                    contracted=Names(mm.contracting) if mm.contracting else say("none"),
+                ),
                 text=lhs,
                 span=syntax.op_span,
-                hint="a dim is contracted when both operands have it and the output does not",
+                hint=say("a dim is contracted when both operands have it and the output does not"),
             )
         if syntax.local:
             local = local_product(mm.lhs, mm.rhs, mm.out_dims, mm.out_name)
             if syntax.out is not None and syntax.out != local:
                 raise PlanError(
-                    f"the local product in '{lhs}' is {local}, not {syntax.out}",
+                    say(
+                        "the local product in '{text}' is {local}, not {stated}",
+                        text=lhs,
+                        local=str(local),
+                        stated=str(syntax.out),
+                    ),
                     text=lhs,
                     span=syntax.out_span,
-                    hint=f"write -> {local}",
+                    hint=say("write {example}", example=f"-> {local}"),
                 )
             mm = Matmul(mm.lhs, mm.rhs, local, text=lhs)
         return mm

@@ -61,6 +61,7 @@ from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
 from .mesh import Mesh
+from .messages import Message, say
 from .program import spread
 from .schemes import B_CHIP, B_POD, N, layer, pods
 from .symbols import C, W_dcn, axis, dim
@@ -91,8 +92,8 @@ SCHEMES = ("dp", "fsdp", "tp", "fsdp+tp", "pods", "pipeline", "expert")
 """The schemes :func:`roofline` knows."""
 
 OVERLAPS: dict[str, str] = {
-    "axes": "collectives over different mesh axes overlap (the larger counts); on one axis they add up",
-    "none": "every collective of a pass adds up, one after another",
+    "axes": say("collectives over different mesh axes overlap (the larger counts); on one axis they add up"),
+    "none": say("every collective of a pass adds up, one after another"),
 }
 """How the collectives of one pass combine, by name."""
 
@@ -114,14 +115,17 @@ def _scheme(name: str) -> str:
     key = str(name).strip().lower().replace(" ", "").replace("_", "+")
     key = _ALIASES.get(key, key)
     if key not in SCHEMES:
-        raise PlanError(f"unknown parallelism scheme '{name}'", hint="use one of " + ", ".join(SCHEMES))
+        raise PlanError(
+            say("unknown parallelism scheme '{name}'", name=name),
+            hint=say("use one of {options}", options=", ".join(SCHEMES)),
+        )
     return key
 
 
 def _overlap(name: str) -> str:
     key = {"serial": "none"}.get(str(name).strip().lower(), str(name).strip().lower())
     if key not in OVERLAPS:
-        raise PlanError(f"unknown overlap convention '{name}'", hint="use axes or none (serial)")
+        raise PlanError(say("unknown overlap convention '{name}'", name=name), hint=say("use axes or none (serial)"))
     return key
 
 
@@ -274,7 +278,7 @@ def roofline(
     values = _values(hw, mdl, dtype, spreads)
     fabric = _fabric(hw)
     experts, top = _moe(mdl)
-    notes: list[str] = []
+    notes: list[Message] = []
     if key in ("dp", "fsdp"):
         lay = layer(key, fabric=fabric)
         comm, math = lay.comm_time("backward") * experts, lay.math_time("backward") * top
@@ -285,13 +289,15 @@ def roofline(
         source = f"symshard.schemes.layer('{key}'): both passes"
         convention = OVERLAPS[mode]
         if experts != 1:
-            notes.append("an MoE model moves the weights of all E experts while each token works through k of them")
+            notes.append(
+                say("an MoE model moves the weights of all E experts while each token works through k of them")
+            )
         return Roofline(key, B_CHIP, math, comm, cond, convention, source, hw, values, tuple(notes))
     if key == "tp":
         lay = layer("tp", fabric=fabric)
         cond = lay.condition("Y")
         source = "symshard.schemes.layer('tp'): both passes"
-        notes.append("a gated MLP does 3/2 the FLOPs of the chapter's block for the same activations moved")
+        notes.append(say("a gated MLP does 3/2 the FLOPs of the chapter's block for the same activations moved"))
         return Roofline(key, axis("Y"), lay.math_time("forward"), lay.comm_time("forward"), cond, OVERLAPS[mode],
                         source, hw, values, tuple(notes))  # fmt: skip
     if key == "fsdp+tp":
@@ -300,7 +306,7 @@ def roofline(
         source = "symshard.schemes.layer('fsdp+tp'): forward pass, the best split of N = |X|·|Y|"
         if experts != 1:
             notes.append(
-                "for an MoE model this is one expert's MLP over the whole batch: the E/k factor is not applied"
+                say("for an MoE model this is one expert's MLP over the whole batch: the E/k factor is not applied")
             )
         return Roofline(key, B_CHIP, split.math_time, split.comm_time, cond, OVERLAPS[mode], source, hw, values,
                         tuple(notes), optimum=split.x)  # fmt: skip
@@ -343,7 +349,7 @@ def _split(fabric: str, mode: str) -> _Split:
     sub = {axis("X"): t, axis("Y"): N / t}
     groups = [as_expr(g).xreplace(sub) for g in _forward_groups(fabric)]
     if len(groups) != 2:  # pragma: no cover - one group over X, one over Y
-        raise PlanError("FSDP + TP should move data over two axes", hint="this is a bug in symshard")
+        raise PlanError(say("FSDP + TP should move data over two axes"), hint=say("this is a bug in symshard"))
     # one group grows with |X| and the other shrinks: both their larger and their sum are least
     # where they are equal (the sum is then twice either)
     x = balance(groups[0], groups[1], t)
@@ -373,7 +379,9 @@ def balance(first: sympy.Expr, second: sympy.Expr, t: sympy.Symbol) -> sympy.Exp
     """
     (a, p), (b, q) = (sympy.expand(e).as_coeff_exponent(t) for e in (first, second))
     if t in a.free_symbols or t in b.free_symbols or p == q:
-        raise PlanError("cannot balance two terms that are not powers of one size", hint="this is a bug in symshard")
+        raise PlanError(
+            say("cannot balance two terms that are not powers of one size"), hint=say("this is a bug in symshard")
+        )
     return sympy.powsimp((b / a) ** (1 / (p - q)), force=True)
 
 
@@ -401,14 +409,14 @@ def _pipeline(hw: Hardware | None, values: dict, mdl: Model | None) -> Roofline:
     math_mb = block.xreplace({dim("B"): dim("B") / N_MB, axis("X"): 1}) * SIZE_SYMBOLS["layers"] / N_STAGES
     cond = all_at_most([(per_mb, math_mb)], N_STAGES)
     notes = (
-        (
+        say(
             "the transfers hide under each stage's compute; the price of pipelining is the bubble, "
             "(N_stages − 1)/(N_MB + N_stages − 1) of the step idle"
         ),
     )
     source = "a CollectivePermute of one microbatch's activations per stage boundary, N_MB + N_stages − 2 in a row"
     return Roofline("pipeline", N_STAGES, sympy.factor_terms(math_mb * N_MB), comm, cond,
-                    "transfers overlap the stage's matmuls (one microbatch each)", source, hw, values, notes)  # fmt: skip
+                    say("transfers overlap the stage's matmuls (one microbatch each)"), source, hw, values, notes)  # fmt: skip
 
 
 def _expert(hw: Hardware | None, values: dict) -> Roofline:
@@ -425,9 +433,9 @@ def _expert(hw: Hardware | None, values: dict) -> Roofline:
         part = 4 * b * d * (z - n) / (w_node * z) * factor
         for c in solve_at_most(part, math, f):
             cases.append(Case("compute-bound", (when, *c)))
-    notes = ("a formula from the GPU chapter (not a program): to move into the cost engine with GPU network levels",
-             "B is the batch on the Z GPUs of the expert-parallel group; W_dcn is one GPU's scale-out bandwidth")  # fmt: skip
-    return Roofline("expert", f, math, comm, Condition(tuple(cases)), "the AllToAlls overlap the experts' matmuls",
+    notes = (say("a formula from the GPU chapter (not a program): to move into the cost engine with GPU network levels"),
+             say("B is the batch on the Z GPUs of the expert-parallel group; W_dcn is one GPU's scale-out bandwidth"))  # fmt: skip
+    return Roofline("expert", f, math, comm, Condition(tuple(cases)), say("the AllToAlls overlap the experts' matmuls"),
                     f"{_BOOK_GPU}: expert parallelism across nodes", hw, values, notes)  # fmt: skip
 
 
@@ -544,7 +552,7 @@ def best_split(
     fabric = _fabric(hw)
     values = _values(hw, mdl, dtype, spreads)
     if mdl is None:
-        raise ModelError("best_split needs a model for D and F", hint="pass model='llama3-70b' or a Model")
+        raise ModelError(say("best_split needs a model for D and F"), hint=say("pass model='llama3-70b' or a Model"))
     values[dim("B")] = b
     split = _split(fabric, mode)
     optimum = as_expr(split.x).xreplace({**values, N: n})
@@ -632,12 +640,13 @@ def verdict(
     elif key == "pods":
         if int(n) % pods:
             raise PlanError(
-                f"{pods} pods do not split {n} chips evenly", hint="give a pod count that divides the chips"
+                say("{pods} pods do not split {chips} chips evenly", pods=pods, chips=n),
+                hint=say("give a pod count that divides the chips"),
             )
         point = {**values, axis("P"): pods, axis("X"): n / pods}
         math, comm = as_expr(roof.math_time).xreplace(point), as_expr(roof.comm_time).xreplace(point)
         detail["pods"] = pods
     else:
-        raise PlanError(f"no per-batch verdict for {key}", hint="use dp, fsdp, tp, fsdp+tp or pods")
+        raise PlanError(say("no per-batch verdict for {name}", name=key), hint=say("use dp, fsdp, tp, fsdp+tp or pods"))
     bound = "compute" if comm <= math else "communication"
     return Verdict(key, b, n, per, math, comm, bound, roof.numeric, detail)

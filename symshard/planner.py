@@ -69,6 +69,7 @@ from .mathtext import as_expr
 from .matmul import Classification, LocalMatmul, Matmul, local_product, matmul
 from .memo import memoized
 from .mesh import Mesh, resolve_mesh
+from .messages import say
 from .monomials import Domain, Lazy, Maximum, from_expr, less_equal, log_uniform
 from .placement import ShapeLike, check_on_mesh, resolve_shape
 from .routes import Repermute, reshard_routes, reshard_steps
@@ -414,7 +415,9 @@ class PlanStep:
             PlanError: for the local product, which has FLOPs instead.
         """
         if self.timing is None:
-            raise PlanError(f"the step {self} moves no data", hint="use .flops for the local product")
+            raise PlanError(
+                say("the step {step} moves no data", step=str(self)), hint=say("use .flops for the local product")
+            )
         return self.timing
 
     @property
@@ -658,8 +661,8 @@ class Plan:
             if 1 <= i <= len(self.strategies):
                 return self.strategies[i - 1]
             raise PlanError(
-                f"there is no strategy {i}: the plan has {len(self.strategies)}",
-                hint=f"number them 1 to {len(self.strategies)}",
+                say("there is no strategy {number}: the plan has {count}", number=i, count=len(self.strategies)),
+                hint=say("number them 1 to {count}", count=len(self.strategies)),
             )
         for s in self.strategies:
             if s.name == key:
@@ -667,7 +670,7 @@ class Plan:
         found = self.source.find(key) if self.source is not None and not self.complete else None
         if found is not None:
             return found
-        raise PlanError(f"no strategy is called '{key}'", hint="use its number or exact name")
+        raise PlanError(say("no strategy is called '{name}'", name=key), hint=say("use its number or exact name"))
 
     def all_strategies(self) -> Sequence[Strategy]:
         """Every valid strategy, in the order ``plan(..., all=True)`` lists them, each built when read (a
@@ -831,13 +834,16 @@ def plan(
     env = CostEnv(mesh_, sizes, dtype, hw, constants, model, comm_overlap)
     targets = (m_.out,) if m_.out is not None else natural_outputs(m_)
     if routes not in ("standard", "xla"):
-        raise PlanError(f"routes must be 'standard' or 'xla', not {routes!r}", hint="use routes='standard'")
+        raise PlanError(
+            say("routes must be 'standard' or 'xla', not {value}", value=repr(routes)),
+            hint=say("use routes={value}", value="'standard'"),
+        )
     source = Enumeration(m_, env, targets, overlap, routes == "xla")
     natural = source.natural()
     if natural is None:
         raise PlanError(
-            f"no strategy computes {context}",
-            hint="the requested output may need partial sums the product cannot produce",
+            say("no strategy computes {target}", target=context),
+            hint=say("the requested output may need partial sums the product cannot produce"),
         )
     counted: list[tuple[str, int]] = []
     if every:
@@ -852,33 +858,41 @@ def plan(
         order = sorted(range(len(kept)), key=lambda i: _sort_key(kept[i], env.numeric))
         listed = tuple(kept[i] for i in order)
         reasons = tuple(reasons_list[i] for i in order)
-    assumptions = [f"model {env.model}: {MODELS[env.model]}"]
-    assumptions += ["axis " + a.describe() for a in mesh_.axes]
+    assumptions = [say("model {model}: {description}", model=env.model, description=MODELS[env.model])]
+    assumptions += [say("axis {description}", description=a.describe()) for a in mesh_.axes]
     latency = env.costing.latency_model
-    assumptions.append(f"latency {latency}: {LATENCY_MODELS[latency]}")
+    assumptions.append(say("latency {model}: {description}", model=latency, description=LATENCY_MODELS[latency]))
     if hw is not None:
-        assumptions.append(f"hardware {hw.label}")
+        assumptions.append(say("hardware {label}", label=hw.label))
         for symbol in sorted(env.costing.constants - set(env.values), key=str):
-            assumptions.append(f"{hw.label} has no figure for {symbol}: the formulas keep it")
+            assumptions.append(
+                say("{chip} has no figure for {symbol}: the formulas keep it", chip=hw.label, symbol=str(symbol))
+            )
     assumptions.append(
-        "time = max(T_math, T_comms) (communication overlapped with compute)"
+        say("time = max(T_math, T_comms) (communication overlapped with compute)")
         if overlap
-        else "time = T_math + T_comms (no overlap)"
+        else say("time = T_math + T_comms (no overlap)")
     )
-    assumptions.append(f"T_comms: {COMM_OVERLAPS[env.comm_overlap]}")
-    assumptions.append("peak memory: the operands stay resident; each step needs its input and output at once")
+    assumptions.append(say("T_comms: {description}", description=COMM_OVERLAPS[env.comm_overlap]))
+    assumptions.append(say("peak memory: the operands stay resident; each step needs its input and output at once"))
     if not mesh_.is_numeric:
         assumptions.append(
-            "symbolic formulas assume every axis a collective runs over has at least 2 devices "
-            "(over an axis of size 1 nothing moves)"
+            say(
+                "symbolic formulas assume every axis a collective runs over has at least 2 devices "
+                "(over an axis of size 1 nothing moves)"
+            )
         )
         assumptions.append(
-            "a collective-permute that moves a dim's sharding onto other axes assumes their shard count is a "
-            "multiple of the old one's"
+            say(
+                "a collective-permute that moves a dim's sharding onto other axes assumes their shard count is a "
+                "multiple of the old one's"
+            )
         )
     if not every:
         assumptions.append(
-            "listed: the strategies that can win somewhere (and the chapter's rule); all=True lists every valid one"
+            say(
+                "listed: the strategies that can win somewhere (and the chapter's rule); all=True lists every valid one"
+            )
         )
     return Plan(
         matmul=m_,

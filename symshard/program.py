@@ -55,6 +55,7 @@ from .errors import MeshError, PlanError, UnknownModelError
 from .mathtext import as_expr, as_substitution
 from .matmul import LocalMatmul, local_product, matmul
 from .mesh import MeshAxis
+from .messages import say
 from .notation import parse_array
 from .symbols import C, axis, dim
 from .topology import Fabric
@@ -183,7 +184,10 @@ class Program:
         """
         arr = parse_array(array) if isinstance(array, str) else array
         if arr.name in self.held:
-            raise PlanError(f"the program already has an array called {arr.name}", hint="give each array its own name")
+            raise PlanError(
+                say("the program already has an array called {name}", name=arr.name),
+                hint=say("give each array its own name"),
+            )
         self.held[arr.name] = [arr]
         self.roles[arr.name] = role
 
@@ -201,8 +205,11 @@ class Program:
 
     def _versions(self, name: str) -> list[Array]:
         if name not in self.held:
-            known = ", ".join(sorted(self.held)) or "none yet"
-            raise PlanError(f"the program has no array called {name}", hint=f"declare it with input(); known: {known}")
+            known = ", ".join(sorted(self.held)) or say("none yet")
+            raise PlanError(
+                say("the program has no array called {name}", name=name),
+                hint=say("declare it with input(); known: {names}", names=known),
+            )
         return self.held[name]
 
     def reshard(self, target: Array | str, *, phase: str = "forward", keep: bool = True, purpose: str = "") -> Array:
@@ -241,9 +248,14 @@ class Program:
         self._check_phase(phase)
         mm = matmul(text)
         if mm.out is None:
-            raise PlanError(f"'{text}' names no result", hint="write '... -> Name[dims]' with the sharding wanted")
+            raise PlanError(
+                say("'{text}' names no result", text=text),
+                hint=say("write '... -> Name[dims]' with the sharding wanted"),
+            )
         if mm.out.name in self.held:
-            raise PlanError(f"{mm.out.name} exists already in the program", hint="name each result once")
+            raise PlanError(
+                say("{name} exists already in the program", name=mm.out.name), hint=say("name each result once")
+            )
         keep = set(keep)
         deps = []
         for operand in (mm.lhs, mm.rhs):
@@ -280,7 +292,9 @@ class Program:
 
     def _check_phase(self, phase: str) -> None:
         if phase not in PHASES:
-            raise PlanError(f"unknown phase '{phase}'", hint="use " + " or ".join(PHASES))
+            raise PlanError(
+                say("unknown phase '{name}'", name=phase), hint=say("use {a} or {b}", a=PHASES[0], b=PHASES[1])
+            )
 
     def _add(self, step: Step) -> Step:
         self.steps.append(step)
@@ -450,8 +464,8 @@ def _fabric(value: object, axis_name: str) -> Fabric:
     try:
         return Fabric.parse(value)  # type: ignore[arg-type]
     except MeshError as err:
-        where = f" for axis {axis_name}" if axis_name else ""
-        raise PlanError(err.message + where, hint=err.hint) from None
+        message = say("{what} for axis {axis}", what=err.message, axis=axis_name) if axis_name else err.message
+        raise PlanError(message, hint=err.hint) from None
 
 
 def _reshard_steps(src: Array, dst: Array) -> tuple[CollectiveExpr, ...]:

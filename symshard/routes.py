@@ -36,6 +36,7 @@ from .collectives import (
 )
 from .errors import PlanError
 from .memo import on_clear
+from .messages import say
 
 __all__ = ["Repermute", "reshard_routes", "reshard_steps"]
 
@@ -87,12 +88,20 @@ def reshard_steps(src: Array, dst: Array) -> tuple[CollectiveExpr, ...]:
         ['DynamicSlice_{Y,I}', 'ReduceScatter_{X,K}']
     """
     if src.dim_names != dst.dim_names:
-        raise PlanError(f"cannot reshard {src} into {dst}: the dims differ", hint="reshard keeps the dims")
+        raise PlanError(
+            say("cannot reshard {source} into {target}: the dims differ", source=str(src), target=str(dst)),
+            hint=say("reshard keeps the dims"),
+        )
     if not dst.unreduced <= src.unreduced:
         extra = format_axes(sorted(dst.unreduced - src.unreduced))
         raise PlanError(
-            f"cannot reshard {src} into {dst}: no collective creates partial sums over {extra}",
-            hint="an array becomes unreduced only through a local product over a sharded contracted dim",
+            say(
+                "cannot reshard {source} into {target}: no collective creates partial sums over {axes}",
+                source=str(src),
+                target=str(dst),
+                axes=extra,
+            ),
+            hint=say("an array becomes unreduced only through a local product over a sharded contracted dim"),
         )
     steps: list[CollectiveExpr] = []
     cur = src
@@ -160,7 +169,10 @@ def reshard_steps(src: Array, dst: Array) -> tuple[CollectiveExpr, ...]:
             break
         steps.append(step)
         cur = step.output
-    raise PlanError(f"cannot reshard {src} into {dst}", hint="this is a bug in symshard; please report it")
+    raise PlanError(
+        say("cannot reshard {source} into {target}", source=str(src), target=str(dst)),
+        hint=say("this is a bug in symshard; please report it"),
+    )
 
 
 # -- collective-permutes that reshard -----------------------------------------------------------
@@ -199,10 +211,10 @@ class Repermute(CollectivePermute):
 
     def apply(self, array: Array) -> Array:
         if tuple(d.name for d in self.dims) != array.dim_names:
-            raise self._fail(array, "the new sharding names other dims", "permute keeps the dims")
+            raise self._fail(array, say("the new sharding names other dims"), say("permute keeps the dims"))
         out = Array(array.name, tuple(self.dims), array.unreduced)
         if out == array:
-            raise self._fail(array, "the sharding does not change", "a permute here would move nothing")
+            raise self._fail(array, say("the sharding does not change"), say("a permute here would move nothing"))
         return out
 
 

@@ -49,6 +49,7 @@ from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
 from .matmul import LocalMatmul
+from .messages import say
 from .program import Program, spread
 from .symbols import W_nvlink, axis, dim
 from .topology import Fabric
@@ -98,7 +99,10 @@ def _check_scheme(scheme: str) -> str:
     key = scheme.strip().lower().replace(" ", "").replace("_", "+")
     key = {"data": "dp", "zero3": "fsdp", "zero-3": "fsdp", "tensor": "tp", "mixed": "fsdp+tp"}.get(key, key)
     if key not in _LAYOUT:
-        raise PlanError(f"unknown parallelism scheme '{scheme}'", hint="use one of " + ", ".join(SCHEMES))
+        raise PlanError(
+            say("unknown parallelism scheme '{name}'", name=scheme),
+            hint=say("use one of {options}", options=", ".join(SCHEMES)),
+        )
     return key
 
 
@@ -278,8 +282,8 @@ class Layer:
             if cand in by_name:
                 return by_name[cand], {}
         raise PlanError(
-            f"'{name}' does not appear in the {self.scheme} costs",
-            hint="solve for one of " + ", ".join(sorted(by_name | {"B_chip": B_CHIP})),
+            say("'{name}' does not appear in the {scheme} costs", name=name, scheme=self.scheme),
+            hint=say("solve for one of {names}", names=", ".join(sorted(by_name | {"B_chip": B_CHIP}))),
         )
 
     def condition(
@@ -533,7 +537,7 @@ def fsdp_tp_split(
     lay = layer("fsdp+tp", hardware=hardware, fabric=fabric, comm_overlap=comm_overlap)
     ph = None if phase == "step" else phase
     if ph not in (None, *lay.phases):
-        raise PlanError(f"unknown phase '{phase}'", hint="use forward, backward or step")
+        raise PlanError(say("unknown phase '{name}'", name=phase), hint=say("use forward, backward or step"))
     t = sympy.Symbol("t", positive=True)
     subs = {axis("X"): t, axis("Y"): N / t}
     comm = as_expr(lay.comm_time(ph)).xreplace(subs)
@@ -543,7 +547,7 @@ def fsdp_tp_split(
     else:
         roots = [r for r in sympy.solve(sympy.diff(comm, t), t) if r.is_positive is not False]
     if len(roots) != 1:  # pragma: no cover - the cost is a·t + b/t
-        raise PlanError("could not minimise the FSDP + TP communication", hint="this is a bug in symshard")
+        raise PlanError(say("could not minimise the FSDP + TP communication"), hint=say("this is a bug in symshard"))
     x_opt = sympy.simplify(roots[0])
     best = sympy.simplify(terms[0].xreplace({t: x_opt}) if len(terms) == 2 else comm.xreplace({t: x_opt}))
     mth = sympy.simplify(lay.math_time(ph).xreplace(subs))
@@ -559,7 +563,7 @@ def _lower_bound(cases: list[list[sympy.Basic]], x: sympy.Symbol) -> sympy.Expr:
         for r in case:
             if isinstance(r, (sympy.GreaterThan, sympy.StrictGreaterThan)) and r.lhs == x:
                 return r.rhs
-    raise PlanError("no lower bound found", hint="this is a bug in symshard")  # pragma: no cover
+    raise PlanError(say("no lower bound found"), hint=say("this is a bug in symshard"))  # pragma: no cover
 
 
 @dataclass(frozen=True)
@@ -574,7 +578,10 @@ class Pods:
         """The tokens per pod needed on ``hardware`` (its per-chip DCN bandwidth)."""
         hw = lookup_hardware(hardware)
         if hw.dcn_bandwidth is None:
-            raise PlanError(f"{hw.label} has no DCN bandwidth figure", hint="set one with --hw-set W_dcn=...")
+            raise PlanError(
+                say("{chip} has no DCN bandwidth figure", chip=hw.label),
+                hint=say("set one with {option}", option="--hw-set W_dcn=..."),
+            )
         return as_expr(self.min_batch_per_pod).xreplace(hw.constants())
 
 
@@ -622,7 +629,7 @@ def largest_tp(
             if isinstance(r, (sympy.LessThan, sympy.StrictLessThan)) and r.lhs == axis("Y"):
                 bound = as_expr(r.rhs).xreplace({dim("F"): f, **{as_expr(k): v for k, v in values.items()}})
     if bound is None:  # pragma: no cover
-        raise PlanError("TP has no upper bound on |Y|", hint="this is a bug in symshard")
+        raise PlanError(say("TP has no upper bound on |Y|"), hint=say("this is a bug in symshard"))
     top = int(sympy.floor(bound))
     if shape is None:
         return top
@@ -631,8 +638,12 @@ def largest_tp(
         if all(_places(a, {"Y": degree}, shape) for a in held):
             return degree
     raise PlanError(
-        f"no TP degree up to {top} splits the layer's arrays evenly with sizes {dict(shape)}",
-        hint="give sizes for B, D and F",
+        say(
+            "no TP degree up to {top} splits the layer's arrays evenly with sizes {sizes}",
+            top=top,
+            sizes=str(dict(shape)),
+        ),
+        hint=say("give sizes for B, D and F"),
     )
 
 

@@ -44,6 +44,7 @@ from .hardware import hardware as lookup_hardware
 from .matmul import LocalMatmul, Matmul, local_product, matmul
 from .memo import memoized
 from .mesh import Mesh, resolve_mesh
+from .messages import say
 from .notation import parse_array
 from .placement import ShapeLike, check_on_mesh, resolve_shape
 from .planner import (
@@ -123,41 +124,71 @@ class SearchResult:
 
     def explain(self) -> list[str]:
         """A few sentences on the winner: what is stored how, what moves, what it costs, what lost."""
-        lines = []
+        lines: list[str] = []
         if self.best is None:
             need = self.fastest.memory_bytes_per_device if self.fastest else None
+            limit = format_bytes(self.memory_limit)
             lines.append(
-                f"nothing fits in {format_bytes(self.memory_limit)} per device"
-                + (f"; the leanest candidate needs {format_bytes(need)}" if need is not None else "")
+                say("nothing fits in {limit} per device", limit=limit)
+                if need is None
+                else say(
+                    "nothing fits in {limit} per device; the leanest candidate needs {need}",
+                    limit=limit,
+                    need=format_bytes(need),
+                )
             )
             lines.append(
-                "to fit: allow more memory per device (--memory), spread over more devices, or use a smaller dtype"
+                say("to fit: allow more memory per device (--memory), spread over more devices, or use a smaller dtype")
             )
             return lines
         b = self.best
         stored = ", ".join(str(a) for _, a in b.stored)
-        lines.append(f"store {stored}; the result ends as {b.output}")
+        lines.append(say("store {stored}; the result ends as {output}", stored=stored, output=str(b.output)))
         for mm, st in zip(self.matmuls, b.stages, strict=True):
             lines.append(f"{mm.lhs.name} · {mm.rhs.name}: " + " ; ".join(st.describe()))
+        times = {
+            "time": format_seconds(b.time),
+            "compute": format_seconds(b.compute_time),
+            "comms": format_seconds(b.comm_time),
+            "peak": format_bytes(b.memory_bytes_per_device),
+        }
         lines.append(
-            f"time {format_seconds(b.time)} (compute {format_seconds(b.compute_time)}, "
-            f"communication {format_seconds(b.comm_time)}), peak memory {format_bytes(b.memory_bytes_per_device)}"
-            + (f" of {format_bytes(self.memory_limit)}" if self.memory_limit is not None else "")
+            say(
+                "time {time} (compute {compute}, communication {comms}), peak memory {peak} of {limit}",
+                **times,
+                limit=format_bytes(self.memory_limit),
+            )
+            if self.memory_limit is not None
+            else say("time {time} (compute {compute}, communication {comms}), peak memory {peak}", **times)
         )
         if self.memory_limit is not None:
-            lines.append(f"{self.fitting} of {self.considered} candidates fit in memory")
+            lines.append(
+                say(
+                    "{fitting} of {considered} candidates fit in memory",
+                    fitting=self.fitting,
+                    considered=self.considered,
+                )
+            )
         else:
-            lines.append(f"{self.considered} candidates considered (no memory limit)")
+            lines.append(say("{considered} candidates considered (no memory limit)", considered=self.considered))
         if self.fastest is not None and self.fastest is not b and self.fastest.raw_time < b.raw_time:
             lines.append(
-                f"the fastest candidate overall ({format_seconds(self.fastest.time)}) needs "
-                f"{format_bytes(self.fastest.memory_bytes_per_device)} and does not fit"
+                say(
+                    "the fastest candidate overall ({time}) needs {bytes} and does not fit",
+                    time=format_seconds(self.fastest.time),
+                    bytes=format_bytes(self.fastest.memory_bytes_per_device),
+                )
             )
         if len(self.ranked) > 1:
             r = self.ranked[1]
             lines.append(
-                f"runner-up: {', '.join(str(a) for _, a in r.stored)} -> {r.output} in {format_seconds(r.time)}, "
-                f"{format_bytes(r.memory_bytes_per_device)}"
+                say(
+                    "runner-up: {stored} -> {output} in {time}, {bytes}",
+                    stored=", ".join(str(a) for _, a in r.stored),
+                    output=str(r.output),
+                    time=format_seconds(r.time),
+                    bytes=format_bytes(r.memory_bytes_per_device),
+                )
             )
         return lines
 
@@ -296,7 +327,10 @@ def best_sharding(
     mms = [matmuls] if isinstance(matmuls, (Matmul, str)) else list(matmuls)
     chain = [matmul(m) if isinstance(m, str) else m for m in mms]
     if not chain:
-        raise PlanError("best_sharding needs at least one matmul", hint="pass 'A[I, J] · B[J, K] -> C[I, K]'")
+        raise PlanError(
+            say("best_sharding needs at least one matmul"),
+            hint=say("pass {example}", example="'A[I, J] · B[J, K] -> C[I, K]'"),
+        )
     hw = lookup_hardware(hardware)
     mesh_ = resolve_mesh(mesh, [], hw)
     dims = list(dict.fromkeys(d for mm in chain for d in mm.dims))
@@ -304,16 +338,19 @@ def best_sharding(
     symbolic = [d for d, v in sizes.items() if not v.is_number]
     if symbolic:
         raise PlanError(
-            f"best_sharding needs every dim's size; {', '.join(symbolic)} have none",
-            hint="give them with shape, e.g. " + ",".join(f"{d}=4096" for d in symbolic),
+            say("best_sharding needs every dim's size; {dims} have none", dims=", ".join(symbolic)),
+            hint=say("give them with shape, e.g. {example}", example=",".join(f"{d}=4096" for d in symbolic)),
         )
     env = CostEnv(mesh_, sizes, dtype, hw, None, model, comm_overlap)
     if not env.numeric:
         missing = sorted(map(str, ({C} | env.costing.constants) - set(env.values)))
         raise PlanError(
-            f"{hw.label} lacks {', '.join(missing)}, which the search needs",
-            hint=f"supply it: --hw-set {missing[0]}=VALUE on the command line, "
-            f"hardware.with_constants({missing[0]}=...) in Python",
+            say("{chip} lacks {names}, which the search needs", chip=hw.label, names=", ".join(missing)),
+            hint=say(
+                "supply it: --hw-set {name}=VALUE on the command line, hardware.with_constants({name2}=...) in Python",
+                name=missing[0],
+                name2=missing[0],
+            ),
         )
     limit = _parse_bytes(memory_limit)
     fixed_arrays = {k: (parse_array(v) if isinstance(v, str) else v) for k, v in (fixed or {}).items()}
@@ -333,8 +370,14 @@ def best_sharding(
         carried_name = chain[k - 1].out_name if k else None
         if k and carried_name not in (mm.lhs.name, mm.rhs.name):
             raise PlanError(
-                f"matmul {k + 1} ({mm}) does not use {carried_name}, the result of matmul {k}",
-                hint="a chain feeds each result into the next matmul, by name",
+                say(
+                    "matmul {k} ({matmul}) does not use {name}, the result of matmul {previous}",
+                    k=k + 1,
+                    matmul=str(mm),
+                    name=carried_name,
+                    previous=k,
+                ),
+                hint=say("a chain feeds each result into the next matmul, by name"),
             )
         rank = axis_order(mm.dims, [a for a in (final_target, mm.lhs, mm.rhs) if a is not None], names)
         nexts: dict[Array | None, list[_Partial]] = {}
@@ -593,13 +636,20 @@ def _parse_bytes(value: Value) -> int | Fraction | None:
             i -= 1
         num, unit = text[:i], text[i:].upper()
         if unit not in units:
-            raise PlanError(f"cannot read the memory limit '{value}'", hint="write it like 300MB, 16GiB or 3e8")
+            raise PlanError(
+                say("cannot read the memory limit '{value}'", value=value),
+                hint=say("write it like 300MB, 16GiB or 3e8"),
+            )
         try:
             number = Fraction(num) * units[unit]
         except (ValueError, ZeroDivisionError):
             raise PlanError(
-                f"cannot read the memory limit '{value}'", hint="write it like 300MB, 16GiB or 3e8"
+                say("cannot read the memory limit '{value}'", value=value),
+                hint=say("write it like 300MB, 16GiB or 3e8"),
             ) from None
     if number <= 0:
-        raise PlanError(f"the memory limit must be positive, got '{value}'", hint="e.g. 300MB")
+        raise PlanError(
+            say("the memory limit must be positive, got '{value}'", value=value),
+            hint=say("e.g. {example}", example="300MB"),
+        )
     return int(number) if number.denominator == 1 else number

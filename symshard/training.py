@@ -24,8 +24,8 @@ Examples:
     >>> mem = training_memory(model("llama3-70b"))
     >>> mem.bytes_per_param, mem.chips_to_fit("v5p")  # weights and Adam, no activations
     (10, 8)
-    >>> batch_per_chip(1000, 3).note
-    'the 3 chips do not divide the batch of 1,000 tokens: XLA pads it to 1,002, so each chip computes 334 tokens (2 of them padding, 0.2% of the work)'
+    >>> print(batch_per_chip(1000, 3).note)
+    the 3 chips do not divide the batch of 1,000 tokens: XLA pads it to 1,002, so each chip computes 334 tokens (2 of them padding, 0.2% of the work)
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from .errors import HardwareError, ModelError, did_you_mean
 from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
+from .messages import say
 from .symbols import C, dim
 from .transformer import Model, model, positive_number
 from .units import format_number
@@ -108,7 +109,10 @@ def activation_elements(m: Model, policy: str | int = "mlp") -> sympy.Expr:
         policy = int(policy.strip())
     if isinstance(policy, int) and not isinstance(policy, bool):
         if policy < 1:
-            raise ModelError(f"a checkpoint count must be at least 1, got {policy}", hint="e.g. 4 (or 'none')")
+            raise ModelError(
+                say("a checkpoint count must be at least 1, got {value}", value=policy),
+                hint=say("e.g. 4 (or 'none')"),
+            )
         return policy * m.d_model
     key = str(policy).strip().lower()
     if key == "mlp":
@@ -118,15 +122,15 @@ def activation_elements(m: Model, policy: str | int = "mlp") -> sympy.Expr:
     if key == "none":
         return sympy.Integer(0)
     raise ModelError(
-        f"unknown checkpointing policy '{policy}'",
-        hint=did_you_mean(key, sorted(POLICIES)) + ", or a number of checkpoints of size D per layer",
+        say("unknown checkpointing policy '{name}'", name=policy),
+        hint=say("{hint}, or a number of checkpoints of size D per layer", hint=did_you_mean(key, sorted(POLICIES))),
     )
 
 
 def _optimizer(name: str) -> str:
     key = str(name).strip().lower().replace("_", "-")
     if key not in OPTIMIZERS:
-        raise ModelError(f"unknown optimizer '{name}'", hint=did_you_mean(key, sorted(OPTIMIZERS)))
+        raise ModelError(say("unknown optimizer '{name}'", name=name), hint=did_you_mean(key, sorted(OPTIMIZERS)))
     return key
 
 
@@ -233,7 +237,10 @@ def _hbm(hardware: Hardware | str | None) -> sympy.Expr:
         return M_HBM
     hw = lookup_hardware(hardware)
     if hw.hbm_bytes is None:
-        raise HardwareError(f"{hw.label} has no HBM capacity figure", hint="set one with --hw-set M_hbm=16e9")
+        raise HardwareError(
+            say("{chip} has no HBM capacity figure", chip=hw.label),
+            hint=say("set one with {option}", option="--hw-set M_hbm=16e9"),
+        )
     return hw.hbm_bytes
 
 
@@ -300,10 +307,15 @@ class BatchPerChip:
             return None
         total = self.batch + self.padding
         share = float(self.padding / total) * 100
-        return (
-            f"the {format_number(self.chips)} chips do not divide the batch of {_count(self.batch)} tokens: XLA pads "
-            f"it to {_count(total)}, so each chip computes {_count(self.padded)} tokens ({_count(self.padding)} of "
-            f"them padding, {share:.2g}% of the work)"
+        return say(
+            "the {chips} chips do not divide the batch of {batch} tokens: XLA pads it to {padded}, so each chip "
+            "computes {per_chip} tokens ({padding} of them padding, {share}% of the work)",
+            chips=format_number(self.chips),
+            batch=_count(self.batch),
+            padded=_count(total),
+            per_chip=_count(self.padded),
+            padding=_count(self.padding),
+            share=f"{share:.2g}",
         )
 
 
@@ -429,7 +441,10 @@ def train(
     n = N if chips is None else chip_count(chips)
     u = MFU if mfu is None else positive_number(mfu, "MFU")
     if u.is_number and u > 1:
-        raise ModelError(f"MFU must be at most 1, got {float(u):g}", hint="MFU is a fraction of peak, e.g. 0.4")
+        raise ModelError(
+            say("MFU must be at most 1, got {value}", value=f"{float(u):g}"),
+            hint=say("MFU is a fraction of peak, e.g. 0.4"),
+        )
     canonical = canonical_dtype(dtype)
     # a chip without a FLOP/s figure keeps the symbol C: the answer stays a formula in it
     c: sympy.Expr = C if hw is None else hw.constants(canonical).get(C, C)

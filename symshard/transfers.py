@@ -40,6 +40,7 @@ from .errors import HardwareError, MeshError
 from .hardware import Hardware
 from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
+from .messages import Message, say
 from .placement import place
 from .symbols import C, T_hop
 from .topology import Topology
@@ -64,15 +65,15 @@ __all__ = [
 W_PCIE = sympy.Symbol("W_pcie", positive=True)
 """One chip's PCIe bandwidth to its host, bytes/s (the preset's ``pcie_bandwidth``)."""
 
-CHIPS_PER_HOST: dict[str, tuple[int, str]] = {
-    "tpu-v4p": (4, "Cloud TPU v4 documentation: a 2x2x1 slice is 4 chips on one host"),
-    "tpu-v5p": (4, "Cloud TPU v5p documentation, topology table: 2x2x1 is 4 chips on 1 host"),
-    "tpu-v5e": (8, "Cloud TPU v5e documentation, specifications: 8 chips per host"),
-    "tpu-v6e": (8, "Cloud TPU v6e documentation, specifications: 8 chips per host"),
-    "a100": (8, "DGX A100: 8 GPUs per node"),
-    "h100": (8, "DGX H100: 8 GPUs per node"),
-    "h200": (8, "DGX H200: 8 GPUs per node"),
-    "b200": (8, "DGX B200: 8 GPUs per node"),
+CHIPS_PER_HOST: dict[str, tuple[int, Message]] = {
+    "tpu-v4p": (4, say("Cloud TPU v4 documentation: a 2x2x1 slice is 4 chips on one host")),
+    "tpu-v5p": (4, say("Cloud TPU v5p documentation, topology table: 2x2x1 is 4 chips on 1 host")),
+    "tpu-v5e": (8, say("Cloud TPU v5e documentation, specifications: 8 chips per host")),
+    "tpu-v6e": (8, say("Cloud TPU v6e documentation, specifications: 8 chips per host")),
+    "a100": (8, say("DGX {gpu}: 8 GPUs per node", gpu="A100")),
+    "h100": (8, say("DGX {gpu}: 8 GPUs per node", gpu="H100")),
+    "h200": (8, say("DGX {gpu}: 8 GPUs per node", gpu="H200")),
+    "b200": (8, say("DGX {gpu}: 8 GPUs per node", gpu="B200")),
 }
 """Chips attached to one host, by preset, with the source (to move into the hardware presets)."""
 
@@ -86,15 +87,27 @@ def slice_shape(shape: str | Sequence[int]) -> tuple[int, ...]:
     if isinstance(shape, str):
         parts = [p.strip() for p in shape.lower().replace("×", "x").split("x")]
         if not all(p.isdigit() and int(p) >= 1 for p in parts):
-            raise MeshError(f"cannot read the slice shape '{shape}'", hint="write it like 4x4 or 16x20x28")
+            raise MeshError(
+                say("cannot read the slice shape '{shape}'", shape=shape), hint=say("write it like 4x4 or 16x20x28")
+            )
         out = tuple(int(p) for p in parts)
     else:
         out = tuple(int(s) for s in shape)
         if not out or any(s < 1 for s in out):
-            raise MeshError(f"cannot read the slice shape {tuple(shape)}", hint="give positive sizes, e.g. (4, 4)")
+            raise MeshError(
+                say("cannot read the slice shape {shape}", shape=str(tuple(shape))),
+                hint=say("give positive sizes, e.g. (4, 4)"),
+            )
     if len(out) > len(_AXES):  # TPU slices are 2-D or 3-D tori; the axes are named X, Y, Z, W
-        raise MeshError(f"a slice has at most {len(_AXES)} axes, not {len(out)} as in '{_shown_shape(shape)}'",
-                        hint="write it like 4x4 or 16x20x28")  # fmt: skip
+        raise MeshError(
+            say(
+                "a slice has at most {count} axes, not {given} as in '{shape}'",
+                count=len(_AXES),
+                given=len(out),
+                shape=_shown_shape(shape),
+            ),
+            hint=say("write it like 4x4 or 16x20x28"),
+        )
     return out
 
 
@@ -110,15 +123,20 @@ def _wiring(hw: Hardware, dims: tuple[int, ...]) -> list[Topology]:
     wired = hw.wiring_for({n: sympy.Integer(s) for n, s in zip(names, dims, strict=True)})
     topologies = [wired[n][0] for n in names]
     if any(t is Topology.SWITCH for t in topologies):  # every GPU of an NVLink domain is one switch away
-        raise HardwareError(f"{hw.label} joins its chips through switches, not a torus: a route has no hops to count",
-                            hint="routes and gathers are priced on TPU slices: name a TPU, like tpu-v5e or tpu-v5p")  # fmt: skip
+        raise HardwareError(
+            say("{chip} joins its chips through switches, not a torus: a route has no hops to count", chip=hw.label),
+            hint=say("routes and gathers are priced on TPU slices: name a TPU, like tpu-v5e or tpu-v5p"),
+        )
     return topologies
 
 
 def _link(hw: Hardware) -> sympy.Expr:
     w = hw.ici_link_bandwidth or hw.nvlink_bandwidth
     if w is None:
-        raise HardwareError(f"{hw.label} has no link bandwidth figure", hint="set one with --hw-set W_ici=...")
+        raise HardwareError(
+            say("{chip} has no link bandwidth figure", chip=hw.label),
+            hint=say("set one with {option}", option="--hw-set W_ici=..."),
+        )
     return w
 
 
@@ -188,23 +206,37 @@ def chip_coordinates(value: str | Sequence[int], shape: str | Sequence[int]) -> 
         shown = f"'{value}'"
         parts = [p.strip() for p in value.strip().strip("()[]").replace("x", ",").split(",")]
         if not all(p.isdigit() for p in parts):
-            raise MeshError(f"cannot read the chip {shown}",
-                            hint="write a chip as its coordinates, one per axis, like 0,0 or 3,1,2")  # fmt: skip
+            raise MeshError(
+                say("cannot read the chip {chip}", chip=shown),
+                hint=say("write a chip as its coordinates, one per axis, like 0,0 or 3,1,2"),
+            )
         out = tuple(int(p) for p in parts)
     else:
         shown = str(tuple(value))
         try:
             out = tuple(operator.index(v) for v in value)
         except TypeError:
-            raise MeshError(f"cannot read the chip {shown}",
-                            hint="write a chip as its coordinates, one per axis, like 0,0 or 3,1,2") from None  # fmt: skip
+            raise MeshError(
+                say("cannot read the chip {chip}", chip=shown),
+                hint=say("write a chip as its coordinates, one per axis, like 0,0 or 3,1,2"),
+            ) from None
     if len(out) != len(dims):
-        raise MeshError(f"chip {shown} has {len(out)} coordinates, but a {size} slice has {len(dims)} axes",
-                        hint=f"give one coordinate per axis, like {','.join('0' * len(dims))}")  # fmt: skip
+        raise MeshError(
+            say(
+                "chip {chip} has {count} coordinates, but a {shape} slice has {axes} axes",
+                chip=shown,
+                count=len(out),
+                shape=size,
+                axes=len(dims),
+            ),
+            hint=say("give one coordinate per axis, like {example}", example=",".join("0" * len(dims))),
+        )
     if any(not 0 <= v < s for v, s in zip(out, dims, strict=True)):
         top = ",".join(str(s - 1) for s in dims)
-        raise MeshError(f"chip {shown} is not in a {size} slice",
-                        hint=f"each coordinate runs from 0 to its axis size - 1, here up to {top}")  # fmt: skip
+        raise MeshError(
+            say("chip {coords} is not in a {shape} slice", coords=shown, shape=size),
+            hint=say("each coordinate runs from 0 to its axis size - 1, here up to {top}", top=top),
+        )
     return out
 
 
@@ -326,7 +358,9 @@ def _pcie(hw: Hardware | None) -> sympy.Expr:
     if hw is None:
         return W_PCIE
     if hw.pcie_bandwidth is None:
-        raise HardwareError(f"{hw.label} has no PCIe bandwidth figure", hint="the book gives PCIe figures for TPUs")
+        raise HardwareError(
+            say("{chip} has no PCIe bandwidth figure", chip=hw.label), hint=say("the book gives PCIe figures for TPUs")
+        )
     return hw.pcie_bandwidth
 
 

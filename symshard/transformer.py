@@ -36,6 +36,7 @@ import sympy
 
 from .errors import ModelError, UnknownPresetError, did_you_mean
 from .mathtext import as_expr
+from .messages import say
 from .symbols import dim, latex
 
 __all__ = ["MODELS", "SIZE_SYMBOLS", "Model", "ParameterCount", "model", "positive_number"]
@@ -69,7 +70,10 @@ def positive_number(value: object, what: str, *, integer: bool = False, error: t
         (2/5, 15000000000000)
     """
     if isinstance(value, bool):
-        raise error(f"{what} must be a number, got {value!r}", hint=f"write {what}=8")
+        raise error(
+            say("{name} must be a number, got {value}", name=what, value=repr(value)),
+            hint=say("write {name}=8", name=what),
+        )
     try:
         if isinstance(value, float):
             expr = sympy.Rational(repr(value)) if value == value and abs(value) != float("inf") else None
@@ -79,14 +83,26 @@ def positive_number(value: object, what: str, *, integer: bool = False, error: t
         expr = None
     if expr is None or not isinstance(expr, sympy.Expr):
         shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-        raise error(f"{what} must be a number, got {shown}", hint=f"write {what}=8 or leave it symbolic")
+        raise error(
+            say("{name} must be a number, got {value}", name=what, value=shown),
+            hint=say("write {name}=8 or leave it symbolic", name=what),
+        )
     if expr.is_number:
         if not expr.is_positive:
-            raise error(f"{what} must be positive, got {_shown(expr)}", hint=f"give {what} a value above 0")
+            raise error(
+                say("{name} must be positive, got {value}", name=what, value=_shown(expr)),
+                hint=say("give {name} a value above 0", name=what),
+            )
         if integer and not expr.is_integer:
-            raise error(f"{what} must be a whole number, got {_shown(expr)}", hint=f"round {what} to an integer")
+            raise error(
+                say("{name} must be a whole number, got {value}", name=what, value=_shown(expr)),
+                hint=say("round {name} to an integer", name=what),
+            )
     elif expr.is_positive is False:
-        raise error(f"{what} = {expr} is not positive", hint="use symbols declared positive (symshard.symbols.dim)")
+        raise error(
+            say("{name} = {value} is not positive", name=what, value=str(expr)),
+            hint=say("use symbols declared positive (symshard.symbols.dim)"),
+        )
     return expr
 
 
@@ -183,14 +199,14 @@ class Model:
         n, k = self.heads, self.kv_heads
         if n.is_number and k.is_number and (k > n or n % k != 0):
             raise ModelError(
-                f"{self.name} has {k} KV heads for {n} query heads",
-                hint="each KV head serves a whole group of query heads: K must divide N",
+                say("{model} has {k} KV heads for {n} query heads", model=self.name, k=k, n=n),
+                hint=say("each KV head serves a whole group of query heads: K must divide N"),
             )
         e, top = self.experts, self.experts_per_token
         if e.is_number and top.is_number and top > e:
             raise ModelError(
-                f"{self.name} routes each token to {top} of {e} experts",
-                hint="experts_per_token (k) is at most experts (E)",
+                say("{model} routes each token to {k} of {e} experts", model=self.name, k=top, e=e),
+                hint=say("experts_per_token (k) is at most experts (E)"),
             )
 
     # -- building ----------------------------------------------------------------------------------
@@ -210,7 +226,9 @@ class Model:
         known = {*_SIZES, "gated", "tied_embeddings", "name", "label"}
         unknown = sorted(set(sizes) - known)
         if unknown:
-            raise ModelError(f"a model has no size '{unknown[0]}'", hint=did_you_mean(unknown[0], sorted(known)))
+            raise ModelError(
+                say("a model has no size '{name}'", name=unknown[0]), hint=did_you_mean(unknown[0], sorted(known))
+            )
         name = str(sizes.pop("name", self.name if not sizes else f"{self.name} (modified)"))
         return replace(self, name=name, published_params=None, **sizes)  # type: ignore[arg-type]
 
@@ -386,6 +404,6 @@ def model(name: str | Model) -> Model:
     if key in lookup:
         return MODELS[lookup[key]]
     raise UnknownPresetError(
-        f"unknown model '{name}'",
-        hint=did_you_mean(str(name).lower(), sorted(MODELS)) + " (or build one with Model(...))",
+        say("unknown model '{name}'", name=name),
+        hint=say("{hint} (or build one with Model(...))", hint=did_you_mean(str(name).lower(), sorted(MODELS))),
     )
