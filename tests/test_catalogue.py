@@ -134,7 +134,6 @@ PENDING = {
     "symshard/mesh.py",
     "symshard/nccl.py",
     "symshard/notation.py",
-    "symshard/outputs.py",
     "symshard/parallelism.py",
     "symshard/placement.py",
     "symshard/planner.py",
