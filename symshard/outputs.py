@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .errors import OutputError
+from .messages import Message, say
 
 __all__ = ["MANIFEST", "OutputFolder", "Written", "write_signed_file"]
 
@@ -66,15 +67,33 @@ def _relative(name: str) -> str:
     """A file name inside the folder, in POSIX form; anything that could leave it is refused."""
     rel = PurePosixPath(name.replace("\\", "/"))
     if rel.is_absolute() or not rel.parts or any(p in ("..", "") for p in rel.parts) or ":" in rel.parts[0]:
-        raise OutputError(f"'{name}' is not a file name inside the output folder", hint="this is a bug; report it")
+        raise OutputError(
+            say("'{name}' is not a file name inside the output folder", name=name), hint=say("this is a bug; report it")
+        )
     return rel.as_posix()
 
 
 def _os_error(err: OSError, doing: str) -> OutputError:
-    where = f" '{err.filename}'" if err.filename else ""
-    return OutputError(
-        f"cannot {doing}{where}: {err.strerror or err}", hint="check the path, its permissions and the free disk space"
-    )
+    """What the system refused (its words, ``strerror``, quoted as they are) while doing ``doing`` to a path."""
+    why = err.strerror or str(err)
+    if err.filename:
+        path = str(err.filename)
+        said = {
+            "look at the folder": say("cannot look at the folder '{path}': {why}", path=path, why=why),
+            "create the folder": say("cannot create the folder '{path}': {why}", path=path, why=why),
+            "write the manifest in": say("cannot write the manifest in '{path}': {why}", path=path, why=why),
+            "look at": say("cannot look at '{path}': {why}", path=path, why=why),
+            "write": say("cannot write '{path}': {why}", path=path, why=why),
+        }
+    else:
+        said = {
+            "look at the folder": say("cannot look at the folder: {why}", why=why),
+            "create the folder": say("cannot create the folder: {why}", why=why),
+            "write the manifest in": say("cannot write the manifest in: {why}", why=why),
+            "look at": say("cannot look at: {why}", why=why),
+            "write": say("cannot write: {why}", why=why),
+        }
+    return OutputError(said[doing], hint=say("check the path, its permissions and the free disk space"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,11 +141,17 @@ class OutputFolder:
             raise _os_error(err, "look at the folder") from None
         except ValueError:  # a NUL character
             raise OutputError(
-                f"{str(root)!r} is not a valid path", hint="give a folder path without NUL characters"
+                say("{path} is not a valid path", path=repr(str(root))),
+                hint=say("give a folder path without NUL characters"),
             ) from None
         if info is not None and not stat.S_ISDIR(info.st_mode):
-            kind = "a link" if stat.S_ISLNK(info.st_mode) else "a file" if stat.S_ISREG(info.st_mode) else "a device"
-            raise OutputError(f"'{root}' is {kind}, not a folder", hint="give a folder to write into (new or empty)")
+            if stat.S_ISLNK(info.st_mode):
+                message = say("'{path}' is a link, not a folder", path=str(root))
+            elif stat.S_ISREG(info.st_mode):
+                message = say("'{path}' is a file, not a folder", path=str(root))
+            else:
+                message = say("'{path}' is a device, not a folder", path=str(root))
+            raise OutputError(message, hint=say("give a folder to write into (new or empty)"))
         if info is None:
             if not create:
                 cls._probe(root)
@@ -163,17 +188,21 @@ class OutputFolder:
             if rel == MANIFEST or rel in _LEGACY_MARKERS:
                 continue
             if legacy:
-                message = f"'{root}' was written by an older symshard, which kept no list of its files"
+                message = say(
+                    "'{path}' was written by an older symshard, which kept no list of its files", path=str(root)
+                )
             elif rel not in previous:
-                message = f"'{root}' holds files symshard did not write, e.g. '{rel}'"
+                message = say("'{path}' holds files symshard did not write, e.g. '{file}'", path=str(root), file=rel)
             elif _digest(path) != previous[rel]:
-                message = f"'{root}/{rel}' was changed since symshard wrote it"
+                message = say("'{path}' was changed since symshard wrote it", path=f"{root}/{rel}")
             else:
                 continue
             raise OutputError(
                 message,
-                hint="pick a new or empty folder, or pass --force to write anyway (symshard never deletes or "
-                "overwrites a file it did not write)",
+                hint=say(
+                    "pick a new or empty folder, or pass --force to write anyway (symshard never deletes or "
+                    "overwrites a file it did not write)"
+                ),
             )
 
     @staticmethod
@@ -187,13 +216,14 @@ class OutputFolder:
             if not isinstance(files, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in files.items()
             ):
-                raise ValueError("files is not a mapping of names to digests")
+                raise ValueError(say("files is not a mapping of names to digests"))
             return {_relative(k): v for k, v in files.items()}, False
         except (OSError, ValueError, KeyError, TypeError, OutputError) as err:
-            why = err.message if isinstance(err, OutputError) else str(err)
+            said = err.args[0] if len(err.args) == 1 and isinstance(err.args[0], Message) else None
+            why = err.message if isinstance(err, OutputError) else said if said is not None else str(err)
             raise OutputError(
-                f"the manifest '{path}' cannot be read ({why})",
-                hint="pick another folder, or delete the manifest to treat every file there as not symshard's",
+                say("the manifest '{path}' cannot be read ({why})", path=str(path), why=why),
+                hint=say("pick another folder, or delete the manifest to treat every file there as not symshard's"),
             ) from None
 
     @staticmethod
@@ -221,15 +251,22 @@ class OutputFolder:
             raise _os_error(err, "look at") from None
         if info is not None:
             if not stat.S_ISREG(info.st_mode):
-                raise OutputError(f"'{path}' exists and is not a regular file", hint="move it away, then write again")
+                raise OutputError(
+                    say("'{path}' exists and is not a regular file", path=str(path)),
+                    hint=say("move it away, then write again"),
+                )
             if rel not in self.previous and not self.legacy and rel not in self.written:
                 raise OutputError(
-                    f"'{path}' exists and was not written by symshard", hint="move it away, or pick another folder"
+                    say("'{path}' exists and was not written by symshard", path=str(path)),
+                    hint=say("move it away, or pick another folder"),
                 )
         for parent in reversed(PurePosixPath(rel).parents[:-1]):
             folder = self.root / parent
             if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
-                raise OutputError(f"'{folder}' is in the way of '{path}'", hint="move it away, then write again")
+                raise OutputError(
+                    say("'{folder}' is in the way of '{path}'", folder=str(folder), path=str(path)),
+                    hint=say("move it away, then write again"),
+                )
         return path
 
     def write(self, name: str, data: str | bytes) -> Path:
@@ -349,10 +386,15 @@ def write_signed_file(path: Path | str, text: str, tool: str, *, force: bool = F
     except FileNotFoundError:
         info = None
     except (OSError, ValueError) as err:
-        raise OutputError(f"cannot look at '{path}': {err}", hint="give a file path you can write") from None
+        raise OutputError(
+            say("cannot look at '{path}': {why}", path=str(path), why=str(err)),
+            hint=say("give a file path you can write"),
+        ) from None
     if info is not None:
         if not stat.S_ISREG(info.st_mode):
-            raise OutputError(f"'{path}' is not a regular file", hint="give the path of a new file")
+            raise OutputError(
+                say("'{path}' is not a regular file", path=str(path)), hint=say("give the path of a new file")
+            )
         try:
             old = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
@@ -360,12 +402,14 @@ def write_signed_file(path: Path | str, text: str, tool: str, *, force: bool = F
         signed = _SIGNATURE.match(old)
         if signed is None:
             raise OutputError(
-                f"'{path}' exists and was not written by symshard", hint="move it away, or give another file name"
+                say("'{path}' exists and was not written by symshard", path=str(path)),
+                hint=say("move it away, or give another file name"),
             )
         body = old[signed.end() :]
         if hashlib.sha256(body.encode("utf-8")).hexdigest() != signed.group(2) and not force:
             raise OutputError(
-                f"'{path}' was changed since symshard wrote it", hint="pass --force to replace it, or give another name"
+                say("'{path}' was changed since symshard wrote it", path=str(path)),
+                hint=say("pass --force to replace it, or give another name"),
             )
     signature = f"written by {tool}; sha256 {hashlib.sha256(text.encode('utf-8')).hexdigest()}"
     content = f"<!-- {signature} -->\n{text}" if xml else f"# {signature}\n{text}"

@@ -786,3 +786,34 @@ def test_errors_survive_pickling():
     err = pickle.loads(pickle.dumps(TemplateError("m", text="t", span=(0, 1), hint="h")))
     assert (err.message, err.text, err.span, err.hint) == ("m", "t", (0, 1), "h")
     assert isinstance(pickle.loads(pickle.dumps(BudgetError("b"))), SymshardError)
+
+
+def test_an_error_message_crosses_the_worker_with_its_template_and_values(tmp_path):
+    import pickle
+
+    from symshard.i18n.catalog import render
+    from symshard.messages import Clauses, Message
+    from symshard.problems import variant
+    from symshard.problems.family import read_spec
+
+    said = TemplateError(Message("family '{family}', {file}: {why}", (("family", "f"), ("file", "x"),
+                                                                       ("why", Message("is missing")))))  # fmt: skip
+    back = pickle.loads(pickle.dumps(said))
+    assert back.message.template == said.message.template and back.message.values == said.message.values
+    # the worker pickles the error it raises: the caller gets the message, not its English alone
+    with pytest.raises(TemplateError) as info:
+        run(read_spec, (tmp_path / "absent-family",), Budget(seconds=30), what="a probe")
+    message, hint = info.value.message, info.value.hint
+    assert isinstance(message, Message) and message.template == "family '{family}', {file}: {why}"
+    assert dict(message.values)["why"].template == "is missing" and isinstance(hint, Message)
+    assert (render(message, "zh"), render(hint, "zh")) == ("题族 'absent-family' 的 family.toml：缺失",
+                                                           "题族文件夹需要 family.toml 和 problem.md.j2")  # fmt: skip
+    # a draw that always fails: its reasons are clauses of messages, said in Chinese after the trip
+    spec = SPEC.replace("{let}", "bad = \"place('A[I_X]', 'X=4', {'I': 3})\"")
+    with pytest.raises(TemplateError) as info:
+        variant(load_family(_family(tmp_path, "p", spec=spec)), 1)
+    message = info.value.message
+    assert isinstance(dict(message.values)["reasons"], Clauses)
+    chinese = render(message, "zh")
+    assert chinese.startswith("题族 'p' 在种子 1 下抽取了 200 次") and "let.bad" in chinese, chinese
+    assert "let.bad" in render(info.value.hint, "zh") and "draws" not in render(info.value.hint, "zh")

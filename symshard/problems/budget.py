@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import BudgetError, SymshardError, TemplateError
+from ..messages import Message, say
 
 __all__ = ["Budget", "run", "stop_worker"]
 
@@ -67,13 +68,15 @@ class Budget:
     def __post_init__(self) -> None:
         if not (isinstance(self.seconds, (int, float)) and math.isfinite(self.seconds) and 0 < self.seconds <= 86400):
             raise TemplateError(
-                f"the time limit {_shown(self.seconds)} is not a number of seconds between 0 and 86400",
-                hint="e.g. --time-limit 10",
+                say(
+                    "the time limit {value} is not a number of seconds between 0 and 86400", value=_shown(self.seconds)
+                ),
+                hint=say("e.g. {example}", example="--time-limit 10"),
             )
         if not (isinstance(self.memory, int) and 64 * 2**20 <= self.memory <= 2**44):
             raise TemplateError(
-                f"the memory limit {_shown(self.memory)} bytes is not between 64 MiB and 16 TiB",
-                hint="e.g. --memory-limit 1GiB",
+                say("the memory limit {value} bytes is not between 64 MiB and 16 TiB", value=_shown(self.memory)),
+                hint=say("e.g. {example}", example="--memory-limit 1GiB"),
             )
 
     @classmethod
@@ -118,7 +121,15 @@ def _read(value: object, unit: str, what: str) -> float:
         number = parse_quantity(value, unit)  # type: ignore[arg-type]
     except (ValueError, SymshardError) as err:
         example = "10 s" if unit == "s" else "1 GiB"
-        raise TemplateError(f"cannot read the {what} {value!r}: {err}", hint=f"e.g. {example}") from None
+        said = getattr(err, "message", None)
+        why = said if isinstance(said, Message) and said == str(err) else str(err)
+        if what == "time limit":
+            message = say("cannot read the time limit {value}: {why}", value=repr(value), why=why)
+        elif what == "memory limit":
+            message = say("cannot read the memory limit {value}: {why}", value=repr(value), why=why)
+        else:
+            message = say("cannot read the {variable} {value}: {why}", variable=what, value=repr(value), why=why)
+        raise TemplateError(message, hint=say("e.g. {example}", example=example)) from None
     return float(number) if unit == "s" else int(number)
 
 
@@ -143,7 +154,9 @@ def _refuse_text(*args: object, **kwargs: object) -> object:
         if frame.f_code.co_name == "<module>" and str(frame.f_globals.get("__name__", "")).startswith("sympy."):
             return _PARSE_EXPR(*args, **kwargs)
         frame = frame.f_back  # type: ignore[assignment]
-    raise TemplateError("SymPy's text parser is switched off while a family runs", hint="pass values, not text")
+    raise TemplateError(
+        say("SymPy's text parser is switched off while a family runs"), hint=say("pass values, not text")
+    )
 
 
 def _harden() -> None:
@@ -236,7 +249,8 @@ def _serve(conn: Any) -> None:
         try:
             conn.send(reply)
         except Exception as err:  # the result or the error would not pickle
-            conn.send(("error", TemplateError(f"the worker could not return its result: {type(err).__name__}: {err}")))
+            why = f"{type(err).__name__}: {err}"  # Python's own words
+            conn.send(("error", TemplateError(say("the worker could not return its result: {why}", why=why))))
         if reply[0] == "memory":
             return  # a fresh worker is cheaper than trusting a heap that ran dry
 
@@ -301,8 +315,8 @@ class _Worker:
         if not ready:
             self.stop()
             raise BudgetError(
-                "the worker process that runs problem families did not start",
-                hint="check that Python can start a subprocess here",
+                say("the worker process that runs problem families did not start"),
+                hint=say("check that Python can start a subprocess here"),
             )
 
     def alive(self) -> bool:
@@ -383,22 +397,26 @@ def run(task: Callable[..., Any], args: tuple, budget: Budget, *, what: str) -> 
     limit = f"{budget.seconds:g} s" if kind == "time" else f"{budget.memory / 2**20:,.0f} MiB"
     if kind == "time":
         raise BudgetError(
-            f"{what} ran longer than its time limit of {limit} and was stopped",
-            hint="look for a long loop or a huge number in the family; a trusted, slow family can get more time "
-            "with --time-limit (or $SYMSHARD_TIME_LIMIT)",
+            say("{what} ran longer than its time limit of {limit} and was stopped", what=what, limit=limit),
+            hint=say(
+                "look for a long loop or a huge number in the family; a trusted, slow family can get more time "
+                "with --time-limit (or $SYMSHARD_TIME_LIMIT)"
+            ),
         )
     if kind == "memory":
         raise BudgetError(
-            f"{what} needed more than its memory limit of {limit} and was stopped",
-            hint="look for a huge string, list or number in the family; a trusted family can get more "
-            "with --memory-limit (or $SYMSHARD_MEMORY_LIMIT)",
+            say("{what} needed more than its memory limit of {limit} and was stopped", what=what, limit=limit),
+            hint=say(
+                "look for a huge string, list or number in the family; a trusted family can get more "
+                "with --memory-limit (or $SYMSHARD_MEMORY_LIMIT)"
+            ),
         )
     if kind == "recursion":
         raise BudgetError(
-            f"{what} recursed too deeply and was stopped",
-            hint="a macro or expression calls itself without end; give the recursion a base case",
+            say("{what} recursed too deeply and was stopped", what=what),
+            hint=say("a macro or expression calls itself without end; give the recursion a base case"),
         )
     raise BudgetError(
-        f"{what} stopped the worker process (exit status {payload}) and was abandoned",
-        hint="the family asked for more than the budget allows, or crashed the interpreter; simplify it",
+        say("{what} stopped the worker process (exit status {status}) and was abandoned", what=what, status=payload),
+        hint=say("the family asked for more than the budget allows, or crashed the interpreter; simplify it"),
     )

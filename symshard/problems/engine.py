@@ -37,6 +37,7 @@ import sympy
 
 from ..errors import AnswerError, SymshardError, TemplateError, did_you_mean
 from ..mathtext import as_expr
+from ..messages import Clauses, Message, say
 from ..units import format_bytes, format_flops, format_number, format_seconds, json_value, parse_quantity
 from .budget import Budget, run
 from .family import DIFFICULTIES, AnswerSpec, Family, key_positions, load_family, read_spec
@@ -113,25 +114,31 @@ class Answer:
         if self.unit == "text":
             said = _normal_text(str(given))
             if said == _normal_text(str(self.value)):
-                return Grade(True, "Right.", self.show)
+                return Grade(True, say("Right."), self.show)
             for m in self.mistakes:
                 if said == _normal_text(str(m.value)):
                     return Grade(False, m.feedback, self.show)
-            return Grade(False, f"Not what the solution finds ({self.show}).", self.show)
+            return Grade(False, say("Not what the solution finds ({value}).", value=self.show), self.show)
         try:
             number = float(parse_quantity(given, self.unit))  # type: ignore[arg-type]
         except ValueError as err:
             raise AnswerError(
-                f"cannot read {given!r} as the answer '{self.name}' ({self.label}): {err}",
-                hint=f"type a number in {self.unit} or with a unit, like {self.show!r}",
-            ) from None
+                say("cannot read {given} as the answer '{name}' ({label}): {why}",
+                    given=repr(given), name=self.name, label=self.label, why=_reason(err)),
+                hint=say("type a number in {unit} or with a unit, like {example}",
+                         unit=self.unit, example=repr(self.show)),
+            ) from None  # fmt: skip
         tol = max(self.rel_tol, 1e-9)
         if _close(number, self.number, tol):
-            return Grade(True, "Right.", self.show)
+            return Grade(True, say("Right."), self.show)
         for m in self.mistakes:
             if _close(number, m.number, tol):
                 return Grade(False, m.feedback, self.show)
-        return Grade(False, f"Not within {tol:.0%} of the solution's value; see the worked solution.", self.show)
+        return Grade(
+            False,
+            say("Not within {tolerance} of the solution's value; see the worked solution.", tolerance=f"{tol:.0%}"),
+            self.show,
+        )
 
     def to_dict(self) -> dict:
         return {
@@ -190,7 +197,9 @@ class Problem:
             if a.name == name:
                 return a
         names = [a.name for a in self.answers]
-        raise AnswerError(f"problem {self.id} has no answer '{name}'", hint=did_you_mean(name, names))
+        raise AnswerError(
+            say("problem {problem} has no answer '{name}'", problem=self.id, name=name), hint=did_you_mean(name, names)
+        )
 
     def key(self) -> tuple:
         """What makes two variants the same: family, answers and reasoning path."""
@@ -287,7 +296,10 @@ def family_folders(extra: Iterable[Path | str] = ()) -> dict[str, Path]:
     found: dict[str, Path] = {}
     for root in _roots(extra):
         if not root.is_dir():
-            raise TemplateError(f"family folder '{root}' does not exist", hint="point at a folder of family folders")
+            raise TemplateError(
+                say("family folder '{path}' does not exist", path=str(root)),
+                hint=say("point at a folder of family folders"),
+            )
         for sub in sorted(root.iterdir()):
             # a family is a real folder of the root: a link to a folder elsewhere is not followed
             if sub.is_dir() and not sub.is_symlink() and (sub / "family.toml").exists():
@@ -325,7 +337,7 @@ def family(name: str, extra: Iterable[Path | str] = ()) -> Family:
     """
     folders = family_folders(extra)
     if name not in folders:
-        raise TemplateError(f"unknown problem family '{name}'", hint=did_you_mean(name, list(folders)))
+        raise TemplateError(say("unknown problem family '{name}'", name=name), hint=did_you_mean(name, list(folders)))
     return _load(folders[name])
 
 
@@ -333,7 +345,34 @@ def family(name: str, extra: Iterable[Path | str] = ()) -> Family:
 
 
 class _DrawRejectedError(Exception):
-    """A drawn variant failed a check (or the algebra refused it): draw again."""
+    """A drawn variant failed a check (or the algebra refused it): draw again.
+
+    Its arguments: the check's name and None, or the expression's place and what the algebra said.
+    """
+
+
+def _reason(err: BaseException) -> str:
+    """What an exception says, kept as a message when it is one (``str(err)`` would be English text)."""
+    said = getattr(err, "message", err.args[0] if len(err.args) == 1 else None)
+    return said if isinstance(said, Message) and said == str(err) else str(err)
+
+
+def _one_line(err: SymshardError) -> str:
+    """:meth:`SymshardError.one_line` as a message, to say in any language."""
+    what, hint = err.message, err.hint
+    if err.text is not None and err.span is not None:
+        column = err.span[0] + 1
+        if f"'{err.text}'" in what:
+            if hint:
+                return say("{what} (at column {column}); hint: {hint}", what=what, column=column, hint=hint)
+            return say("{what} (at column {column})", what=what, column=column)
+        if hint:
+            return say("{what} (at column {column} of '{text}'); hint: {hint}",
+                       what=what, column=column, text=err.text, hint=hint)  # fmt: skip
+        return say("{what} (at column {column} of '{text}')", what=what, column=column, text=err.text)
+    if hint:
+        return say("{what}; hint: {hint}", what=what, hint=hint)
+    return what
 
 
 def _stream(*parts: object) -> random.Random:
@@ -373,8 +412,18 @@ def _positions(folder: Path, stamp: int) -> dict[tuple[object, ...], tuple[int, 
         return {}
 
 
+def _in_spec(fam: Family, where: str, why: str) -> Message:
+    """An error of the expression at ``where`` in ``family.toml``: ``why`` is a message or a library's own words."""
+    return say("family '{family}', family.toml {where}: {why}", family=fam.name, where=_spec_place(fam, where), why=why)
+
+
+def _at_line(fam: Family, file: str, line: object, why: str) -> Message:
+    """An error at ``line`` of the family's template ``file``."""
+    return say("family '{family}', {file} line {line}: {why}", family=fam.name, file=file, line=line, why=why)
+
+
 def _spec_place(fam: Family, where: str) -> str:
-    """``family.toml line 12 (let.cost)``: where an expression of ``family.toml`` is written."""
+    """``line 12 (let.cost)``: where in ``family.toml`` an expression is written (its name alone if not found)."""
     parts: list[object] = []
     for piece in where.split("."):
         name, _, index = piece.partition("[")
@@ -394,7 +443,7 @@ def _spec_place(fam: Family, where: str) -> str:
     except OSError:
         stamp = 0
     line = _positions(fam.path, stamp).get(tuple(parts))
-    return f"family.toml line {line[0]} ({where})" if line else f"family.toml {where}"
+    return say("line {line} ({where})", line=line[0], where=where) if line else where
 
 
 def _evaluate(fam: Family, where: str, source: str, scope: dict, *, rejects: bool = True) -> object:
@@ -409,42 +458,44 @@ def _evaluate(fam: Family, where: str, source: str, scope: dict, *, rejects: boo
         if isinstance(err, TemplateError):
             raise
         if rejects:
-            raise _DrawRejectedError(f"{where}: {err.one_line()}") from None
+            raise _DrawRejectedError(where, _one_line(err)) from None
         raise TemplateError(
-            f"family '{fam.name}', {_spec_place(fam, where)}: the algebra refuses it: {err.one_line()}",
+            _in_spec(fam, where, say("the algebra refuses it: {why}", why=_one_line(err))),
             text=source,
-            hint="an answer must be computable in every draw that passes the checks: fix the expression, "
-            "or add a check that rejects such draws",
+            hint=say(
+                "an answer must be computable in every draw that passes the checks: fix the expression, "
+                "or add a check that rejects such draws"
+            ),
         ) from None
     except jinja2.exceptions.SecurityError as err:
         raise TemplateError(
-            f"family '{fam.name}', {_spec_place(fam, where)}: refused by the sandbox: {err}",
+            _in_spec(fam, where, say("refused by the sandbox: {why}", why=_reason(err))),
             text=source,
-            hint="family expressions may use their values and the algebra, never Python, files or unbounded work",
+            hint=say("family expressions may use their values and the algebra, never Python, files or unbounded work"),
         ) from None
     except jinja2.TemplateSyntaxError as err:
         raise TemplateError(
-            f"family '{fam.name}', {_spec_place(fam, where)}: {err.message}",
+            _in_spec(fam, where, err.message or str(err)),
             text=source,
-            hint="the value must be one Jinja expression",
+            hint=say("the value must be one Jinja expression"),
         ) from None
     except jinja2.UndefinedError as err:
-        raise TemplateError(f"family '{fam.name}', {_spec_place(fam, where)}: {err}", text=source,
-                            hint="only parameters, earlier lets and the algebra are in scope") from None  # fmt: skip
+        raise TemplateError(_in_spec(fam, where, _reason(err)), text=source,
+                            hint=say("only parameters, earlier lets and the algebra are in scope")) from None  # fmt: skip
     except (MemoryError, RecursionError):
         raise  # the budget reports these (symshard.problems.budget)
     except Exception as err:
         raise TemplateError(
-            f"family '{fam.name}', {_spec_place(fam, where)}: {type(err).__name__}: {err}",
+            _in_spec(fam, where, f"{type(err).__name__}: {err}"),  # Python's own words
             text=source,
-            hint="check the expression",
+            hint=say("check the expression"),
         ) from None
     if isinstance(value, jinja2.Undefined):
         try:
             str(value)
         except (jinja2.UndefinedError, jinja2.exceptions.SecurityError) as err:
-            raise TemplateError(f"family '{fam.name}', {_spec_place(fam, where)}: {err}", text=source,
-                                hint="only parameters, earlier lets and the algebra are in scope") from None  # fmt: skip
+            raise TemplateError(_in_spec(fam, where, _reason(err)), text=source,
+                                hint=say("only parameters, earlier lets and the algebra are in scope")) from None  # fmt: skip
     return value
 
 
@@ -469,7 +520,7 @@ def _attempt(fam: Family, seed: int, attempt: int, language: str) -> Problem:
             if _names(fam.path, source) <= scope.keys():
                 pending.remove((name, source))
                 if not _evaluate(fam, f"checks.{name}", source, scope):
-                    raise _DrawRejectedError(f"check {name} failed")
+                    raise _DrawRejectedError(name, None)
 
     run_checks()
     for name, source in fam.lets:
@@ -492,9 +543,10 @@ def _answer(fam: Family, spec: AnswerSpec, ctx: Mapping[str, object], scope: dic
     value = _evaluate(fam, where, spec.value, scope, rejects=False)
     if spec.unit != "text" and _as_float(value) is None:
         raise TemplateError(
-            f"family '{fam.name}', {_spec_place(fam, where)}: the value {value} is not a number",
-            hint="numeric answers need every size and constant known (give the chip and the shapes)",
-        )
+            say("family '{family}', family.toml {where}: the value {value} is not a number",
+                family=fam.name, where=_spec_place(fam, where), value=str(value)),
+            hint=say("numeric answers need every size and constant known (give the chip and the shapes)"),
+        )  # fmt: skip
     mistakes: dict[object, Mistake] = {}
     right = _key(value)
     for i, m in enumerate(spec.mistakes):
@@ -551,29 +603,31 @@ def _render(
         if isinstance(err, TemplateError):
             raise
         line = _template_line(err, name, tmpl)
-        raise TemplateError(f"family '{fam.name}', {name} line {line}: {err.one_line()}",
-                            hint="the template called the algebra with values it refuses") from None  # fmt: skip
+        raise TemplateError(_at_line(fam, name, line, _one_line(err)),
+                            hint=say("the template called the algebra with values it refuses")) from None  # fmt: skip
     except jinja2.TemplateSyntaxError as err:
-        raise TemplateError(f"family '{fam.name}', {name} line {err.lineno}: {err.message}",
-                            hint="check the Jinja syntax") from None  # fmt: skip
+        raise TemplateError(_at_line(fam, name, err.lineno, err.message or str(err)),
+                            hint=say("check the Jinja syntax")) from None  # fmt: skip
     except jinja2.TemplateNotFound as err:
-        raise TemplateError(f"family '{fam.name}', {name}: template '{err.name}' not found",
-                            hint="templates may only include files of their own family folder") from None  # fmt: skip
+        raise TemplateError(say("family '{family}', {file}: template '{name}' not found",
+                                family=fam.name, file=name, name=err.name),
+                            hint=say("templates may only include files of their own family folder")) from None  # fmt: skip
     except jinja2.exceptions.SecurityError as err:
         line = _template_line(err, name, tmpl)
-        raise TemplateError(f"family '{fam.name}', {name} line {line}: refused by the sandbox: {err}",
-                            hint="templates may use their values and the algebra, never Python, files outside "
-                                 "their folder or unbounded work") from None  # fmt: skip
+        raise TemplateError(_at_line(fam, name, line, say("refused by the sandbox: {why}", why=_reason(err))),
+                            hint=say("templates may use their values and the algebra, never Python, files outside "
+                                     "their folder or unbounded work")) from None  # fmt: skip
     except (MemoryError, RecursionError):
         raise  # the budget reports these (symshard.problems.budget)
     except Exception as err:
         line = _template_line(err, name, tmpl)
-        raise TemplateError(f"family '{fam.name}', {name} line {line}: {type(err).__name__}: {err}",
-                            hint="only parameters, lets, answers and the algebra are in scope") from None  # fmt: skip
+        raise TemplateError(_at_line(fam, name, line, f"{type(err).__name__}: {err}"),  # Python's own words
+                            hint=say("only parameters, lets, answers and the algebra are in scope")) from None  # fmt: skip
     for block in ("statement", "solution"):
         if block not in blocks or not blocks[block].strip():
-            raise TemplateError(f"family '{fam.name}', {name}: the {block} block is missing or empty",
-                                hint="write {% block " + block + " %}...{% endblock %}")  # fmt: skip
+            raise TemplateError(say("family '{family}', {file}: the {block} block is missing or empty",
+                                    family=fam.name, file=name, block=block),
+                                hint=say("write {{% block {block} %}}...{{% endblock %}}", block=block))  # fmt: skip
     hints = tuple(blocks[h] for h in ("hint1", "hint2", "hint3") if h in blocks and blocks[h].strip())
     return blocks["statement"], hints, blocks["solution"]
 
@@ -599,10 +653,10 @@ def _render_string(fam: Family, where: str, source: str, ctx: Mapping[str, objec
     except (MemoryError, RecursionError):
         raise  # the budget reports these (symshard.problems.budget)
     except Exception as err:
-        detail = f"refused by the sandbox: {err}" if isinstance(err, jinja2.exceptions.SecurityError) else (
-            f"{type(err).__name__}: {err}")  # fmt: skip
-        raise TemplateError(f"family '{fam.name}', {_spec_place(fam, where)}: {detail}",
-                            hint="feedback is a Jinja template over the same values") from None  # fmt: skip
+        detail = say("refused by the sandbox: {why}", why=_reason(err)) if isinstance(
+            err, jinja2.exceptions.SecurityError) else f"{type(err).__name__}: {err}"  # fmt: skip
+        raise TemplateError(_in_spec(fam, where, detail),
+                            hint=say("feedback is a Jinja template over the same values")) from None  # fmt: skip
 
 
 def variant(fam: Family, seed: int, language: str = "en", *, budget: Budget | None = None) -> Problem:
@@ -619,28 +673,37 @@ def variant(fam: Family, seed: int, language: str = "en", *, budget: Budget | No
     """
     fam.template_for(language)  # an unknown language fails before any drawing
     chosen = budget if budget is not None else Budget.from_environment()
-    return run(_variant, (fam, seed, language), chosen, what=f"family '{fam.name}' (seed {seed})")
+    return run(_variant, (fam, seed, language), chosen, what=say("family '{family}' (seed {seed})", family=fam.name,
+                                                                  seed=seed))  # fmt: skip
 
 
 def _variant(fam: Family, seed: int, language: str) -> Problem:
     """:func:`variant`'s work, in the worker."""
-    reasons: Counter[str] = Counter()
+    reasons: Counter[tuple[str, str | None]] = Counter()
     for attempt in range(MAX_ATTEMPTS):
         try:
             return _attempt(fam, seed, attempt, language)
         except _DrawRejectedError as why:
-            reasons[str(why)] += 1
-    (top, count), *others = reasons.most_common()
-    if top.startswith("check "):
-        hint = f"{top} in {count} of {MAX_ATTEMPTS} draws: widen its parameters or loosen that check"
+            reasons[why.args] += 1
+    ((where, top), count), *others = reasons.most_common()
+    if top is None:
+        hint = say("check {name} failed in {times} of {count} draws: widen its parameters or loosen that check",
+                   name=where, times=count, count=MAX_ATTEMPTS)  # fmt: skip
     else:
-        where = top.split(":", 1)[0]
-        hint = (f"the algebra refused {where} in {count} of {MAX_ATTEMPTS} draws: fix that expression, "
-                "or add a check on the parameters that rejects such draws first")  # fmt: skip
-    shown = "; ".join(f"{r} ({n}×)" for r, n in [(top, count), *others[:2]])
-    raise TemplateError(
-        f"family '{fam.name}' found no valid variant for seed {seed} in {MAX_ATTEMPTS} draws: {shown}", hint=hint
+        hint = say("the algebra refused {where} in {times} of {count} draws: fix that expression, "
+                   "or add a check on the parameters that rejects such draws first",
+                   where=where, times=count, count=MAX_ATTEMPTS)  # fmt: skip
+    shown = Clauses(
+        say("check {name} failed ({times}×)", name=name, times=n)
+        if why is None
+        else say("{where}: {why} ({times}×)", where=name, why=why, times=n)
+        for (name, why), n in [((where, top), count), *others[:2]]
     )
+    raise TemplateError(
+        say("family '{family}' found no valid variant for seed {seed} in {count} draws: {reasons}",
+            family=fam.name, seed=seed, count=MAX_ATTEMPTS, reasons=shown),
+        hint=hint,
+    )  # fmt: skip
 
 
 # -- problem sets --------------------------------------------------------------------------------
@@ -664,14 +727,16 @@ def select(
     if names:
         for n in names:
             if n not in folders:
-                raise TemplateError(f"unknown problem family '{n}'", hint=did_you_mean(n, list(folders)))
+                raise TemplateError(say("unknown problem family '{name}'", name=n), hint=did_you_mean(n, list(folders)))
         chosen = [_load(folders[n]) for n in names]
     else:
         chosen = [_load(path) for path in folders.values()]
     if difficulty:
         chosen = [f for f in chosen if f.difficulty in difficulty]
     if not chosen:
-        raise TemplateError("no family matches the selection", hint="see 'symshard problems list'")
+        raise TemplateError(
+            say("no family matches the selection"), hint=say("see '{command}'", command="symshard problems list")
+        )
     return sorted(chosen, key=lambda f: DIFFICULTIES.index(f.difficulty))  # stable: names keep their order
 
 
@@ -722,8 +787,8 @@ def generate(
                 break
         else:
             raise TemplateError(
-                f"family '{fam.name}' keeps repeating itself: no new variant in 50 draws",
-                hint="widen its parameters, or ask for fewer problems of it",
+                say("family '{family}' keeps repeating itself: no new variant in 50 draws", family=fam.name),
+                hint=say("widen its parameters, or ask for fewer problems of it"),
             )
         if progress is not None:
             progress(n + 1, len(plan_))

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import TemplateError, did_you_mean
+from ..messages import Message, say
 
 __all__ = ["AnswerSpec", "Family", "MistakeSpec", "ParamSpec", "key_positions", "load_family", "read_spec"]
 
@@ -57,8 +58,8 @@ UNITS = ("s", "B", "FLOP", "FLOP/s", "B/s", "count", "ratio", "text")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-def _fail(family: str, message: str, hint: str, file: str = "family.toml") -> TemplateError:
-    return TemplateError(f"family '{family}', {file}: {message}", hint=hint)
+def _fail(family: str, message: Message, hint: Message, file: str = "family.toml") -> TemplateError:
+    return TemplateError(say("family '{family}', {file}: {why}", family=family, file=file, why=message), hint=hint)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +78,9 @@ class ParamSpec:
         if self.choices:
             return self.choices
         if self.low is None or self.high is None:
-            raise TemplateError(f"parameter {self.name} has neither choices nor a range", hint="give one")
+            raise TemplateError(
+                say("parameter {name} has neither choices nor a range", name=self.name), hint=say("give one")
+            )
         if self.powers_of_two:
             lo = max(0, math.ceil(math.log2(self.low)))
             hi = math.floor(math.log2(self.high))
@@ -98,8 +101,13 @@ def _localized(family: str, where: str, english: str, translations: tuple[tuple[
         if lang == language:
             return text
     raise TemplateError(
-        f"family '{family}', family.toml: {where} has no text in '{language}'",
-        hint=f'add {where.rsplit(".", 1)[-1]}_{language} = "..." next to it',
+        say(
+            "family '{family}', family.toml: {where} has no text in '{language}'",
+            family=family,
+            where=where,
+            language=language,
+        ),
+        hint=say('add {key} = "..." next to it', key=f"{where.rsplit('.', 1)[-1]}_{language}"),
     )
 
 
@@ -199,8 +207,18 @@ class Family:
         if re.fullmatch(r"[a-z]{2,3}(-[A-Za-z]{2,4})?", language) and (self.path / localized).is_file():
             return localized
         raise TemplateError(
-            f"problem family '{self.name}' has no text in language '{language}' (no {localized})",
-            hint=f"its languages: {', '.join(self.languages)}; pass --lang en, or add {localized} to {self.path}",
+            say(
+                "problem family '{name}' has no text in language '{language}' (no {file})",
+                name=self.name,
+                language=language,
+                file=localized,
+            ),
+            hint=say(
+                "its languages: {languages}; pass --lang en, or add {file} to {path}",
+                languages=", ".join(self.languages),
+                file=localized,
+                path=str(self.path),
+            ),
         )
 
 
@@ -303,7 +321,14 @@ def _rest_of_line(line: str, i: int, depth: int) -> tuple[str | None, int]:
 
 
 def _kind(value: object) -> str:
-    kinds = {str: "text", bool: "true/false", int: "a whole number", float: "a number", list: "a list", dict: "a table"}
+    kinds = {
+        str: say("text"),
+        bool: say("true/false"),
+        int: say("a whole number"),
+        float: say("a number"),
+        list: say("a list"),
+        dict: say("a table"),
+    }
     return kinds.get(type(value), type(value).__name__)
 
 
@@ -314,16 +339,20 @@ class _Spec:
         self.family = family
         self.positions = key_positions(source)
 
-    def fail(self, where: tuple[object, ...], message: str, hint: str) -> TemplateError:
+    def fail(self, where: tuple[object, ...], message: Message, hint: Message) -> TemplateError:
         at = where
         while at and at not in self.positions:
             at = at[:-1]
         line, column = self.positions.get(at, (1, 1))
-        return TemplateError(f"family '{self.family}', family.toml line {line}, column {column}: {message}", hint=hint)
+        return TemplateError(
+            say("family '{family}', family.toml line {line}, column {column}: {why}",
+                family=self.family, line=line, column=column, why=message),
+            hint=hint,
+        )  # fmt: skip
 
-    def table(self, value: object, where: tuple[object, ...], name: str, hint: str) -> dict:
+    def table(self, value: object, where: tuple[object, ...], name: str, hint: Message) -> dict:
         if not isinstance(value, dict):
-            raise self.fail(where, f"{name} must be a table, not {_kind(value)}", hint)
+            raise self.fail(where, say("{where} must be a table, not {kind}", where=name, kind=_kind(value)), hint)
         return value
 
     def keys(
@@ -338,26 +367,40 @@ class _Spec:
             base, _, lang = key.rpartition("_")
             if key in allowed or (base in localized and re.fullmatch(r"[a-z]{2,3}", lang)):
                 continue
-            hint: str = did_you_mean(key, [*allowed, *(f"{k}_zh" for k in localized)])
+            hint = did_you_mean(key, [*allowed, *(f"{k}_zh" for k in localized)])
             if not hint.startswith("did"):
-                hint = f"the keys of {name} are {', '.join(allowed)}"
-            raise self.fail((*where, key), f"{name} has no key '{key}'", hint)
+                hint = say("the keys of {where} are {names}", where=name, names=", ".join(allowed))
+            raise self.fail((*where, key), say("{where} has no key '{key}'", where=name, key=key), hint)
 
     def text(self, table: dict, key: str, where: tuple[object, ...], name: str, *, required: bool = True) -> str:
         if key not in table:
             if required:
-                raise self.fail(where, f"{name} has no {key}", f'give {key} = "..."')
+                raise self.fail(
+                    where, say("{where} has no {key}", where=name, key=key), say('give {key} = "..."', key=key)
+                )
             return ""
         value = table[key]
         if not isinstance(value, str):
-            raise self.fail((*where, key), f"{name}.{key} must be text, not {_kind(value)}", f'write {key} = "..."')
+            raise self.fail(
+                (*where, key),
+                say("{where} must be text, not {kind}", where=f"{name}.{key}", kind=_kind(value)),
+                say('write {key} = "..."', key=key),
+            )
         return value
 
     def expression(self, value: object, where: tuple[object, ...], name: str) -> str:
         if not isinstance(value, str) or not value.strip():
-            raise self.fail(where, f"{name} must be an expression in a string, not {_kind(value)}", 'e.g. "cost.time"')
+            raise self.fail(
+                where,
+                say("{where} must be an expression in a string, not {kind}", where=name, kind=_kind(value)),
+                say("e.g. {example}", example='"cost.time"'),
+            )
         if len(value) > _EXPR_CHARS:
-            raise self.fail(where, f"{name} is {len(value):,} characters long", f"keep it under {_EXPR_CHARS:,}")
+            raise self.fail(
+                where,
+                say("{where} is {count} characters long", where=name, count=f"{len(value):,}"),
+                say("keep it under {limit}", limit=f"{_EXPR_CHARS:,}"),
+            )
         return value
 
     def translations(self, table: dict, key: str, where: tuple[object, ...], name: str) -> tuple[tuple[str, str], ...]:
@@ -378,17 +421,24 @@ def read_spec(path: Path) -> str:
     try:
         info = os.lstat(spec_file)
     except OSError:
-        raise _fail(name, "is missing", "a family folder needs family.toml and problem.md.j2") from None
+        raise _fail(name, say("is missing"), say("a family folder needs family.toml and problem.md.j2")) from None
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
-        raise _fail(name, "is a link or not a regular file", "families may only read their own regular files")
+        raise _fail(name, say("is a link or not a regular file"), say("families may only read their own regular files"))
     if info.st_size > MAX_SPEC_BYTES:
-        raise _fail(name, f"is {info.st_size:,} bytes", f"a family.toml is at most {MAX_SPEC_BYTES:,} bytes")
+        raise _fail(
+            name,
+            say("is {size} bytes", size=f"{info.st_size:,}"),
+            say("a family.toml is at most {size} bytes", size=f"{MAX_SPEC_BYTES:,}"),
+        )
     try:
         return spec_file.read_bytes().decode("utf-8")
     except UnicodeDecodeError as err:
-        raise _fail(name, f"is not UTF-8 text ({err.reason} at byte {err.start})", "save it as UTF-8") from None
+        why = say("is not UTF-8 text ({why} at byte {offset})", why=err.reason, offset=err.start)
+        raise _fail(name, why, say("save it as UTF-8")) from None
     except OSError as err:
-        raise _fail(name, f"cannot be read ({err.strerror})", "check the file's permissions") from None
+        raise _fail(
+            name, say("cannot be read ({why})", why=err.strerror), say("check the file's permissions")
+        ) from None
 
 
 def load_family(path: Path) -> Family:
@@ -406,43 +456,52 @@ def load_family(path: Path) -> Family:
     try:
         info = os.lstat(path / "problem.md.j2")
     except OSError:
-        raise _fail(name, "is missing", "write the wording in problem.md.j2", file="problem.md.j2") from None
+        raise _fail(name, say("is missing"), say("write the wording in problem.md.j2"), file="problem.md.j2") from None
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
-        raise _fail(name, "is a link or not a regular file", "families may only read their own regular files",
+        raise _fail(name, say("is a link or not a regular file"), say("families may only read their own regular files"),
                     file="problem.md.j2")  # fmt: skip
     try:
         data = tomllib.loads(source)
     except tomllib.TOMLDecodeError as err:
-        raise _fail(name, f"is not valid TOML ({err})", "check the quoting and brackets") from None
+        raise _fail(
+            name, say("is not valid TOML ({why})", why=str(err)), say("check the quoting and brackets")
+        ) from None
     spec = _Spec(name, source)
     for table in data:
         if table not in _TABLES:
             hint = did_you_mean(table, list(_TABLES))
-            raise spec.fail((table,), f"has an unknown table [{table}]",
-                            hint if hint.startswith("did") else "the tables are " + ", ".join(_TABLES))  # fmt: skip
+            if not hint.startswith("did"):
+                hint = say("the tables are {names}", names=", ".join(_TABLES))
+            raise spec.fail((table,), say("has an unknown table [{table}]", table=table), hint)
     if "family" not in data:
-        raise spec.fail((), "has no [family] table", "give title, difficulty, tags and objective")
-    meta = spec.table(data["family"], ("family",), "[family]", "give title, difficulty, tags and objective")
+        raise spec.fail((), say("has no [family] table"), say("give title, difficulty, tags and objective"))
+    meta = spec.table(data["family"], ("family",), "[family]", say("give title, difficulty, tags and objective"))
     spec.keys(meta, ("family",), "[family]", _FAMILY_KEYS, ("title", "objective"))
     title = spec.text(meta, "title", ("family",), "[family]")
     objective = spec.text(meta, "objective", ("family",), "[family]")
     difficulty = spec.text(meta, "difficulty", ("family",), "[family]")
     if difficulty not in DIFFICULTIES:
-        raise spec.fail(("family", "difficulty"), f"difficulty '{difficulty}' is not one of {', '.join(DIFFICULTIES)}",
-                        "pick one")  # fmt: skip
+        raise spec.fail(("family", "difficulty"),
+                        say("difficulty '{value}' is not one of {options}", value=difficulty,
+                            options=", ".join(DIFFICULTIES)),
+                        say("pick one"))  # fmt: skip
     if "tags" not in meta:
-        raise spec.fail(("family",), "[family] has no tags", 'give tags = ["collectives", ...]')
+        raise spec.fail(("family",), say("[family] has no {key}", key="tags"), say('give tags = ["collectives", ...]'))
     tags = meta["tags"]
     if not isinstance(tags, list) or not tags or not all(isinstance(t, str) and t.strip() for t in tags):
-        raise spec.fail(("family", "tags"), f"tags must be a non-empty list of words, not {_kind(tags)}",
-                        'e.g. tags = ["collectives", "allgather"]')  # fmt: skip
+        raise spec.fail(("family", "tags"), say("tags must be a non-empty list of words, not {kind}", kind=_kind(tags)),
+                        say("e.g. {example}", example='tags = ["collectives", "allgather"]'))  # fmt: skip
     params = []
-    param_tables = spec.table(data.get("params", {}), ("params",), "[params]", "one [params.NAME] table per parameter")
+    param_tables = spec.table(
+        data.get("params", {}), ("params",), "[params]", say("one [params.NAME] table per parameter")
+    )
     for pname, p in param_tables.items():
         where = ("params", pname)
         if not _NAME.match(pname):
-            raise spec.fail(where, f"parameter name '{pname}' is not an identifier", "use letters, digits and _")
-        p = spec.table(p, where, f"[params.{pname}]", "give choices = [...] or range = [lo, hi]")
+            raise spec.fail(
+                where, say("parameter name '{name}' is not an identifier", name=pname), say("use letters, digits and _")
+            )
+        p = spec.table(p, where, f"[params.{pname}]", say("give choices = [...] or range = [lo, hi]"))
         spec.keys(p, where, f"[params.{pname}]", _PARAM_KEYS)
         params.append(_param(spec, pname, p, where))
     lets = _expressions(spec, data, "let")
@@ -450,19 +509,25 @@ def load_family(path: Path) -> Family:
     identity = _expressions(spec, data, "identity")
     answer_tables = data.get("answers", [])
     if not isinstance(answer_tables, list):
-        raise spec.fail(("answers",), "answers must be [[answers]] tables", "write each answer under [[answers]]")
+        raise spec.fail(
+            ("answers",), say("answers must be [[answers]] tables"), say("write each answer under [[answers]]")
+        )
     answers = [_answer(spec, i, a) for i, a in enumerate(answer_tables)]
     if not answers:
-        raise spec.fail((), "declares no [[answers]]", "every problem needs at least one answer")
+        raise spec.fail((), say("declares no [[answers]]"), say("every problem needs at least one answer"))
     answer_names = [a.name for a in answers]
     twice = sorted({n for n in answer_names if answer_names.count(n) > 1})
     if twice:
-        raise spec.fail(("answers",), f"names the answer {', '.join(twice)} twice", "give each answer its own name")
+        raise spec.fail(
+            ("answers",),
+            say("names the answer {names} twice", names=", ".join(twice)),
+            say("give each answer its own name"),
+        )
     names = [p.name for p in params] + [k for k, _ in lets]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
-        raise spec.fail(("let", dupes[0]), f"defines {', '.join(dupes)} twice",
-                        "give every parameter and let its own name")  # fmt: skip
+        raise spec.fail(("let", dupes[0]), say("defines {names} twice", names=", ".join(dupes)),
+                        say("give every parameter and let its own name"))  # fmt: skip
     return Family(
         name=name,
         path=path,
@@ -484,48 +549,81 @@ def _param(spec: _Spec, pname: str, p: dict, where: tuple[object, ...]) -> Param
     name = f"[params.{pname}]"
     if ("choices" in p) == ("range" in p):
         raise spec.fail(
-            where, f"{name} must give either choices or range", "e.g. choices = [2, 4, 8] or range = [1, 64]"
+            where,
+            say("{where} must give either choices or range", where=name),
+            say("e.g. choices = [2, 4, 8] or range = [1, 64]"),
         )
     if "choices" in p:
         choices = p["choices"]
         if not isinstance(choices, list) or not choices:
-            raise spec.fail((*where, "choices"), f"{name} choices must be a non-empty list", "e.g. [2, 4, 8]")
+            raise spec.fail(
+                (*where, "choices"),
+                say("{where} choices must be a non-empty list", where=name),
+                say("e.g. {example}", example="[2, 4, 8]"),
+            )
         if len(choices) > _MAX_CHOICES:
-            raise spec.fail((*where, "choices"), f"{name} has {len(choices):,} choices", f"at most {_MAX_CHOICES:,}")
+            raise spec.fail(
+                (*where, "choices"),
+                say("{where} has {count} choices", where=name, count=f"{len(choices):,}"),
+                say("at most {limit}", limit=f"{_MAX_CHOICES:,}"),
+            )
         for c in choices:
             if not isinstance(c, (str, int, float, bool)):
-                raise spec.fail((*where, "choices"), f"{name} choice {c!r} is {_kind(c)}",
-                                "choices are numbers, text or true/false")  # fmt: skip
+                raise spec.fail((*where, "choices"), say("{where} choice {value} is {kind}", where=name, value=repr(c),
+                                                         kind=_kind(c)),
+                                say("choices are numbers, text or true/false"))  # fmt: skip
         for key in ("step", "powers_of_two"):
             if key in p:
-                raise spec.fail((*where, key), f"{name} {key} goes with range, not choices", f"drop {key}")
+                raise spec.fail(
+                    (*where, key),
+                    say("{where} {key} goes with range, not choices", where=name, key=key),
+                    say("drop {key}", key=key),
+                )
         return ParamSpec(pname, choices=tuple(choices))
     rng = p["range"]
     whole = isinstance(rng, list) and len(rng) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in rng)
     if not whole or not 0 < rng[0] <= rng[1]:
-        raise spec.fail((*where, "range"), f"{name} range {rng!r} is not [lo, hi] with whole numbers 0 < lo <= hi",
-                        "e.g. range = [1, 64]")  # fmt: skip
+        raise spec.fail((*where, "range"),
+                        say("{where} range {range} is not [lo, hi] with whole numbers 0 < lo <= hi", where=name,
+                            range=repr(rng)),
+                        say("e.g. {example}", example="range = [1, 64]"))  # fmt: skip
     step = p.get("step", 1)
     if not isinstance(step, int) or isinstance(step, bool) or step < 1:
-        raise spec.fail((*where, "step"), f"{name} step {step!r} is not a whole number of at least 1", "e.g. step = 64")
+        raise spec.fail(
+            (*where, "step"),
+            say("{where} step {step} is not a whole number of at least 1", where=name, step=repr(step)),
+            say("e.g. {example}", example="step = 64"),
+        )
     powers = p.get("powers_of_two", False)
     if not isinstance(powers, bool):
-        raise spec.fail((*where, "powers_of_two"), f"{name} powers_of_two must be true or false, not {_kind(powers)}",
-                        "write powers_of_two = true")  # fmt: skip
+        raise spec.fail((*where, "powers_of_two"),
+                        say("{where} powers_of_two must be true or false, not {kind}", where=name, kind=_kind(powers)),
+                        say("write {example}", example="powers_of_two = true"))  # fmt: skip
     if powers and "step" in p:
-        raise spec.fail((*where, "step"), f"{name} gives both step and powers_of_two", "keep one of them")
+        raise spec.fail(
+            (*where, "step"), say("{where} gives both step and powers_of_two", where=name), say("keep one of them")
+        )
     out = ParamSpec(pname, low=rng[0], high=rng[1], step=step, powers_of_two=powers)
     if not out.values():
-        raise spec.fail((*where, "range"), f"{name} has no power of two in {rng}", "widen the range")
+        raise spec.fail(
+            (*where, "range"), say("{where} has no power of two in {range}", where=name, range=str(rng)),
+            say("widen the range"),
+        )  # fmt: skip
     return out
 
 
 def _expressions(spec: _Spec, data: dict, table: str) -> tuple[tuple[str, str], ...]:
-    values = spec.table(data.get(table, {}), (table,), f"[{table}]", f'write name = "expression" under [{table}]')
+    values = spec.table(
+        data.get(table, {}), (table,), f"[{table}]", say('write name = "expression" under [{table}]', table=table)
+    )
     out = []
     for key, value in values.items():
         if not _NAME.match(key):
-            raise spec.fail((table, key), f"[{table}] name '{key}' is not an identifier", "use letters, digits and _")
+            raise spec.fail(
+                (table, key),
+                say("[{table}] name '{name}' is not an identifier", table=table, name=key),
+                say("use letters, digits and _"),
+            )
         out.append((key, spec.expression(value, (table, key), f"{table}.{key}")))
     return tuple(out)
 
@@ -533,36 +631,54 @@ def _expressions(spec: _Spec, data: dict, table: str) -> tuple[tuple[str, str], 
 def _answer(spec: _Spec, i: int, given: object) -> AnswerSpec:
     where: tuple[object, ...] = ("answers", i)
     name = f"answers[{i}]"
-    a = spec.table(given, where, name, "write each answer under [[answers]]")
+    a = spec.table(given, where, name, say("write each answer under [[answers]]"))
     spec.keys(a, where, name, _ANSWER_KEYS, ("label",))
     for key in ("name", "label", "value", "unit"):
         if key not in a:
-            raise spec.fail(where, f"{name} has no {key}", "give name, label, value, unit (and rel_tol)")
+            raise spec.fail(
+                where, say("{where} has no {key}", where=name, key=key),
+                say("give name, label, value, unit (and rel_tol)"),
+            )  # fmt: skip
     answer_name = spec.text(a, "name", where, name)
     if not _NAME.match(answer_name):
-        raise spec.fail((*where, "name"), f"{name} name '{answer_name}' is not an identifier", 'e.g. name = "time"')
+        raise spec.fail(
+            (*where, "name"),
+            say("answers[{index}] name '{name}' is not an identifier", index=i, name=answer_name),
+            say("e.g. {example}", example='name = "time"'),
+        )
     unit = spec.text(a, "unit", where, name)
     if unit not in UNITS:
-        raise spec.fail((*where, "unit"), f"{name} unit '{unit}' is not one of {', '.join(UNITS)}", "pick one")
+        raise spec.fail(
+            (*where, "unit"),
+            say("{where} unit '{unit}' is not one of {units}", where=name, unit=unit, units=", ".join(UNITS)),
+            say("pick one"),
+        )
     rel_tol = a.get("rel_tol", 0.01 if unit != "text" else 0.0)
     if isinstance(rel_tol, bool) or not isinstance(rel_tol, (int, float)) or not 0 <= rel_tol < 1:
-        raise spec.fail((*where, "rel_tol"), f"{name} rel_tol {rel_tol!r} is not a fraction from 0 up to 1",
-                        "e.g. rel_tol = 0.02 for 2%")  # fmt: skip
+        raise spec.fail((*where, "rel_tol"),
+                        say("{where} rel_tol {value} is not a fraction from 0 up to 1", where=name,
+                            value=repr(rel_tol)),
+                        say("e.g. rel_tol = 0.02 for 2%"))  # fmt: skip
     mistake_tables = a.get("mistakes", [])
     if not isinstance(mistake_tables, list):
-        raise spec.fail((*where, "mistakes"), f"{name}.mistakes must be [[answers.mistakes]] tables",
-                        "write each mistake under [[answers.mistakes]]")  # fmt: skip
+        raise spec.fail((*where, "mistakes"),
+                        say("{where} must be [[answers.mistakes]] tables", where=f"{name}.mistakes"),
+                        say("write each mistake under [[answers.mistakes]]"))  # fmt: skip
     mistakes = []
     for j, given_mistake in enumerate(mistake_tables):
         mwhere = (*where, "mistakes", j)
         mname = f"{name}.mistakes[{j}]"
-        m = spec.table(given_mistake, mwhere, mname, "write each mistake under [[answers.mistakes]]")
+        m = spec.table(given_mistake, mwhere, mname, say("write each mistake under [[answers.mistakes]]"))
         spec.keys(m, mwhere, mname, _MISTAKE_KEYS, ("feedback",))
         if "value" not in m:
-            raise spec.fail(mwhere, f"{mname} has no value", 'give value = "expression"')
+            raise spec.fail(
+                mwhere, say("{where} has no {key}", where=mname, key="value"), say('give value = "expression"')
+            )
         feedback = spec.text(m, "feedback", mwhere, mname, required=False)
         if not feedback.strip():
-            raise spec.fail(mwhere, f"{mname} has a mistake without feedback", "say what the mistake was")
+            raise spec.fail(
+                mwhere, say("{where} has a mistake without feedback", where=mname), say("say what the mistake was")
+            )
         mistakes.append(
             MistakeSpec(
                 spec.expression(m["value"], (*mwhere, "value"), f"{mname}.value"),

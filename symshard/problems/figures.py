@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError, did_you_mean
+from ..messages import say
 
 if TYPE_CHECKING:
     from ..render import Figure
@@ -68,7 +69,9 @@ class FigureBook:
         from .. import render
 
         if kind not in KINDS:
-            raise UsageError(f"figure('{kind}', ...) is not a kind of figure", hint=did_you_mean(str(kind), KINDS))
+            raise UsageError(
+                say("figure('{kind}', ...) is not a kind of figure", kind=kind), hint=did_you_mean(str(kind), KINDS)
+            )
         draw: Callable[..., Figure] = getattr(render, kind)
         fig = draw(*args, **kwargs)
         if alt is not None:

@@ -33,6 +33,7 @@ from html import escape
 from typing import Any
 
 from ..errors import UsageError
+from ..messages import say
 
 __all__ = ["MATH", "markdown_parser", "split_math", "to_html"]
 
@@ -74,8 +75,8 @@ def markdown_parser() -> Any:
         from markdown_it import MarkdownIt
     except ImportError:
         raise UsageError(
-            "the HTML exports (Moodle, QTI, PrairieLearn) need markdown-it-py, which is not installed",
-            hint="install symshard with the docs extra: python -m pip install 'symshard[docs]'",
+            say("the HTML exports (Moodle, QTI, PrairieLearn) need markdown-it-py, which is not installed"),
+            hint=say("install symshard with the docs extra: python -m pip install 'symshard[docs]'"),
         ) from None
     return MarkdownIt("commonmark", {"html": False}).enable("table")
 

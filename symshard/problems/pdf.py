@@ -27,6 +27,7 @@ from typing import Any
 from .. import __version__
 from ..errors import TemplateError, UsageError
 from ..i18n import ui
+from ..messages import Message, say
 from ..units import sig
 from .answering import entry, is_choice, prompt, shown, word
 from .engine import Problem
@@ -76,8 +77,8 @@ def _typst() -> Any:
         import typst
     except ImportError:
         raise UsageError(
-            "the PDF export needs the typst package, which is not installed",
-            hint="install symshard with the docs extra: python -m pip install 'symshard[docs]'",
+            say("the PDF export needs the typst package, which is not installed"),
+            hint=say("install symshard with the docs extra: python -m pip install 'symshard[docs]'"),
         ) from None
     return typst
 
@@ -102,10 +103,17 @@ def cjk_font() -> str:
         if name in found:
             return name
     raise UsageError(
-        f"a Chinese PDF needs a CJK font and none is installed: symshard looks for {CJK_FONTS[0]} "
-        f"(or {', '.join(CJK_FONTS[1:4])}, ...)",
-        hint=f"install {CJK_FONTS[0]} (Debian: apt-get install fonts-noto-cjk) or point ${FONT_PATH} "
-        "at a folder that holds it; or pass --lang en",
+        say(
+            "a Chinese PDF needs a CJK font and none is installed: symshard looks for {font} (or {others}, ...)",
+            font=CJK_FONTS[0],
+            others=", ".join(CJK_FONTS[1:4]),
+        ),
+        hint=say(
+            "install {font} (Debian: apt-get install fonts-noto-cjk) or point ${variable} "
+            "at a folder that holds it; or pass --lang en",
+            font=CJK_FONTS[0],
+            variable=FONT_PATH,
+        ),
     )
 
 
@@ -146,13 +154,13 @@ def _head(title: str, problems: Sequence[Problem], seed: int | None) -> str:
     return f"= {text(title)}\n\n#text(size: 9pt, fill: luma(90))[{text(made)}]\n\n"
 
 
-def _compile(source: str, what: str) -> bytes:
+def _compile(source: str, what: Message) -> bytes:
     typst = _typst()
     try:
         return bytes(typst.compile(source.encode("utf-8"), font_paths=_font_paths()))
     except typst.TypstError as err:
-        raise TemplateError(f"Typst could not typeset the {what}: {err.message}",
-                            hint="report it with the set's seed; the Markdown exports are unaffected") from None  # fmt: skip
+        raise TemplateError(say("Typst could not typeset the {what}: {why}", what=what, why=err.message),
+                            hint=say("report it with the set's seed; the Markdown exports are unaffected")) from None  # fmt: skip
 
 
 def _blank(p: Problem, k: int) -> str:
@@ -186,7 +194,7 @@ def student_pdf(problems: Sequence[Problem], *, title: str = "Problem set", seed
             parts.append(f"== {n}. {text(p.title)}\n\n")
             for k, hint in enumerate(p.hints, 1):
                 parts.append(f"*{text(ui('hint', lang, k=k))}.* " + markdown_to_typst(hint, dict(p.figures)) + "\n")
-    return _compile("".join(parts), "student sheet")
+    return _compile("".join(parts), say("student sheet"))
 
 
 def _answers_table(p: Problem) -> str:
@@ -227,4 +235,4 @@ def answer_key_pdf(problems: Sequence[Problem], *, title: str = "Answer key", se
             parts.append("\n")
         parts.append(f"*{text(ui('worked_solution', lang))}*\n\n")
         parts.append(markdown_to_typst(p.solution, figures) + "\n")
-    return _compile("".join(parts), "answer key")
+    return _compile("".join(parts), say("answer key"))

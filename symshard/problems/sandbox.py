@@ -68,6 +68,7 @@ from ..hardware import hardware
 from ..mathtext import MAX_DIGITS, as_expr, parse_math
 from ..matmul import local_product, matmul
 from ..mesh import Mesh
+from ..messages import say
 from ..notation import parse_array
 from ..placement import place
 from ..planner import plan
@@ -95,9 +96,11 @@ def _number(value: object, who: str) -> sympy.Basic:
     try:
         v = as_expr(value)
     except (TypeError, ValueError) as err:
-        raise SecurityError(f"{who}() cannot read {value!r:.80}: {_reason(err)}") from None
+        raise SecurityError(
+            say("{who}() cannot read {value}: {why}", who=who, value=f"{value!r:.80}", why=_reason(err))
+        ) from None
     if not v.is_number:
-        raise SecurityError(f"{who}() needs numbers, but {v} has free symbols")
+        raise SecurityError(say("{who}() needs numbers, but {value} has free symbols", who=who, value=str(v)))
     return v
 
 
@@ -122,7 +125,9 @@ def _formula(value: object, who: str) -> sympy.Basic:
     try:
         return as_expr(value)
     except (TypeError, ValueError) as err:
-        raise SecurityError(f"{who}() cannot read {value!r:.80}: {_reason(err)}") from None
+        raise SecurityError(
+            say("{who}() cannot read {value}: {why}", who=who, value=f"{value!r:.80}", why=_reason(err))
+        ) from None
 
 
 def _reason(err: Exception) -> str:
@@ -133,14 +138,14 @@ def _rational(p: object, q: object = 1) -> sympy.Basic:
     """An exact fraction ``p/q``; text is read by the grammar, never by SymPy's parser."""
     num, den = _formula(p, "Rational"), _formula(q, "Rational")
     if den == 0:
-        raise SecurityError("Rational() with a zero denominator")
+        raise SecurityError(say("Rational() with a zero denominator"))
     return num / den
 
 
 def _math(text: str) -> sympy.Basic:
     """A formula written as text, with symshard's symbols: ``math('2*B*D/C')``."""
     if not isinstance(text, str):
-        raise SecurityError(f"math() reads text, not {type(text).__name__}")
+        raise SecurityError(say("math() reads text, not {type}", type=type(text).__name__))
     return parse_math(text)
 
 
@@ -340,20 +345,35 @@ def _check_power(base: object, exponent: object) -> None:
         digits = max(_integer_digits(base), 1.0) * size
         if isinstance(base, (int, sympy.Rational)) and base not in (0, 1, -1) and digits > MAX_DIGITS:
             raise SecurityError(
-                f"{base!r:.40} ** {exponent!r:.40} would be a number of about {digits:.3g} digits "
-                f"(the limit is {MAX_DIGITS:,})"
-            )
+                say("{base} ** {exponent} would be a number of about {digits} digits (the limit is {limit})",
+                    base=f"{base!r:.40}", exponent=f"{exponent!r:.40}", digits=f"{digits:.3g}",
+                    limit=f"{MAX_DIGITS:,}")
+            )  # fmt: skip
         if isinstance(base, sympy.Basic) and not base.is_number and size > MAX_DIGITS:
-            raise SecurityError(f"the exponent {exponent!r:.40} is too large (the limit is {MAX_DIGITS:,})")
+            raise SecurityError(
+                say("the exponent {exponent} is too large (the limit is {limit})",
+                    exponent=f"{exponent!r:.40}", limit=f"{MAX_DIGITS:,}")
+            )  # fmt: skip
 
 
 def _check_repeat(left: object, right: object) -> None:
     for seq, times in ((left, right), (right, left)):
         n = _size(seq)
         if n is not None and isinstance(times, int) and not isinstance(times, bool) and n * times > MAX_TEXT:
-            unit = ("character" if isinstance(seq, str) else "item") + ("" if n == 1 else "s")
-            what = f"text of {n:,} {unit}" if isinstance(seq, str) else f"a list of {n:,} {unit}"
-            raise SecurityError(f"repeating {what} {times:,} times is too much (the limit is {MAX_TEXT:,})")
+            size, many, limit = f"{n:,}", f"{times:,}", f"{MAX_TEXT:,}"
+            if isinstance(seq, str) and n == 1:
+                why = say("repeating text of 1 character {times} times is too much (the limit is {limit})",
+                          times=many, limit=limit)  # fmt: skip
+            elif isinstance(seq, str):
+                why = say("repeating text of {size} characters {times} times is too much (the limit is {limit})",
+                          size=size, times=many, limit=limit)  # fmt: skip
+            elif n == 1:
+                why = say("repeating a list of 1 item {times} times is too much (the limit is {limit})",
+                          times=many, limit=limit)  # fmt: skip
+            else:
+                why = say("repeating a list of {size} items {times} times is too much (the limit is {limit})",
+                          size=size, times=many, limit=limit)  # fmt: skip
+            raise SecurityError(why)
 
 
 _FIELD_WIDTH = re.compile(r"\d{6,}|\*")
@@ -362,7 +382,16 @@ _FIELD_WIDTH = re.compile(r"\d{6,}|\*")
 def _check_format(fmt: str, who: str) -> None:
     """Refuse formats whose fields could be made huge: wide widths, ``*`` or nested fields."""
     if _FIELD_WIDTH.search(fmt) or re.search(r"\{[^{}]*:[^{}]*\{", fmt):
-        raise SecurityError(f"{who}: the format {fmt!r:.60} asks for a field too wide or set by an argument")
+        shown = f"{fmt!r:.60}"
+        if who == "str.format":
+            why = say("str.format: the format {format} asks for a field too wide or set by an argument", format=shown)
+        elif who == "the format filter":
+            why = say("the format filter: the format {format} asks for a field too wide or set by an argument",
+                      format=shown)  # fmt: skip
+        else:
+            why = say("'%' formatting: the format {format} asks for a field too wide or set by an argument",
+                      format=shown)  # fmt: skip
+        raise SecurityError(why)
 
 
 class FamilySandbox(jinja2.sandbox.SandboxedEnvironment):
@@ -380,17 +409,21 @@ class FamilySandbox(jinja2.sandbox.SandboxedEnvironment):
 
     def unsafe_undefined(self, obj: Any, attribute: str) -> jinja2.Undefined:
         kind = type(obj).__name__
-        article = "an" if kind[:1].lower() in "aeiou" else "a"
-        raise SecurityError(f"templates may not read '{attribute}' of {article} {kind}")
+        if kind[:1].lower() in "aeiou":
+            raise SecurityError(
+                say("templates may not read '{attribute}' of an {type}", attribute=attribute, type=kind)
+            )
+        raise SecurityError(say("templates may not read '{attribute}' of a {type}", attribute=attribute, type=kind))
 
     def call(__self, __context: jinja2.runtime.Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         if not __self.is_safe_callable(__obj):
-            raise SecurityError(f"templates may not call {_name_of(__obj)}")
+            raise SecurityError(say("templates may not call {name}", name=_name_of(__obj)))
         if _is_sympy(__obj):
             for text in _texts((*args, *kwargs.values())):
                 raise SecurityError(
-                    f"SymPy's {_name_of(__obj)}() was given the text {text!r:.60}; SymPy would run it as Python"
-                )
+                    say("SymPy's {name}() was given the text {text}; SymPy would run it as Python",
+                        name=_name_of(__obj), text=f"{text!r:.60}")
+                )  # fmt: skip
         return __context.call(__obj, *args, **kwargs)
 
     def call_binop(self, context: jinja2.runtime.Context, operator_: str, left: Any, right: Any) -> Any:
@@ -412,7 +445,10 @@ class FamilySandbox(jinja2.sandbox.SandboxedEnvironment):
             _check_format(text, "str.format")
             out = wrapped(*args, **kwargs)
             if len(out) > MAX_TEXT:
-                raise SecurityError(f"str.format made {len(out):,} characters (the limit is {MAX_TEXT:,})")
+                raise SecurityError(
+                    say("str.format made {count} characters (the limit is {limit})",
+                        count=f"{len(out):,}", limit=f"{MAX_TEXT:,}")
+                )  # fmt: skip
             return out
 
         return checked
@@ -434,14 +470,22 @@ def _bounded(filter_: Callable[..., Any], name: str, *widths: str) -> Callable[.
         value, *args = given[1:] if passes is not None else given
         for w in [*args, *(kwargs[w] for w in widths if w in kwargs)]:
             if isinstance(w, int) and not isinstance(w, bool) and abs(w) > _MAX_WIDTH:
-                raise SecurityError(f"the {name} filter was given {w:,} (the limit is {_MAX_WIDTH:,})")
+                raise SecurityError(
+                    say("the {name} filter was given {value} (the limit is {limit})",
+                        name=name, value=f"{w:,}", limit=f"{_MAX_WIDTH:,}")
+                )  # fmt: skip
             if isinstance(w, str) and len(w) > _MAX_WIDTH:
-                raise SecurityError(f"the {name} filter was given text of {len(w):,} characters")
+                raise SecurityError(
+                    say("the {name} filter was given text of {count} characters", name=name, count=f"{len(w):,}")
+                )
         if name == "format" and isinstance(value, str):
             _check_format(value, "the format filter")
         out = filter_(*given, **kwargs)
         if isinstance(out, str) and len(out) > MAX_TEXT:
-            raise SecurityError(f"the {name} filter made {len(out):,} characters (the limit is {MAX_TEXT:,})")
+            raise SecurityError(
+                say("the {name} filter made {count} characters (the limit is {limit})",
+                    name=name, count=f"{len(out):,}", limit=f"{MAX_TEXT:,}")
+            )  # fmt: skip
         return out
 
     if passes is not None:
@@ -479,11 +523,16 @@ class FamilyLoader(jinja2.BaseLoader):
         before = os.stat(path, follow_symlinks=False)
         data = path.read_bytes()[: MAX_TEMPLATE_BYTES + 1]
         if len(data) > MAX_TEMPLATE_BYTES:
-            raise SecurityError(f"template '{template}' is larger than {MAX_TEMPLATE_BYTES:,} bytes")
+            raise SecurityError(
+                say("template '{name}' is larger than {size} bytes", name=template, size=f"{MAX_TEMPLATE_BYTES:,}")
+            )
         try:
             source = data.decode("utf-8")
         except UnicodeDecodeError as err:
-            raise SecurityError(f"template '{template}' is not UTF-8 text ({err.reason} at byte {err.start})") from None
+            raise SecurityError(
+                say("template '{name}' is not UTF-8 text ({why} at byte {offset})",
+                    name=template, why=err.reason, offset=err.start)
+            ) from None  # fmt: skip
 
         def uptodate() -> bool:
             try:
@@ -504,7 +553,7 @@ def safe_path(folder: Path, name: str) -> Path:
     """
     parts = name.replace("\\", "/").split("/")
     if name.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", name) or any(p in ("..", "") for p in parts):
-        raise SecurityError(f"'{name}' is not a file of the family's own folder")
+        raise SecurityError(say("'{name}' is not a file of the family's own folder", name=name))
     path = folder
     for part in parts:
         path = path / part
@@ -513,9 +562,11 @@ def safe_path(folder: Path, name: str) -> Path:
         except OSError:
             raise jinja2.TemplateNotFound(name) from None
         if stat.S_ISLNK(info.st_mode):
-            raise SecurityError(f"'{name}' goes through a symbolic link; families may only read their own files")
+            raise SecurityError(
+                say("'{name}' goes through a symbolic link; families may only read their own files", name=name)
+            )
     if not stat.S_ISREG(info.st_mode):
-        raise SecurityError(f"'{name}' is not a regular file")
+        raise SecurityError(say("'{name}' is not a regular file", name=name))
     return path
 
 

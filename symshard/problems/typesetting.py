@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import TemplateError
+from ..messages import say
 from .html import markdown_parser, split_math
 
 if TYPE_CHECKING:
@@ -91,6 +92,11 @@ def string(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _quoted(token: str) -> str:
+    """A token of the formula, quoted: notation, the same in every language."""
+    return f"'{token}'"
+
+
 class _Reader:
     """One pass over the tokens of a LaTeX formula, producing Typst math."""
 
@@ -100,8 +106,8 @@ class _Reader:
         self.i = 0
 
     def fail(self, what: str) -> TemplateError:
-        return TemplateError(f"cannot typeset {what} in the formula '{self.tex}' for the PDF",
-                             hint="use the LaTeX the families use, or extend symshard.problems.typesetting")  # fmt: skip
+        return TemplateError(say("cannot typeset {what} in the formula '{formula}' for the PDF", what=what, formula=self.tex),
+                             hint=say("use the LaTeX the families use, or extend symshard.problems.typesetting"))  # fmt: skip
 
     def peek(self) -> str | None:
         while self.i < len(self.tokens) and self.tokens[self.i].isspace():
@@ -111,14 +117,14 @@ class _Reader:
     def take(self) -> str:
         tok = self.peek()
         if tok is None:
-            raise self.fail("a formula that ends too early")
+            raise self.fail(say("a formula that ends too early"))
         self.i += 1
         return tok
 
     def group_raw(self) -> str:
         """The raw text of a ``{...}`` argument (for ``\\text``)."""
         if self.take() != "{":
-            raise self.fail("a command without its {argument}")
+            raise self.fail(say("a command without its {{argument}}"))
         depth, out = 1, list[str]()
         while self.i < len(self.tokens):
             tok = self.tokens[self.i]
@@ -130,7 +136,7 @@ class _Reader:
                 if depth == 0:
                     return "".join(out)
             out.append(tok)
-        raise self.fail("an unclosed {")
+        raise self.fail(say("an unclosed {{"))
 
     def argument(self, in_args: bool = True) -> str:
         """One argument: a ``{group}`` or a single atom."""
@@ -145,7 +151,7 @@ class _Reader:
             tok = self.peek()
             if tok is None:
                 if until is not None:
-                    raise self.fail(f"a missing '{until}'")
+                    raise self.fail(say("a missing '{token}'", token=until))
                 return atoms
             if tok == until:
                 self.take()
@@ -169,7 +175,7 @@ class _Reader:
                 return _SPACES[char]
             if char in _ESCAPED:
                 return _ESCAPED[char]
-            raise self.fail(f"'{tok}'")
+            raise self.fail(_quoted(tok))
         if tok.startswith("\\"):
             return self.command(tok[1:], in_args)
         if "{,}" in tok:
@@ -179,7 +185,7 @@ class _Reader:
         if tok == ",":
             return "\\," if in_args else ","
         if tok in ("}", "&"):
-            raise self.fail(f"'{tok}'")
+            raise self.fail(_quoted(tok))
         if tok in ('"', "#", "$", "@", "\\", "`"):
             return "\\" + tok
         return tok
@@ -204,7 +210,7 @@ class _Reader:
             return {"\\{": "\\{", "\\}": "\\}", "\\lvert": "|", "\\rvert": "|", "|": "|"}.get(delim, delim)
         if name in _SYMBOLS:
             return _SYMBOLS[name]
-        raise self.fail(f"the command \\{name}")
+        raise self.fail(say("the command \\{name}", name=name))
 
     def convert(self) -> str:
         return " ".join(a for a in self.sequence(None, False) if a)

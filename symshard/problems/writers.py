@@ -39,6 +39,7 @@ from pathlib import Path
 from .. import __version__
 from ..errors import UsageError
 from ..i18n import ui
+from ..messages import say
 from ..outputs import OutputFolder
 from ..units import sig
 from .answering import entry_unit
@@ -229,7 +230,9 @@ def _language(problems: Sequence[Problem]) -> str:
 def _check_formats(formats: Sequence[str]) -> None:
     for fmt in formats:
         if fmt not in _PRODUCERS:
-            raise UsageError(f"unknown format '{fmt}'", hint=f"use {', '.join(FORMATS)} (or all)")
+            raise UsageError(
+                say("unknown format '{name}'", name=fmt), hint=say("use {formats} (or all)", formats=", ".join(FORMATS))
+            )
 
 
 def planned(formats: Sequence[str]) -> list[str]:

@@ -32,6 +32,7 @@ from ..collectives import (
 from ..errors import CollectiveError, NotationError
 from ..memo import memoized
 from ..mesh import Mesh
+from ..messages import say
 from ..placement import ShapeLike, place
 from ..read import parse
 from .canvas import Canvas
@@ -64,21 +65,23 @@ def resolve_collective(op: object) -> CollectiveExpr:
         return op
     if isinstance(op, Collective):
         raise CollectiveError(
-            f"{op} has no operand to draw",
-            hint=f"apply it to an array first, e.g. {type(op).__name__}({op.axes!r})('A[I_X, J]'), "
-            f"or pass the text '{op}(A[I_X, J])'",
-        )
+            say("{op} has no operand to draw", op=str(op)),
+            hint=say("apply it to an array first, e.g. {example}, or pass the text '{text}'",
+                     example=f"{type(op).__name__}({op.axes!r})('A[I_X, J]')", text=f"{op}(A[I_X, J])"),
+        )  # fmt: skip
     if isinstance(op, str):
         value = parse(op)
         if isinstance(value, CollectiveExpr):
             return value
-        kind = "an array" if hasattr(value, "dims") else "a matmul"
-        draw = "layout()" if kind == "an array" else "regimes()"
-        raise NotationError(f"'{op}' is {kind}, not a collective", hint=f"draw it with {draw}, or write e.g. "
-                            f"'AllGather_X(A[I_X, J])'")  # fmt: skip
+        array = hasattr(value, "dims")
+        kind = say("an array") if array else say("a matmul")
+        draw = "layout()" if array else "regimes()"
+        raise NotationError(say("'{op}' is {kind}, not a collective", op=op, kind=kind),
+                            hint=say("draw it with {function}, or write e.g. 'AllGather_X(A[I_X, J])'",
+                                     function=draw))  # fmt: skip
     raise NotationError(
-        f"collective() draws a collective, not {type(op).__name__} {op!r}",
-        hint="pass a collective or its notation, e.g. 'AllGather_X(A[I_X, J])'",
+        say("collective() draws a collective, not {what}", what=f"{type(op).__name__} {op!r}"),
+        hint=say("pass a collective or its notation, e.g. 'AllGather_X(A[I_X, J])'"),
     )
 
 

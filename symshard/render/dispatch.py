@@ -21,6 +21,7 @@ from ..arrays import Array
 from ..collectives import Collective, CollectiveExpr
 from ..errors import NotationError, PlanError, UsageError
 from ..matmul import Matmul
+from ..messages import Names, say
 from ..planner import Plan
 from ..read import parse
 from .collectives import collective, resolve_collective
@@ -36,10 +37,6 @@ _TAKES = {
     "regime plot": ("dim", "mesh", "shape", "hardware", "lo", "hi", "points", "title", "labels", "dtype", "model",
                     "overlap", "constants"),
 }  # fmt: skip
-
-
-def _join(names: tuple[str, ...]) -> str:
-    return ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def svg(obj: object, **kwargs: object) -> str:
@@ -68,30 +65,34 @@ def svg(obj: object, **kwargs: object) -> str:
     """
     if isinstance(obj, Figure):
         if kwargs:
-            raise UsageError("a finished Figure takes no arguments", hint="use its .svg, or draw it again with them")
+            raise UsageError(
+                say("a finished Figure takes no arguments"), hint=say("use its .svg, or draw it again with them")
+            )
         return obj.svg
     value = parse(obj) if isinstance(obj, str) else obj
     if isinstance(value, Collective):
         resolve_collective(value)  # explains that it needs an operand
     if isinstance(value, Array):
-        kind, name = "layout", f"a layout of {value}"
+        kind, name = "layout", say("a layout of {array}", array=str(value))
     elif isinstance(value, CollectiveExpr):
-        kind, name = "collective", f"a picture of {value.op}({value.operand})"
+        kind, name = "collective", say("a picture of {collective}", collective=f"{value.op}({value.operand})")
     elif isinstance(value, (Plan, Matmul)):
         mm = value.matmul if isinstance(value, Plan) else value
-        kind, name = "regime plot", f"a regime plot of {mm}"
+        kind, name = "regime plot", say("a regime plot of {matmul}", matmul=str(mm))
     else:
         raise NotationError(
-            f"svg() cannot draw {type(obj).__name__} {obj!r}",
-            hint="pass an array, a collective, a plan or their notation, e.g. 'A[I_X, J]'",
+            say("svg() cannot draw {what}", what=f"{type(obj).__name__} {obj!r}"),
+            hint=say("pass an array, a collective, a plan or their notation, e.g. 'A[I_X, J]'"),
         )
     for key in sorted(kwargs):
         if key not in _TAKES[kind]:
             owner = next((k for k, v in _TAKES.items() if key in v and k != kind), None)
-            where = (
-                f"; {key} belongs to a {owner} of a {'matmul' if owner == 'regime plot' else 'array'}" if owner else ""
-            )
-            raise UsageError(f"{name} takes no {key}= argument", hint=f"a {kind} takes {_join(_TAKES[kind])}{where}")
+            takes = say("a {kind} takes {options}", kind=kind, options=Names(_TAKES[kind]))
+            if owner == "regime plot":
+                takes = say("{takes}; {key} belongs to a {owner} of a matmul", takes=takes, key=key, owner=owner)
+            elif owner:
+                takes = say("{takes}; {key} belongs to a {owner} of a array", takes=takes, key=key, owner=owner)
+            raise UsageError(say("{name} takes no {key}= argument", name=name, key=key), hint=takes)
     if kind == "layout":
         return layout(value, **kwargs).svg  # type: ignore[arg-type]
     if kind == "collective":
@@ -100,5 +101,8 @@ def svg(obj: object, **kwargs: object) -> str:
     dim = options.pop("dim", None)
     if not isinstance(dim, str):
         dims = mm.dims
-        raise PlanError(f"{name} needs the dim to sweep", hint=f"pass dim='{dims[0]}' (one of {', '.join(dims)})")
+        raise PlanError(
+            say("{name} needs the dim to sweep", name=name),
+            hint=say("pass dim='{dim}' (one of {dims})", dim=dims[0], dims=", ".join(dims)),
+        )
     return regimes(value, dim, **options).svg  # type: ignore[arg-type]

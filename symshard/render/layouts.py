@@ -33,6 +33,7 @@ from ..arrays import Array, format_axes
 from ..errors import MeshError, NotationError
 from ..memo import memoized
 from ..mesh import Mesh
+from ..messages import say
 from ..notation import parse_array
 from ..placement import Placement, ShapeLike, place
 from .canvas import ID, Canvas, num
@@ -112,8 +113,8 @@ def resolve_array(array: object, *, what: str = "layout") -> Array:
     if isinstance(array, str):
         return parse_array(array)
     raise NotationError(
-        f"{what}() draws an array, not {type(array).__name__} {array!r}",
-        hint="pass an Array or its notation, e.g. 'A[I_X, J]'",
+        say("{function}() draws an array, not {what}", function=what, what=f"{type(array).__name__} {array!r}"),
+        hint=say("pass an Array or its notation, e.g. 'A[I_X, J]'"),
     )
 
 
@@ -133,17 +134,18 @@ def resolve_mesh(mesh: Mesh | Mapping[str, object] | str | None, axes: Sequence[
     for a in m.axes:
         if not a.size.is_number:
             raise MeshError(
-                f"a figure needs a number of devices for every mesh axis, but the mesh '{text}' "
-                f"leaves {a.name} symbolic",
-                hint=f"give each axis a size, e.g. {a.name}=4 (or leave the mesh out to draw 2 per axis)",
-            )
+                say("a figure needs a number of devices for every mesh axis, but the mesh '{text}' leaves {axis} "
+                    "symbolic", text=text, axis=a.name),
+                hint=say("give each axis a size, e.g. {axis}=4 (or leave the mesh out to draw 2 per axis)",
+                         axis=a.name),
+            )  # fmt: skip
     if int(m.devices) > MAX_DEVICES:
         raise MeshError(
-            f"the mesh '{text}' has {int(m.devices):,} devices, more than a figure can show ({MAX_DEVICES})",
-            hint="draw a smaller mesh with the same axes (e.g. "
-            + ",".join(f"{a.name}={min(int(a.size), 4)}" for a in m.axes)
-            + "): the pattern is the same",
-        )
+            say("the mesh '{text}' has {count} devices, more than a figure can show ({limit})",
+                text=text, count=f"{int(m.devices):,}", limit=MAX_DEVICES),
+            hint=say("draw a smaller mesh with the same axes (e.g. {example}): the pattern is the same",
+                     example=",".join(f"{a.name}={min(int(a.size), 4)}" for a in m.axes)),
+        )  # fmt: skip
     return m, made_up
 
 

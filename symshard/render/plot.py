@@ -28,6 +28,7 @@ from ..errors import PlanError, ShapeError
 from ..hardware import Hardware
 from ..matmul import Matmul, matmul
 from ..mesh import Mesh
+from ..messages import say
 from ..placement import ShapeLike, resolve_shape
 from ..planner import Plan
 from ..planner import plan as make_plan
@@ -99,34 +100,48 @@ def _resolve(
         mm = matmul(target)
     else:
         raise PlanError(
-            f"regimes() plots a planned matmul, not {type(target).__name__} {target!r}",
-            hint="pass symshard.plan(...) or the matmul's notation, e.g. 'X[B, D] · Y[D_X, F] -> Z[B, F]'",
+            say("regimes() plots a planned matmul, not {what}", what=f"{type(target).__name__} {target!r}"),
+            hint=say("pass symshard.plan(...) or the matmul's notation, e.g. 'X[B, D] · Y[D_X, F] -> Z[B, F]'"),
         )
     if dim not in mm.dims:
-        raise PlanError(f"'{dim}' is not a dim of {mm}", hint="plot against one of its dims: " + ", ".join(mm.dims))
+        raise PlanError(
+            say("'{dim}' is not a dim of {matmul}", dim=dim, matmul=str(mm)),
+            hint=say("plot against one of its dims: {dims}", dims=", ".join(mm.dims)),
+        )
     if mesh is None:
         raise PlanError(
-            f"a regime plot of {mm} needs the mesh's sizes",
-            hint="pass mesh='X=16' (the axes the arrays name, each with a number of devices)",
+            say("a regime plot of {matmul} needs the mesh's sizes", matmul=str(mm)),
+            hint=say("pass mesh='X=16' (the axes the arrays name, each with a number of devices)"),
         )
     if hardware is None:
         raise PlanError(
-            f"a regime plot of {mm} needs a chip to turn costs into seconds",
-            hint="pass hardware='tpu-v5p' (or another preset)",
+            say("a regime plot of {matmul} needs a chip to turn costs into seconds", matmul=str(mm)),
+            hint=say("pass hardware='tpu-v5p' (or another preset)"),
         )
     sizes = resolve_shape(shape, mm.dims, context=str(mm))
     missing = [d for d in mm.dims if d != dim and not sizes[d].is_number]
     if missing:
-        raise ShapeError(
-            f"a regime plot against {dim} needs the size of every other dim of {mm}, but {', '.join(missing)} "
-            f"{'has' if len(missing) == 1 else 'have'} none",
-            hint="pass shape='" + ",".join(f"{d}=4096" for d in missing) + "'",
-        )
+        if len(missing) == 1:
+            message = say(
+                "a regime plot against {dim} needs the size of every other dim of {matmul}, but {missing} has none",
+                dim=dim,
+                matmul=str(mm),
+                missing=missing[0],
+            )
+        else:
+            message = say(
+                "a regime plot against {dim} needs the size of every other dim of {matmul}, but {missing} have none",
+                dim=dim,
+                matmul=str(mm),
+                missing=", ".join(missing),
+            )
+        raise ShapeError(message, hint=say("pass shape='{example}'", example=",".join(f"{d}=4096" for d in missing)))  # fmt: skip
     given = sizes[dim].is_number
     m = mesh if isinstance(mesh, Mesh) else Mesh(mesh, hardware=hardware)
     if not m.is_numeric:
-        raise PlanError(f"a regime plot needs a number of devices on every mesh axis, not the mesh '{m}'",
-                        hint="give each axis a size, e.g. X=16")  # fmt: skip
+        raise PlanError(say("a regime plot needs a number of devices on every mesh axis, not the mesh '{mesh}'",
+                            mesh=str(m)),
+                        hint=say("give each axis a size, e.g. {example}", example="X=16"))  # fmt: skip
     full = {d: s for d, s in sizes.items()}
     if not given:
         full[dim] = m.devices  # any size that splits evenly: the sweep does not depend on it
@@ -147,8 +162,8 @@ def _range(s: Sweep, given: bool, lo: float | None, hi: float | None) -> tuple[f
             high = low * 2**8
     if not (low > 0 and high > low) or not (math.isfinite(low) and math.isfinite(high)):
         raise ShapeError(
-            f"the range of {s.dim} to plot, from {lo} to {hi}, is empty",
-            hint="give 0 < lo < hi, e.g. lo=256, hi=65536 (or leave them out to centre on the crossovers)",
+            say("the range of {dim} to plot, from {lo} to {hi}, is empty", dim=s.dim, lo=str(lo), hi=str(hi)),
+            hint=say("give 0 < lo < hi, e.g. lo=256, hi=65536 (or leave them out to centre on the crossovers)"),
         )
     return low, high
 
@@ -307,11 +322,16 @@ def regimes(
     unknown = sorted(set(options) - {"dtype", "model", "overlap", "constants"})
     if unknown:
         raise PlanError(
-            f"regimes() has no option {unknown[0]!r}",
-            hint="its options are mesh, shape, hardware, lo, hi, points, title, labels, dtype, model, overlap and constants",
+            say("regimes() has no option {name}", name=repr(unknown[0])),
+            hint=say(
+                "its options are mesh, shape, hardware, lo, hi, points, title, labels, dtype, model, overlap and constants"
+            ),
         )
     if not isinstance(points, int) or isinstance(points, bool) or not 2 <= points <= 5000:
-        raise ShapeError(f"points={points!r} cannot draw a line", hint="use between 2 and 5000 samples, e.g. points=64")
+        raise ShapeError(
+            say("points={points} cannot draw a line", points=repr(points)),
+            hint=say("use between 2 and 5000 samples, e.g. points=64"),
+        )
     p, given = _resolve(plan, dim, mesh, shape, hardware, dict(options))
     s = sweep(p, dim)
     numbers = {c.strategy.name: c.index for c in s.curves}

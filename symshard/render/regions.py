@@ -32,6 +32,7 @@ import sympy
 
 from ..errors import PlanError, ShapeError
 from ..inequalities import Inequality, solve
+from ..messages import say
 from ..monomials import Maximum
 from ..symbols import is_axis_symbol
 from ..units import pretty, sig
@@ -116,9 +117,10 @@ def _compile(index: int, time: Maximum, x: sympy.Expr, y: sympy.Expr, fixed: Map
                     missing.add(a)
                 elif a.free_symbols & {x, y}:
                     raise PlanError(
-                        f"the time of strategy {index} holds {pretty(a)}, which a map over {x} and {y} cannot draw",
-                        hint="map over two other symbols",
-                    )
+                        say("the time of strategy {index} holds {atom}, which a map over {x} and {y} cannot draw",
+                            index=index, atom=pretty(a), x=str(x), y=str(y)),
+                        hint=say("map over two other symbols"),
+                    )  # fmt: skip
                 else:
                     value = a.subs(fixed)
                     if not value.is_number:
@@ -141,8 +143,8 @@ def _symbol(name: str | sympy.Expr, pool: set[sympy.Expr], what: str) -> sympy.E
         if cand in by_name:
             return by_name[cand]
     raise PlanError(
-        f"'{name}' does not appear in the compared strategies' times",
-        hint="map over two of " + ", ".join(sorted(by_name)),
+        say("'{name}' does not appear in the compared strategies' times", name=name),
+        hint=say("map over two of {names}", names=", ".join(sorted(by_name))),
     )
 
 
@@ -182,8 +184,8 @@ def _ranges(times, x, y, floors, around, x_range, y_range) -> tuple[tuple[float,
             search.append((around[s] / 1000, around[s] * 1000))
         else:
             raise ShapeError(
-                f"a map over {s} needs its range",
-                hint=f"pass {'x_range' if s == x else 'y_range'}=(low, high), e.g. (1e10, 1e12)",
+                say("a map over {symbol} needs its range", symbol=str(s)),
+                hint=say("pass {name}=(low, high), e.g. (1e10, 1e12)", name="x_range" if s == x else "y_range"),
             )
     xs, ys = _span(*search[0], _COARSE), _span(*search[1], _COARSE)
     grid = [[_fastest(times, xv, yv) for xv in xs] for yv in ys]
@@ -226,11 +228,13 @@ def _checked_range(s: sympy.Expr, given: object) -> tuple[float, float]:
         lo, hi = (float(v) for v in given)  # type: ignore[attr-defined]
     except (TypeError, ValueError):
         raise ShapeError(
-            f"the range of {s}, {given!r}, is not two numbers", hint="give (low, high), e.g. (256, 65536)"
+            say("the range of {symbol}, {given}, is not two numbers", symbol=str(s), given=repr(given)),
+            hint=say("give (low, high), e.g. (256, 65536)"),
         ) from None
     if not (0 < lo < hi) or not math.isfinite(hi):
         raise ShapeError(
-            f"the range of {s}, from {lo:g} to {hi:g}, is empty", hint="give 0 < low < high, e.g. (256, 65536)"
+            say("the range of {symbol}, from {lo} to {hi}, is empty", symbol=str(s), lo=f"{lo:g}", hi=f"{hi:g}"),
+            hint=say("give 0 < low < high, e.g. (256, 65536)"),
         )
     return lo, hi
 
@@ -366,15 +370,18 @@ def regime_map(
 
     if not isinstance(comparison, Comparison):
         raise PlanError(
-            f"regime_map() draws a comparison, not {type(comparison).__name__}",
-            hint="pass symshard.compare(matmul, 'B', hardware='tpu-v5p')",
+            say("regime_map() draws a comparison, not {kind}", kind=type(comparison).__name__),
+            hint=say("pass {example}", example="symshard.compare(matmul, 'B', hardware='tpu-v5p')"),
         )
     c = comparison
     indexes = [r.index for r in c.best] or [i for i, _ in c.strategies]
     if len(indexes) < 2:
         raise PlanError(
-            f"a regime map needs at least two strategies that can be the fastest; this comparison has {len(indexes)}",
-            hint="compare more strategies (strategies='all') or a matmul with more than one way to run",
+            say(
+                "a regime map needs at least two strategies that can be the fastest; this comparison has {count}",
+                count=len(indexes),
+            ),
+            hint=say("compare more strategies (strategies='all') or a matmul with more than one way to run"),
         )
     full = {i: c.time(i) for i in indexes}
     pool: set[sympy.Expr] = set().union(*(t.atoms for t in full.values()))
@@ -389,26 +396,38 @@ def regime_map(
             v = float(value)
         except (TypeError, ValueError):
             raise ShapeError(
-                f"{name}={value!r} in at is not a number", hint=f"give {name} a number, e.g. 4096"
+                say("{name}={value} in at is not a number", name=name, value=repr(value)),
+                hint=say("give {name} a number, e.g. 4096", name=name),
             ) from None
         if not (v > 0 and math.isfinite(v)):
-            raise ShapeError(f"{name}={value!r} in at is not a positive size", hint=f"give {name} a positive number")
+            raise ShapeError(
+                say("{name}={value} in at is not a positive size", name=name, value=repr(value)),
+                hint=say("give {name} a positive number", name=name),
+            )
         fixed[s], fixed_exprs[s] = v, sympy.nsimplify(value)
     xs_ = _symbol(x if x is not None else c.symbol, pool, "x")
     free = sorted((a for a in pool if a.is_Symbol and a not in fixed and a != xs_), key=str)
     if y is None:
         if len(free) != 1:
+            if free:
+                raise PlanError(
+                    say("a map over {symbol} needs a second symbol: choose one of {names}",
+                        symbol=str(xs_), names=", ".join(map(str, free))),
+                    hint=say("regime_map('{x}', '{y}', at={{...}}) with numbers for the rest",
+                             x=str(xs_), y=str(free[0])),
+                )  # fmt: skip
             raise PlanError(
-                f"a map over {xs_} needs a second symbol: "
-                + (f"choose one of {', '.join(map(str, free))}" if free else "none is left"),
-                hint=(f"regime_map('{xs_}', '{free[0]}', at={{...}}) with numbers for the rest" if free
-                      else "leave a dim out of the shape so it stays symbolic"),
-            )  # fmt: skip
+                say("a map over {symbol} needs a second symbol: none is left", symbol=str(xs_)),
+                hint=say("leave a dim out of the shape so it stays symbolic"),
+            )
         ys_ = free[0]
     else:
         ys_ = _symbol(y, pool, "y")
     if ys_ == xs_:
-        raise PlanError(f"a map needs two different symbols, not {xs_} twice", hint="give x and y different symbols")
+        raise PlanError(
+            say("a map needs two different symbols, not {symbol} twice", symbol=str(xs_)),
+            hint=say("give x and y different symbols"),
+        )
     around = {s: fixed[s] for s in (xs_, ys_) if s in fixed}  # a chip's constant on an axis: its value centres it
     for s in (xs_, ys_):
         fixed.pop(s, None)
@@ -423,9 +442,10 @@ def regime_map(
         where += [f"--mesh {','.join(f'{n}=8' for n in axes)}"] if axes else []
         example = ", ".join([*(f"{n}=4096" for n in dims), *(f"{n}=8" for n in axes)])
         raise ShapeError(
-            f"a map over {xs_} and {ys_} needs a number for {', '.join(names)}",
-            hint=f"give each a size: at=dict({example}) in Python, {' '.join(where)} on the command line",
-        )
+            say("a map over {x} and {y} needs a number for {names}", x=str(xs_), y=str(ys_), names=", ".join(names)),
+            hint=say("give each a size: at=dict({example}) in Python, {where} on the command line",
+                     example=example, where=" ".join(where)),
+        )  # fmt: skip
     domain = c.domain
     floors = {k: float(v) for k, v in (domain.floors.items() if domain is not None else ())}
     for s in (xs_, ys_):

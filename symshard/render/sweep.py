@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..errors import PlanError
+from ..messages import say
 from ..planner import Plan, Strategy
 from .piecewise import Piecewise
 
@@ -143,8 +144,8 @@ def _curve(index: int, s: Strategy, dim: str, x0: Fraction, overlap: bool) -> Cu
     time = math.maximum(comm) if overlap else math + comm
     if time(x0) != _exact(s.raw_time):  # the scaling rules must give back the planner's own number
         raise PlanError(
-            f"cannot sweep '{s.name}' along {dim}: its time does not scale as expected",
-            hint="this is a bug in symshard; please report it with the plan",
+            say("cannot sweep '{name}' along {dim}: its time does not scale as expected", name=s.name, dim=dim),
+            hint=say("this is a bug in symshard; please report it with the plan"),
         )
     return Curve(index, s, math, comm, time, tuple(comm.roots_of_difference(math)))
 
@@ -181,14 +182,16 @@ def sweep(plan: Plan, dim: str) -> Sweep:
     """
     if dim not in plan.matmul.dims:
         raise PlanError(
-            f"'{dim}' is not a dim of {plan.matmul}",
-            hint="sweep one of its dims: " + ", ".join(plan.matmul.dims),
+            say("'{dim}' is not a dim of {matmul}", dim=dim, matmul=str(plan.matmul)),
+            hint=say("sweep one of its dims: {dims}", dims=", ".join(plan.matmul.dims)),
         )
     if not plan.numeric:
         raise PlanError(
-            f"the plan for {plan.matmul} still has symbols in its costs",
-            hint="give the mesh sizes, every dim's size and a chip (hardware=...); GPUs need a hop latency too, "
-            "e.g. constants={T_hop: sympy.Rational(1, 10**6)}",
+            say("the plan for {matmul} still has symbols in its costs", matmul=str(plan.matmul)),
+            hint=say(
+                "give the mesh sizes, every dim's size and a chip (hardware=...); GPUs need a hop latency too, "
+                "e.g. constants={{T_hop: sympy.Rational(1, 10**6)}}"
+            ),
         )
     x0 = _exact(dict(plan.sizes)[dim])
     # every valid strategy, not only those that win at these sizes: another may win at another size
@@ -212,7 +215,10 @@ def sweep(plan: Plan, dim: str) -> Sweep:
             best = new
             fastest.append((x, best))
     else:  # pragma: no cover - a lower envelope of piecewise-linear functions has finitely many changes
-        raise PlanError(f"cannot sweep {plan.matmul} along {dim}", hint="this is a bug in symshard; please report it")
+        raise PlanError(
+            say("cannot sweep {matmul} along {dim}", matmul=str(plan.matmul), dim=dim),
+            hint=say("this is a bug in symshard; please report it"),
+        )
     events = []
     for n, (start, i) in enumerate(fastest):
         end = fastest[n + 1][0] if n + 1 < len(fastest) else None

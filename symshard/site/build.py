@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SiteError
+from ..messages import say
 from ..outputs import OutputFolder
 from .pages import Page
 from .problemsets import load_sets, write_sets
@@ -71,8 +72,8 @@ def _yaml():
         import yaml
     except ImportError:
         raise SiteError(
-            "building the site needs MkDocs, which is not installed",
-            hint="install the docs extra: python -m pip install 'symshard[docs]' (or '.[docs]' in a clone)",
+            say("building the site needs MkDocs, which is not installed"),
+            hint=say("install the docs extra: python -m pip install 'symshard[docs]' (or '.[docs]' in a clone)"),
         ) from None
     return yaml
 
@@ -103,7 +104,8 @@ def site_url(url: str | None = None) -> str:
     chosen = url or os.environ.get("SYMSHARD_SITE_URL") or DEFAULT_SITE_URL
     if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", chosen):
         raise SiteError(
-            f"the site address '{chosen}' is not an http(s) URL", hint="e.g. --site-url https://example.org/docs/"
+            say("the site address '{url}' is not an http(s) URL", url=chosen),
+            hint=say("e.g. --site-url https://example.org/docs/"),
         )
     return chosen if chosen.endswith("/") else chosen + "/"
 
@@ -155,7 +157,10 @@ def _prepare_into(out: Path, source: Path | str | None, url: str, progress: Prog
 def _overlay(yaml, src: Path, language: str) -> dict:
     path = src / language / "mkdocs.yml"
     if not path.is_file():
-        raise SiteError(f"the site has no {language}/mkdocs.yml", hint=f"add site/{language}/mkdocs.yml with its nav")
+        raise SiteError(
+            say("the site has no {language}/mkdocs.yml", language=language),
+            hint=say("add site/{language}/mkdocs.yml with its nav", language=language),
+        )
     return dict(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
 
 
@@ -205,8 +210,10 @@ def _prepare_language(
         orphans = [rel for rel in extra if not (src / "docs" / rel).is_file()]
         if orphans:
             raise SiteError(
-                f"site/{language}/docs/{orphans[0]} translates no English page",
-                hint=f"a translation sits at the English page's path under site/{language}/docs/",
+                say("site/{language}/docs/{page} translates no English page", language=language, page=orphans[0]),
+                hint=say(
+                    "a translation sits at the English page's path under site/{language}/docs/", language=language
+                ),
             )
     nav_sets = write_sets(
         load_sets(src / "problem-sets.toml", language),
@@ -268,8 +275,8 @@ def _with_problem_sets(nav: list, sets: list[tuple[str, list[tuple[str, str]]]])
     result = visit(nav)
     if not found:
         raise SiteError(
-            "site/mkdocs.yml's nav has no entry for problems/index.md",
-            hint="add '- Problem sets: problems/index.md' where the sets belong",
+            say("site/mkdocs.yml's nav has no entry for problems/index.md"),
+            hint=say("add '- Problem sets: problems/index.md' where the sets belong"),
         )
     return result
 
@@ -346,10 +353,12 @@ def build(
             logs.append(f"[{language}]\n{log}")
             problems = log_problems(log)
             if process.returncode != 0 or problems:
-                shown = "; ".join(problems[:3] or log.strip().splitlines()[-1:])
+                shown = "; ".join(problems[:3] or log.strip().splitlines()[-1:])  # MkDocs' own words
                 raise SiteError(
-                    f"mkdocs build of the {LANGUAGES[language][0]} site failed: {shown}",
-                    hint="fix the page it names; run with --src DIR to inspect",
+                    say(
+                        "mkdocs build of the {language} site failed: {why}", language=LANGUAGES[language][0], why=shown
+                    ),
+                    hint=say("fix the page it names; run with --src DIR to inspect"),
                 )
         for language, folder, target, _ in runs:
             if language != "en":
@@ -378,12 +387,17 @@ def server(folder: Path | str, port: int = 8000, *, host: str = "127.0.0.1") -> 
     """
     folder = Path(folder)
     if not (folder / "index.html").is_file():
-        raise SiteError(f"{folder} holds no built site", hint="run 'symshard site build' first")
+        raise SiteError(
+            say("{path} holds no built site", path=str(folder)), hint=say("run 'symshard site build' first")
+        )
     handler = functools.partial(_QuietHandler, directory=str(folder))
     try:
         return http.server.ThreadingHTTPServer((host, port), handler)
     except OSError as err:
-        raise SiteError(f"cannot serve on {host}:{port}: {err.strerror}", hint="pick another --port") from None
+        raise SiteError(
+            say("cannot serve on {address}: {why}", address=f"{host}:{port}", why=err.strerror),
+            hint=say("pick another --port"),
+        ) from None
 
 
 def serve(

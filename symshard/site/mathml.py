@@ -20,6 +20,7 @@ import re
 from functools import lru_cache
 
 from ..errors import TemplateError
+from ..messages import say
 
 __all__ = ["convert_markdown", "to_mathml"]
 
@@ -51,8 +52,8 @@ def to_mathml(latex: str, display: bool = False) -> str:
         markup = convert(latex.strip(), display="block" if display else "inline")
     except Exception as err:  # the converter raises its own zoo of exception types
         raise TemplateError(
-            f"cannot turn the LaTeX '{latex}' into MathML: {err}",
-            hint="use the LaTeX that sympy.latex produces, or plain commands like \\frac, \\times, \\text",
+            say("cannot turn the LaTeX '{latex}' into MathML: {why}", latex=latex, why=str(err)),
+            hint=say("use the LaTeX that sympy.latex produces, or plain commands like \\frac, \\times, \\text"),
         ) from None
     markup = _TEXT.sub(lambda m: ">" + _protect(m.group(1)) + "<", markup.replace("\n", ""))
     # |X| (a mesh axis's size) is a pair of fences, not two infix operators with space around them

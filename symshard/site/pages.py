@@ -37,6 +37,7 @@ from .. import errors
 from ..errors import SymshardError, TemplateError
 from ..hardware import HARDWARE
 from ..mathtext import as_expr
+from ..messages import say
 from ..symbols import W_dcn, W_ici
 from ..symbols import latex as symbol_latex
 from ..units import format_bytes, format_number, format_seconds
@@ -142,7 +143,10 @@ class Page:
 
         argv = shlex.split(command)
         if argv[:1] != ["symshard"]:
-            raise TemplateError(f"console() runs symshard commands, not '{command}'", hint="start it with 'symshard '")
+            raise TemplateError(
+                say("console() runs symshard commands, not '{command}'", command=command),
+                hint=say("start it with 'symshard '"),
+            )
         out, err = io.StringIO(), io.StringIO()
         with (
             contextlib.redirect_stdout(out),
@@ -152,8 +156,14 @@ class Page:
             got = main(argv[1:])
         if got != status:
             raise TemplateError(
-                f"'{command}' exited with {got}, the page expects {status}: {err.getvalue().strip()}",
-                hint="fix the command on the page, or pass status=N for an error on purpose",
+                say(
+                    "'{command}' exited with {got}, the page expects {status}: {why}",
+                    command=command,
+                    got=got,
+                    status=status,
+                    why=err.getvalue().strip(),
+                ),
+                hint=say("fix the command on the page, or pass status=N for an error on purpose"),
             )
         text = (out.getvalue() + err.getvalue()).rstrip("\n")
         return f"```console\n$ {command}\n{text}\n```"
@@ -167,14 +177,20 @@ class Page:
         caption (a figure describes itself in English only).
         """
         if self.figures_dir is None:
-            raise TemplateError(f"page {self.path} has no figures folder", hint="build the page with prepare()")
+            raise TemplateError(
+                say("page {path} has no figures folder", path=str(self.path)), hint=say("build the page with prepare()")
+            )
         if not name.replace("-", "").isalnum():
-            raise TemplateError(f"figure name '{name}' must be letters, digits and '-'", hint="e.g. 'layout-ixj'")
+            raise TemplateError(
+                say("figure name '{name}' must be letters, digits and '-'", name=name),
+                hint=say("e.g. {example}", example="'layout-ixj'"),
+            )
         if name in self.figures:
             raise TemplateError(
-                f"page {self.path} uses the figure name '{name}', which page {self.figures[name]} uses already",
-                hint="give each figure of the site its own name",
-            )
+                say("page {path} uses the figure name '{name}', which page {other} uses already",
+                    path=str(self.path), name=name, other=str(self.figures[name])),
+                hint=say("give each figure of the site its own name"),
+            )  # fmt: skip
         self.figures[name] = self.path
         self.figures_dir.mkdir(parents=True, exist_ok=True)
         (self.figures_dir / f"{name}.svg").write_text(str(getattr(fig, "svg", fig)), encoding="utf-8")
@@ -234,11 +250,20 @@ class Page:
         except TemplateError:
             raise
         except jinja2.TemplateSyntaxError as err:
-            raise TemplateError(f"page {self.path}, line {err.lineno}: {err.message}", hint="check the {{ }}") from None
+            raise TemplateError(
+                say(
+                    "page {path}, line {line}: {why}", path=str(self.path), line=err.lineno, why=err.message or str(err)
+                ),
+                hint=say("check the {{{{ }}}}"),
+            ) from None
         except Exception as err:
             line = _template_line(err)
-            where = f"page {self.path}" + (f", line {line}" if line else "")
-            raise TemplateError(f"{where}: {type(err).__name__}: {err}", hint="fix the call on that page") from None
+            why = f"{type(err).__name__}: {err}"  # Python's or the call's own words
+            if line:
+                message = say("page {path}, line {line}: {why}", path=str(self.path), line=line, why=why)
+            else:
+                message = say("page {path}: {why}", path=str(self.path), why=why)
+            raise TemplateError(message, hint=say("fix the call on that page")) from None
 
 
 def load_json(rel_path: str) -> object:
@@ -250,7 +275,9 @@ def load_json(rel_path: str) -> object:
 
     path = sources() / rel_path
     if not path.is_file():
-        raise TemplateError(f"the site has no data file {rel_path}", hint=f"look under {sources()}")
+        raise TemplateError(
+            say("the site has no data file {path}", path=rel_path), hint=say("look under {path}", path=str(sources()))
+        )
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -261,9 +288,14 @@ def data_file(rel_path: str, name: str) -> str:
 
     path = sources() / rel_path
     if not path.is_file():
-        raise TemplateError(f"the site has no data file {rel_path}", hint=f"look under {sources()}")
+        raise TemplateError(
+            say("the site has no data file {path}", path=rel_path), hint=say("look under {path}", path=str(sources()))
+        )
     if "/" in name or name.startswith("."):
-        raise TemplateError(f"data_file() names a file in the page's folder, not '{name}'", hint="e.g. 'run.txt'")
+        raise TemplateError(
+            say("data_file() names a file in the page's folder, not '{name}'", name=name),
+            hint=say("e.g. {example}", example="'run.txt'"),
+        )
     Path(name).write_bytes(path.read_bytes())
     return ""
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..errors import TemplateError, UsageError
 from ..i18n import ui
+from ..messages import say
 from ..problems import Problem, generate
 from ..problems.writers import answer_key_markdown, answer_table, export, zip_files
 from .mathml import convert_markdown
@@ -134,11 +135,16 @@ def load_sets(path: Path, language: str = "en") -> list[ProblemSet]:
             (the message names the set and key).
     """
     if not path.is_file():
-        raise UsageError(f"no problem-set list at {path}", hint="the site's sources must include problem-sets.toml")
+        raise UsageError(
+            say("no problem-set list at {path}", path=str(path)),
+            hint=say("the site's sources must include problem-sets.toml"),
+        )
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as err:
-        raise UsageError(f"{path} is not valid TOML: {err}", hint="fix the file's syntax") from None
+        raise UsageError(
+            say("{path} is not valid TOML: {why}", path=str(path), why=str(err)), hint=say("fix the file's syntax")
+        ) from None
     sets = []
     suffix = "" if language == "en" else f"_{language}"
     for i, entry in enumerate(data.get("set", []), 1):
@@ -155,10 +161,16 @@ def load_sets(path: Path, language: str = "en") -> list[ProblemSet]:
                 )
             )
         except KeyError as err:
-            raise UsageError(f"set {i} in {path} lacks the key {err}", hint="see the comment at the top") from None
+            raise UsageError(
+                say("set {index} in {path} lacks the key {key}", index=i, path=str(path), key=str(err)),
+                hint=say("see the comment at the top"),
+            ) from None
     slugs = [s.slug for s in sets]
     if not sets or len(set(slugs)) != len(slugs):
-        raise UsageError(f"{path} must list sets with distinct slugs, got {slugs}", hint="rename the repeated slug")
+        raise UsageError(
+            say("{path} must list sets with distinct slugs, got {slugs}", path=str(path), slugs=str(slugs)),
+            hint=say("rename the repeated slug"),
+        )
     return sets
 
 
@@ -210,7 +222,9 @@ def write_sets(
         try:
             problems = s.problems()
         except TemplateError as err:
-            raise TemplateError(f"problem set '{s.slug}': {err.message}", hint=err.hint) from None
+            raise TemplateError(
+                say("problem set '{slug}': {why}", slug=s.slug, why=err.message), hint=err.hint
+            ) from None
         lang = s.language
         entries = [(_word(lang, "overview"), f"problems/{s.slug}/index.md")]
         for i, p in enumerate(problems, 1):
