@@ -28,6 +28,7 @@ from symshard.jax.verify import (
     compare,
     signature,
 )
+from symshard.messages import say
 from symshard.planner import plan
 
 ROOT = Path(__file__).parents[1]
@@ -174,7 +175,7 @@ def _lowering_notes() -> list[str]:
     and built the same way."""
     tree = ast.parse((ROOT / "symshard/jax/verify.py").read_text(encoding="utf-8"))
     func = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_lowering_notes")
-    values = {"dtype_bytes": dtype_bytes}
+    values = {"dtype_bytes": dtype_bytes, "say": say}
     notes = []
     for node in ast.walk(func):
         if isinstance(node, ast.Call) and ast.unparse(node.func) == "lowering.append":
