@@ -47,7 +47,7 @@ from .hardware import HARDWARE, Hardware, hardware
 from .i18n import ENVIRONMENT, LANGUAGES, keyed, language_from, sentence
 from .mathtext import as_expr
 from .mesh import Mesh
-from .messages import Message, say
+from .messages import Clauses, Message, say
 from .notation import parse_array, parse_sizes
 from .outputs import OutputFolder, write_signed_file
 from .placement import place
@@ -501,11 +501,11 @@ def _chip_summary(chip: Hardware | None) -> str | None:
 def _collective_text(
     expr, mesh: Mesh, cost: CollectiveCost, sym: CollectiveCost, chip: str | None, lang: str = "en"
 ) -> str:
-    described = [sentence(d, lang) for d in mesh.describe()]
+    described = sentence(say("{clauses}", clauses=Clauses(mesh.describe())), lang)
     model = cost.model if cost.latency_model == "book" else _say("cli.latency_nccl", lang, model=cost.model)
     rows = [
         (_say("cli.model", lang), model),
-        (_say("cli.mesh", lang), ("; " if lang == "en" else "；").join(described) or _say("cli.one_device", lang)),
+        (_say("cli.mesh", lang), described or _say("cli.one_device", lang)),
         *([(_say("cli.hardware", lang), chip)] if chip else []),
         ("V", _equation(sym.bytes, cost.bytes, format_bytes)),
         (_say("cli.hops", lang), _equation(sym.hops, cost.hops, format_number)),
@@ -1213,7 +1213,7 @@ def _coords_text(coords: Sequence[int]) -> str:
 
 def _wiring_rows(chip: Hardware, dims: tuple[int, ...], lang: str) -> tuple[str, list[dict]]:
     mesh = Mesh({"XYZW"[i]: s for i, s in enumerate(dims)}, hardware=chip)
-    described = ("; " if lang == "en" else "；").join(sentence(d, lang) for d in mesh.describe())
+    described = sentence(say("{clauses}", clauses=Clauses(mesh.describe())), lang)
     data = [{"axis": a.name, "size": json_value(a.size), "topology": a.topology.value} for a in mesh.axes]
     return described, data
 
