@@ -138,8 +138,8 @@ def undivided(plan: Plan, strategy: Strategy) -> str | None:
         True
         >>> symbolic = plan("A[I_X, J] · B[J, K] -> C[I_X, K]", "X=4", all=True)
         >>> s = next(s for s in symbolic.strategies if "J_X" in " ".join(map(str, s.steps)))
-        >>> undivided(p, s)
-        'A[I, J_X] splits J = 2 over X, 4 devices'
+        >>> print(undivided(p, s))
+        A[I, J_X] splits J = 2 over X, 4 devices
     """
     sizes = {k: int(v) for k, v in plan.sizes}
     mm = plan.matmul
