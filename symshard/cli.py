@@ -47,6 +47,7 @@ from .hardware import HARDWARE, Hardware, hardware
 from .i18n import ENVIRONMENT, LANGUAGES, keyed, language_from, sentence
 from .mathtext import as_expr
 from .mesh import Mesh
+from .messages import Clauses, Message, say
 from .notation import parse_array, parse_sizes
 from .outputs import OutputFolder, write_signed_file
 from .placement import place
@@ -106,42 +107,7 @@ ENGLISH: dict[str, str] = {
     "cli.best_split": "best split (forward T_comms): |X| = {x}, |Y| = N/|X|",
     "cli.communication_bound_below": "communication-bound below B/N = {value}",
     "cli.best_divisor_split": "  for N = {n}: best divisor split |X| = {x}, |Y| = {y}",
-    "cli.verify.mesh": "mesh",
-    "cli.verify.mesh_value": "{mesh}; shape {shape}; {dtype}",
-    "cli.verify.symshard_value": "{count} strategies; best: {best}",
-    "cli.verify.no_collectives": "no collectives",
-    "cli.verify.agreement": "agreement",
-    "cli.verify.yes": "yes: XLA's plan is symshard's strategy {rank}, {name}",
-    "cli.verify.no": "no: {reason}",
-    "cli.verify.no_on_mesh": "not on the mesh, yes on the refined mesh (below): {reason}",
-    "cli.verify.refined": "refined mesh",
-    "cli.verify.refined_value": "{label} ({mesh}): {matmul}; {count} strategies",
-    "cli.verify.refined_yes": "yes: symshard's strategy {rank} there, {name}, ran correctly",
-    "cli.verify.refined_broken": "collectives of {name}, but it did NOT run correctly",
-    "cli.verify.cost": "cost",
-    "cli.verify.cost_value": "XLA's plan {xla_bytes} B into collectives and {xla_flops} FLOPs per device, "
-    "symshard's best {best_bytes} B and {best_flops} FLOPs",
-    "cli.verify.cheaper": "; XLA's plan is cheaper: planner work",
-    "cli.verify.flops": "XLA {total} per device in all, {dots} in dots",
-    "cli.verify.flops_extra": " ({adds} adds of reductions, {other} converts and index arithmetic)",
-    "cli.verify.flops_both": "; symshard's count equals the dots and the total",
-    "cli.verify.flops_dots": "; symshard's count equals the dots, not the total",
-    "cli.verify.flops_total": "; symshard's count equals the total, not the dots",
-    "cli.verify.flops_neither": "; symshard's count DIFFERS from the dots and the total",
-    "cli.verify.repeats": "; XLA repeats work across devices",
-    "cli.verify.ran": "{ok} of {total} strategies ran and matched the product",
-    "cli.verify.sampled": " (a sample: {chosen} of {count}, seed {seed})",
-    "cli.verify.unrunnable": "not runnable",
-    "cli.verify.unrunnable_value": "{count} listed strategies hold a block that does not divide, which JAX "
-    "cannot hold (first: {name}: {why}); not run",
-    "cli.verify.time_limit": "time limit",
-    "cli.verify.time_limit_value": "{limit} s reached: {left} of the {chosen} chosen strategies did not run; "
-    "run a seeded sample with --sample N, or allow more with --time-limit",
     "cli.verify.progress": "running strategies: {done} of {total} ({seconds} s)",
-    "cli.verify.failed": "  failed",
-    "cli.verify.time": "time",
-    "cli.verify.time_value": "symshard {symshard} ms; XLA compile {xla} ms",
-    "cli.verify.lowering": "lowering",
     "cli.hardware.head": "name",
     "cli.hardware.columns": "bf16 FLOP/s   HBM B/s    W_ici B/s  W_nvlink   T_hop   wiring",
     "cli.hardware.substitutes": "  substitutes: {constants}",
@@ -258,7 +224,8 @@ class _ArgumentParser(argparse.ArgumentParser):
     """argparse that raises instead of printing usage and exiting."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{message}", hint=f"see '{self.prog} --help'")
+        # argparse's own words (third-party English) are kept as they come
+        raise UsageError(message, hint=say("see '{command}'", command=f"{self.prog} --help"))
 
 
 # -- shared options -----------------------------------------------------------------------
@@ -366,10 +333,10 @@ def _chip(args: argparse.Namespace) -> Hardware | None:
         for name, value, span in parse_sizes(args.hw_set, what="hardware constants"):
             if value == "?":
                 raise HardwareError(
-                    f"hardware constant {name} has no value in '{args.hw_set}'",
+                    say("hardware constant {name} has no value in '{text}'", name=name, text=args.hw_set),
                     text=args.hw_set,
                     span=span,
-                    hint=f"write {name}=VALUE, e.g. W_hbm=3.4e12",
+                    hint=say("write {name}=VALUE, e.g. W_hbm=3.4e12", name=name),
                 )
             values[name] = value
         chip = (chip or Hardware("custom", "custom chip")).with_constants(values)
@@ -535,11 +502,11 @@ def _chip_summary(chip: Hardware | None) -> str | None:
 def _collective_text(
     expr, mesh: Mesh, cost: CollectiveCost, sym: CollectiveCost, chip: str | None, lang: str = "en"
 ) -> str:
-    described = [sentence(d, lang) for d in mesh.describe()]
+    described = sentence(say("{clauses}", clauses=Clauses(mesh.describe())), lang)
     model = cost.model if cost.latency_model == "book" else _say("cli.latency_nccl", lang, model=cost.model)
     rows = [
         (_say("cli.model", lang), model),
-        (_say("cli.mesh", lang), ("; " if lang == "en" else "；").join(described) or _say("cli.one_device", lang)),
+        (_say("cli.mesh", lang), described or _say("cli.one_device", lang)),
         *([(_say("cli.hardware", lang), chip)] if chip else []),
         ("V", _equation(sym.bytes, cost.bytes, format_bytes)),
         (_say("cli.hops", lang), _equation(sym.hops, cost.hops, format_number)),
@@ -665,11 +632,15 @@ def _verify(args: argparse.Namespace) -> tuple[str, dict]:
 
     mm = matmul(args.matmul)
     if not args.mesh or not args.shape:
-        raise UsageError("verify needs numbers: --mesh and --shape", hint="e.g. --mesh X=4,Y=2 --shape I=64,J=64,K=64")
+        raise UsageError(
+            say("verify needs numbers: --mesh and --shape"), hint=say("e.g. --mesh X=4,Y=2 --shape I=64,J=64,K=64")
+        )
     _set_aside_unused_sizes(args, mm.dims, str(mm))
     mesh = Mesh(args.mesh)
     if not mesh.is_numeric:
-        raise UsageError(f"verify needs every mesh size, not '{args.mesh}'", hint="e.g. --mesh X=4,Y=2")
+        raise UsageError(
+            say("verify needs every mesh size, not '{mesh}'", mesh=args.mesh), hint=say("e.g. --mesh X=4,Y=2")
+        )
     from .jax._runtime import configure_host_devices, require_jax
 
     configure_host_devices(max(8, int(mesh.devices)))  # only takes effect before JAX is imported
@@ -678,13 +649,18 @@ def _verify(args: argparse.Namespace) -> tuple[str, dict]:
 
     if args.sample is not None and args.execute != "all":
         raise UsageError(
-            f"--sample {args.sample} draws from all strategies, but --run is {args.execute}",
-            hint="drop --run (or use --run all) with --sample",
+            say("--sample {count} draws from all strategies, but --run is {run}", count=args.sample, run=args.execute),
+            hint=say("drop --run (or use --run all) with --sample"),
         )
     if args.sample is not None and args.sample < 1:
-        raise UsageError(f"--sample {args.sample} runs no strategy", hint="sample at least 1, e.g. --sample 20")
+        raise UsageError(
+            say("--sample {count} runs no strategy", count=args.sample), hint=say("sample at least 1, e.g. --sample 20")
+        )
     if args.time_limit is not None and args.time_limit <= 0:
-        raise UsageError(f"--time-limit {args.time_limit:g} leaves no time", hint="give seconds, e.g. --time-limit 600")
+        raise UsageError(
+            say("--time-limit {seconds} leaves no time", seconds=f"{args.time_limit:g}"),
+            hint=say("give seconds, e.g. --time-limit 600"),
+        )
     progress = _verify_progress(args.language) if sys.stderr.isatty() and not args.json else None
     v = verify(
         mm,
@@ -728,79 +704,8 @@ def _verify_progress(lang: str):
 
 
 def _verify_text(v, lang: str) -> str:
-    """``Verification.text()`` in another language: the same rows and values, other words."""
-    mesh_value = _say("cli.verify.mesh_value", lang, mesh=v.mesh, shape=v.shape, dtype=v.dtype)
-    rows = [
-        (_say("cli.verify.mesh", lang), mesh_value + (f"；{v.hardware}" if v.hardware else "")),
-        ("symshard", _say("cli.verify.symshard_value", lang, count=v.strategies, best=v.best)),
-        ("XLA", "；".join(sentence(x, lang) for x in v.xla) or _say("cli.verify.no_collectives", lang)),
-    ]
-    if v.match:
-        rows.append((_say("cli.verify.agreement", lang), _say("cli.verify.yes", lang, rank=v.rank, name=v.matched)))
-    else:
-        reason = sentence(v.reason, lang)
-        no = "cli.verify.no_on_mesh" if v.refined is not None and v.refined.match else "cli.verify.no"
-        rows.append((_say("cli.verify.agreement", lang), _say(no, lang, reason=reason)))
-    r = v.refined
-    if r is not None:
-        value = _say("cli.verify.refined_value", lang, label=r.label, mesh=r.mesh, matmul=r.matmul, count=r.strategies)
-        rows.append((_say("cli.verify.refined", lang), value))
-        rows.append(("  XLA", "；".join(sentence(x, lang) for x in r.xla) or _say("cli.verify.no_collectives", lang)))
-        if r.match:
-            said = _say("cli.verify.refined_yes", lang, rank=r.rank, name=r.matched)
-        elif r.matched is not None:
-            said = _say("cli.verify.refined_broken", lang, name=r.matched)
-        else:
-            said = _say("cli.verify.no", lang, reason=sentence(r.reason, lang))
-        rows.append(("  " + _say("cli.verify.agreement", lang), said))
-    if not v.match:
-        cost = _say(
-            "cli.verify.cost_value",
-            lang,
-            xla_bytes=f"{v.xla_bytes:,}",
-            xla_flops=f"{v.xla_dot_flops:,}",
-            best_bytes=f"{v.best_bytes:,}",
-            best_flops=f"{v.best_flops:,}",
-        )
-        rows.append((_say("cli.verify.cost", lang), cost + (_say("cli.verify.cheaper", lang) if v.xla_cheaper else "")))
-    flops = _say("cli.verify.flops", lang, total=f"{v.xla_flops:,}", dots=f"{v.xla_dot_flops:,}")
-    if v.xla_flops != v.xla_dot_flops:
-        adds, other = f"{v.xla_reduction_flops:,}", f"{v.xla_flops - v.xla_dot_flops - v.xla_reduction_flops:,}"
-        flops += _say("cli.verify.flops_extra", lang, adds=adds, other=other)
-    if v.flops_agree is not None:
-        flops += _say(v.flops_verdict, lang)
-    if v.xla_repeats_work:
-        flops += _say("cli.verify.repeats", lang)
-    rows.append(("FLOPs", flops))
-    if v.executions:
-        ok = sum(e.correct and e.shapes_ok for e in v.executions)
-        ran = _say("cli.verify.ran", lang, ok=ok, total=len(v.executions))
-        if v.sample:
-            ran += _say("cli.verify.sampled", lang, chosen=f"{v.chosen:,}", count=f"{v.strategies:,}", seed=v.seed)
-        rows.append(("shard_map", ran))
-        rows += [(_say("cli.verify.failed", lang), f"{e.strategy}: {e.shape_problems or e.max_error}")
-                 for e in v.executions if not (e.correct and e.shapes_ok)]  # fmt: skip
-    if v.unrunnable:
-        name, why = v.unrunnable[0]
-        said = _say("cli.verify.unrunnable_value", lang, count=len(v.unrunnable), name=name, why=sentence(why, lang))
-        rows.append((_say("cli.verify.unrunnable", lang), said))
-    if v.not_run:
-        said = _say(
-            "cli.verify.time_limit_value",
-            lang,
-            limit=f"{v.time_limit:g}",
-            left=f"{v.not_run:,}",
-            chosen=f"{v.chosen:,}",
-        )
-        rows.append((_say("cli.verify.time_limit", lang), said))
-    times = _say(
-        "cli.verify.time_value",
-        lang,
-        symshard=f"{v.symshard_seconds * 1e3:.1f}",
-        xla=f"{v.xla_compile_seconds * 1e3:.1f}",
-    )
-    rows.append((_say("cli.verify.time", lang), times))
-    rows += [(_say("cli.verify.lowering", lang), sentence(note, lang)) for note in v.lowering]
+    """``Verification.text()`` in another language: the same rows of messages, said in ``lang``."""
+    rows = [("".join(sentence(x, lang) for x in k), "".join(sentence(x, lang) for x in v_)) for k, v_ in v.rows()]
     return v.matmul + "\n" + _table(rows)
 
 
@@ -821,8 +726,8 @@ def _compare(args: argparse.Namespace) -> tuple[str, dict]:
         for part in args.strategies.split(","):
             if not part.strip().isdigit():
                 raise UsageError(
-                    f"--strategies takes strategy numbers, not '{part.strip()}'",
-                    hint="e.g. --strategies 1,2 (numbers as listed by 'symshard matmul')",
+                    say("--strategies takes strategy numbers, not '{value}'", value=part.strip()),
+                    hint=say("e.g. --strategies 1,2 (numbers as listed by 'symshard matmul')"),
                 )
             picked.append(int(part))
     _set_aside_unused_sizes(args, mm.dims, str(mm))
@@ -865,7 +770,8 @@ def _regime_map(args: argparse.Namespace, c: Comparison, text: str, data: dict) 
     names = [n.strip() for n in args.map.split(",")]
     if len(names) != 2 or not all(names):
         raise UsageError(
-            f"--map takes two symbols, not '{args.map}'", hint="give two, the first across and the second up: --map B,D"
+            say("--map takes two symbols, not '{value}'", value=args.map),
+            hint=say("give two, the first across and the second up: --map B,D"),
         )
     fig = regime_map(c, names[0], names[1])
     path = write_signed_file(args.map_file, fig.svg, "symshard compare", force=args.force, xml=True)
@@ -885,7 +791,9 @@ def _best(args: argparse.Namespace) -> tuple[str, dict]:
     chain = [matmul(text) for text in args.matmul]
     chip = _chip(args)
     if chip is None:
-        raise UsageError("best-sharding needs a chip to rank times", hint="add --hw tpu-v5e (or another preset)")
+        raise UsageError(
+            say("best-sharding needs a chip to rank times"), hint=say("add --hw tpu-v5e (or another preset)")
+        )
     first = chain[0]
     mesh = _matmul_mesh(args, first, chip)
     _set_aside_unused_sizes(args, sorted({d for mm in chain for d in mm.dims}), " ; ".join(map(str, chain)))
@@ -904,15 +812,15 @@ def _best(args: argparse.Namespace) -> tuple[str, dict]:
 # -- layer ------------------------------------------------------------------------------------
 
 
-def _int_sizes(text: str | None, what: str) -> dict[str, int]:
+def _int_sizes(text: str | None, what: Message) -> dict[str, int]:
     out: dict[str, int] = {}
     if not text:
         return out
     for name, value, _ in parse_sizes(text, what=what):
         if not value.isdigit() or int(value) < 1:
             raise UsageError(
-                f"{what} {name} must be a positive whole number, not '{value}'",
-                hint=f"write {name}=8 (leave {name} out to keep it symbolic)",
+                say("{what} {name} must be a positive whole number, not '{value}'", what=what, name=name, value=value),
+                hint=say("write {name}=8 (leave {name} out to keep it symbolic)", name=name),
             )
         out[name] = int(value)
     return out
@@ -925,9 +833,9 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
 
     chip = _chip(args)
     lay = layer(args.scheme, training=not args.serve, hardware=chip, comm_overlap=args.comm_overlap)
-    mesh = _int_sizes(args.mesh, "mesh axis")
-    shape = _int_sizes(args.shape, "dim")
-    spread_values = _int_sizes(args.spread, "spread of axis")
+    mesh = _int_sizes(args.mesh, say("mesh axis"))
+    shape = _int_sizes(args.shape, say("dim"))
+    spread_values = _int_sizes(args.spread, say("spread of axis"))
     used = {a for s in lay.program.steps for a in s.axes} | {
         a for n in lay.program.held for arr in lay.program.versions(n) for a in arr.axes
     }
@@ -935,7 +843,10 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
         if name not in used:
             axes = sorted(used)
             if not axes:
-                raise UsageError(f"the {lay.scheme} scheme has no mesh axis {name}", hint="its axes: none")
+                raise UsageError(
+                    say("the {scheme} scheme has no mesh axis {axis}", scheme=lay.scheme, axis=name),
+                    hint=say("its axes: none"),
+                )
             # a mesh written for another scheme, renamed onto this one's axes (all its devices on one axis
             # when this scheme has one), so that the hint is a command line to paste
             sizes = list(mesh.values())
@@ -943,14 +854,14 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
                 sizes = [math.prod(sizes)] if len(axes) == 1 else [*sizes[: len(axes)], *[2] * (len(axes) - len(sizes))]
             suggest = ",".join(f"{a}={n}" for a, n in zip(axes, sizes, strict=False))
             raise UsageError(
-                f"the {lay.scheme} scheme has no mesh axis {name}",
-                hint=f"its axes are {', '.join(axes)}: --mesh {suggest}"
+                say("the {scheme} scheme has no mesh axis {axis}", scheme=lay.scheme, axis=name),
+                hint=say("its axes are {axes}: --mesh {mesh}", axes=", ".join(axes), mesh=suggest)
                 if len(axes) > 1
-                else f"it shards over one axis, {axes[0]}: --mesh {suggest}",
+                else say("it shards over one axis, {axis}: --mesh {mesh}", axis=axes[0], mesh=suggest),
             )
     for name in shape:
         if name not in ("B", "D", "F"):
-            raise UsageError(f"the MLP block has no dim {name}", hint="give B (tokens), D and F")
+            raise UsageError(say("the MLP block has no dim {dim}", dim=name), hint=say("give B (tokens), D and F"))
     values = lay.values(mesh, shape, chip, {a: spread_values.get(a, 1) for a in used})
     if chip is None:
         values = {k: v for k, v in values.items() if k.name.startswith(("|", "M_")) or k.name in "BDF"}
@@ -1068,7 +979,10 @@ def _calibrate(args: argparse.Namespace) -> tuple[str, dict]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise UsageError(f"cannot read '{args.file}': {err}", hint="give nccl-tests output saved to a file") from None
+        raise UsageError(
+            say("cannot read '{path}': {reason}", path=args.file, reason=str(err)),
+            hint=say("give nccl-tests output saved to a file"),
+        ) from None
     run = read_nccl_tests(text, in_place=args.in_place)
     cal = calibrate(
         run, args.collective, ranks=args.ranks, per_node=args.per_node, base=args.hw, min_bytes=args.min_bytes,
@@ -1173,14 +1087,17 @@ def _model(args: argparse.Namespace) -> tuple[str, dict]:
 
     if args.list or not args.name:
         if args.train or args.serve:
-            raise UsageError("name a model to train or serve", hint="e.g. symshard model llama3-70b --train")
+            raise UsageError(say("name a model to train or serve"), hint=say("e.g. symshard model llama3-70b --train"))
         return presets_report(args.language)
     if args.train and args.serve:
-        raise UsageError("--train and --serve ask different questions", hint="give one of them")
+        raise UsageError(say("--train and --serve ask different questions"), hint=say("give one of them"))
     sizes = {}
     for name, value, _ in parse_sizes(args.sizes or "", what="model size") if args.sizes else ():
         if name not in _MODEL_SIZES:
-            raise UsageError(f"a model has no size '{name}'", hint="sizes: " + ", ".join(_MODEL_SIZES))
+            raise UsageError(
+                say("a model has no size '{name}'", name=name),
+                hint=say("sizes: {names}", names=", ".join(_MODEL_SIZES)),
+            )
         sizes[_MODEL_SIZES[name]] = value
     mode = "train" if args.train else "serve" if args.serve else "describe"
     return model_report(
@@ -1201,10 +1118,12 @@ def _transfer_size(text: str) -> sympy.Rational:
     try:
         value = parse_quantity(text, "B")
     except ValueError:
-        raise UsageError(f"cannot read the size '{text}' given to --bytes",
-                         hint="give a number of bytes, like 1GB, 64MiB, 16GiB or 1e9") from None  # fmt: skip
+        raise UsageError(say("cannot read the size '{text}' given to --bytes", text=text),
+                         hint=say("give a number of bytes, like 1GB, 64MiB, 16GiB or 1e9")) from None  # fmt: skip
     if value <= 0:
-        raise UsageError(f"--bytes must be positive, got '{text}'", hint="give a size above 0, like 64MiB")
+        raise UsageError(
+            say("--bytes must be positive, got '{text}'", text=text), hint=say("give a size above 0, like 64MiB")
+        )
     return _rat(value)
 
 
@@ -1216,7 +1135,9 @@ def _chip_count(text: str) -> int:
     except ValueError:
         value = None
     if value is None or value.denominator != 1 or value < 1:
-        raise UsageError(f"--chips must be a whole number of chips, got '{text}'", hint="give it like --chips 8")
+        raise UsageError(
+            say("--chips must be a whole number of chips, got '{text}'", text=text), hint=say("give it like --chips 8")
+        )
     return int(value)
 
 
@@ -1226,31 +1147,40 @@ def _transfer_question(args: argparse.Namespace) -> str:
                                    ("--gather-to", args.gather_to is not None), ("--host", args.host),
                                    ("--totals", args.totals)) if on]  # fmt: skip
     if not asked:
-        raise UsageError("say what to move: --from and --to, --gather-to, --host or --totals",
-                         hint="see 'symshard transfer --help' for an example of each")  # fmt: skip
+        raise UsageError(say("say what to move: --from and --to, --gather-to, --host or --totals"),
+                         hint=say("see 'symshard transfer --help' for an example of each"))  # fmt: skip
     if len(asked) > 1:
-        raise UsageError(f"{asked[0]} and {asked[1]} ask different questions", hint="give one of them")
+        raise UsageError(
+            say("{first} and {second} ask different questions", first=asked[0], second=asked[1]),
+            hint=say("give one of them"),
+        )
     if args.source is not None and args.target is None:
-        raise UsageError("--from needs --to: the chip the bytes go to", hint="add --to, like --to 3,3")
+        raise UsageError(say("--from needs --to: the chip the bytes go to"), hint=say("add --to, like --to 3,3"))
     if args.target is not None and args.source is None:
-        raise UsageError("--to needs --from: the chip the bytes leave", hint="add --from, like --from 0,0")
+        raise UsageError(say("--to needs --from: the chip the bytes leave"), hint=say("add --from, like --from 0,0"))
     question = asked[0]
     if question in ("--from/--to", "--gather-to"):
         if args.slice is None:
             raise UsageError(
-                f"{question} needs the slice's shape", hint="add --slice, like --slice 4x4 or --slice 4x4x4"
+                say("{option} needs the slice's shape", option=question),
+                hint=say("add --slice, like --slice 4x4 or --slice 4x4x4"),
             )
         if args.chips is not None:
-            raise UsageError(f"--chips has no meaning with {question}: the slice's shape gives its chips",
-                             hint="drop --chips")  # fmt: skip
+            raise UsageError(say("--chips has no meaning with {option}: the slice's shape gives its chips",
+                                 option=question), hint=say("drop --chips"))  # fmt: skip
     if question == "--totals":
         if args.bytes is not None:
-            raise UsageError("--totals moves no bytes", hint="drop --bytes, or ask --from/--to, --gather-to or --host")
+            raise UsageError(
+                say("--totals moves no bytes"), hint=say("drop --bytes, or ask --from/--to, --gather-to or --host")
+            )
         if args.slice is None and args.chips is None:
-            raise UsageError("--totals needs the slice's shape or its number of chips",
-                             hint="add --slice 16x20x28 or --chips 8960")  # fmt: skip
+            raise UsageError(say("--totals needs the slice's shape or its number of chips"),
+                             hint=say("add --slice 16x20x28 or --chips 8960"))  # fmt: skip
     elif args.bytes is None:
-        raise UsageError(f"{question} needs the bytes to move", hint="add --bytes, like --bytes 1GB or --bytes 64MiB")
+        raise UsageError(
+            say("{option} needs the bytes to move", option=question),
+            hint=say("add --bytes, like --bytes 1GB or --bytes 64MiB"),
+        )
     return question
 
 
@@ -1261,14 +1191,14 @@ def _transfer(args: argparse.Namespace) -> tuple[str, dict]:
     chip = _chip(args)
     dims = slice_shape(args.slice) if args.slice is not None else None
     if dims is not None and args.chips is not None and _chip_count(args.chips) != math.prod(dims):
-        raise UsageError(f"--chips {args.chips} and --slice {args.slice} ({math.prod(dims)} chips) disagree",
-                         hint="give one of them")  # fmt: skip
+        raise UsageError(say("--chips {chips} and --slice {shape} ({count} chips) disagree", chips=args.chips,
+                             shape=args.slice, count=math.prod(dims)), hint=say("give one of them"))  # fmt: skip
     if question == "--host":  # the only question a formula answers without a chip
         chips = _chip_count(args.chips) if args.chips is not None else math.prod(dims) if dims else 1
         return _host_report(chip, _transfer_size(args.bytes), chips, args.language)
     if chip is None:
-        raise UsageError(f"{question} needs a chip",
-                         hint="name one with --hw, like --hw tpu-v5e (the list: symshard hardware)")  # fmt: skip
+        raise UsageError(say("{option} needs a chip", option=question),
+                         hint=say("name one with --hw, like --hw tpu-v5e (the list: symshard hardware)"))  # fmt: skip
     if question == "--totals":
         return _slice_totals_report(chip, dims or (_chip_count(args.chips),), args.language)
     return _ici_report(args, chip, dims or (), _transfer_size(args.bytes), args.language)
@@ -1286,7 +1216,7 @@ def _coords_text(coords: Sequence[int]) -> str:
 
 def _wiring_rows(chip: Hardware, dims: tuple[int, ...], lang: str) -> tuple[str, list[dict]]:
     mesh = Mesh({"XYZW"[i]: s for i, s in enumerate(dims)}, hardware=chip)
-    described = ("; " if lang == "en" else "；").join(sentence(d, lang) for d in mesh.describe())
+    described = sentence(say("{clauses}", clauses=Clauses(mesh.describe())), lang)
     data = [{"axis": a.name, "size": json_value(a.size), "topology": a.topology.value} for a in mesh.axes]
     return described, data
 
@@ -1473,7 +1403,8 @@ def _problems_check(args: argparse.Namespace) -> tuple[str, dict]:
             if len(p.answers) != 1:
                 names = ", ".join(a.name for a in p.answers)
                 raise UsageError(
-                    f"'{given}' does not say which answer it is", hint=f"write NAME=VALUE; {p.id} has {names}"
+                    say("'{given}' does not say which answer it is", given=given),
+                    hint=say("write NAME=VALUE; {problem} has {names}", problem=p.id, names=names),
                 )
             name, value = p.answers[0].name, given
         answer = p.answer(name.strip())
@@ -1495,10 +1426,13 @@ def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
     from .problems.writers import FORMATS, write_set
 
     if args.count is None and args.per_family is None:
-        raise UsageError("say how many problems: --count N or --per-family K", hint="e.g. --count 20")
+        raise UsageError(say("say how many problems: --count N or --per-family K"), hint=say("e.g. --count 20"))
     for flag, value in (("--count", args.count), ("--per-family", args.per_family)):
         if value is not None and value < 1:
-            raise UsageError(f"{flag} must be at least 1, not {value}", hint=f"e.g. {flag} 10")
+            raise UsageError(
+                say("{option} must be at least 1, not {value}", option=flag, value=value),
+                hint=say("e.g. {option} 10", option=flag),
+            )
     formats = FORMATS if args.format == "all" else (args.format,)
     out = Path(args.out)
     OutputFolder.open(out, "symshard problems generate", force=args.force, create=False)  # refuse before the work
@@ -1617,8 +1551,8 @@ def _completion(args: argparse.Namespace) -> tuple[str, dict]:
         import shtab
     except ImportError:
         raise UsageError(
-            "shell completion needs the shtab package",
-            hint="install it: python -m pip install 'shtab' (it has no dependencies)",
+            say("shell completion needs the shtab package"),
+            hint=say("install it: python -m pip install 'shtab' (it has no dependencies)"),
         ) from None
     script = shtab.complete(_parser(), shell=args.shell)
     return script.rstrip("\n"), {"shell": args.shell, "script": script}
@@ -2100,14 +2034,15 @@ def _error_line(err: SymshardError, language: str) -> str:
 
 def _error_json(err: SymshardError, language: str) -> dict:
     """``{"error": {"type", "message", "hint"}}``: the error as ``--json`` prints it."""
-    message, hint = err.message, err.hint or ""
-    if language != "en":
-        from .i18n.catalog import translate
+    from .i18n.explain import ENGLISH as WORDS
 
-        message, hint = translate(message, language), translate(hint, language) if hint else ""
+    message, hint = sentence(err.message, language), sentence(err.hint, language) if err.hint else ""
     if err.text is not None and err.span is not None:
-        message += f" (at column {err.span[0] + 1} of '{err.text}')" if f"'{err.text}'" not in message else (
-            f" (at column {err.span[0] + 1})")  # fmt: skip
+        column = err.span[0] + 1
+        if f"'{err.text}'" in err.message:
+            message += keyed(WORDS, "error.column", language, column=column)
+        else:
+            message += keyed(WORDS, "error.column_of", language, column=column, text=err.text)
     return {"error": {"type": type(err).__name__, "message": message, "hint": hint}}
 
 
@@ -2115,23 +2050,32 @@ def _as_error(err: BaseException) -> SymshardError:
     """Any failure as a SymshardError with a one-line message and a hint (never a traceback)."""
     if isinstance(err, SymshardError):
         return err
+    # the system's or Python's own words (an OSError's strerror, an exception's text) are quoted as they come
     if isinstance(err, OSError):
-        where = f" '{err.filename}'" if err.filename else ""
-        return UsageError(f"{err.strerror or err}:{where}".rstrip(":"),
-                          hint="check the path, its permissions and the free disk space")  # fmt: skip
+        why = str(err.strerror or err)
+        hint = say("check the path, its permissions and the free disk space")
+        if err.filename:
+            return UsageError(say("{why}: '{path}'", why=why, path=err.filename), hint=hint)
+        return UsageError(why, hint=hint)
     if isinstance(err, (OverflowError, ZeroDivisionError, ArithmeticError)):
-        return UsageError(f"a number is out of range ({err})", hint="use smaller or non-zero numbers")
+        return UsageError(
+            say("a number is out of range ({why})", why=str(err)), hint=say("use smaller or non-zero numbers")
+        )
     if isinstance(err, RecursionError):
-        return UsageError("the input nests too deeply to read", hint="write it with less nesting")
+        return UsageError(say("the input nests too deeply to read"), hint=say("write it with less nesting"))
     if isinstance(err, MemoryError):
-        return UsageError("ran out of memory", hint="ask for something smaller (fewer axes, smaller sizes)")
+        return UsageError(say("ran out of memory"), hint=say("ask for something smaller (fewer axes, smaller sizes)"))
     if isinstance(err, UnicodeError):
-        return UsageError(f"cannot read or write the text: {err}", hint="use UTF-8 text and a UTF-8 terminal")
+        return UsageError(
+            say("cannot read or write the text: {why}", why=str(err)), hint=say("use UTF-8 text and a UTF-8 terminal")
+        )
     if isinstance(err, ValueError) and "null" in str(err):
-        return UsageError(f"a path or text holds a NUL character ({err})", hint="remove it")
+        return UsageError(say("a path or text holds a NUL character ({why})", why=str(err)), hint=say("remove it"))
     return SymshardError(
-        f"internal error: {type(err).__name__}: {err}",
-        hint="this is a bug in symshard; please report it with the command line (SYMSHARD_DEBUG=1 shows the traceback)",
+        say("internal error: {why}", why=f"{type(err).__name__}: {err}"),
+        hint=say(
+            "this is a bug in symshard; please report it with the command line (SYMSHARD_DEBUG=1 shows the traceback)"
+        ),
     )
 
 
@@ -2178,7 +2122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:  # --help and --version
         return exit_.code if isinstance(exit_.code, int) else 0
     except KeyboardInterrupt:
-        _report(UsageError("interrupted", hint="run the command again to finish it"), language, as_json)
+        _report(UsageError(say("interrupted"), hint=say("run the command again to finish it")), language, as_json)
         return 130
     except Exception as err:
         if os.environ.get("SYMSHARD_DEBUG") and not isinstance(err, SymshardError):

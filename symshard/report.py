@@ -42,6 +42,8 @@ from .crossovers import Comparison, Condition
 from .i18n import keyed, sentence
 from .mathtext import as_expr
 from .mesh import Mesh
+from .messages import Clauses as Sentences
+from .messages import say
 from .planner import Plan, Reason, Strategy
 from .search import Candidate, SearchResult
 from .symbols import latex
@@ -322,8 +324,7 @@ def _case_line(p: Plan, language: str) -> str:
 
 
 def _mesh_line(mesh: Mesh, language: str) -> str:
-    described = [sentence(d, language) for d in mesh.describe()]
-    joined = ("; " if language == "en" else "；").join(described)
+    joined = sentence(say("{clauses}", clauses=Sentences(mesh.describe())), language)
     return _say("report.mesh", language, mesh=joined or _say("report.one_device", language))
 
 

@@ -93,12 +93,6 @@ def _english_at_raise_sites(path: Path) -> list[str]:
 # Modules whose raise sites still write English in place (translated by zh.toml's patterns until they build
 # messages with `say`); a module leaves this set when its last raise site is converted.
 PENDING = {
-    "symshard/cli.py",
-    "symshard/i18n/explain.py",
-    "symshard/jax/_runtime.py",
-    "symshard/jax/execute.py",
-    "symshard/jax/interop.py",
-    "symshard/jax/verify.py",
 }
 
 

@@ -287,12 +287,15 @@ def _fields(template: str) -> set[str]:
 
 
 def _english_texts() -> dict[str, str]:
+    import importlib
+
     from symshard import cli, modelreport, report
     from symshard.i18n import explain as explain_module
     from symshard.matmul import ENGLISH as MATMUL
 
+    verify = importlib.import_module("symshard.jax.verify")  # the module (symshard.jax.verify is its function)
     out: dict[str, str] = {}
-    for table in (MATMUL, explain_module.ENGLISH, report.ENGLISH, cli.ENGLISH, modelreport.ENGLISH):
+    for table in (MATMUL, explain_module.ENGLISH, report.ENGLISH, cli.ENGLISH, modelreport.ENGLISH, verify.ENGLISH):
         assert not set(out) & set(table), set(out) & set(table)
         out.update(table)
     return out

@@ -28,6 +28,7 @@ from symshard.jax.verify import (
     compare,
     signature,
 )
+from symshard.messages import say
 from symshard.planner import plan
 
 ROOT = Path(__file__).parents[1]
@@ -174,7 +175,7 @@ def _lowering_notes() -> list[str]:
     and built the same way."""
     tree = ast.parse((ROOT / "symshard/jax/verify.py").read_text(encoding="utf-8"))
     func = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_lowering_notes")
-    values = {"dtype_bytes": dtype_bytes}
+    values = {"dtype_bytes": dtype_bytes, "say": say}
     notes = []
     for node in ast.walk(func):
         if isinstance(node, ast.Call) and ast.unparse(node.func) == "lowering.append":
@@ -192,3 +193,90 @@ def test_verify_writes_four_lowering_notes():
 @pytest.mark.parametrize("note", _lowering_notes(), ids=["reduce-scatter", "further", "bf16", "elided"])
 def test_every_lowering_note_reads_in_chinese(note):
     _check(note)
+
+
+# -- reasons and the report are messages: Chinese from the catalogue, kinds from the messages themselves -----
+
+
+def _assert_said_in_chinese(message) -> None:
+    """Every message inside ``message`` has a catalogue entry (no pattern reads English back), and the
+    Chinese keeps the notation and numbers."""
+    from symshard.i18n.catalog import catalogue
+    from symshard.messages import Message
+
+    entries = catalogue("zh").entries
+
+    def walk(value) -> None:
+        if isinstance(value, Message):
+            assert (value.context, value.template) in entries, value.template
+            for _, v in value.values:
+                walk(v)
+        elif isinstance(value, tuple):
+            for v in value:
+                walk(v)
+
+    assert isinstance(message, Message), message
+    walk(message)
+    _check(message)
+
+
+def test_every_built_reason_is_a_message_with_catalogue_entries(p):
+    for reason in _built_reasons(p):
+        _assert_said_in_chinese(reason)
+
+
+@pytest.mark.parametrize(
+    ("collectives", "dots", "kind"),
+    [
+        ("strategy", 2, "the collectives of a symshard strategy, but other FLOPs per device"),
+        ("permute", 1, "a collective-permute that no symshard strategy runs with XLA's other collectives"),
+        ("roundabout", 1, "a collective-permute, then an all-gather over one of its axes: a sequence no symshard"),
+        ("wider", 1, "XLA runs AllGather over X,Y on 77 elements per device, which no symshard strategy does"),
+    ],
+)
+def test_the_kind_of_a_disagreement_is_the_message_of_the_clause_that_knows_it(p, collectives, dots, kind):
+    import importlib
+
+    verify = importlib.import_module("symshard.jax.verify")
+    s = p.strategies[0]
+    flops = int(s.raw_flops)
+    made = {
+        "strategy": _as_xla(signature(s, p)),
+        "permute": [_c("CollectivePermute", ("Y",), 77)],
+        "roundabout": [_c("CollectivePermute", ("Y",), 64), _c("AllGather", ("Y",), 64)],
+        "wider": [_c("AllGather", ("X", "Y"), 77)],
+    }[collectives]
+    strategy, rank, reason, found = verify._compare(p, _x(made, dots * flops), refined=True)
+    assert strategy is None and rank is None
+    assert str(found).startswith(kind)
+    _assert_said_in_chinese(found)
+    # the kind is the first clause's own message, or a message of its own: never read back from the English
+    assert str(reason).startswith(str(found)) or found.template != reason.template
+
+
+def test_the_report_rows_say_the_same_messages_in_both_languages(p):
+    """Verification.text() and the command line's Chinese come from the same rows of messages."""
+    import importlib
+
+    from symshard.cli import _verify_text
+
+    verify = importlib.import_module("symshard.jax.verify")
+    reason = _built_reasons(p)[1]
+    r = Refinement("X=P·Q", "P=2,Q=2,Y=2", "A[I_PQ, J] · B[J, K_Y] -> C[I_PQ, K]", 715, (), None, None, reason, ())
+    v = verify.Verification(
+        matmul="A[I_Y, J] · B[J, K_Y] -> C[I_Y, K]", mesh="X=4,Y=2", shape="I=64,J=64,K=64", dtype="bf16",
+        hardware="tpu-v5e", strategies=282, best="matmul", xla=(_c("AllGather", ("X:(1)2",), 64, "").describe(),),
+        xla_flops=9000, xla_dot_flops=8192, xla_repeats_work=True, match=False, matched=None, rank=None,
+        flops_agree=False, reason=reason, lowering=(), executions=(), symshard_seconds=0.01,
+        xla_compile_seconds=0.2, refined=r, xla_reduction_flops=64, total_flops_agree=False, xla_bytes=512,
+        best_bytes=1024, best_flops=8192, chosen=3, sample=None, unrunnable=(("matmul", "A[I, J_X] splits"),),
+        not_run=2, time_limit=1.0,
+    )  # fmt: skip
+    rows = v.rows()
+    english, chinese = v.text().splitlines(), _verify_text(v, "zh").splitlines()
+    assert len(english) == len(chinese) == len(rows) + 1
+    for (_, value), line in zip(rows, english[1:], strict=True):
+        assert line.endswith("  " + "".join(value)), (line, value)
+    assert "XLA's plan 512 B into collectives and 8,192 FLOPs per device" in v.text()
+    for line in chinese[1:]:
+        assert CJK.search(line), line

@@ -38,7 +38,7 @@ from ..errors import SymshardError, UsageError
 from ..matmul import ENGLISH as MATMUL
 from ..matmul import Classification, LocalMatmul
 from ..mesh import Mesh
-from ..messages import Message, Names, keyed
+from ..messages import Message, Names, keyed, say
 from ..symbols import axis as axis_symbol
 from ..units import pretty
 from . import _check_language
@@ -149,8 +149,8 @@ def step_sentence(
         return _local(op, language)
     if not isinstance(op, CollectiveExpr):
         raise UsageError(
-            f"cannot explain {type(step).__name__} as a step",
-            hint="pass a PlanStep, a collective such as parse_collective('AllGather_X(A[I_X])') or a LocalMatmul",
+            say("cannot explain {what} as a step", what=type(step).__name__),
+            hint=say("pass a PlanStep, a collective such as parse_collective('AllGather_X(A[I_X])') or a LocalMatmul"),
         )
     c, arr, out = op.op, op.operand, op.output
     axes = format_axes(c.axes)
@@ -295,6 +295,6 @@ def explain(obj: object, lang: str = "en", *, mesh: Mesh | None = None) -> str:
     if isinstance(obj, str):
         return translate(obj, lang)
     raise UsageError(
-        f"symshard cannot explain {type(obj).__name__}",
-        hint="pass a classification, a plan, a strategy, a step or collective, an error or a sentence",
+        say("symshard cannot explain {what}", what=type(obj).__name__),
+        hint=say("pass a classification, a plan, a strategy, a step or collective, an error or a sentence"),
     )

@@ -14,6 +14,7 @@ import sys
 from types import ModuleType
 
 from ..errors import MeshError, UsageError
+from ..messages import say
 
 __all__ = ["DEVICE_FLAG", "configure_host_devices", "require_devices", "require_jax"]
 
@@ -29,8 +30,8 @@ def require_jax() -> ModuleType:
         import jax
     except ImportError:
         raise UsageError(
-            "checking plans against JAX needs JAX, which is not installed",
-            hint="pip install 'symshard[jax]'",
+            say("checking plans against JAX needs JAX, which is not installed"),
+            hint=say("pip install 'symshard[jax]'"),
         ) from None
     return jax
 
@@ -59,8 +60,16 @@ def require_devices(count: int) -> list:
     devices = jax.devices()
     if len(devices) < count:
         raise MeshError(
-            f"the mesh needs {count} devices but JAX sees {len(devices)} ({devices[0].platform})",
-            hint=f"set XLA_FLAGS={DEVICE_FLAG}={max(count, 8)} in the environment before JAX is imported "
-            "(on a CPU it simulates that many devices)",
+            say(
+                "the mesh needs {count} devices but JAX sees {seen} ({platform})",
+                count=count,
+                seen=len(devices),
+                platform=devices[0].platform,
+            ),
+            hint=say(
+                "set XLA_FLAGS={flag} in the environment before JAX is imported (on a CPU it simulates that many "
+                "devices)",
+                flag=f"{DEVICE_FLAG}={max(count, 8)}",
+            ),
         )
     return list(devices[:count])

@@ -55,6 +55,7 @@ from ..dtypes import canonical_dtype
 from ..errors import ShardingError
 from ..matmul import LocalMatmul
 from ..mesh import Mesh
+from ..messages import say
 from ..planner import Plan, PlanStep, Repermute, Strategy
 from ._runtime import require_jax
 from .interop import jax_mesh, local_shape, stacked_shape, stacked_spec
@@ -77,8 +78,8 @@ def jax_dtype(dtype: str) -> Any:
     name = _JAX_DTYPES.get(canonical_dtype(dtype))
     if name is None:
         raise ShardingError(
-            f"symshard cannot run {dtype} matmuls in JAX",
-            hint="use fp32 or bf16 (the byte counts of other dtypes follow from these)",
+            say("symshard cannot run {dtype} matmuls in JAX", dtype=dtype),
+            hint=say("use fp32 or bf16 (the byte counts of other dtypes follow from these)"),
         )
     return getattr(jnp, name)
 
@@ -137,8 +138,8 @@ def undivided(plan: Plan, strategy: Strategy) -> str | None:
         True
         >>> symbolic = plan("A[I_X, J] · B[J, K] -> C[I_X, K]", "X=4", all=True)
         >>> s = next(s for s in symbolic.strategies if "J_X" in " ".join(map(str, s.steps)))
-        >>> undivided(p, s)
-        'A[I, J_X] splits J = 2 over X, 4 devices'
+        >>> print(undivided(p, s))
+        A[I, J_X] splits J = 2 over X, 4 devices
     """
     sizes = {k: int(v) for k, v in plan.sizes}
     mm = plan.matmul
@@ -151,7 +152,14 @@ def undivided(plan: Plan, strategy: Strategy) -> str | None:
             count = math.prod(int(plan.mesh.size(a)) for a in d.axes)
             if sizes[d.name] % count:
                 over = "·".join(d.axes)
-                return f"{arr} splits {d.name} = {sizes[d.name]:,} over {over}, {count:,} devices"
+                return say(
+                    "{array} splits {dim} = {size} over {axes}, {count} devices",
+                    array=str(arr),
+                    dim=d.name,
+                    size=f"{sizes[d.name]:,}",
+                    axes=over,
+                    count=f"{count:,}",
+                )
     return None
 
 
@@ -238,7 +246,8 @@ def permute_plan(
             break
     else:  # pragma: no cover - every block has as many holders as receivers
         raise ShardingError(
-            f"no collective-permute reshards {src} into {dst}", hint="this is a bug in symshard; please report it"
+            say("no collective-permute reshards {src} into {dst}", src=str(src), dst=str(dst)),
+            hint=say("this is a bug in symshard; please report it"),
         )
     return sender, {dev: offs for dev, (_, offs) in need.items()}
 
@@ -296,8 +305,13 @@ class _Runner:
         want = self.local(st.output)
         if tuple(out.shape) != want:
             raise ShardingError(
-                f"after {st}, JAX's block has shape {tuple(out.shape)} but symshard says {want}",
-                hint="this is a bug in symshard or in its JAX translation; please report it",
+                say(
+                    "after {step}, JAX's block has shape {shape} but symshard says {want}",
+                    step=str(st),
+                    shape=str(tuple(out.shape)),
+                    want=str(want),
+                ),
+                hint=say("this is a bug in symshard or in its JAX translation; please report it"),
             )
         return out
 
@@ -345,7 +359,10 @@ class _Runner:
                 count *= n
             size = x.shape[target] // count
             return lax.dynamic_slice_in_dim(x, index * size, size, axis=target)
-        raise ShardingError(f"symshard cannot run {expr} in JAX", hint="use the planner's collectives")
+        raise ShardingError(
+            say("symshard cannot run {what} in JAX", what=str(expr)),
+            hint=say("use the planner's collectives"),
+        )
 
     def _repermute(self, x: Any, expr: CollectiveExpr) -> Any:
         """A reshard by collective-permute: each device cuts the block one other device needs from
@@ -424,7 +441,15 @@ class _Runner:
         want = (1,) * len(array.unreduced) + self.local(array)
         for shard in value.addressable_shards:
             if tuple(shard.data.shape) != want:
-                problems.append(f"{array} on device {shard.device.id}: {tuple(shard.data.shape)}, symshard says {want}")
+                problems.append(
+                    say(
+                        "{array} on device {device}: {shape}, symshard says {want}",
+                        array=str(array),
+                        device=shard.device.id,
+                        shape=str(tuple(shard.data.shape)),
+                        want=str(want),
+                    )
+                )
                 return
 
     def run(
@@ -543,7 +568,8 @@ def execute(
 
     if not plan.mesh.is_numeric or not all(getattr(v, "is_number", True) for _, v in plan.sizes):
         raise ShardingError(
-            f"cannot run {plan.matmul} with symbolic sizes", hint="pass a mesh and every dim's size to plan()"
+            say("cannot run {matmul} with symbolic sizes", matmul=str(plan.matmul)),
+            hint=say("pass a mesh and every dim's size to plan()"),
         )
     chosen = plan.strategies[0] if strategy is None else strategy
     s = chosen if isinstance(chosen, Strategy) else plan.strategy(chosen)

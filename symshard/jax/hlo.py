@@ -38,6 +38,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..messages import say
+
 __all__ = [
     "ELIDED",
     "READ_BACK",
@@ -63,10 +65,10 @@ KINDS = {
     "collective-permute": "CollectivePermute",
 }
 
-READ_BACK = "read back from all-reduce + dynamic-slice"
+READ_BACK = say("read back from all-reduce + dynamic-slice")
 """``lowered`` of a reduce-scatter XLA wrote as an all-reduce and a partition-indexed slice."""
 
-READ_BACK_FURTHER = "read back from all-reduce + dynamic-slice that also slices further"
+READ_BACK_FURTHER = say("read back from all-reduce + dynamic-slice that also slices further")
 """``lowered`` of the same pair when the slice also cuts each device's part further (a free slice after it)."""
 
 ELIDED = "constant({...})"

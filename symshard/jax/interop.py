@@ -30,6 +30,7 @@ import sympy
 from ..arrays import Array, Dim, check_axis_name
 from ..errors import MeshError, NotationError, ShardingError
 from ..mesh import Mesh, MeshAxis
+from ..messages import say
 from ._runtime import require_devices, require_jax
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,25 +90,42 @@ def array_from_spec(spec: Any, dims: Sequence[str], *, name: str = "A") -> Array
         entries, unreduced, reduced = tuple(spec), frozenset(), frozenset()
     if reduced:
         raise ShardingError(
-            f"{spec} marks axes {', '.join(sorted(reduced))} as 'reduced', which symshard's notation has no word for",
-            hint="drop reduced=...: a replicated dim is written without axes",
+            say(
+                "{spec} marks axes {axes} as 'reduced', which symshard's notation has no word for",
+                spec=str(spec),
+                axes=", ".join(sorted(reduced)),
+            ),
+            hint=say("drop reduced=...: a replicated dim is written without axes"),
         )
     if len(entries) > len(dims):
         raise ShardingError(
-            f"{spec} has {len(entries)} entries but the array has {len(dims)} dims ({', '.join(dims)})",
-            hint="give one entry per dim (None for an unsharded dim)",
+            say(
+                "{spec} has {count} entries but the array has {dims} dims ({names})",
+                spec=str(spec),
+                count=len(entries),
+                dims=len(dims),
+                names=", ".join(dims),
+            ),
+            hint=say("give one entry per dim (None for an unsharded dim)"),
         )
     out = []
     for d, entry in zip(dims, (*entries, *[None] * (len(dims) - len(entries))), strict=True):
         if entry is P.UNCONSTRAINED:
             raise ShardingError(
-                f"{spec} leaves dim {d} UNCONSTRAINED, a choice for XLA that symshard's notation cannot state",
-                hint="name the axes (or None for replicated)",
+                say(
+                    "{spec} leaves dim {dim} UNCONSTRAINED, a choice for XLA that symshard's notation cannot state",
+                    spec=str(spec),
+                    dim=d,
+                ),
+                hint=say("name the axes (or None for replicated)"),
             )
         axes = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
         for a in axes:
             if not isinstance(a, str):
-                raise ShardingError(f"{spec} names the mesh axis {a!r}, which is not a string", hint="name axes")
+                raise ShardingError(
+                    say("{spec} names the mesh axis {axis}, which is not a string", spec=str(spec), axis=repr(a)),
+                    hint=say("name axes"),
+                )
             check_axis_name(a)
         out.append(Dim(d, axes))
     return Array(name, tuple(out), unreduced)
@@ -149,12 +167,12 @@ def jax_mesh(mesh: Mesh | Mapping[str, object] | str, *, axis_types: str = "auto
     m = mesh if isinstance(mesh, Mesh) else Mesh(mesh)
     if not m.is_numeric:
         raise MeshError(
-            f"the mesh {m} has symbolic sizes; JAX needs numbers",
-            hint="give every axis a size, e.g. X=4,Y=2",
+            say("the mesh {mesh} has symbolic sizes; JAX needs numbers", mesh=str(m)),
+            hint=say("give every axis a size, e.g. {example}", example="X=4,Y=2"),
         )
     kinds = {"auto": "Auto", "explicit": "Explicit", "manual": "Manual"}
     if axis_types not in kinds:
-        raise MeshError(f"unknown axis type '{axis_types}'", hint="use auto, explicit or manual")
+        raise MeshError(say("unknown axis type '{name}'", name=axis_types), hint=say("use auto, explicit or manual"))
     sizes = tuple(int(s) for s in m.sizes.values())
     devices = require_devices(int(m.devices))
     kind = getattr(jax.sharding.AxisType, kinds[axis_types])
@@ -173,8 +191,8 @@ def named_sharding(array: Array | str, mesh: Any) -> jax.sharding.NamedSharding:
         return jax.sharding.NamedSharding(jm, partition_spec(arr))
     except (ValueError, TypeError) as err:
         raise ShardingError(
-            f"JAX cannot place {arr} on this mesh: {err}",
-            hint="JAX accepts unreduced axes only on meshes whose axes are Explicit",
+            say("JAX cannot place {array} on this mesh: {why}", array=str(arr), why=str(err)),
+            hint=say("JAX accepts unreduced axes only on meshes whose axes are Explicit"),
         ) from None
 
 

@@ -35,7 +35,7 @@ from ..arrays import Array, Dim
 from ..matmul import Matmul, matmul
 from ..mesh import Mesh
 from .execute import forget_programs
-from .verify import Verification, reason_kind, verify
+from .verify import Verification, verify
 
 __all__ = ["FAMILIES", "SWEEP", "Batch", "Family", "Sweep", "cases", "shardings", "sweep"]
 
@@ -329,7 +329,7 @@ def _refined_row(v: Verification) -> dict:
         "matched": r.matched,
         "rank": r.rank,
         "reason": r.reason,
-        "reason_kind": None if r.match else reason_kind(r.reason),
+        "reason_kind": None if r.match else r.kind or "",
         "executed_ok": all(e.correct and e.shapes_ok for e in r.executions) if r.executions else None,
     }
 

@@ -42,7 +42,7 @@ import math
 import random
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +53,7 @@ from ..errors import ShardingError, UsageError
 from ..hardware import Hardware
 from ..matmul import Matmul, matmul
 from ..mesh import Mesh
+from ..messages import Clauses, Message, Names, keyed, say
 from ..placement import ShapeLike
 from ..planner import Plan, Strategy, plan
 from ._runtime import require_jax
@@ -77,7 +78,6 @@ __all__ = [
     "XlaCollective",
     "XlaPlan",
     "choose",
-    "reason_kind",
     "refine",
     "signature",
     "signatures",
@@ -101,10 +101,17 @@ class XlaCollective:
     dim: int | None
     lowered: str = ""
 
-    def describe(self) -> str:
+    def describe(self) -> Message:
         axes = ",".join(self.axes) if self.axes is not None else "?"
-        note = f", {self.lowered}" if self.lowered else ""
-        return f"{self.kind}_{axes} ({self.elements} elements, {self.hlo_bytes} B as {self.hlo_dtype}{note})"
+        values = {"collective": f"{self.kind}_{axes}", "count": self.elements, "bytes": self.hlo_bytes}
+        if self.lowered:
+            return say(
+                "{collective} ({count} elements, {bytes} B as {dtype}, {lowered})",
+                dtype=self.hlo_dtype,
+                lowered=self.lowered,
+                **values,
+            )
+        return say("{collective} ({count} elements, {bytes} B as {dtype})", dtype=self.hlo_dtype, **values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,12 +259,59 @@ def _translate(c: HloCollective, shape: list[tuple[str, int]], dtype: str) -> Xl
     )
 
 
-_FLOPS_VERDICTS = {
+ENGLISH: dict[str, str] = {
+    "cli.verify.mesh": "mesh",
+    "cli.verify.mesh_value": "{mesh}; shape {shape}; {dtype}",
+    "cli.verify.symshard_value": "{count} strategies; best: {best}",
+    "cli.verify.no_collectives": "no collectives",
+    "cli.verify.agreement": "agreement",
+    "cli.verify.yes": "yes: XLA's plan is symshard's strategy {rank}, {name}",
+    "cli.verify.no": "no: {reason}",
+    "cli.verify.no_on_mesh": "not on the mesh, yes on the refined mesh (below): {reason}",
+    "cli.verify.refined": "refined mesh",
+    "cli.verify.refined_value": "{label} ({mesh}): {matmul}; {count} strategies",
+    "cli.verify.refined_yes": "yes: symshard's strategy {rank} there, {name}, ran correctly",
+    "cli.verify.refined_broken": "collectives of {name}, but it did NOT run correctly",
+    "cli.verify.cost": "cost",
+    "cli.verify.cost_value": "XLA's plan {xla_bytes} B into collectives and {xla_flops} FLOPs per device, "
+    "symshard's best {best_bytes} B and {best_flops} FLOPs",
+    "cli.verify.cheaper": "; XLA's plan is cheaper: planner work",
+    "cli.verify.flops": "XLA {total} per device in all, {dots} in dots",
+    "cli.verify.flops_extra": " ({adds} adds of reductions, {other} converts and index arithmetic)",
     "cli.verify.flops_both": "; symshard's count equals the dots and the total",
     "cli.verify.flops_dots": "; symshard's count equals the dots, not the total",
     "cli.verify.flops_total": "; symshard's count equals the total, not the dots",
     "cli.verify.flops_neither": "; symshard's count DIFFERS from the dots and the total",
+    "cli.verify.repeats": "; XLA repeats work across devices",
+    "cli.verify.ran": "{ok} of {total} strategies ran and matched the product",
+    "cli.verify.sampled": " (a sample: {chosen} of {count}, seed {seed})",
+    "cli.verify.unrunnable": "not runnable",
+    "cli.verify.unrunnable_value": "{count} listed strategies hold a block that does not divide, which JAX "
+    "cannot hold (first: {name}: {why}); not run",
+    "cli.verify.time_limit": "time limit",
+    "cli.verify.time_limit_value": "{limit} s reached: {left} of the {chosen} chosen strategies did not run; "
+    "run a seeded sample with --sample N, or allow more with --time-limit",
+    "cli.verify.failed": "  failed",
+    "cli.verify.time": "time",
+    "cli.verify.time_value": "symshard {symshard} ms; XLA compile {xla} ms",
+    "cli.verify.lowering": "lowering",
 }
+"""The English of the report's words by key (the keys are the command line's, whose report this is);
+other languages are in the catalogue."""
+
+
+def _word(key: str, **values: object) -> Message:
+    return keyed(ENGLISH, key, **values)
+
+
+def _clauses(items: Sequence[str]) -> Message:
+    """Sentences said one after another, joined by a semicolon in each language's way."""
+    return say("{clauses}", clauses=Clauses(items))
+
+
+Row = tuple[tuple[str, ...], tuple[str, ...]]
+"""A row of the report: the pieces of its label and of its value, each said in turn and put one after
+the other (a :class:`~symshard.messages.Message`, or text that is the same in every language)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -399,108 +453,114 @@ class Verification:
         both = {(True, True): "both", (True, False): "dots", (False, True): "total", (False, False): "neither"}
         return "cli.verify.flops_" + both[bool(self.flops_agree), bool(self.total_flops_agree)]
 
-    def flops_text(self) -> str:
+    def flops_row(self) -> Row:
         """The FLOPs row: XLA's total and its dots, each compared with symshard's count on its own."""
-        text = f"XLA {self.xla_flops:,} per device in all, {self.xla_dot_flops:,} in dots"
+        parts = [_word("cli.verify.flops", total=f"{self.xla_flops:,}", dots=f"{self.xla_dot_flops:,}")]
         extra = self.xla_flops - self.xla_dot_flops
         if extra:
-            other = extra - self.xla_reduction_flops
-            text += f" ({self.xla_reduction_flops:,} adds of reductions, {other:,} converts and index arithmetic)"
+            adds, other = f"{self.xla_reduction_flops:,}", f"{extra - self.xla_reduction_flops:,}"
+            parts.append(_word("cli.verify.flops_extra", adds=adds, other=other))
         if self.flops_agree is not None:
-            text += _FLOPS_VERDICTS[self.flops_verdict]
+            parts.append(_word(self.flops_verdict))
         if self.xla_repeats_work:
-            text += "; XLA repeats work across devices"
-        return text
+            parts.append(_word("cli.verify.repeats"))
+        return (("FLOPs",), tuple(parts))
 
-    def run_rows(self) -> list[tuple[str, str]]:
+    def flops_text(self) -> str:
+        """:meth:`flops_row`'s value, in English."""
+        return "".join(self.flops_row()[1])
+
+    def run_rows(self) -> list[Row]:
         """The rows about running strategies under ``shard_map``: what ran, what could not, what was left."""
-        rows: list[tuple[str, str]] = []
+        rows: list[Row] = []
         if self.executions:
             ok = sum(e.correct and e.shapes_ok for e in self.executions)
-            which = f" (a sample: {self.chosen:,} of {self.strategies:,}, seed {self.seed})" if self.sample else ""
-            rows.append(("shard_map", f"{ok} of {len(self.executions)} strategies ran and matched the product{which}"))
-            rows += [("  failed", f"{e.strategy}: {e.shape_problems or e.max_error}") for e in self.executions
-                     if not (e.correct and e.shapes_ok)]  # fmt: skip
+            ran: list[str] = [_word("cli.verify.ran", ok=ok, total=len(self.executions))]
+            if self.sample:
+                chosen, count = f"{self.chosen:,}", f"{self.strategies:,}"
+                ran.append(_word("cli.verify.sampled", chosen=chosen, count=count, seed=self.seed))
+            rows.append((("shard_map",), tuple(ran)))
+            for e in self.executions:
+                if not (e.correct and e.shapes_ok):
+                    why = _clauses(e.shape_problems) if e.shape_problems else str(e.max_error)
+                    rows.append(((_word("cli.verify.failed"),), (e.strategy, ": ", why)))
         if self.unrunnable:
             name, why = self.unrunnable[0]
-            rows.append(
-                (
-                    "not runnable",
-                    (
-                        f"{len(self.unrunnable)} listed strategies hold a block that does not divide, which JAX "
-                        f"cannot hold (first: {name}: {why}); not run"
-                    ),
-                )
-            )
+            said = _word("cli.verify.unrunnable_value", count=len(self.unrunnable), name=name, why=why)
+            rows.append(((_word("cli.verify.unrunnable"),), (said,)))
         if self.not_run:
-            rows.append(
-                (
-                    "time limit",
-                    (
-                        f"{self.time_limit:g} s reached: {self.not_run:,} of the {self.chosen:,} chosen strategies "
-                        "did not run; run a seeded sample with --sample N, or allow more with --time-limit"
-                    ),
-                )
-            )
+            left, chosen = f"{self.not_run:,}", f"{self.chosen:,}"
+            said = _word("cli.verify.time_limit_value", limit=f"{self.time_limit:g}", left=left, chosen=chosen)
+            rows.append(((_word("cli.verify.time_limit"),), (said,)))
+        return rows
+
+    def rows(self) -> list[Row]:
+        """The report as rows of messages, to say in any language (:meth:`text` says them in English)."""
+        mesh = _word("cli.verify.mesh_value", mesh=self.mesh, shape=self.shape, dtype=self.dtype)
+        rows: list[Row] = [
+            ((_word("cli.verify.mesh"),), (_clauses([mesh, self.hardware]) if self.hardware else mesh,)),
+            (("symshard",), (_word("cli.verify.symshard_value", count=self.strategies, best=self.best),)),
+            (("XLA",), (_clauses(self.xla) if self.xla else _word("cli.verify.no_collectives"),)),
+        ]
+        agreement = _word("cli.verify.agreement")
+        if self.match:
+            rows.append(((agreement,), (_word("cli.verify.yes", rank=self.rank, name=self.matched),)))
+        elif self.refined is not None and self.refined.match:
+            rows.append(((agreement,), (_word("cli.verify.no_on_mesh", reason=self.reason),)))
+        else:
+            rows.append(((agreement,), (_word("cli.verify.no", reason=self.reason),)))
+        r = self.refined
+        if r is not None:
+            value = _word("cli.verify.refined_value", label=r.label, mesh=r.mesh, matmul=r.matmul, count=r.strategies)
+            rows.append(((_word("cli.verify.refined"),), (value,)))
+            rows.append((("  XLA",), (_clauses(r.xla) if r.xla else _word("cli.verify.no_collectives"),)))
+            if r.match:
+                said = _word("cli.verify.refined_yes", rank=r.rank, name=r.matched)
+            elif r.matched is not None:
+                said = _word("cli.verify.refined_broken", name=r.matched)
+            else:
+                said = _word("cli.verify.no", reason=r.reason)
+            rows.append((("  ", agreement), (said,)))
+        if not self.match:
+            rows.append(((_word("cli.verify.cost"),), self.cost_parts()))
+        rows.append(self.flops_row())
+        rows += self.run_rows()
+        times = _word(
+            "cli.verify.time_value",
+            symshard=f"{self.symshard_seconds * 1e3:.1f}",
+            xla=f"{self.xla_compile_seconds * 1e3:.1f}",
+        )
+        rows.append(((_word("cli.verify.time"),), (times,)))
+        rows += [((_word("cli.verify.lowering"),), (note,)) for note in self.lowering]
         return rows
 
     def text(self) -> str:
         """The report, for people."""
-        rows = [
-            (
-                "mesh",
-                f"{self.mesh}; shape {self.shape}; {self.dtype}" + (f"; {self.hardware}" if self.hardware else ""),
-            ),
-            ("symshard", f"{self.strategies} strategies; best: {self.best}"),
-            ("XLA", "; ".join(self.xla) or "no collectives"),
-        ]
-        if self.match:
-            rows.append(("agreement", f"yes: XLA's plan is symshard's strategy {self.rank}, {self.matched}"))
-        elif self.refined is not None and self.refined.match:
-            rows.append(("agreement", f"not on the mesh, yes on the refined mesh (below): {self.reason}"))
-        else:
-            rows.append(("agreement", f"no: {self.reason}"))
-        if self.refined is not None:
-            r = self.refined
-            rows.append(("refined mesh", f"{r.label} ({r.mesh}): {r.matmul}; {r.strategies} strategies"))
-            rows.append(("  XLA", "; ".join(r.xla) or "no collectives"))
-            if r.match:
-                rows.append(("  agreement", f"yes: symshard's strategy {r.rank} there, {r.matched}, ran correctly"))
-            elif r.matched is not None:
-                rows.append(("  agreement", f"collectives of {r.matched}, but it did NOT run correctly"))
-            else:
-                rows.append(("  agreement", f"no: {r.reason}"))
-        if not self.match:
-            rows.append(("cost", self.cost_text()))
-        rows.append(("FLOPs", self.flops_text()))
-        rows += self.run_rows()
-        rows.append(
-            (
-                "time",
-                f"symshard {self.symshard_seconds * 1e3:.1f} ms; XLA compile {self.xla_compile_seconds * 1e3:.1f} ms",
-            )
-        )
-        rows += [("lowering", note) for note in self.lowering]
+        rows = [("".join(k), "".join(v)) for k, v in self.rows()]
         width = max(len(k) for k, _ in rows)
         return self.matmul + "\n" + "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
 
-    def cost_text(self) -> str:
+    def cost_parts(self) -> tuple[str, ...]:
         """XLA's plan and symshard's best side by side: bytes into collectives and FLOPs, per device."""
-        verdict = "; XLA's plan is cheaper: planner work" if self.xla_cheaper else ""
-        return (
-            f"XLA's plan {self.xla_bytes:,} B into collectives and {self.xla_dot_flops:,} FLOPs per device, "
-            f"symshard's best {self.best_bytes:,} B and {self.best_flops:,} FLOPs{verdict}"
+        said = _word(
+            "cli.verify.cost_value",
+            xla_bytes=f"{self.xla_bytes:,}",
+            xla_flops=f"{self.xla_dot_flops:,}",
+            best_bytes=f"{self.best_bytes:,}",
+            best_flops=f"{self.best_flops:,}",
         )
+        return (said, _word("cli.verify.cheaper")) if self.xla_cheaper else (said,)
+
+    def cost_text(self) -> str:
+        """:meth:`cost_parts`, in English."""
+        return "".join(self.cost_parts())
 
 
 def _describe(sig: Signature) -> str:
-    return (
-        " + ".join(f"{k}_{''.join(a) if all(len(x) == 1 for x in a) else ','.join(a)}[{n}]" for k, a, n in sig)
-        or "nothing"
-    )
+    return " + ".join(f"{k}_{''.join(a) if all(len(x) == 1 for x in a) else ','.join(a)}[{n}]" for k, a, n in sig)
 
 
-def _sub_axis_reason(p: Plan, x: XlaPlan, subs: tuple[str, ...]) -> str:
+def _sub_axis_reason(p: Plan, x: XlaPlan, subs: tuple[str, ...]) -> Message:
     """Why a plan that shards by part of a mesh axis is no symshard strategy, naming the parts."""
     sizes = {a.name: int(a.size) for a in p.mesh.axes}
     parents = sorted({s.split(":")[0] for s in subs})
@@ -508,61 +568,80 @@ def _sub_axis_reason(p: Plan, x: XlaPlan, subs: tuple[str, ...]) -> str:
     for a in parents:
         mine = [s for s in subs if s.split(":")[0] == a]
         factors = sorted({int(s.rsplit(")", 1)[1]) for s in mine})
-        named = " and ".join(
-            f"{s} (the {'major' if s.split(':(')[1].startswith('1)') else 'minor'} factor)" for s in mine
-        )
-        parts.append(f"{a} ({sizes[a]} devices) into sub-axes of {'/'.join(map(str, factors))} devices: {named}")
-    uses = []
+        named: Message | None = None
+        for s in reversed(mine):  # "X:(1)2 (the major factor) and X:(2)2 (the minor factor)"
+            if s.split(":(")[1].startswith("1)"):
+                named = (
+                    say("{sub} (the major factor)", sub=s)
+                    if named is None
+                    else (say("{sub} (the major factor) and {rest}", sub=s, rest=named))
+                )
+            else:
+                named = (
+                    say("{sub} (the minor factor)", sub=s)
+                    if named is None
+                    else (say("{sub} (the minor factor) and {rest}", sub=s, rest=named))
+                )
+        parts.append(
+            say(
+                "{axis} ({n} devices) into sub-axes of {sizes} devices: {named}",
+                axis=a,
+                n=sizes[a],
+                sizes="/".join(map(str, factors)),
+                named=named,
+            )
+        )  # fmt: skip
     groups = sorted({a for c in x.collectives if c.axes for a in c.axes if ":" in a})
-    if groups:
-        kinds = sorted({c.kind for c in x.collectives if c.axes and any(":" in a for a in c.axes)})
-        uses.append(f"runs {' and '.join(kinds)} over {', '.join(groups)}")
-    if x.sliced_sub_axes:
-        uses.append(f"slices blocks by {', '.join(x.sliced_sub_axes)}")
-    return (
-        f"XLA splits mesh axis {'; '.join(parts)}, as Shardy writes them, and {' and '.join(uses)}: "
-        "a sharding by part of a mesh axis, which symshard's notation (each dim sharded by whole mesh axes) "
-        "cannot write, so no symshard strategy can be this plan"
+    kinds = Names(sorted({c.kind for c in x.collectives if c.axes and any(":" in a for a in c.axes)}))
+    sliced = ", ".join(x.sliced_sub_axes)
+    if groups and sliced:
+        uses = say("runs {kinds} over {groups} and slices blocks by {subs}", kinds=kinds, groups=", ".join(groups),
+                   subs=sliced)  # fmt: skip
+    elif groups:
+        uses = say("runs {kinds} over {groups}", kinds=kinds, groups=", ".join(groups))
+    else:
+        uses = say("slices blocks by {subs}", subs=sliced)
+    return say(
+        "XLA splits mesh axis {parts}, as Shardy writes them, and {uses}: a sharding by part of a mesh axis, "
+        "which symshard's notation (each dim sharded by whole mesh axes) cannot write, so no symshard strategy "
+        "can be this plan",
+        parts=Clauses(parts),
+        uses=uses,
     )
 
 
-def reason_kind(reason: str) -> str:
-    """The kind of a (refined-mesh) disagreement's reason, in a few words, for grouping."""
-    kinds = (
-        ("XLA runs the collectives of strategy", "the collectives of a symshard strategy, but other FLOPs per device"),
-        (
-            "XLA's collectives and FLOPs are those of strategy",
-            "a symshard strategy's collectives and FLOPs, but for the collective-permute's axes",
-        ),
-        (
-            "XLA first moves blocks with a collective-permute",
-            "a collective-permute, then an all-gather over one of its axes: a sequence no symshard strategy has",
-        ),
-        (
-            "XLA runs a collective-permute over",
-            "a collective-permute that no symshard strategy runs with XLA's other collectives",
-        ),
-    )
-    for prefix, kind in kinds:
-        if reason.startswith(prefix):
-            return kind
-    return reason.split("; ")[0]
-
-
-def _refined_reason(reason: str, r: Refinement) -> str:
+def _refined_reason(reason: str, r: Refinement) -> Message:
     """The whole-mesh reason, followed by what the refined mesh showed."""
-    where = f"on the refined mesh {r.label} ({r.mesh}, the same devices in the same order), as {r.matmul}"
+    where = {"label": r.label, "mesh": r.mesh, "matmul": r.matmul}
     if r.match:
-        return (
-            f"{reason}; {where}, XLA's collectives are exactly symshard's strategy {r.rank} of {r.strategies} "
-            f"({r.matched}), which ran correctly under shard_map: a match on the refined mesh"
+        shown = say(
+            "on the refined mesh {label} ({mesh}, the same devices in the same order), as {matmul}, XLA's "
+            "collectives are exactly symshard's strategy {rank} of {count} ({name}), which ran correctly under "
+            "shard_map: a match on the refined mesh",
+            rank=r.rank,
+            count=r.strategies,
+            name=r.matched,
+            **where,
         )
-    if r.matched is not None:
-        return f"{reason}; {where}, XLA's collectives are strategy {r.rank} ({r.matched}), which did NOT run correctly"
-    return f"{reason}; {where}, still no strategy: {r.reason}"
+    elif r.matched is not None:
+        shown = say(
+            "on the refined mesh {label} ({mesh}, the same devices in the same order), as {matmul}, XLA's "
+            "collectives are strategy {rank} ({name}), which did NOT run correctly",
+            rank=r.rank,
+            name=r.matched,
+            **where,
+        )
+    else:
+        shown = say(
+            "on the refined mesh {label} ({mesh}, the same devices in the same order), as {matmul}, still no "
+            "strategy: {reason}",
+            reason=r.reason,
+            **where,
+        )
+    return _clauses([reason, shown])
 
 
-def _roundabout(x: XlaPlan, *, refined: bool = False) -> str | None:
+def _roundabout(x: XlaPlan, *, refined: bool = False) -> Message | None:
     """A permute followed by a gather over one of its axes on as many elements: the reason, if so.
 
     On the mesh, the permute moves shards from axes the array is already sharded by, so gathering
@@ -581,20 +660,40 @@ def _roundabout(x: XlaPlan, *, refined: bool = False) -> str | None:
             ):
                 other = [a for a in c.axes if a != g.axes[0]]
                 if refined:
-                    return (
-                        f"XLA first moves blocks with a collective-permute over {','.join(c.axes)} ({c.elements} "
-                        f"elements per device), then runs an all-gather over {g.axes[0]} on as many elements per "
-                        "device; symshard's routes through a permute (straight to the destination's sharding, to "
-                        "it in another axis order, to it with some or all of the departing axes kept at the minor "
-                        "end of a dim, or swapping one axis for an unused one) give no strategy with this sequence "
-                        "and the rest of XLA's plan"
+                    return _clauses(
+                        [
+                            say(
+                                "XLA first moves blocks with a collective-permute over {axes} ({elements} elements "
+                                "per device), then runs an all-gather over {axis} on as many elements per device",
+                                axes=",".join(c.axes),
+                                elements=c.elements,
+                                axis=g.axes[0],
+                            ),
+                            say(
+                                "symshard's routes through a permute (straight to the destination's sharding, to it "
+                                "in another axis order, to it with some or all of the departing axes kept at the "
+                                "minor end of a dim, or swapping one axis for an unused one) give no strategy with "
+                                "this sequence and the rest of XLA's plan"
+                            ),
+                        ]
                     )
-                return (
-                    f"XLA first moves shards from {'/'.join(other) or 'one axis'} onto {g.axes[0]} with a "
-                    f"collective-permute ({c.elements} elements per device), then gathers them over {g.axes[0]}, "
-                    f"where gathering over {'/'.join(other) or 'the first axis'} alone gives the same array without "
-                    "the permute: a roundabout route, which symshard lists among XLA's orders but in no strategy "
-                    "with the rest of XLA's plan"
+                if other:
+                    return say(
+                        "XLA first moves shards from {other} onto {axis} with a collective-permute ({elements} "
+                        "elements per device), then gathers them over {axis}, where gathering over {other} alone "
+                        "gives the same array without the permute: a roundabout route, which symshard lists among "
+                        "XLA's orders but in no strategy with the rest of XLA's plan",
+                        other="/".join(other),
+                        axis=g.axes[0],
+                        elements=c.elements,
+                    )
+                return say(
+                    "XLA first moves shards from one axis onto {axis} with a collective-permute ({elements} elements "
+                    "per device), then gathers them over {axis}, where gathering over the first axis alone gives the "
+                    "same array without the permute: a roundabout route, which symshard lists among XLA's orders but "
+                    "in no strategy with the rest of XLA's plan",
+                    axis=g.axes[0],
+                    elements=c.elements,
                 )
     return None
 
@@ -607,24 +706,46 @@ def _loose(sig: Signature) -> Signature:
 def compare(p: Plan, x: XlaPlan, *, refined: bool = False) -> tuple[Strategy | None, int | None, str]:
     """The best-ranked strategy whose communication is exactly XLA's and whose devices do as many FLOPs
     as XLA's dots, its rank, and the reason when there is none (``refined``: ``p`` is on a refined mesh)."""
+    strategy, rank, reason, _ = _compare(p, x, refined=refined)
+    return strategy, rank, reason
+
+
+def _compare(p: Plan, x: XlaPlan, *, refined: bool) -> tuple[Strategy | None, int | None, str, Message | None]:
+    """:func:`compare`, with the kind of the disagreement (for grouping) when there is one: a few words
+    for the disagreements a sweep meets often, else the reason's first clause."""
     target = x.signature
     sigs = signatures(p)
     hits = [(i, s) for i, s in enumerate(p.strategies) if sigs[i] == target]
     same_flops = [(i, s) for i, s in hits if int(s.raw_flops) == x.dot_flops]
     if same_flops:
         i, s = same_flops[0]
-        return s, i + 1, ""
-    reasons = []
+        return s, i + 1, "", None
+    reasons: list[Message] = []
+    kind: Message | None = None  # set with the first clause, when that clause is of a known kind
     if hits:
         i, s = hits[0]
-        more = x.dot_flops > int(s.raw_flops)
-        reasons.append(
-            f"XLA runs the collectives of strategy {i + 1} ({s.name}), but each device's dots do "
-            f"{x.dot_flops:,} FLOPs where that strategy does {int(s.raw_flops):,}: XLA multiplies "
-            f"{'bigger' if more else 'smaller'} blocks, gathering {'before' if more else 'after'} the dot (or "
-            f"slicing {'after' if more else 'before'} it) what the strategy handles on the other side, and no "
-            "symshard strategy does that with these collectives"
-        )
+        values = {"index": i + 1, "name": s.name, "xla": f"{x.dot_flops:,}", "mine": f"{int(s.raw_flops):,}"}
+        if x.dot_flops > int(s.raw_flops):
+            reasons.append(
+                say(
+                    "XLA runs the collectives of strategy {index} ({name}), but each device's dots do {xla} FLOPs "
+                    "where that strategy does {mine}: XLA multiplies bigger blocks, gathering before the dot (or "
+                    "slicing after it) what the strategy handles on the other side, and no symshard strategy does "
+                    "that with these collectives",
+                    **values,
+                )
+            )
+        else:
+            reasons.append(
+                say(
+                    "XLA runs the collectives of strategy {index} ({name}), but each device's dots do {xla} FLOPs "
+                    "where that strategy does {mine}: XLA multiplies smaller blocks, gathering after the dot (or "
+                    "slicing before it) what the strategy handles on the other side, and no symshard strategy does "
+                    "that with these collectives",
+                    **values,
+                )
+            )
+        kind = say("the collectives of a symshard strategy, but other FLOPs per device")
     loose = [
         (i, s)
         for i, s in enumerate(p.strategies)
@@ -635,12 +756,18 @@ def compare(p: Plan, x: XlaPlan, *, refined: bool = False) -> tuple[Strategy | N
         theirs = sorted({",".join(a) for k, a, _ in sigs[i] if k == "CollectivePermute"})
         ours = sorted({",".join(c.axes or ("?",)) for c in x.collectives if c.kind == "CollectivePermute"})
         reasons.append(
-            f"XLA's collectives and FLOPs are those of strategy {i + 1} ({s.name}) but for the collective-permute's "
-            f"axes: XLA's source-target pairs cross {' and '.join(ours)}, that strategy's permute "
-            f"{' and '.join(theirs)}: the devices holding the block a device needs differ along more axes than "
-            "those, and symshard pairs each device with one that differs only along its permute's axes where "
-            "XLA picks another, so it is not counted as a match"
+            say(
+                "XLA's collectives and FLOPs are those of strategy {index} ({name}) but for the collective-permute's "
+                "axes: XLA's source-target pairs cross {ours}, that strategy's permute {theirs}: the devices holding "
+                "the block a device needs differ along more axes than those, and symshard pairs each device with one "
+                "that differs only along its permute's axes where XLA picks another, so it is not counted as a match",
+                index=i + 1,
+                name=s.name,
+                ours=Names(ours),
+                theirs=Names(theirs),
+            )
         )
+        kind = say("a symshard strategy's collectives and FLOPs, but for the collective-permute's axes")
     subs = x.sub_axes
     if subs:
         reasons.append(_sub_axis_reason(p, x, subs))
@@ -656,15 +783,31 @@ def compare(p: Plan, x: XlaPlan, *, refined: bool = False) -> tuple[Strategy | N
     if wider and not subs:
         c = wider[0]
         reasons.append(
-            f"XLA runs {c.kind} over {','.join(c.axes or ())} on {c.elements} elements per device, which no "
-            "symshard strategy does: it first slices along an axis the array is replicated over, then moves the "
-            "data over more axes at once; symshard gathers, or moves to another dim in one all-to-all, only the "
-            "axes that shard the array"
+            _clauses(
+                [
+                    say(
+                        "XLA runs {kind} over {axes} on {elements} elements per device, which no symshard strategy "
+                        "does: it first slices along an axis the array is replicated over, then moves the data over "
+                        "more axes at once",
+                        kind=c.kind,
+                        axes=",".join(c.axes or ()),
+                        elements=c.elements,
+                    ),
+                    say(
+                        "symshard gathers, or moves to another dim in one all-to-all, only the axes that shard the "
+                        "array"
+                    ),
+                ]
+            )
         )
     if any(c.axes is None for c in x.collectives if c.kind != "CollectivePermute"):
-        reasons.append("XLA's device groups are neither whole mesh axes nor sub-axes of them")
+        reasons.append(say("XLA's device groups are neither whole mesh axes nor sub-axes of them"))
     roundabout = _roundabout(x, refined=refined) if not subs else None
     if roundabout:
+        if refined and not reasons:
+            kind = say(
+                "a collective-permute, then an all-gather over one of its axes: a sequence no symshard strategy has"
+            )
         reasons.append(roundabout)
     if not reasons:
         for c in x.collectives:
@@ -673,14 +816,27 @@ def compare(p: Plan, x: XlaPlan, *, refined: bool = False) -> tuple[Strategy | N
             where = ",".join(c.axes or ("?",))
             if (c.kind, tuple(sorted(c.axes or ("?",))), c.elements) not in steps:
                 reasons.append(
-                    f"XLA runs a collective-permute over {where} on {c.elements} elements per device, which no "
-                    "symshard strategy runs: none of symshard's routes moves those blocks across those axes"
+                    say(
+                        "XLA runs a collective-permute over {axes} on {elements} elements per device, which no "
+                        "symshard strategy runs: none of symshard's routes moves those blocks across those axes",
+                        axes=where,
+                        elements=c.elements,
+                    )
                 )
             else:
                 reasons.append(
-                    f"XLA runs a collective-permute over {where} on {c.elements} elements per device; the symshard "
-                    "strategies with that permute run other collectives with it than XLA's"
+                    _clauses(
+                        [
+                            say(
+                                "XLA runs a collective-permute over {axes} on {elements} elements per device",
+                                axes=where,
+                                elements=c.elements,
+                            ),
+                            say("the symshard strategies with that permute run other collectives with it than XLA's"),
+                        ]
+                    )
                 )
+            kind = say("a collective-permute that no symshard strategy runs with XLA's other collectives")
             break
     xla_counts = Counter(target)
 
@@ -693,11 +849,23 @@ def compare(p: Plan, x: XlaPlan, *, refined: bool = False) -> tuple[Strategy | N
         first.setdefault(sig, i)
     closest_i = min(first.values(), key=lambda i: (distance(sigs[i]), i))
     closest = p.strategies[closest_i]
-    reasons.append(
-        f"XLA runs {_describe(target)}; the closest symshard strategy ({closest_i + 1}, {closest.name}) runs "
-        f"{_describe(sigs[closest_i])}"
-    )
-    return None, None, "; ".join(reasons)
+    reasons.append(say("XLA runs {a}", a=_describe(target)) if target else say("XLA runs nothing"))
+    said = {"index": closest_i + 1, "name": closest.name}
+    if sigs[closest_i]:
+        reasons.append(
+            say("the closest symshard strategy ({index}, {name}) runs {mine}", mine=_describe(sigs[closest_i]), **said)
+        )
+    else:
+        reasons.append(say("the closest symshard strategy ({index}, {name}) runs nothing", **said))
+    return None, None, _clauses(reasons), kind or _first_clause(reasons[0])
+
+
+def _first_clause(reason: Message) -> Message:
+    """The first sentence of a reason (a reason of several clauses starts with the first of them)."""
+    values = dict(reason.values)
+    if reason.template == "{clauses}" and values["clauses"]:
+        return _first_clause(values["clauses"][0])  # type: ignore[index]
+    return reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -723,6 +891,7 @@ class Refinement:
     rank: int | None
     reason: str
     executions: tuple[Execution, ...]  # the matched strategy under shard_map
+    kind: Message | None = None  # the kind of the disagreement, for grouping (see compare); None: no reason
 
     @property
     def match(self) -> bool:
@@ -745,7 +914,7 @@ class Refinement:
             "matched_strategy": self.matched,
             "rank": self.rank,
             "reason": self.reason,
-            "reason_kind": reason_kind(self.reason) if not self.match else None,
+            "reason_kind": None if self.match else self.kind or "",
             "executed": [
                 {"strategy": e.strategy, "correct": e.correct, "exact": e.exact, "shapes_ok": e.shapes_ok}
                 for e in self.executions
@@ -794,7 +963,7 @@ in seconds (a few hundred thousand strategies), 3-D ones on four axes take minut
 axes only 2-D products are checked."""
 
 
-def _unrefinable(p: Plan, x: XlaPlan) -> str | None:
+def _unrefinable(p: Plan, x: XlaPlan) -> Message | None:
     """Why the refined mesh of ``x`` is not checked (too many axes for the arrays' dims), or None."""
     split = _split_axes(p, x)
     if not split:
@@ -804,9 +973,12 @@ def _unrefinable(p: Plan, x: XlaPlan) -> str | None:
     if count < REFINED_AXES or (count == REFINED_AXES and dims <= 2):
         return None
     label = "; ".join(f"{a}={'·'.join(n for n, _ in parts)}" for a, parts in split.items())
-    return (
-        f"not checked on the refined mesh {label}: with {count} mesh axes and {dims}-dim arrays its plan lists "
-        "too many strategies to search in a sweep"
+    return say(
+        "not checked on the refined mesh {label}: with {count} mesh axes and {dims}-dim arrays its plan lists too "
+        "many strategies to search in a sweep",
+        label=label,
+        count=count,
+        dims=dims,
     )
 
 
@@ -831,7 +1003,7 @@ def refine(
     sizes = ",".join(f"{k}={v}" for k, v in p.sizes)
     rp = plan.__wrapped__(refined, mesh_text, sizes, dtype=p.dtype, hardware=p.hardware, model=model, routes="xla")  # type: ignore[attr-defined]
     rx = _reread(x, shape, p.dtype)
-    strategy, rank, reason = compare(rp, rx, refined=True)
+    strategy, rank, reason, kind = _compare(rp, rx, refined=True)
     executions: tuple[Execution, ...] = ()
     if strategy is not None:
         key = ("refined mesh", mesh_text)
@@ -849,6 +1021,7 @@ def refine(
         rank=rank,
         reason=reason,
         executions=executions,
+        kind=kind,
     )
 
 
@@ -872,11 +1045,13 @@ def _bytes(sig: Signature, dtype: str) -> int:
 
 def _check_run(run: str, sample: int | None) -> None:
     if run not in ("all", "best", "none"):
-        raise UsageError(f"run must be all, best or none, not {run!r}", hint="e.g. run='best'")
+        raise UsageError(
+            say("run must be all, best or none, not {value}", value=repr(run)), hint=say("e.g. run='best'")
+        )
     if sample is not None and (sample < 1 or run != "all"):
         raise UsageError(
-            f"a sample of {sample} strategies with run={run!r} cannot be drawn",
-            hint="sample at least 1 strategy, with run='all' (the sample is drawn from all strategies)",
+            say("a sample of {count} strategies with run={run} cannot be drawn", count=sample, run=repr(run)),
+            hint=say("sample at least 1 strategy, with run='all' (the sample is drawn from all strategies)"),
         )
 
 
@@ -960,7 +1135,7 @@ def verify(
     if strategy is None and x.sub_axes:
         unchecked = _unrefinable(p, x)
         if unchecked is not None:
-            reason = f"{reason}; {unchecked}"
+            reason = _clauses([reason, unchecked])
         else:
             refined = refine(p, x, model=model, fused=fused, memo=memo)
     if refined is not None:
@@ -1040,27 +1215,36 @@ def _lowering_notes(p: Plan, x: XlaPlan) -> tuple[str, ...]:
     lowering = []
     if any(c.lowered for c in x.collectives):
         lowering.append(
-            "XLA's SPMD partitioner writes a reduce-scatter as an all-reduce followed by a dynamic-slice whose "
-            "offsets come from partition-id (the GPU backend fuses the pair into a reduce-scatter, the CPU backend "
-            "runs it as it is); evaluated for every device, the offsets give each member of the all-reduce's "
-            "group a different share of one dim, its position in the group choosing the share: read back as "
-            "that reduce-scatter"
+            say(
+                "XLA's SPMD partitioner writes a reduce-scatter as an all-reduce followed by a dynamic-slice whose "
+                "offsets come from partition-id (the GPU backend fuses the pair into a reduce-scatter, the CPU backend "
+                "runs it as it is); evaluated for every device, the offsets give each member of the all-reduce's "
+                "group a different share of one dim, its position in the group choosing the share: read back as "
+                "that reduce-scatter"
+            )
         )
     if any(c.lowered == READ_BACK_FURTHER for c in x.collectives):
         lowering.append(
-            "the slice after an all-reduce read back as a reduce-scatter also cuts each device's share further, "
-            "the same way on every member of the group: read back as the reduce-scatter followed by that free "
-            "slice (XLA's GPU pass fuses only a slice that is exactly one share)"
+            say(
+                "the slice after an all-reduce read back as a reduce-scatter also cuts each device's share further, "
+                "the same way on every member of the group: read back as the reduce-scatter followed by that free "
+                "slice (XLA's GPU pass fuses only a slice that is exactly one share)"
+            )
         )
     hlo_types = {c.hlo_dtype for c in x.collectives}
     if p.dtype == "bf16" and "f32" in hlo_types:
         lowering.append(
-            "bf16 on CPU: XLA runs the dot and its reductions in f32, so the HLO's collectives move 4-byte "
-            f"elements where the bf16 plan moves {dtype_bytes('bf16')}; elements are compared, not bytes"
+            say(
+                "bf16 on CPU: XLA runs the dot and its reductions in f32, so the HLO's collectives move 4-byte "
+                "elements where the bf16 plan moves {bytes}; elements are compared, not bytes",
+                bytes=dtype_bytes("bf16"),
+            )
         )
     if ELIDED in x.hlo:
         lowering.append(
-            "this jaxlib prints constants of more than ten elements as constant({...}) and offers no option to "
-            "print them; a reduce-scatter whose offset table is one of them stays the all-reduce it is written as"
+            say(
+                "this jaxlib prints constants of more than ten elements as constant({{...}}) and offers no option to "
+                "print them; a reduce-scatter whose offset table is one of them stays the all-reduce it is written as"
+            )
         )
     return tuple(lowering)
