@@ -90,17 +90,7 @@ def _english_at_raise_sites(path: Path) -> list[str]:
     return found
 
 
-# Modules whose raise sites still write English in place (translated by zh.toml's patterns until they build
-# messages with `say`); a module leaves this set when its last raise site is converted.
-PENDING = {
-}
-
-
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_raise_sites_build_messages(path):
-    where = str(path.relative_to(ROOT))
     found = _english_at_raise_sites(path)
-    if where in PENDING:
-        assert found, f"{where} builds all its messages now: take it out of PENDING"
-        pytest.xfail(f"{len(found)} raise sites still write English in place")
     assert found == [], "build these with symshard.messages.say:\n" + "\n".join(found)
