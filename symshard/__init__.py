@@ -17,10 +17,10 @@ The names below are the public surface; the submodules (``symshard.symbols``,
 import importlib
 
 from .arrays import Array, Dim
+from .chips import Hardware, hardware
 from .collectives import AllGather, AllReduce, AllToAll, CollectiveCost, CollectivePermute, ReduceScatter
+from .einsums import Matmul, matmul
 from .errors import SymshardError
-from .hardware import Hardware, hardware
-from .matmul import Matmul, matmul
 from .mesh import Mesh
 from .placement import Placement, place
 from .read import parse

@@ -40,10 +40,10 @@ from typing import TYPE_CHECKING
 import sympy
 
 from . import __version__
+from .chips import HARDWARE, Hardware, hardware
 from .collectives import CollectiveCost, parse_collective
 from .costmodels import COMM_OVERLAPS
 from .errors import HardwareError, SymshardError, UsageError
-from .hardware import HARDWARE, Hardware, hardware
 from .i18n import ENVIRONMENT, LANGUAGES, keyed, language_from, sentence
 from .mathtext import as_expr
 from .mesh import Mesh
@@ -634,7 +634,7 @@ def _matmul_mesh(args: argparse.Namespace, mm, chip: Hardware | None) -> Mesh:
 
 
 def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
-    from .matmul import matmul
+    from .einsums import matmul
     from .planner import plan
     from .report import plan_data, plan_text
 
@@ -660,7 +660,7 @@ def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
 
 
 def _verify(args: argparse.Namespace) -> tuple[str, dict]:
-    from .matmul import matmul
+    from .einsums import matmul
 
     mm = matmul(args.matmul)
     if not args.mesh or not args.shape:
@@ -673,7 +673,7 @@ def _verify(args: argparse.Namespace) -> tuple[str, dict]:
 
     configure_host_devices(max(8, int(mesh.devices)))  # only takes effect before JAX is imported
     require_jax()
-    from .jax.verify import verify
+    from .jax.verification import verify
 
     if args.sample is not None and args.execute != "all":
         raise UsageError(
@@ -805,7 +805,7 @@ def _verify_text(v, lang: str) -> str:
 
 def _compare(args: argparse.Namespace) -> tuple[str, dict]:
     from .crossovers import compare
-    from .matmul import matmul
+    from .einsums import matmul
     from .planner import plan
     from .report import compare_data, compare_text
 
@@ -875,7 +875,7 @@ def _regime_map(args: argparse.Namespace, c: Comparison, text: str, data: dict) 
 
 
 def _best(args: argparse.Namespace) -> tuple[str, dict]:
-    from .matmul import matmul
+    from .einsums import matmul
     from .report import search_data, search_text
     from .search import best_sharding
 

@@ -46,10 +46,10 @@ from typing import ClassVar
 import sympy
 
 from .arrays import Array, Dim, format_axes, latex_axes
+from .chips import Hardware, exact_number
+from .chips import hardware as lookup_hardware
 from .costmodels import LATENCY_MODELS, MODELS, Costing, LevelCost, check_model, regime, volume
 from .errors import CollectiveError, NotationError, SymshardError
-from .hardware import Hardware, exact_number
-from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
 from .memo import memoized
 from .mesh import Mesh, resolve_mesh

@@ -40,13 +40,13 @@ from typing import Any
 
 import sympy
 
+from .chips import Hardware
+from .chips import hardware as lookup_hardware
 from .conditions import Case, Clauses, Condition, _drop_subsumed, _merge_bounds, merge_labels, solve_less
+from .einsums import Matmul
 from .errors import PlanError
-from .hardware import Hardware
-from .hardware import hardware as lookup_hardware
 from .inequalities import Inequality, Relation, minimal, solve
 from .mathtext import as_expr
-from .matmul import Matmul
 from .memo import memoized
 from .mesh import Mesh
 from .monomials import Domain, Maximum, Signomial, from_expr, less_equal

@@ -142,7 +142,7 @@ def _page(kind: str, *parts: str) -> str:
 
 def _step_tex(step: PlanStep) -> str:
     """One step's short name in LaTeX: ``\\text{AllGather}_{X}(Y)``, ``\\text{matmul}``."""
-    from .matmul import LocalMatmul
+    from .einsums import LocalMatmul
 
     if isinstance(step.op, LocalMatmul):
         return r"\text{matmul}"

@@ -43,12 +43,12 @@ from dataclasses import dataclass
 
 import sympy
 
+from .chips import Hardware
+from .chips import hardware as lookup_hardware
 from .collectives import CollectiveCost
 from .crossovers import Condition
 from .dtypes import canonical_dtype, dtype_bytes
 from .errors import HardwareError, ModelError, PlanError
-from .hardware import Hardware
-from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
 from .mesh import Mesh
 from .parallelism import all_at_most, balance, solve_at_most

@@ -34,7 +34,7 @@ from .notation import MAX_SIZE, parse_array, parse_size_value, parse_sizes
 from .symbols import W_hbm
 
 if TYPE_CHECKING:
-    from .hardware import Hardware
+    from .chips import Hardware
 from .symbols import dim as dim_symbol
 
 __all__ = ["Placement", "place", "resolve_shape"]
@@ -207,7 +207,7 @@ class Placement:
         """Seconds for one device to read its block from HBM: ``bytes_per_device / W_hbm``.
 
         Args:
-            hardware: a :class:`~symshard.hardware.Hardware` or preset name; None
+            hardware: a :class:`~symshard.chips.Hardware` or preset name; None
                 keeps the symbol ``W_hbm``.
 
         Raises:
@@ -215,7 +215,7 @@ class Placement:
         """
         if hardware is None:
             return self.bytes_per_device / W_hbm
-        from .hardware import hardware as lookup
+        from .chips import hardware as lookup
 
         hw = lookup(hardware)
         if hw.hbm_bandwidth is None:

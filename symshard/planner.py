@@ -7,7 +7,7 @@ the rest follows:
 1. each operand is resharded to its compute sharding: free slices along axes it
    is replicated over (``DynamicSlice``), ReduceScatter or AllReduce of partial
    sums, AllToAll to move an axis between dims, AllGather of what must go;
-2. every device multiplies its blocks (:class:`~symshard.matmul.LocalMatmul`),
+2. every device multiplies its blocks (:class:`~symshard.einsums.LocalMatmul`),
    leaving partial sums over the axes that split a contracted dim;
 3. the result is resharded to the requested output the same way.
 
@@ -43,6 +43,8 @@ from typing import Any
 import sympy
 
 from .arrays import Array, Dim
+from .chips import Hardware, exact_number
+from .chips import hardware as lookup_hardware
 from .collectives import CollectiveExpr, DynamicSlice, _array
 from .costmodels import (
     COMM_OVERLAPS,
@@ -62,11 +64,9 @@ from .costmodels import (
     largest as largest_cost,
 )
 from .dtypes import canonical_dtype, dtype_bytes
+from .einsums import Classification, LocalMatmul, Matmul, local_product, matmul
 from .errors import DivisibilityError, PlanError
-from .hardware import Hardware, exact_number
-from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
-from .matmul import Classification, LocalMatmul, Matmul, local_product, matmul
 from .memo import memoized
 from .mesh import Mesh, resolve_mesh
 from .monomials import Domain, Lazy, Maximum, from_expr, less_equal, log_uniform
@@ -791,7 +791,7 @@ def plan(
     instead, built one at a time as they are read.
 
     Args:
-        mm: a :class:`~symshard.matmul.Matmul` or its notation.
+        mm: a :class:`~symshard.einsums.Matmul` or its notation.
         mesh: the mesh (text, mapping or :class:`~symshard.mesh.Mesh`); None makes
             a symbolic mesh from the axes the arrays name. With ``hardware`` and a
             mesh given as text or mapping, the chip's wiring rules apply.
@@ -806,7 +806,7 @@ def plan(
             link's total) or ``none`` (their sum).
         routes: ``'standard'``: each array resharded by :func:`reshard_routes`'s routes; ``'xla'``:
             also by the other orders XLA's SPMD partitioner takes (reduce before slicing, reorder then
-            permute, ...), to compare plans with XLA's (:mod:`symshard.jax.verify` does); on meshes of
+            permute, ...), to compare plans with XLA's (:mod:`symshard.jax.verification` does); on meshes of
             three axes, many times more strategies (20849 instead of 660 for
             ``A[I_X, J_Y] · B[J_Y, K_Z] -> C[I_X, K_Z]`` on ``X=4,Y=4,Z=4``).
         all: list every valid strategy, not only those that can win; default: only with
@@ -1579,7 +1579,7 @@ def _constant_ranges() -> dict[sympy.Expr, tuple[float, float]]:
     """Each hardware constant's range over the preset catalogue (with a margin), for sample points."""
     global _RANGES
     if _RANGES is None:
-        from .hardware import HARDWARE
+        from .chips import HARDWARE
 
         found: dict[sympy.Expr, list[float]] = {}
         for hw in HARDWARE.values():

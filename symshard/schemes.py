@@ -42,13 +42,13 @@ from functools import cache
 import sympy
 
 from .arrays import Array
+from .chips import Hardware
+from .chips import hardware as lookup_hardware
 from .costmodels import check_comm_overlap
 from .crossovers import Case, Condition, _drop_subsumed, _merge_bounds, solve_less
+from .einsums import LocalMatmul
 from .errors import MeshError, PlanError, SymshardError, UnknownModelError
-from .hardware import Hardware
-from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
-from .matmul import LocalMatmul
 from .program import Program, spread
 from .symbols import W_nvlink, axis, dim
 from .topology import Fabric

@@ -37,11 +37,11 @@ from fractions import Fraction
 import sympy
 
 from .arrays import Array, Dim
+from .chips import Hardware
+from .chips import hardware as lookup_hardware
 from .costmodels import join_loads
+from .einsums import LocalMatmul, Matmul, local_product, matmul
 from .errors import PlanError
-from .hardware import Hardware
-from .hardware import hardware as lookup_hardware
-from .matmul import LocalMatmul, Matmul, local_product, matmul
 from .memo import memoized
 from .mesh import Mesh, resolve_mesh
 from .notation import parse_array

@@ -34,10 +34,10 @@ from dataclasses import dataclass
 
 import sympy
 
+from .chips import Hardware
+from .chips import hardware as lookup_hardware
 from .dtypes import canonical_dtype, dtype_bytes
 from .errors import HardwareError, ModelError, did_you_mean
-from .hardware import Hardware
-from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
 from .symbols import C, dim
 from .transformer import Model, model, positive_number

@@ -36,9 +36,9 @@ from dataclasses import dataclass
 
 import sympy
 
+from .chips import Hardware
+from .chips import hardware as lookup_hardware
 from .errors import HardwareError, MeshError
-from .hardware import Hardware
-from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
 from .placement import place
 from .symbols import C, T_hop

@@ -43,12 +43,12 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple(
         ("foundation", "errors messages symbols memo outputs"),
         (
             "notation",
-            "arrays notation mesh placement hardware dtypes units mathtext network topology nccl substitution",
+            "arrays notation mesh placement chips dtypes units mathtext network topology nccl substitution",
         ),
         ("costs", "collectives costmodels calibrate"),
         (
             "algebra",
-            "matmul planner routes crossovers conditions inequalities monomials schemes search program read worked",
+            "einsums planner routes crossovers conditions inequalities monomials schemes search program read worked",
         ),
         ("models", "transformer training inference parallelism transfers jax.*"),
         ("presentation", "i18n.* report modelreport display notebook render.* problems.* site.*"),
@@ -289,8 +289,8 @@ def test_the_checks_see_what_they_claim():
     )
     found = private_imports_in("symshard.planner", planted, known)
     assert [f.split(" ", 1)[0] for f in found] == [f"symshard.planner:{n}" for n in (1, 4, 5, 3)], found
-    assert private_imports_in("symshard.jax.verify", "from ._runtime import require_jax", known) == []
-    assert _resolve("symshard.i18n.explain", 2, "matmul") == "symshard.matmul"
+    assert private_imports_in("symshard.jax.verification", "from ._runtime import require_jax", known) == []
+    assert _resolve("symshard.i18n.explain", 2, "einsums") == "symshard.einsums"
     assert _resolve("symshard.i18n", 1, "catalog") == "symshard.i18n.catalog"
     assert layer_of("symshard.errors") == 0 and layer_of("symshard.cli") == len(LAYERS) - 1
     assert layer_of("symshard.render.regions") == layer_of("symshard.display")

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 import sympy
 
+from symshard.chips import hardware
 from symshard.collectives import AllGather, AllReduce, AllToAll, CollectivePermute, ReduceScatter, parse_collective
 from symshard.errors import CollectiveError, DivisibilityError, UnknownAxisError, UnknownModelError
-from symshard.hardware import hardware
 from symshard.mesh import Mesh
 from symshard.symbols import T_base, T_hop, T_net, T_nvlink, W_dcn, W_ici, W_nvlink, axis
 

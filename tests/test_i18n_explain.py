@@ -20,12 +20,12 @@ import pytest
 from helpers import english_left
 
 import symshard as ss
+from symshard.einsums import ENGLISH as MATMUL
+from symshard.einsums import matmul
 from symshard.errors import SymshardError, UsageError
 from symshard.i18n import glossary, language_from, term
 from symshard.i18n.catalog import _KINDS, _TOKEN, _translate, catalogue, condition, translate
 from symshard.i18n.explain import error_line, explain, step_sentence, strategy_sentences
-from symshard.matmul import ENGLISH as MATMUL
-from symshard.matmul import matmul
 from symshard.messages import keyed
 
 ROOT = Path(__file__).parents[1]
@@ -288,8 +288,8 @@ def _fields(template: str) -> set[str]:
 
 def _english_texts() -> dict[str, str]:
     from symshard import cli, modelreport, report
+    from symshard.einsums import ENGLISH as MATMUL
     from symshard.i18n import explain as explain_module
-    from symshard.matmul import ENGLISH as MATMUL
 
     out: dict[str, str] = {}
     for table in (MATMUL, explain_module.ENGLISH, report.ENGLISH, cli.ENGLISH, modelreport.ENGLISH):

@@ -10,11 +10,11 @@ import pytest
 import sympy
 
 from symshard.arrays import Array
+from symshard.chips import hardware
 from symshard.collectives import parse_collective
 from symshard.crossovers import compare
+from symshard.einsums import local_product, matmul
 from symshard.errors import PlanError, ShardingError
-from symshard.hardware import hardware
-from symshard.matmul import local_product, matmul
 from symshard.mesh import Mesh
 from symshard.planner import natural_outputs, plan, reshard_routes, reshard_steps
 from symshard.search import best_sharding

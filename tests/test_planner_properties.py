@@ -43,11 +43,11 @@ from hypothesis import HealthCheck, assume, event, given, note, settings
 from hypothesis import strategies as st
 
 from symshard.arrays import Array, Dim
+from symshard.chips import hardware
 from symshard.collectives import CollectiveExpr
 from symshard.crossovers import compare
+from symshard.einsums import LocalMatmul, Matmul, local_product, matmul
 from symshard.errors import PlanError
-from symshard.hardware import hardware
-from symshard.matmul import LocalMatmul, Matmul, local_product, matmul
 from symshard.mesh import Mesh
 from symshard.planner import Plan, Repermute, Strategy, _permute, natural_outputs, plan
 from symshard.search import best_sharding

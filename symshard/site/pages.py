@@ -34,8 +34,8 @@ import sympy
 import symshard
 
 from .. import errors
+from ..chips import HARDWARE
 from ..errors import SymshardError, TemplateError
-from ..hardware import HARDWARE
 from ..mathtext import as_expr
 from ..symbols import W_dcn, W_ici
 from ..symbols import latex as symbol_latex

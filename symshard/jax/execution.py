@@ -52,8 +52,8 @@ from ..collectives import (
     ReduceScatter,
 )
 from ..dtypes import canonical_dtype
+from ..einsums import LocalMatmul
 from ..errors import ShardingError
-from ..matmul import LocalMatmul
 from ..mesh import Mesh
 from ..planner import Plan, PlanStep, Repermute, Strategy
 from ._runtime import require_jax
