@@ -40,9 +40,9 @@ from typing import Any
 
 import sympy
 
-from .chips import Hardware
+from .chips import Hardware, constant_ranges
 from .chips import hardware as lookup_hardware
-from .conditions import Case, Clauses, Condition, _drop_subsumed, _merge_bounds, merge_labels, solve_less
+from .conditions import Case, Clauses, Condition, merge_labels, solve_less
 from .einsums import Matmul
 from .errors import PlanError
 from .inequalities import Inequality, Relation, minimal, solve
@@ -64,9 +64,6 @@ __all__ = [
     "compare",
     "solve_less",
 ]
-
-# the layer schemes solve their own inequalities with SymPy (symshard.conditions); they import these here
-_SCHEMES = (_drop_subsumed, _merge_bounds)
 
 _Cases = list[list[Relation]]
 
@@ -334,10 +331,8 @@ def _sample_points(
 ):
     """``n`` random points (deterministic): axes 2 to 64, dims 16 to 2^20 and at least the devices that
     shard them, constants over the hardware catalogue's range unless ``fixed``."""
-    from .planner import _constant_ranges
-
     rng = random.Random(seed)
-    ranges = _constant_ranges()
+    ranges = constant_ranges()
     floors: dict[sympy.Expr, float] = {}
     for d in domains:
         for a, f in d.floors.items():

@@ -42,10 +42,10 @@ from typing import Any
 
 import sympy
 
-from .arrays import Array, Dim
-from .chips import Hardware, exact_number
+from .arrays import Array, Dim, unchecked_array
+from .chips import Hardware, constant_ranges, exact_number
 from .chips import hardware as lookup_hardware
-from .collectives import CollectiveExpr, DynamicSlice, _array
+from .collectives import CollectiveExpr, DynamicSlice
 from .costmodels import (
     COMM_OVERLAPS,
     LATENCY_MODELS,
@@ -72,24 +72,28 @@ from .mesh import Mesh, resolve_mesh
 from .monomials import Domain, Lazy, Maximum, from_expr, less_equal, log_uniform
 from .placement import ShapeLike, check_on_mesh, resolve_shape
 from .routes import Repermute, reshard_routes, reshard_steps
-from .routes import _permute as _permute  # re-exported: tests and the JAX bridge name it here
 from .symbols import C
 
 __all__ = [
+    "KEEP",
     "Builder",
     "CostEnv",
+    "Leg",
     "Plan",
     "PlanStep",
     "Repermute",
     "Strategy",
+    "Value",
     "axis_order",
     "best_strategy",
     "compute_array",
+    "exact_ratio",
     "natural_outputs",
     "plan",
     "reshard_routes",
     "reshard_steps",
     "sort_strategies",
+    "sym",
 ]
 
 Value = Any
@@ -116,8 +120,16 @@ def _fast(value: Value) -> bool:
     return isinstance(value, (int, Fraction))
 
 
-def _ratio(num, den):
-    """``num / den`` exactly: an int when it divides, a Fraction for ints, SymPy otherwise."""
+def exact_ratio(num, den):
+    """``num / den`` exactly: an int when it divides, a Fraction for ints, SymPy otherwise.
+
+    Examples:
+        >>> exact_ratio(12, 4), exact_ratio(3, 4)
+        (3, Fraction(3, 4))
+        >>> from symshard.symbols import C
+        >>> exact_ratio(2, C)
+        2/C
+    """
     if isinstance(num, int) and isinstance(den, int):
         return num // den if num % den == 0 else Fraction(num, den)
     return num / den
@@ -254,7 +266,7 @@ class CostEnv:
             return total
         return max(parts)
 
-    def join(self, legs: Sequence[_Leg]) -> Value:
+    def join(self, legs: Sequence[Leg]) -> Value:
         """``T_comms`` of a strategy made of these legs (:func:`~symshard.costmodels.combine` of their
         collectives, from each leg's per-link totals)."""
         if self.comm_overlap == "none":
@@ -294,7 +306,7 @@ class CostEnv:
             for d in array.dims:
                 num = num * self.dim[d.name]
                 den = den * self.group(d.axes)
-            cached = _ratio(num, den)
+            cached = exact_ratio(num, den)
             self._bytes[array] = cached
         return cached
 
@@ -308,7 +320,7 @@ class CostEnv:
                 seen.add(d.name)
                 num = num * self.dim[d.name]
                 den = den * self.group(d.axes)
-        return _ratio(num, den)
+        return exact_ratio(num, den)
 
     def timing(self, expr: CollectiveExpr) -> Timing:
         """What one collective step costs under this environment's model."""
@@ -727,12 +739,20 @@ def compute_array(arr: Array, sigma: Mapping[str, str | None], rank: Mapping[str
     unreduced = frozenset(u for u in arr.unreduced if sigma.get(u) == KEEP)
     # arr's dims, each axis (checked by Dim) on one dim at most, unreduced only where sigma keeps it
     # (so on no dim): valid without Array's checks
-    return _array(arr.name, tuple(dims), unreduced)
+    return unchecked_array(arr.name, tuple(dims), unreduced)
 
 
 @dataclass(frozen=True, slots=True)
-class _Leg:
-    """A resharding sequence with its totals: communication time and memory."""
+class Leg:
+    """A resharding sequence with its totals: communication time and memory.
+
+    The planner costs each operand's and the result's leg once and joins them into strategies;
+    :func:`symshard.search.best_sharding` does the same with the legs it converts to floats.
+
+    Examples:
+        >>> Leg((), 0, 0, 0)  # no resharding: nothing sent, nothing held
+        Leg(steps=(), comm=0, peak=0, final=0, loads=())
+    """
 
     steps: tuple[PlanStep, ...]
     comm: Value  # the leg's own T_comms
@@ -741,11 +761,11 @@ class _Leg:
     loads: tuple[tuple[str, Value], ...] = ()  # each link's total busy time (see costmodels.combine)
 
 
-def _leg(env: CostEnv, src: Array, dst: Array, role: str, resident: bool, exprs=None) -> _Leg:
+def _leg(env: CostEnv, src: Array, dst: Array, role: str, resident: bool, exprs=None) -> Leg:
     if exprs is None:
         exprs = reshard_steps(src, dst)
     if not exprs:
-        return _Leg((), 0, 0, 0)
+        return Leg((), 0, 0, 0)
     steps = []
     timings = []
     peaks: list[Value] = []
@@ -757,7 +777,7 @@ def _leg(env: CostEnv, src: Array, dst: Array, role: str, resident: bool, exprs=
         before = 0 if (resident and (expr.operand is src or expr.operand == src)) else env.bytes(expr.operand)
         peaks.append(before + env.bytes(expr.output))
     comm, per_link = tally(timings, env.comm_overlap)
-    return _Leg(tuple(steps), comm, env.largest(peaks), env.bytes(dst), per_link)
+    return Leg(tuple(steps), comm, env.largest(peaks), env.bytes(dst), per_link)
 
 
 @memoized
@@ -988,7 +1008,7 @@ class _Route:
     """A costed route of one leg: its position among :func:`reshard_routes`' routes and its costs."""
 
     index: int
-    leg: _Leg
+    leg: Leg
     needs: frozenset[tuple[str, tuple[str, ...]]]
 
     @property
@@ -1119,7 +1139,7 @@ class Enumeration:
             flops, compute_time = p.flops, p.compute_time
         else:
             flops = b.env.flops(p.lhs_c, p.rhs_c)
-            compute_time = _ratio(flops, b.env.flops_rate)
+            compute_time = exact_ratio(flops, b.env.flops_rate)
         product = PlanStep("matmul", LocalMatmul(p.lhs_c, p.rhs_c, p.local_out), None, flops)
         return b.build(mm.lhs, mm.rhs, p.target, p.sharding, product, compute_time, p.local_out, pre_l, pre_r, post)
 
@@ -1556,7 +1576,7 @@ class _Domains:
         import random
 
         rng = random.Random(17)
-        ranges = _constant_ranges()
+        ranges = constant_ranges()
         atoms_sorted = sorted(atoms, key=str)
         out = []
         for _ in range(n):
@@ -1573,23 +1593,6 @@ class _Domains:
                     point[a] = log_uniform(rng, 1e-3, 1e3)
             out.append(point)
         return out
-
-
-def _constant_ranges() -> dict[sympy.Expr, tuple[float, float]]:
-    """Each hardware constant's range over the preset catalogue (with a margin), for sample points."""
-    global _RANGES
-    if _RANGES is None:
-        from .chips import HARDWARE
-
-        found: dict[sympy.Expr, list[float]] = {}
-        for hw in HARDWARE.values():
-            for k, v in hw.constants().items():
-                found.setdefault(k, []).append(float(v))
-        _RANGES = {k: (min(v) / 4, max(v) * 4) for k, v in found.items() if min(v) > 0}
-    return _RANGES
-
-
-_RANGES: dict[sympy.Expr, tuple[float, float]] | None = None
 
 
 def _prune_symbolic(routes: tuple[_Route, ...], comm_overlap: str, domains: _Domains) -> list[_Route]:
@@ -1757,20 +1760,20 @@ class Builder:
         self.env = env
         self.overlap = overlap
         self.xla = xla
-        self.legs: dict[tuple[Array, Array, str], _Leg] = {}
-        self.route_legs: dict[tuple[Array, Array, str], tuple[_Leg, ...]] = {}
+        self.legs: dict[tuple[Array, Array, str], Leg] = {}
+        self.route_legs: dict[tuple[Array, Array, str], tuple[Leg, ...]] = {}
         self.kept: dict[tuple[Array, Array, str], tuple[_Route, ...]] = {}
         mesh = env.mesh
         numeric = all(as_expr(a.size).is_number for a in mesh.axes)
         self.sizes = tuple(sorted((a.name, int(a.size)) for a in mesh.axes)) if numeric else None
 
-    def leg(self, src: Array, dst: Array, role: str) -> _Leg:
+    def leg(self, src: Array, dst: Array, role: str) -> Leg:
         key = (src, dst, role)
         if key not in self.legs:
             self.legs[key] = _leg(self.env, src, dst, role, resident=role != "out")
         return self.legs[key]
 
-    def routes(self, src: Array, dst: Array, role: str) -> tuple[_Leg, ...]:
+    def routes(self, src: Array, dst: Array, role: str) -> tuple[Leg, ...]:
         """Every costed route from ``src`` to ``dst`` (:func:`reshard_routes`), the plain one first."""
         key = (src, dst, role)
         found = self.route_legs.get(key)
@@ -1825,9 +1828,9 @@ class Builder:
         if prep is None:
             return []
         local_out, flops, compute_time = prep
-        legs_l: tuple[_Leg, ...]
-        legs_r: tuple[_Leg, ...]
-        legs_o: tuple[_Leg, ...]
+        legs_l: tuple[Leg, ...]
+        legs_r: tuple[Leg, ...]
+        legs_o: tuple[Leg, ...]
         if not routes:
             legs_l = (self.leg(lhs, lhs_c, "lhs"),)
             legs_r = (self.leg(rhs, rhs_c, "rhs"),)
@@ -1859,9 +1862,9 @@ class Builder:
         if not lhs_c.unreduced <= lhs.unreduced or not rhs_c.unreduced <= rhs.unreduced:
             return None
         flops = self.env.flops(lhs_c, rhs_c)
-        return local_out, flops, _ratio(flops, self.env.flops_rate)
+        return local_out, flops, exact_ratio(flops, self.env.flops_rate)
 
-    def memory(self, lhs: Array, rhs: Array, pre_l: _Leg, pre_r: _Leg, post: _Leg, local_out: Array) -> Value:
+    def memory(self, lhs: Array, rhs: Array, pre_l: Leg, pre_r: Leg, post: Leg, local_out: Array) -> Value:
         """Peak bytes per device of the strategy made of these legs."""
         env = self.env
         return peak_memory(env.bytes(lhs), env.bytes(rhs), env.bytes(local_out), pre_l, pre_r, post, env.largest)
@@ -1875,9 +1878,9 @@ class Builder:
         product: PlanStep,
         compute_time: Value,
         local_out: Array,
-        pre_l: _Leg,
-        pre_r: _Leg,
-        post: _Leg,
+        pre_l: Leg,
+        pre_r: Leg,
+        post: Leg,
     ) -> Strategy:
         """One costed strategy: these legs around the local product."""
         return Strategy(
@@ -1894,7 +1897,7 @@ class Builder:
         )
 
 
-def peak_memory(lhs: Value, rhs: Value, local_out: Value, pre_l: _Leg, pre_r: _Leg, post: _Leg, largest) -> Value:
+def peak_memory(lhs: Value, rhs: Value, local_out: Value, pre_l: Leg, pre_r: Leg, post: Leg, largest) -> Value:
     """Peak bytes per device of a strategy from the bytes of its operands and local product and its legs:
     the operands stay resident; the lhs's leg, then the rhs's (the lhs's result alive), then the product
     (both results alive), then the result's leg. ``largest`` takes the largest of several values."""

@@ -26,14 +26,12 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 from ..errors import UsageError, did_you_mean
+from .languages import LANGUAGES, check_language
 
 __all__ = ["ENVIRONMENT", "LANGUAGES", "glossary", "keyed", "language_from", "sentence", "term", "translate", "ui"]
 
 ENVIRONMENT = "SYMSHARD_LANG"
 """The environment variable that sets the language when ``--lang`` (or ``lang=``) does not."""
-
-LANGUAGES = ("en", "zh")
-"""The languages symshard writes problems and explanations in."""
 
 _UI = {
     "hint": {"en": "Hint {k}", "zh": "提示 {k}"},
@@ -64,18 +62,13 @@ def glossary() -> dict[str, dict[str, object]]:
     return dict(tomllib.loads(text)["terms"])
 
 
-def _check_language(language: str) -> None:
-    if language not in LANGUAGES:
-        raise UsageError(f"unknown language '{language}'", hint=did_you_mean(language, list(LANGUAGES)))
-
-
 def term(key: str, language: str) -> str:
     """A glossary term in ``language``.
 
     Raises:
         UsageError: an unknown term or language.
     """
-    _check_language(language)
+    check_language(language)
     entries = glossary()
     if key not in entries:
         raise UsageError(f"no glossary term '{key}'", hint=did_you_mean(key, sorted(entries)))
@@ -129,7 +122,7 @@ def language_from(value: str | None, environ: Mapping[str, str] | None = None) -
                 hint=did_you_mean(chosen, list(LANGUAGES)) + f", or unset {ENVIRONMENT}",
             )
         return chosen
-    _check_language(value)
+    check_language(value)
     return value
 
 

@@ -41,8 +41,8 @@ from ..mesh import Mesh
 from ..messages import Message, Names, keyed
 from ..symbols import axis as axis_symbol
 from ..units import pretty
-from . import _check_language
 from .catalog import render, text, translate
+from .languages import check_language
 
 __all__ = ["ENGLISH", "error_line", "explain", "step_sentence", "strategy_sentences"]
 
@@ -263,7 +263,7 @@ def explain(obj: object, lang: str = "en", *, mesh: Mesh | None = None) -> str:
         每个设备把自己持有的块相乘，A[I_X, J] · B[J, K] -> C[I_X, K]，不需要通信。
         沿 X 对 C 做 AllGather：每个设备收到另一个分片，于是每个设备都持有完整的 C[I, K]。
     """
-    _check_language(lang)
+    check_language(lang)
     from ..planner import Plan, PlanStep, Strategy
 
     if isinstance(obj, Classification):
