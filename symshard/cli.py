@@ -669,7 +669,7 @@ def _verify(args: argparse.Namespace) -> tuple[str, dict]:
     mesh = Mesh(args.mesh)
     if not mesh.is_numeric:
         raise UsageError(f"verify needs every mesh size, not '{args.mesh}'", hint="e.g. --mesh X=4,Y=2")
-    from .jax._runtime import configure_host_devices, require_jax
+    from .jax.runtime import configure_host_devices, require_jax
 
     configure_host_devices(max(8, int(mesh.devices)))  # only takes effect before JAX is imported
     require_jax()

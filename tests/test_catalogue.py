@@ -125,7 +125,7 @@ PENDING = {
     "symshard/i18n/catalog.py",
     "symshard/i18n/explain.py",
     "symshard/inference.py",
-    "symshard/jax/_runtime.py",
+    "symshard/jax/runtime.py",
     "symshard/jax/execution.py",
     "symshard/jax/interop.py",
     "symshard/jax/verification.py",

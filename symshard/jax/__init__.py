@@ -21,10 +21,10 @@ from __future__ import annotations
 
 # None of these modules imports JAX at import time; each function loads it when called.
 # (The names are bound here, not lazily, so that each one is the function or class, never a submodule.)
-from ._runtime import configure_host_devices
 from .execution import Execution, execute
 from .hlo import collectives
 from .interop import array_from_sharding, array_from_spec, jax_mesh, mesh_from_jax, named_sharding, partition_spec
+from .runtime import configure_host_devices
 from .sweeps import Sweep, sweep
 from .verification import Verification, verify, xla_plan
 

@@ -56,8 +56,8 @@ from ..einsums import LocalMatmul
 from ..errors import ShardingError
 from ..mesh import Mesh
 from ..planner import Plan, PlanStep, Repermute, Strategy
-from ._runtime import require_jax
 from .interop import jax_mesh, local_shape, stacked_shape, stacked_spec
+from .runtime import require_jax
 
 __all__ = ["Execution", "execute", "forget_programs", "jax_dtype", "sample_operands", "undivided"]
 

@@ -30,7 +30,7 @@ import sympy
 from ..arrays import Array, Dim, check_axis_name
 from ..errors import MeshError, NotationError, ShardingError
 from ..mesh import Mesh, MeshAxis
-from ._runtime import require_devices, require_jax
+from .runtime import require_devices, require_jax
 
 if TYPE_CHECKING:  # pragma: no cover
     import jax

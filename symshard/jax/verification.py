@@ -55,7 +55,6 @@ from ..errors import ShardingError, UsageError
 from ..mesh import Mesh
 from ..placement import ShapeLike
 from ..planner import Plan, Strategy, plan
-from ._runtime import require_jax
 from .execution import Execution, execute, jax_dtype, undivided
 from .hlo import (
     ELIDED,
@@ -69,6 +68,7 @@ from .hlo import (
     sub_axis_slices,
 )
 from .interop import jax_mesh, partition_spec
+from .runtime import require_jax
 
 __all__ = [
     "Refinement",
