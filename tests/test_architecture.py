@@ -175,7 +175,7 @@ def _package(module: str) -> str:
 def _crossing(importer: str, target: str) -> bool:
     """Whether reaching ``target`` from ``importer`` leaves ``importer``'s package for a private module.
 
-    A private module (``symshard.jax.runtime``) serves its own package only.
+    A private module (``symshard.jax._runtime``) serves its own package only.
     """
     parts = target.split(".")
     for depth, part in enumerate(parts):
@@ -278,18 +278,18 @@ def test_no_private_names_cross_modules():
 
 def test_the_checks_see_what_they_claim():
     # each kind of violation, planted in a made-up module, is found (so an empty answer means a clean tree)
-    known = frozenset({"symshard.planner", "symshard.collectives", "symshard.jax", "symshard.jax.runtime"})
+    known = frozenset({"symshard.planner", "symshard.collectives", "symshard.jax", "symshard.jax._runtime"})
     planted = (
         "from .collectives import _array, array\n"  # 1: a private name
         "from . import collectives as c\n"
         "c._dim(1)\n"  # 3: a private attribute of an imported module
-        "import symshard.jax.runtime\n"  # 4: a private module from outside its package
+        "import symshard.jax._runtime\n"  # 4: a private module from outside its package
         "from .jax import _runtime\n"  # 5: the same, the other way
         "from .. import __version__\n"  # 6: a dunder is public
     )
     found = private_imports_in("symshard.planner", planted, known)
     assert [f.split(" ", 1)[0] for f in found] == [f"symshard.planner:{n}" for n in (1, 4, 5, 3)], found
-    assert private_imports_in("symshard.jax.verification", "from .runtime import require_jax", known) == []
+    assert private_imports_in("symshard.jax.verification", "from ._runtime import require_jax", known) == []
     assert _resolve("symshard.i18n.explain", 2, "einsums") == "symshard.einsums"
     assert _resolve("symshard.i18n", 1, "catalog") == "symshard.i18n.catalog"
     assert layer_of("symshard.errors") == 0 and layer_of("symshard.cli") == len(LAYERS) - 1

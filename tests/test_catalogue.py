@@ -124,6 +124,7 @@ PENDING = {
     "symshard/i18n/__init__.py",
     "symshard/i18n/catalog.py",
     "symshard/i18n/explain.py",
+    "symshard/i18n/languages.py",
     "symshard/inference.py",
     "symshard/jax/runtime.py",
     "symshard/jax/execution.py",
