@@ -141,11 +141,6 @@ class CollectiveCost:
         """The time as LaTeX: ``T = \\max\\left(...\\right)``."""
         return "T = " + latex(self.time)
 
-    def _repr_latex_(self) -> str:
-        from .display import cost_latex  # a number of seconds shows in µs or ms, as the CLI prints it
-
-        return cost_latex(self)
-
     def subs(self, values: SubstitutionLike) -> CollectiveCost:
         """The same cost with symbols replaced: ``{W_ici: 9e10}``, ``{"E": 2048}`` or ``"E=2048, Y=4"``.
 

@@ -119,11 +119,6 @@ class Condition:
             return self.cases[0].latex()
         return r" \lor ".join(f"\\left({c.latex()}\\right)" for c in self.cases)
 
-    def _repr_latex_(self) -> str:
-        from .display import condition_latex  # the presentation imports the algebra, never the other way
-
-        return condition_latex(self)
-
     @property
     def symbols(self) -> frozenset[sympy.Symbol]:
         """The symbols the condition's relations hold."""
@@ -733,11 +728,6 @@ class Clauses:
         if not parts:
             return r"\text{always}"
         return r" \land ".join(p.latex() if len(p.cases) == 1 else f"\\left({p.latex()}\\right)" for p in parts)
-
-    def _repr_latex_(self) -> str:
-        from .display import condition_latex  # the presentation imports the algebra, never the other way
-
-        return condition_latex(self)
 
     def holds(self, values: Mapping) -> bool | None:
         out = True

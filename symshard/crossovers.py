@@ -36,7 +36,6 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
 
 import sympy
 
@@ -156,23 +155,6 @@ class Comparison:
             if r.holds(values):
                 return r.index
         return None
-
-    def regime_map(self, x: str | sympy.Symbol | None = None, y: str | sympy.Symbol | None = None, **options: Any):
-        """The regime map (:func:`symshard.render.regime_map`): which strategy is fastest over two symbols."""
-        from .render.regions import regime_map
-
-        return regime_map(self, x, y, **options)
-
-    def _repr_svg_(self) -> str | None:
-        try:
-            return self.regime_map().svg
-        except Exception:  # a comparison that cannot be drawn (one strategy, one symbol) shows as text
-            return None
-
-    def _repr_html_(self) -> str:
-        from .display import comparison_html  # the table, with the regime map under it when one can be drawn
-
-        return comparison_html(self)
 
 
 # -- the costs as compared: bandwidth-bound times on sums of monomials -----------------------------------

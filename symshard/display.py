@@ -315,9 +315,10 @@ def comparison_html(c: Comparison) -> str:
 
 def _regime_map(c: Comparison) -> str | None:
     from .errors import SymshardError
+    from .render.regions import regime_map
 
     try:
-        return c.regime_map().svg
+        return regime_map(c).svg
     except SymshardError:  # one strategy, or a second symbol the map cannot choose: the table says it all
         return None
 

@@ -378,11 +378,6 @@ class Serving:
             raise PlanError("costing the decode collectives needs a chip and a batch", hint="pass hardware= and batch=")
         return tuple(_engine_costs(self.program, self.mesh, self.batch, self.model, self.hardware, full=True).values())
 
-    def _repr_html_(self) -> str:
-        from .modelreport import serving_html
-
-        return serving_html(self)
-
 
 def _engine_costs(prog: Program, mesh: Mesh, batch: sympy.Expr, mdl: Model, hw: Hardware, *, full: bool = False):
     """Each collective of the block costed by the engine on ``mesh`` (bf16 activations): its

@@ -229,11 +229,6 @@ class Placement:
         shape = ", ".join(f"{n}={s}" for n, s in self.sizes)
         return f"{self.array} on mesh {self.mesh} with {shape} ({self.dtype})"
 
-    def _repr_html_(self) -> str:
-        from .display import placement_html  # the presentation imports the algebra, never the other way
-
-        return placement_html(self)
-
 
 def place(
     array: Array | str,

@@ -574,11 +574,6 @@ class Strategy:
         """The steps, one per line, in the notation."""
         return [str(s) for s in self.steps]
 
-    def _repr_html_(self) -> str:
-        from .display import strategy_html  # the presentation imports the algebra, never the other way
-
-        return strategy_html(self)
-
 
 @dataclass(frozen=True, slots=True)
 class Reason:
@@ -693,11 +688,6 @@ class Plan:
         if self.reasons:
             return self.reasons[index - 1]
         return Reason("listed")
-
-    def _repr_html_(self) -> str:
-        from .display import plan_html  # the presentation imports the algebra, never the other way
-
-        return plan_html(self)
 
 
 def natural_outputs(mm: Matmul) -> tuple[Array, ...]:

@@ -222,11 +222,6 @@ class TrainingMemory:
 
         return "$M_{\\text{train}} = " + latex(self.total) + "$"
 
-    def _repr_html_(self) -> str:
-        from .modelreport import memory_html
-
-        return memory_html(self)
-
 
 def _hbm(hardware: Hardware | str | None) -> sympy.Expr:
     if hardware is None:
@@ -390,11 +385,6 @@ class Training:
         from .symbols import latex
 
         return "$T_{\\text{train}} = " + latex(self.formula) + "$"
-
-    def _repr_html_(self) -> str:
-        from .modelreport import training_html
-
-        return training_html(self)
 
 
 def train(
