@@ -55,6 +55,7 @@ from .units import format_bytes, format_number, format_seconds, format_seconds_e
 
 if TYPE_CHECKING:  # the comparison is built lazily, in the command that needs it
     from .crossovers import Comparison
+    from .site.pages import CommandLine
 
 __all__ = ["main"]
 
@@ -1573,7 +1574,7 @@ def _problems_schema(args: argparse.Namespace) -> tuple[str, dict]:
 def _site_prepare(args: argparse.Namespace) -> tuple[str, dict]:
     from .site import prepare
 
-    config = prepare(Path(args.out), force=args.force, url=args.site_url)
+    config = prepare(Path(args.out), force=args.force, url=args.site_url, cli=command_line())
     return f"wrote the MkDocs project {config.parent} (build it with: mkdocs build -f {config})", {
         "project": str(config.parent),
         "config": str(config),
@@ -1584,7 +1585,7 @@ def _site_build(args: argparse.Namespace) -> tuple[str, dict]:
     from .site import build
 
     built = build(Path(args.out), src=Path(args.src) if args.src else None, force=args.force, url=args.site_url,
-                  progress=_Progress(args))  # fmt: skip
+                  progress=_Progress(args), cli=command_line())  # fmt: skip
     text = f"built {built.pages} pages into {built.out} in {built.seconds:.1f} s; view it with: symshard site serve"
     return text, {"out": str(built.out), "pages": built.pages, "seconds": round(built.seconds, 2)}
 
@@ -1595,7 +1596,11 @@ def _site_serve(args: argparse.Namespace) -> tuple[str, dict]:
     out = Path(args.out)
     if not args.no_build:
         built = build(
-            out, force=args.force, url=args.site_url or f"http://127.0.0.1:{args.port}/", progress=_Progress(args)
+            out,
+            force=args.force,
+            url=args.site_url or f"http://127.0.0.1:{args.port}/",
+            progress=_Progress(args),
+            cli=command_line(),
         )
         print(f"built {built.pages} pages into {built.out} in {built.seconds:.1f} s", flush=True)
 
@@ -1617,7 +1622,7 @@ def _completion(args: argparse.Namespace) -> tuple[str, dict]:
             "shell completion needs the shtab package",
             hint="install it: python -m pip install 'shtab' (it has no dependencies)",
         ) from None
-    script = shtab.complete(_parser(), shell=args.shell)
+    script = shtab.complete(argument_parser(), shell=args.shell)
     return script.rstrip("\n"), {"shell": args.shell, "script": script}
 
 
@@ -1670,7 +1675,15 @@ def _book(args: argparse.Namespace) -> tuple[str, dict]:
 # -- the parser ---------------------------------------------------------------------------------
 
 
-def _parser() -> argparse.ArgumentParser:
+def command_line() -> CommandLine:
+    """This command as the docs site runs and documents it: :func:`main` and :func:`argument_parser`."""
+    from .site.pages import CommandLine
+
+    return CommandLine(main, argument_parser)
+
+
+def argument_parser() -> argparse.ArgumentParser:
+    """The ``symshard`` command's argument parser, every subcommand with its help."""
     parser = _ArgumentParser(
         prog="symshard",
         description="Exact, symbolic costs of sharded arrays, collectives and matmuls.",
@@ -2153,7 +2166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
     language = _language_in(argv)
     as_json = "--json" in argv
-    parser = _parser()
+    parser = argument_parser()
     try:
         args = parser.parse_args(argv)
         if args.command is None:
