@@ -33,7 +33,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from symshard.matmul import matmul
+from symshard.einsums import matmul
 from symshard.memo import clear_caches
 from symshard.mesh import Mesh
 from symshard.planner import plan

@@ -21,7 +21,10 @@ from pathlib import Path
 
 TARGET = 60.0  # seconds
 
-_PREPARE = "import sys; from symshard.site import prepare; prepare(sys.argv[1])"
+_PREPARE = (
+    "import sys; from symshard.cli import command_line; from symshard.site import prepare; "
+    "prepare(sys.argv[1], cli=command_line())"
+)
 
 
 def main(argv: list[str] | None = None) -> int:

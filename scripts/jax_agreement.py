@@ -1,6 +1,6 @@
 """Regenerate the data behind the docs page "symshard against JAX and XLA".
 
-Runs the sweep :data:`symshard.jax.sweep.SWEEP` (2-D matmuls with every sharding of operands and
+Runs the sweep :data:`symshard.jax.sweeps.SWEEP` (2-D matmuls with every sharding of operands and
 result, or a seeded sample of them, batch dims and attention-shaped einsums, sizes that are not
 powers of two, fp32 and bf16, on meshes of 8 and 16 devices: JAX simulates 16 CPU devices) and
 writes two files:
@@ -56,7 +56,7 @@ def timing(case: str, mesh: str, shape: str, repeats: int = 7) -> dict[str, floa
     """Median seconds, each from cold caches, for symshard to answer "which collectives, how long"
     (:func:`symshard.planner.best_strategy`), to list and cost every strategy (``plan``), and for XLA
     to compile the same sharded product."""
-    from symshard.jax.verify import xla_plan
+    from symshard.jax.verification import xla_plan
     from symshard.planner import best_strategy
 
     kwargs = {"dtype": "fp32", "hardware": "tpu-v5e"}
@@ -76,7 +76,7 @@ def timing(case: str, mesh: str, shape: str, repeats: int = 7) -> dict[str, floa
 
 def _run(index: int, seed: int, sample: int | None, limit: int | None, time_limit: float | None):
     """One batch of the sweep, in whichever process runs it."""
-    from symshard.jax.sweep import SWEEP, sweep
+    from symshard.jax.sweeps import SWEEP, sweep
 
     batch = SWEEP[index]
 
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--times", default=str(ROOT / "site" / "data" / "jax-agreement-times.json"))
     args = parser.parse_args(argv)
 
-    from symshard.jax.sweep import SWEEP, Sweep
+    from symshard.jax.sweeps import SWEEP, Sweep
 
     chosen = [i for i, b in enumerate(SWEEP) if args.only is None or args.only in b.key]
     start = time.perf_counter()

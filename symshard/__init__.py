@@ -17,10 +17,10 @@ The names below are the public surface; the submodules (``symshard.symbols``,
 import importlib
 
 from .arrays import Array, Dim
+from .chips import Hardware, hardware
 from .collectives import AllGather, AllReduce, AllToAll, CollectiveCost, CollectivePermute, ReduceScatter
+from .einsums import Matmul, matmul
 from .errors import SymshardError
-from .hardware import Hardware, hardware
-from .matmul import Matmul, matmul
 from .mesh import Mesh
 from .placement import Placement, place
 from .read import parse
@@ -40,6 +40,7 @@ _LAZY = {
     "layer": ".schemes",
     "model": ".transformer",
     "plan": ".planner",
+    "regime_map": ".render.regions",
     "roofline": ".parallelism",
     "serve": ".inference",
     "train": ".training",
@@ -59,6 +60,20 @@ def __dir__() -> list[str]:
 
 
 __version__ = "0.1.0"
+
+
+def _register_notebook_display() -> None:
+    # In IPython or Jupyter, results show as tables and formulas (symshard.notebook registers the
+    # formatters by type name, so nothing of the presentation loads until something is shown).
+    import sys
+
+    if "IPython" in sys.modules:
+        from .notebook import register
+
+        register()
+
+
+_register_notebook_display()
 
 __all__ = [
     "AllGather",
@@ -89,6 +104,7 @@ __all__ = [
     "parse",
     "place",
     "plan",
+    "regime_map",
     "roofline",
     "serve",
     "train",

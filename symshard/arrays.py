@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from .errors import NotationError, ShardingError
 from .messages import say
 
-__all__ = ["Array", "Dim", "check_axis_name", "format_axes", "latex_axes"]
+__all__ = ["Array", "Dim", "check_axis_name", "format_axes", "latex_axes", "unchecked_array", "unchecked_dim"]
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9']*(?:_[A-Za-z0-9']+)*\Z")
 _DIM = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
@@ -389,3 +389,40 @@ def check_array_rules(
                     reduce=f"AllReduce_{format_axes((a,))}",
                 ),
             )
+
+
+# -- built without the checks, for the planner's hot paths ------------------------------------
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def unchecked_dim(name: str, axes: tuple[str, ...]) -> Dim:
+    """``Dim(name, axes)`` without the checks, for a name and axes taken from valid dims (the planner
+    builds thousands; each check would only confirm what the input's own checks did).
+
+    Examples:
+        >>> unchecked_dim("I", ("X",)) == Dim("I", ("X",))
+        True
+    """
+    d = _new(Dim)
+    _set(d, "name", name)
+    _set(d, "axes", axes)
+    _set(d, "_hash", hash((name, axes)))
+    return d
+
+
+def unchecked_array(name: str, dims: tuple[Dim, ...], unreduced: frozenset[str]) -> Array:
+    """``Array(name, dims, unreduced)`` without the checks: only for a result a collective's own
+    checks have shown valid (each axis once, none both sharding and unreduced, the dims unchanged).
+
+    Examples:
+        >>> unchecked_array("A", (Dim("I", ("X",)), Dim("J")), frozenset()) == Array.parse("A[I_X, J]")
+        True
+    """
+    a = _new(Array)
+    _set(a, "name", name)
+    _set(a, "dims", dims)
+    _set(a, "unreduced", unreduced)
+    _set(a, "_hash", hash((name, dims, unreduced)))
+    return a

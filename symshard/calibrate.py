@@ -41,9 +41,9 @@ from pathlib import Path
 import sympy
 
 from . import nccl
+from .chips import Hardware, hardware
 from .costmodels import Costing, LevelCost
 from .errors import HardwareError, MeshError, UsageError
-from .hardware import Hardware, hardware
 from .mathtext import as_expr
 from .mesh import Mesh
 from .messages import Message, say
@@ -414,7 +414,7 @@ def _binding(levels, level: str | None):
 
 
 def hardware_file(cal: Calibration, *, name: str | None = None, source: str = "") -> str:
-    """The hardware file (TOML) for a calibration, which ``--hw FILE`` and :func:`~symshard.hardware.load_hardware`
+    """The hardware file (TOML) for a calibration, which ``--hw FILE`` and :func:`~symshard.chips.load_hardware`
     read: the base preset, the fitted constants and where each comes from."""
     base = cal.hardware.name.removesuffix("-calibrated")
     lines = [

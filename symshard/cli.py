@@ -40,10 +40,10 @@ from typing import TYPE_CHECKING
 import sympy
 
 from . import __version__
+from .chips import HARDWARE, Hardware, hardware
 from .collectives import CollectiveCost, parse_collective
 from .costmodels import COMM_OVERLAPS
 from .errors import HardwareError, SymshardError, UsageError
-from .hardware import HARDWARE, Hardware, hardware
 from .i18n import ENVIRONMENT, LANGUAGES, keyed, language_from, sentence
 from .mathtext import as_expr
 from .mesh import Mesh
@@ -56,6 +56,7 @@ from .units import format_bytes, format_number, format_seconds, format_seconds_e
 
 if TYPE_CHECKING:  # the comparison is built lazily, in the command that needs it
     from .crossovers import Comparison
+    from .site.pages import CommandLine
 
 __all__ = ["main"]
 
@@ -602,7 +603,7 @@ def _matmul_mesh(args: argparse.Namespace, mm, chip: Hardware | None) -> Mesh:
 
 
 def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
-    from .matmul import matmul
+    from .einsums import matmul
     from .planner import plan
     from .report import plan_data, plan_text
 
@@ -628,7 +629,7 @@ def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
 
 
 def _verify(args: argparse.Namespace) -> tuple[str, dict]:
-    from .matmul import matmul
+    from .einsums import matmul
 
     mm = matmul(args.matmul)
     if not args.mesh or not args.shape:
@@ -641,11 +642,11 @@ def _verify(args: argparse.Namespace) -> tuple[str, dict]:
         raise UsageError(
             say("verify needs every mesh size, not '{mesh}'", mesh=args.mesh), hint=say("e.g. --mesh X=4,Y=2")
         )
-    from .jax._runtime import configure_host_devices, require_jax
+    from .jax.runtime import configure_host_devices, require_jax
 
     configure_host_devices(max(8, int(mesh.devices)))  # only takes effect before JAX is imported
     require_jax()
-    from .jax.verify import verify
+    from .jax.verification import verify
 
     if args.sample is not None and args.execute != "all":
         raise UsageError(
@@ -711,7 +712,7 @@ def _verify_text(v, lang: str) -> str:
 
 def _compare(args: argparse.Namespace) -> tuple[str, dict]:
     from .crossovers import compare
-    from .matmul import matmul
+    from .einsums import matmul
     from .planner import plan
     from .report import compare_data, compare_text
 
@@ -784,7 +785,7 @@ def _regime_map(args: argparse.Namespace, c: Comparison, text: str, data: dict) 
 
 
 def _best(args: argparse.Namespace) -> tuple[str, dict]:
-    from .matmul import matmul
+    from .einsums import matmul
     from .report import search_data, search_text
     from .search import best_sharding
 
@@ -1510,7 +1511,7 @@ def _problems_schema(args: argparse.Namespace) -> tuple[str, dict]:
 def _site_prepare(args: argparse.Namespace) -> tuple[str, dict]:
     from .site import prepare
 
-    config = prepare(Path(args.out), force=args.force, url=args.site_url)
+    config = prepare(Path(args.out), force=args.force, url=args.site_url, cli=command_line())
     return f"wrote the MkDocs project {config.parent} (build it with: mkdocs build -f {config})", {
         "project": str(config.parent),
         "config": str(config),
@@ -1521,7 +1522,7 @@ def _site_build(args: argparse.Namespace) -> tuple[str, dict]:
     from .site import build
 
     built = build(Path(args.out), src=Path(args.src) if args.src else None, force=args.force, url=args.site_url,
-                  progress=_Progress(args))  # fmt: skip
+                  progress=_Progress(args), cli=command_line())  # fmt: skip
     text = f"built {built.pages} pages into {built.out} in {built.seconds:.1f} s; view it with: symshard site serve"
     return text, {"out": str(built.out), "pages": built.pages, "seconds": round(built.seconds, 2)}
 
@@ -1532,7 +1533,11 @@ def _site_serve(args: argparse.Namespace) -> tuple[str, dict]:
     out = Path(args.out)
     if not args.no_build:
         built = build(
-            out, force=args.force, url=args.site_url or f"http://127.0.0.1:{args.port}/", progress=_Progress(args)
+            out,
+            force=args.force,
+            url=args.site_url or f"http://127.0.0.1:{args.port}/",
+            progress=_Progress(args),
+            cli=command_line(),
         )
         print(f"built {built.pages} pages into {built.out} in {built.seconds:.1f} s", flush=True)
 
@@ -1554,7 +1559,7 @@ def _completion(args: argparse.Namespace) -> tuple[str, dict]:
             say("shell completion needs the shtab package"),
             hint=say("install it: python -m pip install 'shtab' (it has no dependencies)"),
         ) from None
-    script = shtab.complete(_parser(), shell=args.shell)
+    script = shtab.complete(argument_parser(), shell=args.shell)
     return script.rstrip("\n"), {"shell": args.shell, "script": script}
 
 
@@ -1607,7 +1612,15 @@ def _book(args: argparse.Namespace) -> tuple[str, dict]:
 # -- the parser ---------------------------------------------------------------------------------
 
 
-def _parser() -> argparse.ArgumentParser:
+def command_line() -> CommandLine:
+    """This command as the docs site runs and documents it: :func:`main` and :func:`argument_parser`."""
+    from .site.pages import CommandLine
+
+    return CommandLine(main, argument_parser)
+
+
+def argument_parser() -> argparse.ArgumentParser:
+    """The ``symshard`` command's argument parser, every subcommand with its help."""
     parser = _ArgumentParser(
         prog="symshard",
         description="Exact, symbolic costs of sharded arrays, collectives and matmuls.",
@@ -2106,7 +2119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
     language = _language_in(argv)
     as_json = "--json" in argv
-    parser = _parser()
+    parser = argument_parser()
     try:
         args = parser.parse_args(argv)
         if args.command is None:

@@ -45,11 +45,11 @@ from typing import ClassVar
 
 import sympy
 
-from .arrays import Array, Dim, format_axes, latex_axes
+from .arrays import Array, Dim, format_axes, latex_axes, unchecked_array, unchecked_dim
+from .chips import Hardware, exact_number
+from .chips import hardware as lookup_hardware
 from .costmodels import LATENCY_MODELS, MODELS, Costing, LevelCost, check_model, regime, volume
 from .errors import CollectiveError, NotationError, SymshardError
-from .hardware import Hardware, exact_number
-from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
 from .memo import memoized
 from .mesh import Mesh, resolve_mesh
@@ -82,31 +82,6 @@ def _axes(value: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
             return tuple(value)
         return (value,)
     return tuple(value)
-
-
-_new = object.__new__
-_set = object.__setattr__
-
-
-def _dim(name: str, axes: tuple[str, ...]) -> Dim:
-    """``Dim(name, axes)`` without the checks, for a name and axes taken from valid dims (the planner
-    builds thousands; each check would only confirm what the input's own checks did)."""
-    d = _new(Dim)
-    _set(d, "name", name)
-    _set(d, "axes", axes)
-    _set(d, "_hash", hash((name, axes)))
-    return d
-
-
-def _array(name: str, dims: tuple[Dim, ...], unreduced: frozenset[str]) -> Array:
-    """``Array(name, dims, unreduced)`` without the checks: only for a result a collective's own
-    checks have shown valid (each axis once, none both sharding and unreduced, the dims unchanged)."""
-    a = _new(Array)
-    _set(a, "name", name)
-    _set(a, "dims", dims)
-    _set(a, "unreduced", unreduced)
-    _set(a, "_hash", hash((name, dims, unreduced)))
-    return a
 
 
 # -- the cost record -----------------------------------------------------------------
@@ -166,11 +141,6 @@ class CollectiveCost:
     def latex(self) -> str:
         """The time as LaTeX: ``T = \\max\\left(...\\right)``."""
         return "T = " + latex(self.time)
-
-    def _repr_latex_(self) -> str:
-        from .display import cost_latex  # a number of seconds shows in µs or ms, as the CLI prints it
-
-        return cost_latex(self)
 
     def subs(self, values: SubstitutionLike) -> CollectiveCost:
         """The same cost with symbols replaced: ``{W_ici: 9e10}``, ``{"E": 2048}`` or ``"E=2048, Y=4"``.
@@ -370,10 +340,10 @@ class AllGather(Collective):
                 raise self._fail(array, say("it is not sharded along {axis}", axis=a), hint)
         gone = set(self.axes)
         dims = tuple(
-            _dim(d.name, tuple(x for x in d.axes if x not in gone)) if gone.intersection(d.axes) else d
+            unchecked_dim(d.name, tuple(x for x in d.axes if x not in gone)) if gone.intersection(d.axes) else d
             for d in array.dims
         )
-        return _array(array.name, dims, array.unreduced)
+        return unchecked_array(array.name, dims, array.unreduced)
 
     def notes(self, array: Array) -> tuple[str, ...]:
         out = []
@@ -453,8 +423,8 @@ class ReduceScatter(Collective):
         self._require_unreduced(array)
         target = self.target(array)
         # each axis was unreduced (so not sharding any dim) and is listed once: the result is valid
-        dims = tuple(_dim(d.name, d.axes + self.axes) if d.name == target else d for d in array.dims)
-        return _array(array.name, dims, array.unreduced - set(self.axes))
+        dims = tuple(unchecked_dim(d.name, d.axes + self.axes) if d.name == target else d for d in array.dims)
+        return unchecked_array(array.name, dims, array.unreduced - set(self.axes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -483,7 +453,7 @@ class AllReduce(Collective):
     def apply(self, array: Array) -> Array:
         op = self.resolved(array)
         op._require_unreduced(array)
-        return _array(array.name, array.dims, array.unreduced - set(op.axes))
+        return unchecked_array(array.name, array.dims, array.unreduced - set(op.axes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -561,9 +531,9 @@ class AllToAll(Collective):
         for d in array.dims:
             kept = tuple(x for x in d.axes if x not in gone)
             axes = kept + self.axes if d.name == target else kept
-            dims.append(d if axes == d.axes else _dim(d.name, axes))
+            dims.append(d if axes == d.axes else unchecked_dim(d.name, axes))
         # each axis sharded some other dim and is listed once: the result is valid
-        return _array(array.name, tuple(dims), array.unreduced)
+        return unchecked_array(array.name, tuple(dims), array.unreduced)
 
     notes = AllGather.notes
 
@@ -641,7 +611,7 @@ class DynamicSlice(Collective):
             target = ReduceScatter(self.axes, self.dim).target(array)
         # the new axes (checked as names by Dim) neither shard nor are unreduced: the result is valid
         dims = tuple(Dim(d.name, d.axes + self.axes) if d.name == target else d for d in array.dims)
-        return _array(array.name, dims, array.unreduced)
+        return unchecked_array(array.name, dims, array.unreduced)
 
 
 _KINDS: dict[str, type[Collective]] = {

@@ -33,7 +33,7 @@ from .substitution import SubstitutionLike, names_of, substitution
 from .symbols import is_axis_symbol, latex
 from .units import pretty, sig
 
-__all__ = ["Case", "Clauses", "Condition", "merge_labels", "solve_less"]
+__all__ = ["Case", "Clauses", "Condition", "drop_subsumed", "merge_bounds", "merge_labels", "solve_less"]
 
 _TRUE, _FALSE = sympy.true, sympy.false
 
@@ -120,11 +120,6 @@ class Condition:
             return self.cases[0].latex()
         return r" \lor ".join(f"\\left({c.latex()}\\right)" for c in self.cases)
 
-    def _repr_latex_(self) -> str:
-        from .display import condition_latex  # the presentation imports the algebra, never the other way
-
-        return condition_latex(self)
-
     @property
     def symbols(self) -> frozenset[sympy.Symbol]:
         """The symbols the condition's relations hold."""
@@ -152,11 +147,11 @@ class Condition:
         cases = []
         for c in self.cases:
             rels = [_simplify_rel(as_expr(r).subs(point), symbol) for r in c.relations]
-            merged = _merge_bounds(rels, symbol)
+            merged = merge_bounds(rels, symbol)
             if merged is None:
                 continue
             cases.append(Case(c.label, merged))
-        return Condition(_drop_subsumed(cases))
+        return Condition(drop_subsumed(cases))
 
     def _subs_exact(self, values: Mapping, symbol: sympy.Symbol | None, domain: Domain) -> Condition:
         numbers = {k: _fraction(v) for k, v in as_substitution(values).items()}
@@ -483,8 +478,17 @@ def _compare_one_way(b1: sympy.Expr, b2: sympy.Expr) -> str | None:
     return None
 
 
-def _merge_bounds(relations: Sequence[sympy.Basic], x: sympy.Symbol | None) -> tuple[sympy.Basic, ...] | None:
-    """Keep the tightest of comparable bounds on each symbol; None if two of them contradict."""
+def merge_bounds(relations: Sequence[sympy.Basic], x: sympy.Symbol | None) -> tuple[sympy.Basic, ...] | None:
+    """Keep the tightest of comparable bounds on each symbol; None if two of them contradict.
+
+    Examples:
+        >>> from symshard.symbols import dim
+        >>> B = dim("B")
+        >>> merge_bounds([B > 8, B > 16, B < 64], B)
+        (B > 16, B < 64)
+        >>> merge_bounds([B > 64, B < 8], B) is None
+        True
+    """
     relations = list(dict.fromkeys(as_expr(r) for r in relations))
     for r in relations:
         if r == _FALSE:
@@ -522,7 +526,7 @@ def _merge_bounds(relations: Sequence[sympy.Basic], x: sympy.Symbol | None) -> t
         # the bounds on other symbols must also agree once the pinned value is put in (B > 3·D/4 with
         # D = C·|X|/W and B < C/W cannot all hold when |X| ≥ 2); the case is still shown as written
         rest = [r.subs(equal) for r in kept if not (isinstance(r, sympy.Eq) and r.lhs in equal)]
-        if _merge_bounds(rest, x) is None:
+        if merge_bounds(rest, x) is None:
             return None
     return kept
 
@@ -560,9 +564,16 @@ def _apply_equalities(relations: list[sympy.Basic]) -> list[sympy.Basic] | None:
     return kept
 
 
-def _drop_subsumed(cases: Sequence[Case]) -> tuple[Case, ...]:
+def drop_subsumed(cases: Sequence[Case]) -> tuple[Case, ...]:
     """Simplify a union: ``(A and r) or (A and not r)`` becomes ``A``, and a case whose
-    relations include all of another case's is dropped (it adds nothing)."""
+    relations include all of another case's is dropped (it adds nothing).
+
+    Examples:
+        >>> from symshard.symbols import dim
+        >>> B, D = dim("B"), dim("D")
+        >>> drop_subsumed([Case("1", (B > D, B > 8)), Case("2", (B <= D, B > 8)), Case("3", (B > 8, D > 4))])
+        (Case(label='combined', relations=(B > 8,)),)
+    """
     cases = list(cases)
     merged = True
     while merged:
@@ -669,7 +680,7 @@ def _conjoin(label: str, parts: Sequence[list[list[sympy.Basic]]], x: sympy.Symb
         rels: list[sympy.Basic] = []
         for c in combo:
             rels.extend(c)
-        merged = _merge_bounds(_dedupe(rels), x)
+        merged = merge_bounds(_dedupe(rels), x)
         if merged is None:
             continue
         out.append(Case(label, merged))
@@ -720,11 +731,6 @@ class Clauses:
         if not parts:
             return r"\text{always}"
         return r" \land ".join(p.latex() if len(p.cases) == 1 else f"\\left({p.latex()}\\right)" for p in parts)
-
-    def _repr_latex_(self) -> str:
-        from .display import condition_latex  # the presentation imports the algebra, never the other way
-
-        return condition_latex(self)
 
     def holds(self, values: Mapping) -> bool | None:
         out = True

@@ -76,7 +76,7 @@ from .symbols import T_base, T_hop
 from .topology import Fabric, Topology
 
 if TYPE_CHECKING:
-    from .hardware import Hardware
+    from .chips import Hardware
     from .mesh import Mesh, MeshAxis
 
 __all__ = [

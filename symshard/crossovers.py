@@ -36,17 +36,16 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
 
 import sympy
 
-from .conditions import Case, Clauses, Condition, _drop_subsumed, _merge_bounds, merge_labels, solve_less
+from .chips import Hardware, constant_ranges
+from .chips import hardware as lookup_hardware
+from .conditions import Case, Clauses, Condition, merge_labels, solve_less
+from .einsums import Matmul
 from .errors import PlanError
-from .hardware import Hardware
-from .hardware import hardware as lookup_hardware
 from .inequalities import Inequality, Relation, minimal, solve
 from .mathtext import as_expr
-from .matmul import Matmul
 from .memo import memoized
 from .mesh import Mesh
 from .messages import say
@@ -65,9 +64,6 @@ __all__ = [
     "compare",
     "solve_less",
 ]
-
-# the layer schemes solve their own inequalities with SymPy (symshard.conditions); they import these here
-_SCHEMES = (_drop_subsumed, _merge_bounds)
 
 _Cases = list[list[Relation]]
 
@@ -163,23 +159,6 @@ class Comparison:
             if r.holds(values):
                 return r.index
         return None
-
-    def regime_map(self, x: str | sympy.Symbol | None = None, y: str | sympy.Symbol | None = None, **options: Any):
-        """The regime map (:func:`symshard.render.regime_map`): which strategy is fastest over two symbols."""
-        from .render.regions import regime_map
-
-        return regime_map(self, x, y, **options)
-
-    def _repr_svg_(self) -> str | None:
-        try:
-            return self.regime_map().svg
-        except Exception:  # a comparison that cannot be drawn (one strategy, one symbol) shows as text
-            return None
-
-    def _repr_html_(self) -> str:
-        from .display import comparison_html  # the table, with the regime map under it when one can be drawn
-
-        return comparison_html(self)
 
 
 # -- the costs as compared: bandwidth-bound times on sums of monomials -----------------------------------
@@ -340,10 +319,8 @@ def _sample_points(
 ):
     """``n`` random points (deterministic): axes 2 to 64, dims 16 to 2^20 and at least the devices that
     shard them, constants over the hardware catalogue's range unless ``fixed``."""
-    from .planner import _constant_ranges
-
     rng = random.Random(seed)
-    ranges = _constant_ranges()
+    ranges = constant_ranges()
     floors: dict[sympy.Expr, float] = {}
     for d in domains:
         for a, f in d.floors.items():

@@ -142,7 +142,7 @@ def _page(kind: str, *parts: str) -> str:
 
 def _step_tex(step: PlanStep) -> str:
     """One step's short name in LaTeX: ``\\text{AllGather}_{X}(Y)``, ``\\text{matmul}``."""
-    from .matmul import LocalMatmul
+    from .einsums import LocalMatmul
 
     if isinstance(step.op, LocalMatmul):
         return r"\text{matmul}"
@@ -315,9 +315,10 @@ def comparison_html(c: Comparison) -> str:
 
 def _regime_map(c: Comparison) -> str | None:
     from .errors import SymshardError
+    from .render.regions import regime_map
 
     try:
-        return c.regime_map().svg
+        return regime_map(c).svg
     except SymshardError:  # one strategy, or a second symbol the map cannot choose: the table says it all
         return None
 

@@ -43,12 +43,12 @@ from dataclasses import dataclass
 
 import sympy
 
+from .chips import Hardware
+from .chips import hardware as lookup_hardware
 from .collectives import CollectiveCost
 from .crossovers import Condition
 from .dtypes import canonical_dtype, dtype_bytes
 from .errors import HardwareError, ModelError, PlanError
-from .hardware import Hardware
-from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
 from .mesh import Mesh
 from .messages import Message, say
@@ -380,11 +380,6 @@ class Serving:
                 say("costing the decode collectives needs a chip and a batch"), hint=say("pass hardware= and batch=")
             )
         return tuple(_engine_costs(self.program, self.mesh, self.batch, self.model, self.hardware, full=True).values())
-
-    def _repr_html_(self) -> str:
-        from .modelreport import serving_html
-
-        return serving_html(self)
 
 
 def _engine_costs(prog: Program, mesh: Mesh, batch: sympy.Expr, mdl: Model, hw: Hardware, *, full: bool = False):

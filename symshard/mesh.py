@@ -31,7 +31,7 @@ from .symbols import axis as axis_symbol
 from .topology import Fabric, Topology
 
 if TYPE_CHECKING:
-    from .hardware import Hardware
+    from .chips import Hardware
 
 __all__ = ["Mesh", "MeshAxis", "resolve_mesh"]
 
@@ -174,7 +174,7 @@ class Mesh:
         topology: one topology for every axis, or a mapping axis name → topology;
             overrides what ``hardware`` implies.
         fabric: one fabric for every axis, or a mapping axis name → fabric.
-        hardware: a :class:`~symshard.hardware.Hardware` or preset name whose
+        hardware: a :class:`~symshard.chips.Hardware` or preset name whose
             wiring rules pick each axis's topology, fabric and network levels, and whose
             latency model (``nccl`` on GPUs) the mesh keeps.
         latency_model: ``book`` (``max(T_hop · hops, ...)``, the default) or ``nccl`` (NCCL's
@@ -232,7 +232,7 @@ class Mesh:
                 )
                 raise MeshError(twice, hint=say("name each mesh axis once"))
         if hardware is not None:
-            from .hardware import hardware as lookup
+            from .chips import hardware as lookup
 
             hw = lookup(hardware)
             latency = hw.latency_model

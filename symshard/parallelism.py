@@ -54,11 +54,11 @@ from dataclasses import dataclass, field
 
 import sympy
 
+from .chips import Hardware
+from .chips import hardware as lookup_hardware
 from .collectives import parse_collective
 from .crossovers import Case, Condition, solve_less
 from .errors import ModelError, PlanError, SymshardError
-from .hardware import Hardware
-from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
 from .mesh import Mesh
 from .messages import Message, say

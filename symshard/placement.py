@@ -35,7 +35,7 @@ from .notation import MAX_SIZE, parse_array, parse_size_value, parse_sizes
 from .symbols import W_hbm
 
 if TYPE_CHECKING:
-    from .hardware import Hardware
+    from .chips import Hardware
 from .symbols import dim as dim_symbol
 
 __all__ = ["Placement", "place", "resolve_shape"]
@@ -229,7 +229,7 @@ class Placement:
         """Seconds for one device to read its block from HBM: ``bytes_per_device / W_hbm``.
 
         Args:
-            hardware: a :class:`~symshard.hardware.Hardware` or preset name; None
+            hardware: a :class:`~symshard.chips.Hardware` or preset name; None
                 keeps the symbol ``W_hbm``.
 
         Raises:
@@ -237,7 +237,7 @@ class Placement:
         """
         if hardware is None:
             return self.bytes_per_device / W_hbm
-        from .hardware import hardware as lookup
+        from .chips import hardware as lookup
 
         hw = lookup(hardware)
         if hw.hbm_bandwidth is None:
@@ -250,11 +250,6 @@ class Placement:
     def __str__(self) -> str:
         shape = ", ".join(f"{n}={s}" for n, s in self.sizes)
         return f"{self.array} on mesh {self.mesh} with {shape} ({self.dtype})"
-
-    def _repr_html_(self) -> str:
-        from .display import placement_html  # the presentation imports the algebra, never the other way
-
-        return placement_html(self)
 
 
 def place(

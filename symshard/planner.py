@@ -7,7 +7,7 @@ the rest follows:
 1. each operand is resharded to its compute sharding: free slices along axes it
    is replicated over (``DynamicSlice``), ReduceScatter or AllReduce of partial
    sums, AllToAll to move an axis between dims, AllGather of what must go;
-2. every device multiplies its blocks (:class:`~symshard.matmul.LocalMatmul`),
+2. every device multiplies its blocks (:class:`~symshard.einsums.LocalMatmul`),
    leaving partial sums over the axes that split a contracted dim;
 3. the result is resharded to the requested output the same way.
 
@@ -42,8 +42,10 @@ from typing import Any
 
 import sympy
 
-from .arrays import Array, Dim
-from .collectives import CollectiveExpr, DynamicSlice, _array
+from .arrays import Array, Dim, unchecked_array
+from .chips import Hardware, constant_ranges, exact_number
+from .chips import hardware as lookup_hardware
+from .collectives import CollectiveExpr, DynamicSlice
 from .costmodels import (
     COMM_OVERLAPS,
     LATENCY_MODELS,
@@ -62,35 +64,37 @@ from .costmodels import (
     largest as largest_cost,
 )
 from .dtypes import canonical_dtype, dtype_bytes
+from .einsums import Classification, LocalMatmul, Matmul, local_product, matmul
 from .errors import DivisibilityError, PlanError
-from .hardware import Hardware, exact_number
-from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
-from .matmul import Classification, LocalMatmul, Matmul, local_product, matmul
 from .memo import memoized
 from .mesh import Mesh, resolve_mesh
 from .messages import say
 from .monomials import Domain, Lazy, Maximum, from_expr, less_equal, log_uniform
 from .placement import ShapeLike, check_on_mesh, resolve_shape
 from .routes import Repermute, reshard_routes, reshard_steps
-from .routes import _permute as _permute  # re-exported: tests and the JAX bridge name it here
 from .symbols import C
 
 __all__ = [
+    "KEEP",
     "Builder",
     "CostEnv",
+    "Leg",
     "Plan",
     "PlanStep",
     "Repermute",
     "Strategy",
+    "Value",
     "axis_order",
     "best_strategy",
     "compute_array",
+    "exact_ratio",
     "natural_outputs",
     "plan",
     "reshard_routes",
     "reshard_steps",
     "sort_strategies",
+    "sym",
 ]
 
 Value = Any
@@ -117,8 +121,16 @@ def _fast(value: Value) -> bool:
     return isinstance(value, (int, Fraction))
 
 
-def _ratio(num, den):
-    """``num / den`` exactly: an int when it divides, a Fraction for ints, SymPy otherwise."""
+def exact_ratio(num, den):
+    """``num / den`` exactly: an int when it divides, a Fraction for ints, SymPy otherwise.
+
+    Examples:
+        >>> exact_ratio(12, 4), exact_ratio(3, 4)
+        (3, Fraction(3, 4))
+        >>> from symshard.symbols import C
+        >>> exact_ratio(2, C)
+        2/C
+    """
     if isinstance(num, int) and isinstance(den, int):
         return num // den if num % den == 0 else Fraction(num, den)
     return num / den
@@ -255,7 +267,7 @@ class CostEnv:
             return total
         return max(parts)
 
-    def join(self, legs: Sequence[_Leg]) -> Value:
+    def join(self, legs: Sequence[Leg]) -> Value:
         """``T_comms`` of a strategy made of these legs (:func:`~symshard.costmodels.combine` of their
         collectives, from each leg's per-link totals)."""
         if self.comm_overlap == "none":
@@ -295,7 +307,7 @@ class CostEnv:
             for d in array.dims:
                 num = num * self.dim[d.name]
                 den = den * self.group(d.axes)
-            cached = _ratio(num, den)
+            cached = exact_ratio(num, den)
             self._bytes[array] = cached
         return cached
 
@@ -309,7 +321,7 @@ class CostEnv:
                 seen.add(d.name)
                 num = num * self.dim[d.name]
                 den = den * self.group(d.axes)
-        return _ratio(num, den)
+        return exact_ratio(num, den)
 
     def timing(self, expr: CollectiveExpr) -> Timing:
         """What one collective step costs under this environment's model."""
@@ -565,11 +577,6 @@ class Strategy:
         """The steps, one per line, in the notation."""
         return [str(s) for s in self.steps]
 
-    def _repr_html_(self) -> str:
-        from .display import strategy_html  # the presentation imports the algebra, never the other way
-
-        return strategy_html(self)
-
 
 @dataclass(frozen=True, slots=True)
 class Reason:
@@ -685,11 +692,6 @@ class Plan:
             return self.reasons[index - 1]
         return Reason("listed")
 
-    def _repr_html_(self) -> str:
-        from .display import plan_html  # the presentation imports the algebra, never the other way
-
-        return plan_html(self)
-
 
 def natural_outputs(mm: Matmul) -> tuple[Array, ...]:
     """The result shardings a matmul gives without being asked: each output dim keeps the
@@ -730,12 +732,20 @@ def compute_array(arr: Array, sigma: Mapping[str, str | None], rank: Mapping[str
     unreduced = frozenset(u for u in arr.unreduced if sigma.get(u) == KEEP)
     # arr's dims, each axis (checked by Dim) on one dim at most, unreduced only where sigma keeps it
     # (so on no dim): valid without Array's checks
-    return _array(arr.name, tuple(dims), unreduced)
+    return unchecked_array(arr.name, tuple(dims), unreduced)
 
 
 @dataclass(frozen=True, slots=True)
-class _Leg:
-    """A resharding sequence with its totals: communication time and memory."""
+class Leg:
+    """A resharding sequence with its totals: communication time and memory.
+
+    The planner costs each operand's and the result's leg once and joins them into strategies;
+    :func:`symshard.search.best_sharding` does the same with the legs it converts to floats.
+
+    Examples:
+        >>> Leg((), 0, 0, 0)  # no resharding: nothing sent, nothing held
+        Leg(steps=(), comm=0, peak=0, final=0, loads=())
+    """
 
     steps: tuple[PlanStep, ...]
     comm: Value  # the leg's own T_comms
@@ -744,11 +754,11 @@ class _Leg:
     loads: tuple[tuple[str, Value], ...] = ()  # each link's total busy time (see costmodels.combine)
 
 
-def _leg(env: CostEnv, src: Array, dst: Array, role: str, resident: bool, exprs=None) -> _Leg:
+def _leg(env: CostEnv, src: Array, dst: Array, role: str, resident: bool, exprs=None) -> Leg:
     if exprs is None:
         exprs = reshard_steps(src, dst)
     if not exprs:
-        return _Leg((), 0, 0, 0)
+        return Leg((), 0, 0, 0)
     steps = []
     timings = []
     peaks: list[Value] = []
@@ -760,7 +770,7 @@ def _leg(env: CostEnv, src: Array, dst: Array, role: str, resident: bool, exprs=
         before = 0 if (resident and (expr.operand is src or expr.operand == src)) else env.bytes(expr.operand)
         peaks.append(before + env.bytes(expr.output))
     comm, per_link = tally(timings, env.comm_overlap)
-    return _Leg(tuple(steps), comm, env.largest(peaks), env.bytes(dst), per_link)
+    return Leg(tuple(steps), comm, env.largest(peaks), env.bytes(dst), per_link)
 
 
 @memoized
@@ -794,7 +804,7 @@ def plan(
     instead, built one at a time as they are read.
 
     Args:
-        mm: a :class:`~symshard.matmul.Matmul` or its notation.
+        mm: a :class:`~symshard.einsums.Matmul` or its notation.
         mesh: the mesh (text, mapping or :class:`~symshard.mesh.Mesh`); None makes
             a symbolic mesh from the axes the arrays name. With ``hardware`` and a
             mesh given as text or mapping, the chip's wiring rules apply.
@@ -809,7 +819,7 @@ def plan(
             link's total) or ``none`` (their sum).
         routes: ``'standard'``: each array resharded by :func:`reshard_routes`'s routes; ``'xla'``:
             also by the other orders XLA's SPMD partitioner takes (reduce before slicing, reorder then
-            permute, ...), to compare plans with XLA's (:mod:`symshard.jax.verify` does); on meshes of
+            permute, ...), to compare plans with XLA's (:mod:`symshard.jax.verification` does); on meshes of
             three axes, many times more strategies (20849 instead of 660 for
             ``A[I_X, J_Y] · B[J_Y, K_Z] -> C[I_X, K_Z]`` on ``X=4,Y=4,Z=4``).
         all: list every valid strategy, not only those that can win; default: only with
@@ -1002,7 +1012,7 @@ class _Route:
     """A costed route of one leg: its position among :func:`reshard_routes`' routes and its costs."""
 
     index: int
-    leg: _Leg
+    leg: Leg
     needs: frozenset[tuple[str, tuple[str, ...]]]
 
     @property
@@ -1133,7 +1143,7 @@ class Enumeration:
             flops, compute_time = p.flops, p.compute_time
         else:
             flops = b.env.flops(p.lhs_c, p.rhs_c)
-            compute_time = _ratio(flops, b.env.flops_rate)
+            compute_time = exact_ratio(flops, b.env.flops_rate)
         product = PlanStep("matmul", LocalMatmul(p.lhs_c, p.rhs_c, p.local_out), None, flops)
         return b.build(mm.lhs, mm.rhs, p.target, p.sharding, product, compute_time, p.local_out, pre_l, pre_r, post)
 
@@ -1570,7 +1580,7 @@ class _Domains:
         import random
 
         rng = random.Random(17)
-        ranges = _constant_ranges()
+        ranges = constant_ranges()
         atoms_sorted = sorted(atoms, key=str)
         out = []
         for _ in range(n):
@@ -1587,23 +1597,6 @@ class _Domains:
                     point[a] = log_uniform(rng, 1e-3, 1e3)
             out.append(point)
         return out
-
-
-def _constant_ranges() -> dict[sympy.Expr, tuple[float, float]]:
-    """Each hardware constant's range over the preset catalogue (with a margin), for sample points."""
-    global _RANGES
-    if _RANGES is None:
-        from .hardware import HARDWARE
-
-        found: dict[sympy.Expr, list[float]] = {}
-        for hw in HARDWARE.values():
-            for k, v in hw.constants().items():
-                found.setdefault(k, []).append(float(v))
-        _RANGES = {k: (min(v) / 4, max(v) * 4) for k, v in found.items() if min(v) > 0}
-    return _RANGES
-
-
-_RANGES: dict[sympy.Expr, tuple[float, float]] | None = None
 
 
 def _prune_symbolic(routes: tuple[_Route, ...], comm_overlap: str, domains: _Domains) -> list[_Route]:
@@ -1771,20 +1764,20 @@ class Builder:
         self.env = env
         self.overlap = overlap
         self.xla = xla
-        self.legs: dict[tuple[Array, Array, str], _Leg] = {}
-        self.route_legs: dict[tuple[Array, Array, str], tuple[_Leg, ...]] = {}
+        self.legs: dict[tuple[Array, Array, str], Leg] = {}
+        self.route_legs: dict[tuple[Array, Array, str], tuple[Leg, ...]] = {}
         self.kept: dict[tuple[Array, Array, str], tuple[_Route, ...]] = {}
         mesh = env.mesh
         numeric = all(as_expr(a.size).is_number for a in mesh.axes)
         self.sizes = tuple(sorted((a.name, int(a.size)) for a in mesh.axes)) if numeric else None
 
-    def leg(self, src: Array, dst: Array, role: str) -> _Leg:
+    def leg(self, src: Array, dst: Array, role: str) -> Leg:
         key = (src, dst, role)
         if key not in self.legs:
             self.legs[key] = _leg(self.env, src, dst, role, resident=role != "out")
         return self.legs[key]
 
-    def routes(self, src: Array, dst: Array, role: str) -> tuple[_Leg, ...]:
+    def routes(self, src: Array, dst: Array, role: str) -> tuple[Leg, ...]:
         """Every costed route from ``src`` to ``dst`` (:func:`reshard_routes`), the plain one first."""
         key = (src, dst, role)
         found = self.route_legs.get(key)
@@ -1839,9 +1832,9 @@ class Builder:
         if prep is None:
             return []
         local_out, flops, compute_time = prep
-        legs_l: tuple[_Leg, ...]
-        legs_r: tuple[_Leg, ...]
-        legs_o: tuple[_Leg, ...]
+        legs_l: tuple[Leg, ...]
+        legs_r: tuple[Leg, ...]
+        legs_o: tuple[Leg, ...]
         if not routes:
             legs_l = (self.leg(lhs, lhs_c, "lhs"),)
             legs_r = (self.leg(rhs, rhs_c, "rhs"),)
@@ -1873,9 +1866,9 @@ class Builder:
         if not lhs_c.unreduced <= lhs.unreduced or not rhs_c.unreduced <= rhs.unreduced:
             return None
         flops = self.env.flops(lhs_c, rhs_c)
-        return local_out, flops, _ratio(flops, self.env.flops_rate)
+        return local_out, flops, exact_ratio(flops, self.env.flops_rate)
 
-    def memory(self, lhs: Array, rhs: Array, pre_l: _Leg, pre_r: _Leg, post: _Leg, local_out: Array) -> Value:
+    def memory(self, lhs: Array, rhs: Array, pre_l: Leg, pre_r: Leg, post: Leg, local_out: Array) -> Value:
         """Peak bytes per device of the strategy made of these legs."""
         env = self.env
         return peak_memory(env.bytes(lhs), env.bytes(rhs), env.bytes(local_out), pre_l, pre_r, post, env.largest)
@@ -1889,9 +1882,9 @@ class Builder:
         product: PlanStep,
         compute_time: Value,
         local_out: Array,
-        pre_l: _Leg,
-        pre_r: _Leg,
-        post: _Leg,
+        pre_l: Leg,
+        pre_r: Leg,
+        post: Leg,
     ) -> Strategy:
         """One costed strategy: these legs around the local product."""
         return Strategy(
@@ -1908,7 +1901,7 @@ class Builder:
         )
 
 
-def peak_memory(lhs: Value, rhs: Value, local_out: Value, pre_l: _Leg, pre_r: _Leg, post: _Leg, largest) -> Value:
+def peak_memory(lhs: Value, rhs: Value, local_out: Value, pre_l: Leg, pre_r: Leg, post: Leg, largest) -> Value:
     """Peak bytes per device of a strategy from the bytes of its operands and local product and its legs:
     the operands stay resident; the lhs's leg, then the rhs's (the lhs's result alive), then the product
     (both results alive), then the result's leg. ``largest`` takes the largest of several values."""

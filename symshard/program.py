@@ -9,7 +9,7 @@ gathered activation saved for the backward pass). A matmul step states the
 sharding each operand must have while the devices multiply; the program finds
 the collectives that get each operand there from a sharding it holds
 (:func:`~symshard.planner.reshard_steps`), multiplies locally
-(:func:`~symshard.matmul.local_product`, which marks partial sums), and
+(:func:`~symshard.einsums.local_product`, which marks partial sums), and
 reshards the product to the sharding the step asks for (AllReduce or
 ReduceScatter of the partial sums, and so on).
 
@@ -51,9 +51,9 @@ from .arrays import Array
 from .collectives import CollectiveExpr, DynamicSlice
 from .costmodels import Link, chain, check_comm_overlap, combine, links_for, timing, volume
 from .dtypes import canonical_dtype, dtype_bytes
+from .einsums import LocalMatmul, local_product, matmul
 from .errors import MeshError, PlanError, UnknownModelError
 from .mathtext import as_expr, as_substitution
-from .matmul import LocalMatmul, local_product, matmul
 from .mesh import MeshAxis
 from .messages import say
 from .notation import parse_array

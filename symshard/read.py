@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .arrays import Array
 from .collectives import CollectiveExpr, parse_collective
-from .matmul import Matmul, matmul
+from .einsums import Matmul, matmul
 from .notation import classify, parse_array
 
 __all__ = ["parse"]

@@ -320,7 +320,9 @@ def _notes(p: Plan, language: str) -> list[str]:
 
 
 def _case_line(p: Plan, language: str) -> str:
-    return str(p.classification) if language == "en" else p.classification.explain(language)
+    from .i18n.explain import explain
+
+    return str(p.classification) if language == "en" else explain(p.classification, language)
 
 
 def _mesh_line(mesh: Mesh, language: str) -> str:

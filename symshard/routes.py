@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from .arrays import Array, Dim, format_axes
+from .arrays import Array, Dim, format_axes, unchecked_array, unchecked_dim
 from .collectives import (
     AllGather,
     AllReduce,
@@ -31,14 +31,12 @@ from .collectives import (
     CollectivePermute,
     DynamicSlice,
     ReduceScatter,
-    _array,
-    _dim,
 )
 from .errors import PlanError
 from .memo import on_clear
 from .messages import say
 
-__all__ = ["Repermute", "reshard_routes", "reshard_steps"]
+__all__ = ["Repermute", "reshard_routes", "reshard_steps", "single_permute"]
 
 Value = Any
 """An axis size: an ``int`` when numbers are known, a SymPy expression otherwise."""
@@ -250,8 +248,16 @@ def _kept_in_place(
     return math.prod(sizes[a] for a in major_before) == math.prod(sizes[a] for a in major_after)
 
 
-def _permute(src: Array, dst: Array, sizes: Mapping[str, Value] | None) -> CollectiveExpr | None:
-    """One collective-permute from ``src`` to ``dst``, when one can do it (see :class:`Repermute`)."""
+def single_permute(src: Array, dst: Array, sizes: Mapping[str, Value] | None) -> CollectiveExpr | None:
+    """One collective-permute from ``src`` to ``dst``, when one can do it (see :class:`Repermute`).
+
+    Examples:
+        >>> from symshard.arrays import Array
+        >>> print(single_permute(Array.parse("A[I_X, J]"), Array.parse("A[I_Y, J]"), {"X": 2, "Y": 2}))
+        CollectivePermute_{XY,I_Y}(A[I_X, J]) -> A[I_Y, J]
+        >>> single_permute(Array.parse("A[I_X, J]"), Array.parse("A[I, J_X]"), {"X": 2}) is None
+        True
+    """
     if src == dst or src.unreduced != dst.unreduced or src.dim_names != dst.dim_names:
         return None
     changed: set[str] = set()
@@ -280,9 +286,9 @@ def _plain_routes(cur: Array, dst: Array, xla: bool = False) -> list[tuple[Colle
     ``xla``) a gather of the axes ``dst`` does not use before an AllToAll."""
     out = [reshard_steps(cur, dst)]
     # gather everything that leaves first, then slice (XLA's order; moves more, same product)
-    common = _array(  # each dim's axes cut to what it shares with dst: still valid
+    common = unchecked_array(  # each dim's axes cut to what it shares with dst: still valid
         cur.name,
-        tuple(_dim(s.name, s.axes[: _lcp(s.axes, t.axes)]) for s, t in zip(cur.dims, dst.dims, strict=True)),
+        tuple(unchecked_dim(s.name, s.axes[: _lcp(s.axes, t.axes)]) for s, t in zip(cur.dims, dst.dims, strict=True)),
         cur.unreduced,
     )
     if common != cur and common != dst:
@@ -293,8 +299,8 @@ def _plain_routes(cur: Array, dst: Array, xla: bool = False) -> list[tuple[Colle
     # gather first the axes dst does not use at all, then move the rest (XLA clears the way for an AllToAll)
     unused = set(cur.axes) - set(dst.axes) if xla else set()
     kept = [next((i for i, a in enumerate(d.axes) if a in unused), len(d.axes)) for d in cur.dims]
-    cleared = _array(  # prefixes of valid dims: valid
-        cur.name, tuple(_dim(d.name, d.axes[:k]) for d, k in zip(cur.dims, kept, strict=True)), cur.unreduced
+    cleared = unchecked_array(  # prefixes of valid dims: valid
+        cur.name, tuple(unchecked_dim(d.name, d.axes[:k]) for d, k in zip(cur.dims, kept, strict=True)), cur.unreduced
     )
     if xla and cleared != cur and cleared != dst:
         gather = reshard_steps(cur, cleared)
@@ -370,7 +376,7 @@ def reshard_routes(
     ):
         return tuple(routes)
     candidates: list[tuple[CollectiveExpr, ...]] = [(*head, *r) for r in _plain_routes(cur, dst, xla)[1:]]
-    direct = _permute(cur, dst, axis_sizes)
+    direct = single_permute(cur, dst, axis_sizes)
     if direct is not None:
         candidates.append((*head, direct))
     # reshard to dst with a dim's axes in another order, or with one of its axes swapped for one cur
@@ -379,7 +385,7 @@ def reshard_routes(
     # on three they take some plans past a million strategies
     exchange = xla and axis_sizes is not None and len(axis_sizes) <= 2
     for alt in [*_reorders(dst), *_swaps(dst, cur), *(_exchanges(dst) if exchange else ())] if xla else ():
-        last = _permute(alt, dst, axis_sizes)
+        last = single_permute(alt, dst, axis_sizes)
         if last is None:
             continue
         if alt == cur:
@@ -393,14 +399,14 @@ def reshard_routes(
     dims = []
     for s, t in zip(cur.dims, dst.dims, strict=True):
         going = tuple(a for a in s.axes if a not in target_axes)
-        dims.append(_dim(s.name, t.axes + going))
+        dims.append(unchecked_dim(s.name, t.axes + going))
     # dst's axes, then cur's that dst does not use: each axis once, none unreduced (cur and dst agree there)
-    mid = _array(cur.name, tuple(dims), cur.unreduced)
+    mid = unchecked_array(cur.name, tuple(dims), cur.unreduced)
     mids = list(dict.fromkeys([mid, *(_departing_kept(cur, dst) if xla else ())]))
     for mid in mids:
         if mid == dst or mid == cur:
             continue
-        first = _permute(cur, mid, axis_sizes)
+        first = single_permute(cur, mid, axis_sizes)
         if first is not None:
             after = reshard_steps(mid, dst)
             if _only_gathers(after):
@@ -409,7 +415,7 @@ def reshard_routes(
     # also onto a mesh axis dst does not use either, a roundabout XLA takes (I_Y to I_X, then gather X)
     idle = tuple(a for a in axis_sizes or () if a not in dst.axes)
     for swapped in [*_swaps(cur, dst, idle), *(_exchanges(cur) if exchange else ())] if xla else ():
-        first = _permute(cur, swapped, axis_sizes)
+        first = single_permute(cur, swapped, axis_sizes)
         if first is not None and swapped != dst:
             after = reshard_steps(swapped, dst)
             if after and not any(isinstance(x.op, (ReduceScatter, AllReduce)) for x in after):
@@ -441,7 +447,7 @@ def _reduce_first(
     if len(gone) > 1 or slices_first:
         out.append((whole, *reshard_steps(whole.output, dst)))
     # or reduce, then move the reduced blocks with one permute, or take another route from there
-    moved = _permute(whole.output, dst, dict(sizes) if sizes is not None else None)
+    moved = single_permute(whole.output, dst, dict(sizes) if sizes is not None else None)
     if moved is not None:
         out.append((whole, moved))
     for r in reshard_routes(whole.output, dst, sizes, True)[1:]:
@@ -465,7 +471,7 @@ def _departing_kept(cur: Array, dst: Array) -> list[Array]:
     """``dst`` with some of the axes ``cur`` uses and ``dst`` does not added at the minor end of a dim,
     each to any dim (``B[J, K_YP]`` between ``B[J, K_PQ]`` and ``B[J, K_Y]``; ``B[J_P, K_YQ]``
     between ``B[J_Y, K_PQ]`` and ``B[J, K_Y]``): XLA permutes to such an array (where each new block
-    lies inside one of ``cur``'s, :func:`_permute` checks), then gathers the axes it added, where
+    lies inside one of ``cur``'s, :func:`single_permute` checks), then gathers the axes it added, where
     keeping every departing axis in its own dim cuts the blocks finer or moves more. Departing axes
     keep ``cur``'s order within a dim."""
     target_axes = set(dst.axes)
@@ -473,10 +479,10 @@ def _departing_kept(cur: Array, dst: Array) -> list[Array]:
     out = []
     for places in itertools.product(range(len(cur.dims) + 1), repeat=len(going)):  # the last: dropped
         dims = tuple(
-            _dim(t.name, t.axes + tuple(a for a, at in zip(going, places, strict=True) if at == i))
+            unchecked_dim(t.name, t.axes + tuple(a for a, at in zip(going, places, strict=True) if at == i))
             for i, t in enumerate(dst.dims)
         )
-        out.append(_array(cur.name, dims, cur.unreduced))
+        out.append(unchecked_array(cur.name, dims, cur.unreduced))
     return out
 
 

@@ -42,13 +42,14 @@ from functools import cache
 import sympy
 
 from .arrays import Array
+from .chips import Hardware
+from .chips import hardware as lookup_hardware
+from .conditions import drop_subsumed, merge_bounds
 from .costmodels import check_comm_overlap
-from .crossovers import Case, Condition, _drop_subsumed, _merge_bounds, solve_less
+from .crossovers import Case, Condition, solve_less
+from .einsums import LocalMatmul
 from .errors import MeshError, PlanError, SymshardError, UnknownModelError
-from .hardware import Hardware
-from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
-from .matmul import LocalMatmul
 from .messages import say
 from .program import Program, spread
 from .symbols import W_nvlink, axis, dim
@@ -390,10 +391,10 @@ def _conjunction(label: str, parts: list[list[list[sympy.Basic]]], x: sympy.Symb
     cases = []
     for combo in _product(parts):
         rels = [r for c in combo for r in c]
-        merged = _merge_bounds(rels, x)
+        merged = merge_bounds(rels, x)
         if merged is not None:
             cases.append(Case(label, merged))
-    return Condition(_drop_subsumed(cases))
+    return Condition(drop_subsumed(cases))
 
 
 def _product(parts):

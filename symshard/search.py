@@ -37,11 +37,11 @@ from fractions import Fraction
 import sympy
 
 from .arrays import Array, Dim
+from .chips import Hardware
+from .chips import hardware as lookup_hardware
 from .costmodels import join_loads
+from .einsums import LocalMatmul, Matmul, local_product, matmul
 from .errors import PlanError
-from .hardware import Hardware
-from .hardware import hardware as lookup_hardware
-from .matmul import LocalMatmul, Matmul, local_product, matmul
 from .memo import memoized
 from .mesh import Mesh, resolve_mesh
 from .messages import say
@@ -51,13 +51,13 @@ from .planner import (
     KEEP,
     Builder,
     CostEnv,
+    Leg,
     PlanStep,
     Strategy,
     Value,
-    _Leg,
-    _ratio,
     axis_order,
     compute_array,
+    exact_ratio,
     peak_memory,
     sym,
 )
@@ -487,7 +487,7 @@ def _stage_options(
         targets = [target] if target is not None else [x for x in _resolutions(local, last) if env.fits(x)]
         sharding = tuple((a, sigma.get(a)) for a in names)
         flops = env.flops(computes[0], computes[1])
-        compute_time = _ratio(flops, env.flops_rate)
+        compute_time = exact_ratio(flops, env.flops_rate)
         compute_f = float(compute_time)
         for carried in carried_states:
             sources = [(carried,) if s is None else s for s in stored_sources]
@@ -561,21 +561,21 @@ def _stage_options(
 _SURE = 1 - 1e-9
 """A float this much below another is below it exactly (the floats are within 1e-15 of the exact values)."""
 
-_FLOAT_LEGS: dict[int, tuple[_Leg, _Leg]] = {}
+_FLOAT_LEGS: dict[int, tuple[Leg, Leg]] = {}
 
 
-def _float_leg(leg: _Leg) -> _Leg:
+def _float_leg(leg: Leg) -> Leg:
     """``leg`` with its costs as floats (for the quick first comparison)."""
     found = _FLOAT_LEGS.get(id(leg))
     if found is None or found[0] is not leg:
         if len(_FLOAT_LEGS) > 65536:
             _FLOAT_LEGS.clear()
         loads = tuple((r, float(v)) for r, v in leg.loads)
-        found = _FLOAT_LEGS[id(leg)] = (leg, _Leg(leg.steps, float(leg.comm), float(leg.peak), float(leg.final), loads))
+        found = _FLOAT_LEGS[id(leg)] = (leg, Leg(leg.steps, float(leg.comm), float(leg.peak), float(leg.final), loads))
     return found[1]
 
 
-def _join_f(env: CostEnv, legs: tuple[_Leg, _Leg, _Leg]) -> float:
+def _join_f(env: CostEnv, legs: tuple[Leg, Leg, Leg]) -> float:
     """:meth:`CostEnv.join` on float legs."""
     if env.comm_overlap == "none":
         return sum(leg.comm for leg in legs)

@@ -34,10 +34,10 @@ from dataclasses import dataclass
 
 import sympy
 
+from .chips import Hardware
+from .chips import hardware as lookup_hardware
 from .dtypes import canonical_dtype, dtype_bytes
 from .errors import HardwareError, ModelError, did_you_mean
-from .hardware import Hardware
-from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
 from .messages import say
 from .symbols import C, dim
@@ -226,11 +226,6 @@ class TrainingMemory:
 
         return "$M_{\\text{train}} = " + latex(self.total) + "$"
 
-    def _repr_html_(self) -> str:
-        from .modelreport import memory_html
-
-        return memory_html(self)
-
 
 def _hbm(hardware: Hardware | str | None) -> sympy.Expr:
     if hardware is None:
@@ -402,11 +397,6 @@ class Training:
         from .symbols import latex
 
         return "$T_{\\text{train}} = " + latex(self.formula) + "$"
-
-    def _repr_html_(self) -> str:
-        from .modelreport import training_html
-
-        return training_html(self)
 
 
 def train(

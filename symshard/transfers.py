@@ -36,9 +36,9 @@ from dataclasses import dataclass
 
 import sympy
 
+from .chips import Hardware
+from .chips import hardware as lookup_hardware
 from .errors import HardwareError, MeshError
-from .hardware import Hardware
-from .hardware import hardware as lookup_hardware
 from .mathtext import as_expr
 from .messages import Message, say
 from .placement import place
@@ -183,11 +183,6 @@ class Route:
                 out.append(tuple(here))
         return tuple(out)
 
-    def _repr_html_(self) -> str:
-        from .display import route_html
-
-        return route_html(self)
-
 
 def chip_coordinates(value: str | Sequence[int], shape: str | Sequence[int]) -> tuple[int, ...]:
     """A chip of a slice of ``shape`` from ``'3,3'`` (``'(3, 3)'``, ``'3x3'``) or a sequence of integers.
@@ -298,11 +293,6 @@ class Gather:
         """The gather: the bytes through the target's links, plus the farthest sender's latency."""
         return self.bandwidth_time + self.latency_time
 
-    def _repr_html_(self) -> str:
-        from .display import gather_html
-
-        return gather_html(self)
-
 
 def gather_to_one(
     target: str | Sequence[int], shape: str | Sequence[int], *, hardware: Hardware | str, nbytes: object
@@ -347,11 +337,6 @@ class HostTransfer:
     chips: sympy.Expr
     bandwidth: sympy.Expr
     time: sympy.Expr
-
-    def _repr_html_(self) -> str:
-        from .display import host_transfer_html
-
-        return host_transfer_html(self)
 
 
 def _pcie(hw: Hardware | None) -> sympy.Expr:
@@ -422,11 +407,6 @@ class SliceTotals:
     hbm_bandwidth: sympy.Expr | None
     hosts: int | None
     dcn_bandwidth: sympy.Expr | None
-
-    def _repr_html_(self) -> str:
-        from .display import slice_totals_html
-
-        return slice_totals_html(self)
 
 
 def slice_totals(hardware: Hardware | str, shape: str | Sequence[int] | int) -> SliceTotals:

@@ -323,11 +323,6 @@ class Model:
     def _repr_latex_(self) -> str:
         return "$" + self.latex() + "$"
 
-    def _repr_html_(self) -> str:
-        from .modelreport import model_html
-
-        return model_html(self)
-
 
 _BOOK = "How to Scale Your Model (the book's Transformer and training chapters; symshard's MODELS.md table)"
 

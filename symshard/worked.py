@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import sympy
 
+from .chips import hardware
 from .collectives import AllGather, AllToAll, parse_collective
-from .hardware import hardware
 from .mesh import Mesh
 from .placement import place
 from .units import format_bytes, format_number, format_seconds

@@ -42,7 +42,9 @@ def built_site(tmp_path_factory, request):
     say("building the docs site once for the site tests (both languages, about half a minute)...")
     start = time.perf_counter()
     root = tmp_path_factory.mktemp("site")
-    built = build(root / "site", src=root / "project")
+    from symshard.cli import command_line
+
+    built = build(root / "site", src=root / "project", cli=command_line())
     (root / "build.log").write_text(built.log, encoding="utf-8")  # MkDocs' own output, for the log test
     say(f"docs site built in {time.perf_counter() - start:.0f} s")
     return built.out, root / "project"

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 import sympy
 
+from symshard.chips import hardware
 from symshard.collectives import AllGather, AllToAll, parse_collective
-from symshard.hardware import hardware
 from symshard.mesh import Mesh
 from symshard.placement import place
 from symshard.symbols import T_hop, W_ici

@@ -708,11 +708,11 @@ def _example_lines():
 def test_every_example_in_the_help_runs_as_written(tmp_path, monkeypatch, capsys, path, line):
     import shlex
 
-    from symshard.cli import _parser
+    from symshard.cli import argument_parser
 
     # the example is in the command's own --help
     with pytest.raises(SystemExit):
-        _parser().parse_args([*path, "--help"])
+        argument_parser().parse_args([*path, "--help"])
     assert line in capsys.readouterr().out
     if path[0] in ("site", "verify"):
         return  # the site commands build for a minute (test_site.py runs them); verify needs JAX (test_jax_verify.py)

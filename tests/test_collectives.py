@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 import sympy
 
+from symshard.chips import hardware
 from symshard.collectives import AllGather, AllReduce, AllToAll, CollectivePermute, ReduceScatter, parse_collective
 from symshard.errors import CollectiveError, DivisibilityError, UnknownAxisError, UnknownModelError
-from symshard.hardware import hardware
 from symshard.mesh import Mesh
 from symshard.symbols import T_base, T_hop, T_net, T_nvlink, W_dcn, W_ici, W_nvlink, axis
 
@@ -175,8 +175,10 @@ def test_gathering_a_major_axis_is_noted():
 
 
 def test_cost_renders_in_notebooks():
+    from symshard.notebook import show
+
     c = parse_collective("AllGather_X(A[I_X, J])").cost()
     assert (
-        c._repr_latex_()
+        show("text/latex", c)
         == r"$T = \max\left(\frac{T_{\text{hop}} \lvert X \rvert}{2}, \frac{2 I J}{W_{\text{ici}}}\right)$"
     )

@@ -17,6 +17,7 @@ import symshard as ss
 from symshard.display import TOP, comparison_html, math, plan_html
 from symshard.errors import NotationError, UnknownSymbolError
 from symshard.i18n.catalog import translate
+from symshard.notebook import show
 from symshard.report import plan_text
 from symshard.symbols import C, T_hop, W_ici, axis, dim
 from symshard.units import format_bytes, format_seconds
@@ -62,7 +63,7 @@ def _rows(page: str) -> list[str]:
 
 def test_plan_marks_the_best_with_its_time_as_the_cli_prints_it():
     p = numeric_plan()
-    page = p._repr_html_()
+    page = show("text/html", p)
     best_rows = [r for r in _rows(page) if 'class="best"' in r]
     assert len(best_rows) == 1
     assert "★" in best_rows[0]
@@ -74,7 +75,7 @@ def test_plan_marks_the_best_with_its_time_as_the_cli_prints_it():
 
 
 def test_symbolic_plan_has_formulas_in_symshard_latex_and_no_best():
-    page = symbolic_plan()._repr_html_()
+    page = show("text/html", symbolic_plan())
     assert "★" not in page and 'class="best"' not in page
     assert r"W_{\text{ici}}" in page and r"\lvert X \rvert" in page
     assert "W_{ici}" not in page and "|X|" not in page  # SymPy's own style never leaks in
@@ -108,11 +109,11 @@ def test_long_plans_are_cut_with_a_count():
 )  # fmt: skip
 def test_each_result_shows_its_table(make, expected):
     obj = make()
-    page = obj._repr_html_()
+    page = show("text/html", obj)
     assert page.startswith('<div class="symshard symshard-') and page.endswith("</div>")
     for text in expected:
         assert text in page, text
-    assert page == make()._repr_html_()  # deterministic: the same object, the same bytes
+    assert page == show("text/html", make())  # deterministic: the same object, the same bytes
     assert " at 0x" not in page  # no object addresses
 
 
@@ -127,7 +128,7 @@ def test_comparison_marks_the_strategies_that_win_somewhere():
 
 def test_problem_answers_are_folded_away():
     pr = problem()
-    page = pr._repr_html_()
+    page = show("text/html", pr)
     answers = page.index("<details><summary>Answers</summary>")
     shown = pr.answer("time").show
     assert shown in page[answers:]
@@ -140,7 +141,7 @@ def test_problem_answers_are_folded_away():
 )
 def test_text_is_escaped(hostile):
     pr = dataclasses.replace(problem(), statement=hostile, hints=(hostile,), solution=hostile)
-    page = pr._repr_html_()
+    page = show("text/html", pr)
     assert "<script" not in page and "<img src=x" not in page and "<b>" not in page
     assert "&lt;" in page
 
@@ -152,11 +153,11 @@ def test_math_escapes_relations():
 def test_condition_latex_uses_symshard_style():
     c = comparison()
     cond = c.regimes[0].communication_bound
-    assert cond._repr_latex_() == "$" + cond.latex() + "$"
-    assert r"W_{\text{ici}}" in cond._repr_latex_()
+    assert show("text/latex", cond) == "$" + cond.latex() + "$"
+    assert r"W_{\text{ici}}" in show("text/latex", cond)
     clauses = c.best[0].condition
-    assert clauses._repr_latex_() == "$" + clauses.latex() + "$"
-    assert r"\land" in clauses._repr_latex_()
+    assert show("text/latex", clauses) == "$" + clauses.latex() + "$"
+    assert r"\land" in show("text/latex", clauses)
 
 
 @pytest.mark.parametrize(
@@ -171,14 +172,29 @@ def test_a_numeric_cost_shows_its_time_with_a_unit(mesh, shape, hardware):
     cost = ss.parse(GATHER).cost(mesh, shape, hardware=hardware)
     number, unit = format_seconds(cost.time).split(" ")
     tex_unit = {"µs": r"\mu\text{s}", "ms": r"\text{ms}", "ns": r"\text{ns}", "s": r"\text{s}"}[unit]
-    assert cost._repr_latex_() == f"$T = {number}\\ {tex_unit}$"
-    assert ss.parse(GATHER).cost()._repr_latex_() == "$" + ss.parse(GATHER).cost().latex() + "$"
+    assert show("text/latex", cost) == f"$T = {number}\\ {tex_unit}$"
+    assert show("text/latex", ss.parse(GATHER).cost()) == "$" + ss.parse(GATHER).cost().latex() + "$"
 
 
 def test_display_is_not_imported_by_symshard():
-    code = "import sys, symshard; print('symshard.display' in sys.modules)"
+    code = "import sys, symshard; print('symshard.display' in sys.modules, 'symshard.notebook' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "False"
+    assert out.strip() == "False False"
+
+
+def test_ipython_shows_results_through_formatters_registered_by_type_name():
+    # `import symshard` inside IPython registers the formatters and loads no presentation until one is used
+    pytest.importorskip("IPython", reason="IPython (dev extra, with ipykernel) is not installed")
+    code = (
+        "import sys; from IPython.core.interactiveshell import InteractiveShell; ip = InteractiveShell.instance(); "
+        "import symshard as ss; early = sorted(m for m in ('symshard.display', 'symshard.planner') if m in sys.modules); "
+        f"p = ss.plan({MATMUL!r}, 'X=8', 'B=1024,D=8192,F=16384', hardware='tpu-v5e'); "
+        "data, _ = ip.display_formatter.format(p); from symshard.display import plan_html; "
+        "cost = ss.parse('AllGather_X(A[I_X, J])').cost(); latex, _ = ip.display_formatter.format(cost); "
+        "print(early, data['text/html'] == plan_html(p), latex['text/latex'] == '$' + cost.latex() + '$')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[] True True"
 
 
 # -- subs reads names and text ----------------------------------------------------------------------

@@ -26,10 +26,10 @@ from hypothesis import strategies as st
 
 import symshard as ss
 from symshard.arrays import Array, Dim
+from symshard.chips import hardware
 from symshard.crossovers import compare
+from symshard.einsums import LocalMatmul, Matmul
 from symshard.errors import PlanError
-from symshard.hardware import hardware
-from symshard.matmul import LocalMatmul, Matmul
 from symshard.mesh import Mesh
 from symshard.monomials import Domain, Lazy, from_expr, less_equal
 from symshard.planner import Strategy, plan
@@ -332,7 +332,7 @@ def _exhaustive(chain, mesh, shape, chip, limit):
     of its operands that splits the compute sharding further (or the carried result), every resolution of
     its partial sums, every route of every leg; every combination of the stages, none pruned. Returns the
     fastest (time, memory) that fits."""
-    from symshard.matmul import local_product, matmul
+    from symshard.einsums import local_product, matmul
     from symshard.planner import KEEP, Builder, CostEnv, axis_order, compute_array
     from symshard.search import _extensions, _resolutions
 

@@ -34,6 +34,7 @@ from hypothesis import HealthCheck, currently_in_test_context, given, note, sett
 from hypothesis import strategies as st
 
 from symshard.arrays import Array
+from symshard.chips import hardware
 from symshard.cli import main
 from symshard.collectives import CollectiveExpr, parse_collective
 from symshard.errors import (
@@ -49,7 +50,6 @@ from symshard.errors import (
     UnknownHardwareError,
     UnknownModelError,
 )
-from symshard.hardware import hardware
 from symshard.mesh import Mesh
 from symshard.notation import parse_array
 from symshard.placement import place, resolve_shape

@@ -20,12 +20,12 @@ import pytest
 from helpers import english_left
 
 import symshard as ss
+from symshard.einsums import ENGLISH as MATMUL
+from symshard.einsums import matmul
 from symshard.errors import SymshardError, UsageError
 from symshard.i18n import glossary, language_from, term
 from symshard.i18n.catalog import _KINDS, _TOKEN, _translate, catalogue, condition, translate
 from symshard.i18n.explain import error_line, explain, step_sentence, strategy_sentences
-from symshard.matmul import ENGLISH as MATMUL
-from symshard.matmul import matmul
 from symshard.messages import keyed
 
 ROOT = Path(__file__).parents[1]
@@ -51,7 +51,7 @@ def test_import_symshard_loads_no_catalogue():
 def test_english_reads_no_catalogue():
     code = (
         "import symshard as ss; "
-        "c = ss.matmul('A[I, J_X] · B[J_X, K]').classify(); s = str(c); e = c.explain('en'); "
+        "c = ss.matmul('A[I, J_X] · B[J_X, K]').classify(); s = str(c); e = ss.explain(c, 'en'); "
         "from symshard.cli import main; main(['matmul', 'A[I, J_X] · B[J_X, K]', '--json', '--explain']); "
         "main(['shard', 'A[I_X, J_X]']); "
         "from symshard.i18n.catalog import catalogue; print(catalogue.cache_info().currsize)"
@@ -145,8 +145,8 @@ CASES = [
 def test_case_reasons_in_both_languages(text, english, chinese):
     c = matmul(text).classify()
     assert str(c) == english  # byte for byte what it was: doctests, docs and tests quote it
-    assert c.explain() == c.explain("en") == explain(c) == english
-    assert c.explain("zh") == ss.explain(c, lang="zh") == chinese
+    assert explain(c) == explain(c, "en") == english
+    assert ss.explain(c, lang="zh") == chinese
     assert c.message is not None and str(c.message) == c.reason
 
 
@@ -290,8 +290,8 @@ def _english_texts() -> dict[str, str]:
     import importlib
 
     from symshard import cli, modelreport, report
+    from symshard.einsums import ENGLISH as MATMUL
     from symshard.i18n import explain as explain_module
-    from symshard.matmul import ENGLISH as MATMUL
 
     verify = importlib.import_module("symshard.jax.verify")  # the module (symshard.jax.verify is its function)
     out: dict[str, str] = {}

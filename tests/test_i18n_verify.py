@@ -2,7 +2,7 @@
 
 The reasons are those of the sweep (``site/data/jax-agreement.json``) and, for the clauses the
 sweep happens not to produce, reasons built by verify's own functions from hand-made XLA plans;
-the lowering notes are built as :func:`symshard.jax.verify.verify` builds them. No JAX: the
+the lowering notes are built as :func:`symshard.jax.verification.verify` builds them. No JAX: the
 functions used here read a plan and a description of XLA's collectives, nothing compiled.
 """
 
@@ -19,7 +19,7 @@ from helpers import english_left
 
 from symshard.dtypes import dtype_bytes
 from symshard.i18n.catalog import translate
-from symshard.jax.verify import (
+from symshard.jax.verification import (
     Refinement,
     XlaCollective,
     XlaPlan,
@@ -173,7 +173,7 @@ def test_every_clause_verify_writes_reads_in_chinese(p):
 def _lowering_notes() -> list[str]:
     """The notes of verify(), read from the ``lowering.append(...)`` calls of its ``_lowering_notes``
     and built the same way."""
-    tree = ast.parse((ROOT / "symshard/jax/verify.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "symshard/jax/verification.py").read_text(encoding="utf-8"))
     func = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_lowering_notes")
     values = {"dtype_bytes": dtype_bytes, "say": say}
     notes = []

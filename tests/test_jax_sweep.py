@@ -1,6 +1,6 @@
 """The sweep against XLA: its committed data checked, and a seeded sample of its cases run again live.
 
-``scripts/jax_agreement.py`` runs the whole sweep (:data:`symshard.jax.sweep.SWEEP`: 2-D matmuls,
+``scripts/jax_agreement.py`` runs the whole sweep (:data:`symshard.jax.sweeps.SWEEP`: 2-D matmuls,
 batch dims and attention-shaped einsums on meshes of 8 and 16 devices, fp32 and bf16) and writes
 ``site/data/jax-agreement.json``, which the docs page reads. These tests read that file: it must be
 the sweep the code defines, its figures must add up, every strategy it ran must have given the
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from symshard.jax.sweep import FAMILIES, MESHES_8, MESHES_16, SWEEP, Batch, _row, cases
+from symshard.jax.sweeps import FAMILIES, MESHES_8, MESHES_16, SWEEP, Batch, _row, cases
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = json.loads((ROOT / "site" / "data" / "jax-agreement.json").read_text(encoding="utf-8"))
@@ -206,7 +206,7 @@ def _live_rows() -> list[dict]:
 
 @pytest.mark.parametrize("row", _live_rows(), ids=lambda r: f"{r['mesh']} {r['dtype']} {r['matmul']}")
 def test_a_sampled_case_comes_out_as_the_data_says(row):
-    from symshard.jax.verify import verify
+    from symshard.jax.verification import verify
 
     v = verify(
         row["matmul"],

@@ -15,8 +15,8 @@ jax = pytest.importorskip("jax")
 import symshard as ss  # noqa: E402
 from symshard.cli import main  # noqa: E402
 from symshard.jax import hlo  # noqa: E402
-from symshard.jax.execute import undivided  # noqa: E402
-from symshard.jax.verify import choose, verify, xla_plan  # noqa: E402
+from symshard.jax.execution import undivided  # noqa: E402
+from symshard.jax.verification import choose, verify, xla_plan  # noqa: E402
 
 pytestmark = pytest.mark.jax
 
@@ -191,7 +191,7 @@ def test_a_disagreement_names_both_plans_costs():
 def test_the_refined_mesh_is_the_same_devices():
     # A[I, J] · B[J, K_X] -> C[I, K_Y]: XLA gathers over X:(1)2; on the refined mesh B is B[J, K_PQ] and
     # XLA's groups are whole axes P, Q, Y; a refined strategy with its collectives runs under shard_map
-    from symshard.jax.execute import execute
+    from symshard.jax.execution import execute
 
     v = verify("A[I, J] · B[J, K_X] -> C[I, K_Y]", "X=4,Y=2", "I=64,J=64,K=64", run="none")
     r = v.refined
@@ -220,7 +220,7 @@ def test_a_refined_mesh_too_large_to_search_is_said_so():
 
 def test_bf16_cases_agree_as_fp32_ones_and_run():
     # bf16: on CPU the dot and its reductions run in f32 (a lowering note); plans are compared on elements
-    from symshard.jax.sweep import FAMILIES, Batch, sweep
+    from symshard.jax.sweeps import FAMILIES, Batch, sweep
 
     bf16 = sweep([Batch(FAMILIES["matmul"], "X=4,Y=2", "bf16", count=12)], seed=3, sample=1)
     assert all(v.executed_ok and v.executions for v in bf16.cases)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import sympy
 
+from symshard.chips import HARDWARE, Hardware, hardware
 from symshard.errors import HardwareError, MeshError, UnknownAxisError, UnknownHardwareError
-from symshard.hardware import HARDWARE, Hardware, hardware
 from symshard.mesh import Mesh, MeshAxis
 from symshard.symbols import C, T_hop, W_dcn, W_hbm, W_ici, W_nvlink, axis
 from symshard.topology import Fabric, Topology

@@ -16,11 +16,11 @@ import pytest
 import sympy
 
 import symshard as ss
+from symshard.chips import hardware, load_hardware
 from symshard.cli import main
 from symshard.collectives import AllGather, AllReduce, parse_collective
 from symshard.costmodels import Costing, comm_time
 from symshard.errors import HardwareError, MeshError, PlanError, UnknownAxisError
-from symshard.hardware import hardware, load_hardware
 from symshard.mesh import Mesh
 from symshard.network import Level, place
 from symshard.planner import best_strategy

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import sympy
 
+from symshard.chips import hardware
 from symshard.errors import DivisibilityError, ShapeError, UnknownAxisError, UnknownDtypeError
-from symshard.hardware import hardware
 from symshard.mesh import Mesh
 from symshard.placement import place, resolve_shape
 from symshard.symbols import W_hbm, axis, dim

@@ -10,11 +10,11 @@ import pytest
 import sympy
 
 from symshard.arrays import Array
+from symshard.chips import hardware
 from symshard.collectives import parse_collective
 from symshard.crossovers import compare
+from symshard.einsums import local_product, matmul
 from symshard.errors import PlanError, ShardingError
-from symshard.hardware import hardware
-from symshard.matmul import local_product, matmul
 from symshard.mesh import Mesh
 from symshard.planner import natural_outputs, plan, reshard_routes, reshard_steps
 from symshard.search import best_sharding
@@ -169,9 +169,9 @@ def test_reshard_routes_xla_keeps_some_departing_axes(src, dst, ops):
     ],
 )
 def test_permute_names_the_axes_its_pairs_cross(src, dst, sizes, axes):
-    from symshard.planner import _permute
+    from symshard.routes import single_permute
 
-    moved = _permute(Array.parse(src), Array.parse(dst), sizes)
+    moved = single_permute(Array.parse(src), Array.parse(dst), sizes)
     assert (moved.op.axes if moved is not None else None) == axes
 
 

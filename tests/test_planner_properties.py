@@ -43,13 +43,14 @@ from hypothesis import HealthCheck, assume, event, given, note, settings
 from hypothesis import strategies as st
 
 from symshard.arrays import Array, Dim
+from symshard.chips import hardware
 from symshard.collectives import CollectiveExpr
 from symshard.crossovers import compare
+from symshard.einsums import LocalMatmul, Matmul, local_product, matmul
 from symshard.errors import PlanError
-from symshard.hardware import hardware
-from symshard.matmul import LocalMatmul, Matmul, local_product, matmul
 from symshard.mesh import Mesh
-from symshard.planner import Plan, Repermute, Strategy, _permute, natural_outputs, plan
+from symshard.planner import Plan, Repermute, Strategy, natural_outputs, plan
+from symshard.routes import single_permute
 from symshard.search import best_sharding
 from symshard.symbols import axis, dim
 
@@ -367,7 +368,7 @@ def generic_name(s: Strategy) -> tuple[str, bool]:
     for step in s.steps:
         op = step.op
         if isinstance(op, CollectiveExpr) and isinstance(op.op, Repermute):
-            general = _permute(op.operand, op.output, None)
+            general = single_permute(op.operand, op.output, None)
             assert general is not None, step
             if general.op.axes != op.op.axes:
                 differs = True

@@ -123,18 +123,22 @@ def test_the_notes_give_each_boundary_its_formula_and_its_value_on_the_chip():
 
 
 def test_the_same_comparison_draws_the_same_bytes():
-    a = ss.compare(Q4, "B", mesh="X=8", shape="F=16384", hardware="tpu-v5p").regime_map("B", "D").svg
+    a = ss.regime_map(ss.compare(Q4, "B", mesh="X=8", shape="F=16384", hardware="tpu-v5p"), "B", "D").svg
     b = regime_map(ss.compare(Q4, "B", mesh="X=8", shape="F=16384", hardware="tpu-v5p"), "B", "D").svg
     assert a == b
 
 
 def test_a_comparison_shows_as_its_map_in_a_notebook_when_it_can_be_drawn():
+    from symshard.notebook import show
+
     drawable = ss.compare(Q4, "B", mesh="X=8", shape="F=16384", hardware="tpu-v5p")
-    assert drawable._repr_svg_().startswith("<svg")
-    assert "<figure>" + drawable._repr_svg_() + "</figure>" in drawable._repr_html_()  # the map under the table
+    svg = show("image/svg+xml", drawable)
+    assert svg is not None and svg.startswith("<svg")
+    assert "<figure>" + svg + "</figure>" in show("text/html", drawable)  # the map under the table
     too_many = ss.compare(TWO_AXES, "I", hardware="tpu-v5e")  # J, K, |X| and |Y| all free: no second symbol
-    assert too_many._repr_svg_() is None
-    assert "<svg" not in too_many._repr_html_() and "communication-bound iff" in too_many._repr_html_()
+    assert show("image/svg+xml", too_many) is None
+    page = show("text/html", too_many)
+    assert page is not None and "<svg" not in page and "communication-bound iff" in page
 
 
 def _free():
@@ -164,10 +168,10 @@ def test_bad_requests_get_errors_that_say_what_to_do(call, error, words):
 def test_symbols_left_without_numbers_are_named_with_where_to_give_them():
     c = ss.compare(Q4, "B", hardware="tpu-v5p")
     with pytest.raises(ShapeError, match=r"needs a number for F, \|X\|") as info:
-        c.regime_map("B", "D")
+        regime_map(c, "B", "D")
     assert "--shape F=4096 --mesh X=8 on the command line" in info.value.hint
     assert "at=dict(F=4096, X=8)" in info.value.hint
-    fig = c.regime_map("B", "D", at={"F": 16384, "X": 8})  # the numbers given in Python instead
+    fig = regime_map(c, "B", "D", at={"F": 16384, "X": 8})  # the numbers given in Python instead
     assert "F=16,384" in fig.svg and "|X|=8" in fig.svg and fig.svg.count('class="boundary"') >= 2
 
 
@@ -244,7 +248,7 @@ def test_compare_points_to_the_map_with_what_it_needs(tmp_path, monkeypatch, cap
 def test_a_chips_constant_can_be_an_axis_of_the_map():
     # W_ici across: searched around the chip's own value, ticks and words in powers of ten
     c = ss.compare(Q4, "B", mesh="X=8", shape="F=16384,D=8192", hardware="tpu-v5p")
-    fig = c.regime_map("B", "W_ici")
+    fig = regime_map(c, "B", "W_ici")
     assert "W_ici from 1e+" in fig.alt and ">1e12<" in fig.svg
     *_, (y0, y1) = _frame(fig.svg)
     w = float(dict(ss.hardware("tpu-v5p").constants("bf16"))[ss.symbols.W_ici])

@@ -28,7 +28,7 @@ yaml = pytest.importorskip("yaml")
 
 from helpers import english_left  # noqa: E402
 
-from symshard.cli import main  # noqa: E402
+from symshard.cli import argument_parser, command_line, main  # noqa: E402
 from symshard.errors import SymshardError  # noqa: E402
 from symshard.i18n import glossary, term  # noqa: E402
 from symshard.site import prepare, sources  # noqa: E402
@@ -298,9 +298,9 @@ def test_a_forced_build_keeps_every_file_it_did_not_write(tmp_path, built_site):
     (out / "mynotes.txt").write_text("mine", encoding="utf-8")
     (out / "index.html").write_text("<p>my own page</p>", encoding="utf-8")  # where the site's page would go
     with pytest.raises(SymshardError, match="exists and was not written by symshard"):
-        build(out, force=True)
+        build(out, force=True, cli=command_line())
     (out / "index.html").unlink()
-    build(out, force=True)
+    build(out, force=True, cli=command_line())
     assert (out / "userdir" / "keep.txt").read_text(encoding="utf-8") == "keep"
     assert (out / "mynotes.txt").read_text(encoding="utf-8") == "mine"
     assert (out / "index.html").read_bytes() == (site / "index.html").read_bytes()
@@ -362,7 +362,7 @@ def test_the_build_does_not_depend_on_the_day(built_site):
 def test_prepare_is_deterministic(tmp_path, built_site):
     _, project = built_site
     again = tmp_path / "again"
-    prepare(again)
+    prepare(again, cli=command_line())
     compared = filecmp.dircmp(project, again)
 
     def differences(c: filecmp.dircmp) -> list[str]:
@@ -513,3 +513,17 @@ def _answers(problem: dict) -> list[tuple]:
         (a["name"], a["value"], a["unit"], a["rel_tol"], a["display"], [m["value"] for m in a["mistakes"]])
         for a in problem["answers"]
     ]
+
+
+def test_pages_run_the_command_they_are_handed_and_the_site_never_imports_the_cli():
+    from symshard.errors import TemplateError
+    from symshard.site.pages import CommandLine, Page
+
+    with pytest.raises(TemplateError, match="prepared without it"):
+        Page("how-to/x.md", None).console("symshard hardware")
+    ran: list[list[str]] = []
+    page = Page("how-to/x.md", None, cli=CommandLine(lambda argv: ran.append(argv) or 0, argument_parser))
+    assert page.console("symshard shard 'A[I_X, J]'").startswith("```console\n$ symshard shard 'A[I_X, J]'\n")
+    assert ran == [["shard", "A[I_X, J]"]]
+    reference = page.context()["cli_reference"]()
+    assert reference.startswith("## `symshard`") and "### `symshard site`" in reference

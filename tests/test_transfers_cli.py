@@ -338,8 +338,10 @@ HTML = [
 
 @pytest.mark.parametrize(("make", "expected"), HTML, ids=["route", "gather", "host", "host-symbolic", "totals"])
 def test_transfers_show_as_tables_in_a_notebook(make, expected):
-    page = make()._repr_html_()
+    from symshard.notebook import show
+
+    page = show("text/html", make())
     assert page.startswith('<div class="symshard symshard-') and page.endswith("</div>")
     for text in expected:
         assert text in page, text
-    assert page == make()._repr_html_()  # the same object, the same bytes
+    assert page == show("text/html", make())  # the same object, the same bytes

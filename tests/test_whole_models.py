@@ -378,12 +378,14 @@ def test_cli_errors_are_one_line(capsys, argv, pattern):
 
 
 def test_notebook_display():
+    from symshard.notebook import show
+
     m = model("llama3-70b")
-    assert "<table>" in m._repr_html_() and m._repr_latex_().startswith("$P_")
-    assert "<table>" in training_memory(m, 1024)._repr_html_()
-    assert "<table>" in train(m, tokens=1e12, chips=64, hardware="v5p", mfu=0.5)._repr_html_()
+    assert "<table>" in show("text/html", m) and m._repr_latex_().startswith("$P_")
+    assert "<table>" in show("text/html", training_memory(m, 1024))
+    assert "<table>" in show("text/html", train(m, tokens=1e12, chips=64, hardware="v5p", mfu=0.5))
     s = serve(m, batch=8, context=1024, chips=8, hardware="v5p")
-    assert "<table>" in s._repr_html_()
+    assert "<table>" in show("text/html", s)
     assert roofline("dp")._repr_latex_().startswith("$")
     assert weight_stationary()._repr_latex_() == "$N > \\frac{18 F}{D}$"
 

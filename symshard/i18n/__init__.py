@@ -27,6 +27,7 @@ from functools import lru_cache
 
 from ..errors import UsageError, did_you_mean
 from ..messages import say
+from .languages import LANGUAGES, check_language
 
 __all__ = [
     "ENVIRONMENT",
@@ -43,9 +44,6 @@ __all__ = [
 
 ENVIRONMENT = "SYMSHARD_LANG"
 """The environment variable that sets the language when ``--lang`` (or ``lang=``) does not."""
-
-LANGUAGES = ("en", "zh")
-"""The languages symshard writes problems and explanations in."""
 
 _UI = {
     "hint": {"en": "Hint {k}", "zh": "提示 {k}"},
@@ -76,18 +74,13 @@ def glossary() -> dict[str, dict[str, object]]:
     return dict(tomllib.loads(text)["terms"])
 
 
-def _check_language(language: str) -> None:
-    if language not in LANGUAGES:
-        raise UsageError(say("unknown language '{name}'", name=language), hint=did_you_mean(language, list(LANGUAGES)))
-
-
 def term(key: str, language: str) -> str:
     """A glossary term in ``language``.
 
     Raises:
         UsageError: an unknown term or language.
     """
-    _check_language(language)
+    check_language(language)
     entries = glossary()
     if key not in entries:
         raise UsageError(say("no glossary term '{name}'", name=key), hint=did_you_mean(key, sorted(entries)))
@@ -145,7 +138,7 @@ def language_from(value: str | None, environ: Mapping[str, str] | None = None) -
                 ),
             )
         return chosen
-    _check_language(value)
+    check_language(value)
     return value
 
 

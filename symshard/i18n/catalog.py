@@ -32,7 +32,7 @@ from importlib.resources import files
 from ..errors import UsageError, did_you_mean
 from ..messages import ENGLISH_JOINS, Choices, Clauses, Message, Names, fill, say
 from ..messages import join as join_list
-from . import LANGUAGES
+from .languages import LANGUAGES
 
 __all__ = ["Catalogue", "catalogue", "condition", "join", "render", "text", "translate"]
 

@@ -1,6 +1,6 @@
 """Explanations in words, in English or Chinese: a case, a strategy step by step, an error.
 
-The library's objects carry structure (a :class:`~symshard.matmul.Classification` keeps its
+The library's objects carry structure (a :class:`~symshard.einsums.Classification` keeps its
 reason as a message key and values; a :class:`~symshard.planner.Strategy` keeps its steps as
 collectives and a local product). This module turns that structure into sentences, one per
 step, saying what moves over which mesh axis and what each device holds afterwards, in the
@@ -34,15 +34,15 @@ from ..collectives import (
     DynamicSlice,
     ReduceScatter,
 )
+from ..einsums import ENGLISH as MATMUL
+from ..einsums import Classification, LocalMatmul
 from ..errors import SymshardError, UsageError
-from ..matmul import ENGLISH as MATMUL
-from ..matmul import Classification, LocalMatmul
 from ..mesh import Mesh
 from ..messages import Message, Names, keyed, say
 from ..symbols import axis as axis_symbol
 from ..units import pretty
-from . import _check_language
 from .catalog import render, text, translate
+from .languages import check_language
 
 __all__ = ["ENGLISH", "error_line", "explain", "step_sentence", "strategy_sentences"]
 
@@ -133,7 +133,7 @@ def step_sentence(
     Args:
         step: a :class:`~symshard.planner.PlanStep`, a
             :class:`~symshard.collectives.CollectiveExpr` or a
-            :class:`~symshard.matmul.LocalMatmul`.
+            :class:`~symshard.einsums.LocalMatmul`.
         mesh: the mesh, for the number of devices along an axis (``|X|`` without it).
         role: ``'lhs'``, ``'rhs'`` or ``'out'`` (taken from a PlanStep), naming an unnamed array.
         contracting: the product's contracting dims, to say when a gather makes one whole.
@@ -245,7 +245,7 @@ def explain(obj: object, lang: str = "en", *, mesh: Mesh | None = None) -> str:
     Args:
         obj: a classification (``Case N: why``), a strategy (one sentence per step), a plan
             (its case, notes and the fastest or the chapter's strategy), a step or
-            collective, a :class:`~symshard.matmul.Message`, an error (its one-line form),
+            collective, a :class:`~symshard.messages.Message`, an error (its one-line form),
             or an English sentence symshard wrote (translated).
         lang: ``'en'`` or ``'zh'``.
         mesh: the mesh, to count the devices along an axis; a plan brings its own.
@@ -263,7 +263,7 @@ def explain(obj: object, lang: str = "en", *, mesh: Mesh | None = None) -> str:
         每个设备把自己持有的块相乘，A[I_X, J] · B[J, K] -> C[I_X, K]，不需要通信。
         沿 X 对 C 做 AllGather：每个设备收到另一个分片，于是每个设备都持有完整的 C[I, K]。
     """
-    _check_language(lang)
+    check_language(lang)
     from ..planner import Plan, PlanStep, Strategy
 
     if isinstance(obj, Classification):

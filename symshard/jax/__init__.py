@@ -1,10 +1,10 @@
 """Checking symshard against JAX and XLA (the ``jax`` extra: ``pip install 'symshard[jax]'``).
 
 - :mod:`~symshard.jax.interop`: the notation as ``PartitionSpec`` / ``NamedSharding``, meshes both ways;
-- :mod:`~symshard.jax.execute`: a strategy's steps run under ``shard_map``, checked against the product;
+- :mod:`~symshard.jax.execution`: a strategy's steps run under ``shard_map``, checked against the product;
 - :mod:`~symshard.jax.hlo`: the collectives in XLA's compiled HLO (printed with every constant);
-- :mod:`~symshard.jax.verify`: the report for one matmul (``sample``, ``time_limit``, strategies that
-  cannot run); :mod:`~symshard.jax.sweep`: many einsums, shardings and meshes, the docs page's data.
+- :mod:`~symshard.jax.verification`: the report for one matmul (``sample``, ``time_limit``, strategies that
+  cannot run); :mod:`~symshard.jax.sweeps`: many einsums, shardings and meshes, the docs page's data.
 
 Importing this package does not import JAX; its functions load it when called.
 On a CPU, JAX needs ``XLA_FLAGS=--xla_force_host_platform_device_count=16`` (set before
@@ -20,13 +20,13 @@ Examples:
 from __future__ import annotations
 
 # None of these modules imports JAX at import time; each function loads it when called.
-# (The names are bound here, not lazily: three of them share their name with their module.)
-from ._runtime import configure_host_devices
-from .execute import Execution, execute
+# (The names are bound here, not lazily, so that each one is the function or class, never a submodule.)
+from .execution import Execution, execute
 from .hlo import collectives
 from .interop import array_from_sharding, array_from_spec, jax_mesh, mesh_from_jax, named_sharding, partition_spec
-from .sweep import Sweep, sweep
-from .verify import Verification, verify, xla_plan
+from .runtime import configure_host_devices
+from .sweeps import Sweep, sweep
+from .verification import Verification, verify, xla_plan
 
 __all__ = [
     "Execution",

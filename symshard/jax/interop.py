@@ -31,7 +31,7 @@ from ..arrays import Array, Dim, check_axis_name
 from ..errors import MeshError, NotationError, ShardingError
 from ..mesh import Mesh, MeshAxis
 from ..messages import say
-from ._runtime import require_devices, require_jax
+from .runtime import require_devices, require_jax
 
 if TYPE_CHECKING:  # pragma: no cover
     import jax

@@ -224,11 +224,6 @@ class Problem:
             "figures": [{"name": name, "title": f.title, "alt": f.alt, "svg": f.svg} for name, f in self.figures],
         }
 
-    def _repr_html_(self) -> str:
-        from ..display import problem_html  # the statement shown, the answers folded away
-
-        return problem_html(self)
-
 
 def _as_float(value: object) -> float | None:
     if isinstance(value, bool) or isinstance(value, str):

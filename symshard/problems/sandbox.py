@@ -60,13 +60,13 @@ from jinja2.exceptions import SecurityError
 
 from .. import inference, parallelism, symbols, training, transformer
 from ..arrays import Array
+from ..chips import hardware
 from ..collectives import AllGather, AllReduce, AllToAll, CollectivePermute, DynamicSlice, ReduceScatter
 from ..crossovers import compare
 from ..dtypes import dtype_bytes
+from ..einsums import local_product, matmul
 from ..errors import SymshardError
-from ..hardware import hardware
 from ..mathtext import MAX_DIGITS, as_expr, parse_math
-from ..matmul import local_product, matmul
 from ..mesh import Mesh
 from ..messages import say
 from ..notation import parse_array

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from ..arrays import Array
 from ..collectives import Collective, CollectiveExpr
+from ..einsums import Matmul
 from ..errors import NotationError, PlanError, UsageError
-from ..matmul import Matmul
 from ..messages import Names, say
 from ..planner import Plan
 from ..read import parse
@@ -44,7 +44,7 @@ def svg(obj: object, **kwargs: object) -> str:
 
     Args:
         obj: an :class:`~symshard.arrays.Array`, a collective applied to an array, a
-            :class:`~symshard.planner.Plan` or :class:`~symshard.matmul.Matmul`, the
+            :class:`~symshard.planner.Plan` or :class:`~symshard.einsums.Matmul`, the
             notation of any of them, or a :class:`~symshard.render.Figure`.
         **kwargs: passed on: ``mesh``, ``shape``, ``title`` for arrays and collectives;
             ``dim`` (required), ``mesh``, ``shape``, ``hardware``, ``lo``, ``hi``, ... for plans.

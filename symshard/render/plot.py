@@ -24,9 +24,9 @@ import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
+from ..chips import Hardware
+from ..einsums import Matmul, matmul
 from ..errors import PlanError, ShapeError
-from ..hardware import Hardware
-from ..matmul import Matmul, matmul
 from ..mesh import Mesh
 from ..messages import say
 from ..placement import ShapeLike, resolve_shape

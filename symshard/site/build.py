@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import importlib.resources
 import os
 import re
 import shutil
@@ -34,7 +33,7 @@ from pathlib import Path
 from ..errors import SiteError
 from ..messages import say
 from ..outputs import OutputFolder
-from .pages import Page
+from .pages import CommandLine, Page, sources
 from .problemsets import load_sets, write_sets
 
 __all__ = [
@@ -57,14 +56,6 @@ BUILD_EPOCH = 1767225600
 MkDocs writes a date into ``sitemap.xml`` and the gzip header of ``sitemap.xml.gz``; a fixed
 date keeps two builds of the same sources byte-identical on any day.
 """
-
-
-def sources() -> Path:
-    """The folder holding ``mkdocs.yml``, ``problem-sets.toml`` and ``docs/``."""
-    try:
-        return Path(str(importlib.resources.files("symshard.sitefiles")))
-    except ModuleNotFoundError:  # a source tree that was never installed: the site's sources sit beside the package
-        return Path(__file__).resolve().parents[2] / "site"
 
 
 def _yaml():
@@ -110,7 +101,14 @@ def site_url(url: str | None = None) -> str:
     return chosen if chosen.endswith("/") else chosen + "/"
 
 
-def prepare(out: Path | str, *, source: Path | str | None = None, force: bool = False, url: str | None = None) -> Path:
+def prepare(
+    out: Path | str,
+    *,
+    source: Path | str | None = None,
+    force: bool = False,
+    url: str | None = None,
+    cli: CommandLine | None = None,
+) -> Path:
     """Write the complete MkDocs projects into ``out``; return the path of the English ``mkdocs.yml``.
 
     The English project is ``out/mkdocs.yml`` with ``out/docs/``; each other language has its own
@@ -118,7 +116,8 @@ def prepare(out: Path | str, *, source: Path | str | None = None, force: bool = 
     site. A language's pages come from ``zh/docs/`` of the sources where translated, otherwise
     from the English page under a note; its problem sets are the same variants in that language.
     ``out`` is written as :class:`~symshard.outputs.OutputFolder` writes (never a file symshard
-    did not write is deleted or overwritten; without ``force`` such a folder is refused).
+    did not write is deleted or overwritten; without ``force`` such a folder is refused). ``cli`` is
+    the command the pages run and document (:func:`symshard.cli.command_line`).
 
     Raises:
         OutputError: ``out`` holds files symshard did not write (without ``force``), or cannot be written.
@@ -127,7 +126,7 @@ def prepare(out: Path | str, *, source: Path | str | None = None, force: bool = 
     """
     folder = OutputFolder.open(out, "symshard site prepare", force=force, create=False)
     with tempfile.TemporaryDirectory(prefix="symshard-prepare-") as scratch:
-        _prepare_into(Path(scratch), source, site_url(url))
+        _prepare_into(Path(scratch), source, site_url(url), cli=cli)
         folder = OutputFolder.open(out, "symshard site prepare", force=force)
         folder.write_tree(Path(scratch))
         folder.finish()
@@ -142,7 +141,9 @@ def _quiet(stage: str, done: int, total: int) -> None:
     pass
 
 
-def _prepare_into(out: Path, source: Path | str | None, url: str, progress: Progress = _quiet) -> None:
+def _prepare_into(
+    out: Path, source: Path | str | None, url: str, progress: Progress = _quiet, *, cli: CommandLine | None = None
+) -> None:
     """:func:`prepare`'s work, into a fresh folder."""
     yaml = _yaml()
     src = Path(source) if source is not None else sources()
@@ -151,7 +152,9 @@ def _prepare_into(out: Path, source: Path | str | None, url: str, progress: Prog
     for language in LANGUAGES:
         project = out if language == "en" else out / language
         config = english if language == "en" else _merged(english, _overlay(yaml, src, language))
-        _prepare_language(yaml, src, project, language, config, english_docs=out / "docs", url=url, progress=progress)
+        _prepare_language(
+            yaml, src, project, language, config, english_docs=out / "docs", url=url, progress=progress, cli=cli
+        )
 
 
 def _overlay(yaml, src: Path, language: str) -> dict:
@@ -182,6 +185,7 @@ def _prepare_language(
     english_docs: Path,
     url: str,
     progress: Progress = _quiet,
+    cli: CommandLine | None = None,
 ) -> None:
     docs = project / "docs"
     docs.mkdir(parents=True, exist_ok=True)
@@ -201,7 +205,7 @@ def _prepare_language(
             shutil.copyfile(path, target)
         elif language == "en" or (translated / rel).is_file():
             text = (path if language == "en" else translated / rel).read_text(encoding="utf-8")
-            page = Page(rel.as_posix(), docs / "figures", figures=figures, language=language)
+            page = Page(rel.as_posix(), docs / "figures", figures=figures, language=language, cli=cli)
             target.write_text(page.render(text), encoding="utf-8")
         else:
             target.write_text(_with_note((english_docs / rel).read_text(encoding="utf-8"), language), encoding="utf-8")
@@ -309,6 +313,7 @@ def build(
     force: bool = False,
     url: str | None = None,
     progress: Progress = _quiet,
+    cli: CommandLine | None = None,
 ) -> Built:
     """Prepare the projects (kept in ``src`` if given) and build the static site into ``out``.
 
@@ -318,7 +323,7 @@ def build(
     are removed, files symshard did not write are never touched (a folder holding any is refused
     without ``force``). Dates in the site come from ``$SOURCE_DATE_EPOCH``, else :data:`BUILD_EPOCH`;
     its address (``url``) from :func:`site_url`. ``progress(stage, done, total)`` hears each page,
-    problem set and MkDocs build as it finishes.
+    problem set and MkDocs build as it finishes; ``cli`` is the command the pages run and document.
 
     Raises:
         OutputError: ``out`` or ``src`` holds files symshard did not write (without ``force``).
@@ -333,7 +338,7 @@ def build(
     with tempfile.TemporaryDirectory(prefix="symshard-site-") as scratch:
         project = Path(scratch) / "project"
         project.mkdir()
-        _prepare_into(project, None, site_url(url), progress)
+        _prepare_into(project, None, site_url(url), progress, cli=cli)
         runs = []
         for language, (_, folder) in LANGUAGES.items():
             config = project / folder / "mkdocs.yml"

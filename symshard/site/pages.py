@@ -17,8 +17,10 @@ Examples:
 
 from __future__ import annotations
 
+import argparse
 import ast
 import contextlib
+import importlib.resources
 import io
 import os
 import shlex
@@ -34,8 +36,8 @@ import sympy
 import symshard
 
 from .. import errors
+from ..chips import HARDWARE
 from ..errors import SymshardError, TemplateError
-from ..hardware import HARDWARE
 from ..mathtext import as_expr
 from ..messages import say
 from ..symbols import W_dcn, W_ici
@@ -43,7 +45,7 @@ from ..symbols import latex as symbol_latex
 from ..units import format_bytes, format_number, format_seconds
 from .mathml import to_mathml
 
-__all__ = ["Page", "cli_reference", "error_tree", "grammar", "hardware_table", "latex_of"]
+__all__ = ["CommandLine", "Page", "cli_reference", "error_tree", "grammar", "hardware_table", "latex_of", "sources"]
 
 
 def latex_of(value: object) -> str:
@@ -68,6 +70,26 @@ def _name_latex(name: str) -> str:
     return f"{base}_{{{sub}}}" if len(sub) == 1 else f"{base}_{{\\text{{{sub}}}}}"
 
 
+def sources() -> Path:
+    """The folder holding ``mkdocs.yml``, ``problem-sets.toml`` and ``docs/``."""
+    try:
+        return Path(str(importlib.resources.files("symshard.sitefiles")))
+    except ModuleNotFoundError:  # a source tree that was never installed: the site's sources sit beside the package
+        return Path(__file__).resolve().parents[2] / "site"
+
+
+@dataclass(frozen=True)
+class CommandLine:
+    """The ``symshard`` command as the site shows it: how to run it in this process, and its parser.
+
+    The site sits below the CLI and never imports it; whoever builds the site hands the command in
+    (``symshard site build`` passes :func:`symshard.cli.command_line`).
+    """
+
+    run: Callable[[list[str]], int]
+    parser: Callable[[], argparse.ArgumentParser]
+
+
 @dataclass
 class Page:
     """One page being written: its path under ``docs/`` and where its figures go.
@@ -82,6 +104,8 @@ class Page:
     """Figure names already taken, by any page of the site (shared between pages): name → page."""
     language: str = "en"
     """The page's language: a figure's caption is its alt text outside English (the drawing is shared)."""
+    cli: CommandLine | None = None
+    """The command that ``console()`` runs and ``cli_reference()`` documents (None: a page may not use them)."""
 
     @property
     def root(self) -> str:
@@ -139,8 +163,6 @@ class Page:
 
         ``env`` sets environment variables for this one command (e.g. ``SYMSHARD_FAMILIES``).
         """
-        from ..cli import main
-
         argv = shlex.split(command)
         if argv[:1] != ["symshard"]:
             raise TemplateError(
@@ -153,7 +175,7 @@ class Page:
             contextlib.redirect_stderr(err),
             _environ({"COLUMNS": "100", **(env or {})}),
         ):
-            got = main(argv[1:])
+            got = self.command_line().run(argv[1:])
         if got != status:
             raise TemplateError(
                 say(
@@ -167,6 +189,19 @@ class Page:
             )
         text = (out.getvalue() + err.getvalue()).rstrip("\n")
         return f"```console\n$ {command}\n{text}\n```"
+
+    def command_line(self) -> CommandLine:
+        """The command this page may run and document.
+
+        Raises:
+            TemplateError: the site is being written without one.
+        """
+        if self.cli is None:
+            raise TemplateError(
+                f"page {self.path} runs or documents the symshard command, but the site was prepared without it",
+                hint="build the site with 'symshard site build', or pass cli=symshard.cli.command_line()",
+            )
+        return self.cli
 
     # -- figures -----------------------------------------------------------------------------
 
@@ -218,7 +253,7 @@ class Page:
             "lang": self.language,
             "hardware_table": hardware_table,
             "error_tree": error_tree,
-            "cli_reference": cli_reference,
+            "cli_reference": lambda: cli_reference(self.command_line().parser()),
             "grammar": grammar,
             "families_table": families_table,
             "seconds": format_seconds,
@@ -271,8 +306,6 @@ def load_json(rel_path: str) -> object:
     that needs extras the site build does not), read at build time."""
     import json
 
-    from .build import sources
-
     path = sources() / rel_path
     if not path.is_file():
         raise TemplateError(
@@ -284,8 +317,6 @@ def load_json(rel_path: str) -> object:
 def data_file(rel_path: str, name: str) -> str:
     """Copy a data file of the site's sources (e.g. measured nccl-tests output) into the page's
     working folder as ``name``, so that the page's commands read it by that short name; returns ''."""
-    from .build import sources
-
     path = sources() / rel_path
     if not path.is_file():
         raise TemplateError(
@@ -456,12 +487,8 @@ def error_tree() -> str:
     return "\n".join(lines)
 
 
-def cli_reference() -> str:
-    """Every ``symshard`` command's ``--help``, as printed by the CLI itself."""
-    import argparse
-
-    from ..cli import _parser
-
+def cli_reference(parser: argparse.ArgumentParser) -> str:
+    """Every command's ``--help`` under ``parser`` (``symshard``'s own), as the CLI prints it."""
     out: list[str] = []
 
     def visit(parser: argparse.ArgumentParser, words: list[str], level: int) -> None:
@@ -474,7 +501,7 @@ def cli_reference() -> str:
                 for name, sub in action.choices.items():
                     visit(sub, [*words, name], min(level + 1, 4))
 
-    visit(_parser(), ["symshard"], 2)
+    visit(parser, [parser.prog], 2)
     return "\n".join(out)
 
 

@@ -75,11 +75,12 @@ class Classification:
     """Which of the chapter's four cases a matmul is in, and why.
 
     ``reason`` and ``notes`` are English; ``message`` and ``note_messages`` hold the same
-    sentences as keys and values, so :meth:`explain` can say them in another language.
+    sentences as keys and values, so :func:`symshard.explain` can say them in another language.
 
     Examples:
+        >>> import symshard as ss
         >>> c = matmul("A[I, J_X] · B[J_X, K] -> C[I, K]").classify()
-        >>> print(c.explain("zh"))  # doctest: +NORMALIZE_WHITESPACE
+        >>> print(ss.explain(c, "zh"))  # doctest: +NORMALIZE_WHITESPACE
         情况 3：两个操作数都沿 X 对收缩维度 J 分片，所以各设备的本地乘积只是部分和：先在本地相乘得到
         C[I, K]{U_X}，再沿 X 做 AllReduce（或 ReduceScatter）。
     """
@@ -92,14 +93,6 @@ class Classification:
 
     def __str__(self) -> str:
         return f"Case {self.case}: {self.reason}"
-
-    def explain(self, language: str = "en") -> str:
-        """``Case N: reason`` in ``language``; English is ``str(self)``."""
-        if language == "en" or self.message is None:
-            return str(self)
-        from .i18n.explain import explain
-
-        return explain(self, language)
 
     @classmethod
     def of(cls, case: int, message: Message, notes: Sequence[Message] = ()) -> Classification:

@@ -52,13 +52,13 @@ from ..collectives import (
     ReduceScatter,
 )
 from ..dtypes import canonical_dtype
+from ..einsums import LocalMatmul
 from ..errors import ShardingError
-from ..matmul import LocalMatmul
 from ..mesh import Mesh
 from ..messages import say
 from ..planner import Plan, PlanStep, Repermute, Strategy
-from ._runtime import require_jax
 from .interop import jax_mesh, local_shape, stacked_shape, stacked_spec
+from .runtime import require_jax
 
 __all__ = ["Execution", "execute", "forget_programs", "jax_dtype", "sample_operands", "undivided"]
 

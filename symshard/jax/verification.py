@@ -4,7 +4,7 @@
 
 1. runs every strategy (or the best, or a seeded sample: :func:`choose`) under ``shard_map``,
    within a time limit if given, and compares the result with the unsharded product and every
-   device's blocks with symshard's local shapes (:mod:`symshard.jax.execute`); a listed strategy
+   device's blocks with symshard's local shapes (:mod:`symshard.jax.execution`); a listed strategy
    holding a block that does not divide is reported as not runnable, never run;
 2. jits the same product with the same input and output shardings on a mesh whose
    axes are ``AxisType.Auto``, so that XLA's SPMD partitioner picks the collectives,
@@ -47,17 +47,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..arrays import Array, Dim
+from ..chips import Hardware
 from ..collectives import CollectiveExpr
 from ..dtypes import dtype_bytes
+from ..einsums import Matmul, matmul
 from ..errors import ShardingError, UsageError
-from ..hardware import Hardware
-from ..matmul import Matmul, matmul
 from ..mesh import Mesh
 from ..messages import Clauses, Message, Names, keyed, say
 from ..placement import ShapeLike
 from ..planner import Plan, Strategy, plan
-from ._runtime import require_jax
-from .execute import Execution, execute, jax_dtype, undivided
+from .execution import Execution, execute, jax_dtype, undivided
 from .hlo import (
     ELIDED,
     READ_BACK_FURTHER,
@@ -70,6 +69,7 @@ from .hlo import (
     sub_axis_slices,
 )
 from .interop import jax_mesh, partition_spec
+from .runtime import require_jax
 
 __all__ = [
     "Refinement",
@@ -1114,7 +1114,7 @@ def verify(
         progress: called with (strategies run, strategies chosen) after each one.
         fused: one program per strategy (True) or cached programs per leg (False).
         memo: shared between calls on the same mesh, shape and dtype (a sweep): placed operands
-            and operand legs already run (see :func:`symshard.jax.execute.execute`).
+            and operand legs already run (see :func:`symshard.jax.execution.execute`).
 
     A listed strategy holding a block that does not divide is reported in
     :attr:`Verification.unrunnable`, not run; one whose run raises is a failed execution.

@@ -5,10 +5,10 @@ one dim (an axis may also be unused; two axes on one dim come in every order). A
 :class:`Batch` is one einsum (a :class:`Family`, e.g. a 2-D matmul or attention's scores) on
 one mesh in one dtype; its cases are every combination of operand and output shardings or, where
 there are too many, a sample of them drawn with a seed (:func:`cases`). :func:`sweep` runs
-:func:`~symshard.jax.verify.verify` on each case, sharing compiled programs and operand legs
+:func:`~symshard.jax.verification.verify` on each case, sharing compiled programs and operand legs
 between the cases of a batch, and :class:`Sweep` sums it up per mesh: agreement on the mesh as
 written, and agreement counting the cases XLA plans with sub-axes that match a strategy on the
-refined mesh (kept apart, see :class:`~symshard.jax.verify.Refinement`). :data:`SWEEP` is the
+refined mesh (kept apart, see :class:`~symshard.jax.verification.Refinement`). :data:`SWEEP` is the
 sweep behind the docs page.
 
 Examples:
@@ -32,10 +32,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..arrays import Array, Dim
-from ..matmul import Matmul, matmul
+from ..einsums import Matmul, matmul
 from ..mesh import Mesh
-from .execute import forget_programs
-from .verify import Verification, verify
+from .execution import forget_programs
+from .verification import Verification, verify
 
 __all__ = ["FAMILIES", "SWEEP", "Batch", "Family", "Sweep", "cases", "shardings", "sweep"]
 
@@ -350,9 +350,9 @@ def sweep(
         batches: what to sweep (default: :data:`SWEEP`).
         seed: draws the cases of sampled batches and the strategies run per case.
         sample: strategies run under ``shard_map`` per case: the best, the one matching XLA's plan,
-            and up to this many in all (see :func:`~symshard.jax.verify.choose`); None runs every one.
+            and up to this many in all (see :func:`~symshard.jax.verification.choose`); None runs every one.
         hardware: the chip whose constants rank symshard's strategies.
-        time_limit: seconds per case (see :func:`~symshard.jax.verify.verify`).
+        time_limit: seconds per case (see :func:`~symshard.jax.verification.verify`).
         limit: only the first N cases of each batch (a quick look).
         progress: called with (batch, cases done, cases in the batch) after each case.
     """

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
+from functools import cache
 from pathlib import Path
 from typing import NamedTuple, TypeAlias
 
@@ -46,7 +47,7 @@ from .network import Level, Placement, place
 from .symbols import HARDWARE_SYMBOLS, C, T_base, T_hop, T_net, T_nvlink, W_dcn, W_hbm, W_ici, W_nvlink, W_spine
 from .topology import Fabric, Topology
 
-__all__ = ["HARDWARE", "Hardware", "Wiring", "exact_number", "hardware", "load_hardware"]
+__all__ = ["HARDWARE", "Hardware", "Wiring", "constant_ranges", "exact_number", "hardware", "load_hardware"]
 
 Number: TypeAlias = sympy.Rational
 
@@ -633,3 +634,20 @@ def load_hardware(path: str | Path) -> Hardware:
         label=str(head.get("label", file.stem)),
         sources=tuple(named.items()),
     )
+
+
+@cache
+def constant_ranges() -> dict[sympy.Expr, tuple[float, float]]:
+    """Each hardware constant's range over the preset catalogue, widened four times each way: where
+    sample points for a symbolic comparison put the constants a chip could have.
+
+    Examples:
+        >>> from symshard.symbols import T_hop
+        >>> constant_ranges()[T_hop]  # the catalogue's 1 µs ICI hop, a quarter to four times it
+        (2.5e-07, 4e-06)
+    """
+    found: dict[sympy.Expr, list[float]] = {}
+    for hw in HARDWARE.values():
+        for k, v in hw.constants().items():
+            found.setdefault(k, []).append(float(v))
+    return {k: (min(v) / 4, max(v) * 4) for k, v in found.items() if min(v) > 0}

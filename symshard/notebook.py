@@ -1,0 +1,119 @@
+"""Notebook display: symshard's results as tables and formulas in Jupyter and IPython.
+
+IPython chooses how to show an object through formatters, one per MIME type, which can be
+registered for a class by its module and name without importing the class. This module registers
+symshard's (the HTML of :mod:`symshard.display` and :mod:`symshard.modelreport`, the LaTeX of
+costs and conditions, the regime map of a comparison) that way, so the algebra defines no display
+methods and never imports its presentation. ``import symshard`` registers them when IPython is
+already running; otherwise ``%load_ext symshard.notebook`` does. Each formatter is a trampoline
+that imports its presentation module on the first call, so registering them costs nothing.
+
+Examples:
+    >>> from symshard.notebook import FORMATTERS, show
+    >>> sorted({mime for mime, *_ in FORMATTERS})
+    ['image/svg+xml', 'text/html', 'text/latex']
+    >>> import symshard as ss
+    >>> print(show("text/latex", ss.parse("AllGather_X(A[I_X, J])").cost()))
+    $T = \\max\\left(\\frac{T_{\\text{hop}} \\lvert X \\rvert}{2}, \\frac{2 I J}{W_{\\text{ici}}}\\right)$
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["FORMATTERS", "load_ipython_extension", "register", "show"]
+
+FORMATTERS: tuple[tuple[str, str, str, str], ...] = (
+    # (MIME type, the class's module, the class's name, the function that shows it)
+    ("text/html", "symshard.planner", "Plan", "plan_html"),
+    ("text/html", "symshard.planner", "Strategy", "strategy_html"),
+    ("text/html", "symshard.crossovers", "Comparison", "comparison_html"),
+    ("image/svg+xml", "symshard.crossovers", "Comparison", "comparison_svg"),
+    ("text/html", "symshard.placement", "Placement", "placement_html"),
+    ("text/html", "symshard.problems.engine", "Problem", "problem_html"),
+    ("text/html", "symshard.transfers", "Route", "route_html"),
+    ("text/html", "symshard.transfers", "Gather", "gather_html"),
+    ("text/html", "symshard.transfers", "HostTransfer", "host_transfer_html"),
+    ("text/html", "symshard.transfers", "SliceTotals", "slice_totals_html"),
+    ("text/html", "symshard.transformer", "Model", "model_html"),
+    ("text/html", "symshard.training", "TrainingMemory", "memory_html"),
+    ("text/html", "symshard.training", "Training", "training_html"),
+    ("text/html", "symshard.inference", "Serving", "serving_html"),
+    ("text/latex", "symshard.collectives", "CollectiveCost", "cost_latex"),
+    ("text/latex", "symshard.conditions", "Condition", "condition_latex"),
+    ("text/latex", "symshard.conditions", "Clauses", "condition_latex"),
+)
+"""Every formatter :func:`register` installs."""
+
+
+def _function(name: str) -> Callable[[Any], str | None]:
+    """The presentation function ``name``, imported when it is first needed."""
+    if name in {"model_html", "memory_html", "training_html", "serving_html"}:
+        from . import modelreport
+
+        return getattr(modelreport, name)
+    if name == "comparison_svg":
+        return _comparison_svg
+    from . import display
+
+    return getattr(display, name)
+
+
+def _comparison_svg(comparison: Any) -> str | None:
+    # the regime map under a comparison; one that cannot be drawn (one strategy, one symbol) shows as text
+    from .render.regions import regime_map
+
+    try:
+        return regime_map(comparison).svg
+    except Exception:
+        return None
+
+
+def show(mime: str, obj: object) -> str | None:
+    """What the notebook shows for ``obj`` as ``mime`` (None when symshard has no such view of it).
+
+    Raises:
+        KeyError: a MIME type symshard registers nothing for.
+    """
+    known = {m for m, *_ in FORMATTERS}
+    if mime not in known:
+        raise KeyError(mime)
+    classes = {(c.__module__, c.__name__) for c in type(obj).__mro__}
+    for m, module, cls, function in FORMATTERS:
+        if m == mime and (module, cls) in classes:
+            return _function(function)(obj)
+    return None
+
+
+def _trampoline(function: str) -> Callable[[Any], str | None]:
+    def shown(obj: Any) -> str | None:
+        return _function(function)(obj)
+
+    shown.__name__ = function
+    return shown
+
+
+def register(shell: Any | None = None) -> bool:
+    """Install symshard's formatters in ``shell`` (the running IPython when None).
+
+    Returns:
+        True if a shell took them, False when no IPython shell is running.
+    """
+    if shell is None:
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return False
+        shell = get_ipython()
+        if shell is None:
+            return False
+    formatters = shell.display_formatter.formatters
+    for mime, module, cls, function in FORMATTERS:
+        formatters[mime].for_type_by_name(module, cls, _trampoline(function))
+    return True
+
+
+def load_ipython_extension(shell: Any) -> None:
+    """``%load_ext symshard.notebook``: register the formatters in a shell started after ``import symshard``."""
+    register(shell)
