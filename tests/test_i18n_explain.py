@@ -287,17 +287,13 @@ def _fields(template: str) -> set[str]:
 
 
 def _english_texts() -> dict[str, str]:
-    import importlib
+    from symshard.i18n.extract import said_in_code
 
-    from symshard import cli, modelreport, report
-    from symshard.einsums import ENGLISH as MATMUL
-    from symshard.i18n import explain as explain_module
-
-    verify = importlib.import_module("symshard.jax.verify")  # the module (symshard.jax.verify is its function)
     out: dict[str, str] = {}
-    for table in (MATMUL, explain_module.ENGLISH, report.ENGLISH, cli.ENGLISH, modelreport.ENGLISH, verify.ENGLISH):
-        assert not set(out) & set(table), set(out) & set(table)
-        out.update(table)
+    for context, english in said_in_code():
+        if context and not context.startswith("join."):
+            assert context not in out, f"the key {context!r} has two English texts"
+            out[context] = english
     return out
 
 

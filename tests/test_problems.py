@@ -380,7 +380,8 @@ def test_cli_list_show_generate(tmp_path, capsys):
         (["problems", "generate", "--seed", "1", "--count", "2", "--lang", "../x", "--out", "/tmp/x"], "no text in"),
     ],
 )
-def test_cli_problem_errors(capsys, argv, pattern):
+def test_cli_problem_errors(capsys, tmp_path, argv, pattern):
+    argv = [str(tmp_path / "out") if a == "/tmp/x" else a for a in argv]  # a folder no one else writes
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and pattern in err

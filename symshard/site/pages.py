@@ -198,8 +198,11 @@ class Page:
         """
         if self.cli is None:
             raise TemplateError(
-                f"page {self.path} runs or documents the symshard command, but the site was prepared without it",
-                hint="build the site with 'symshard site build', or pass cli=symshard.cli.command_line()",
+                say(
+                    "page {path} runs or documents the symshard command, but the site was prepared without it",
+                    path=self.path,
+                ),
+                hint=say("build the site with 'symshard site build', or pass cli=symshard.cli.command_line()"),
             )
         return self.cli
 
