@@ -33,7 +33,8 @@ import json
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,7 +48,7 @@ from .errors import HardwareError, SymshardError, UsageError
 from .i18n import ENVIRONMENT, LANGUAGES, keyed, language_from, sentence
 from .mathtext import as_expr
 from .mesh import Mesh
-from .messages import Clauses, Message, say
+from .messages import Clauses, Message, PercentMessage, say
 from .notation import parse_array, parse_sizes
 from .outputs import OutputFolder, write_signed_file
 from .placement import place
@@ -219,6 +220,26 @@ def _width(text: str) -> int:
 
 def _ljust(text: str, width: int) -> str:
     return text + " " * max(0, width - _width(text))
+
+
+class _ArgparseMsgid(str):
+    """One of argparse's own gettext msgids: filled in with ``%``, it stays a message to say in any language."""
+
+    def __mod__(self, args: object) -> PercentMessage:  # type: ignore[override]
+        return PercentMessage(str(self), (("args", args),), "argparse")
+
+
+@contextmanager
+def _argparse_words() -> Iterator[None]:
+    """argparse's messages kept as messages while it parses: its words are gettext msgids (in
+    ``%`` syntax), which the catalogues translate under the context ``argparse``."""
+    saved = argparse._, argparse.ngettext  # type: ignore[attr-defined]
+    argparse._ = _ArgparseMsgid  # type: ignore[attr-defined]
+    argparse.ngettext = lambda one, many, n: _ArgparseMsgid(one if n == 1 else many)  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        argparse._, argparse.ngettext = saved  # type: ignore[attr-defined]
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -2121,7 +2142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     as_json = "--json" in argv
     parser = argument_parser()
     try:
-        args = parser.parse_args(argv)
+        with _argparse_words():
+            args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help()
             return 0

@@ -27,7 +27,7 @@ import sympy
 from .errors import NotationError
 from .inequalities import Relation, minimal, solve
 from .mathtext import as_expr, as_substitution
-from .messages import say
+from .messages import AllOf, AnyOf, say
 from .monomials import Domain
 from .substitution import SubstitutionLike, names_of, substitution
 from .symbols import is_axis_symbol, latex
@@ -60,9 +60,10 @@ class Case:
         return cls(label, tuple(r.relational() for r in relations), tuple(relations))
 
     def text(self) -> str:
+        """The relations joined by "and" (a message: the words are said in any language)."""
         if not self.relations:
-            return "always"
-        return " and ".join(_rel_text(r) for r in self.relations)
+            return say("always")
+        return say("{relations}", relations=AllOf(_rel_text(r) for r in self.relations))
 
     def latex(self) -> str:
         if not self.relations:
@@ -104,12 +105,12 @@ class Condition:
     def text(self) -> str:
         """``B < C/W_ici``, or several cases joined by ``or``."""
         if self.never:
-            return "never"
+            return say("never")
         if self.always:
-            return "always"
+            return say("always")
         if len(self.cases) == 1:
             return self.cases[0].text()
-        return " or ".join(f"({c.text()})" for c in self.cases)
+        return say("{cases}", cases=AnyOf(say("({case})", case=c.text()) for c in self.cases))
 
     def latex(self) -> str:
         if self.never:
@@ -718,11 +719,12 @@ class Clauses:
 
     def text(self) -> str:
         if self.never:
-            return "never"
+            return say("never")
         parts = [p for p in self.parts if not p.always]
         if not parts:
-            return "always"
-        return " and ".join(p.text() if len(p.cases) == 1 else f"({p.text()})" for p in parts)
+            return say("always")
+        shown = (p.text() if len(p.cases) == 1 else say("({case})", case=p.text()) for p in parts)
+        return say("{relations}", relations=AllOf(shown))
 
     def latex(self) -> str:
         if self.never:

@@ -11,17 +11,18 @@ reads an English sentence back.
 
 A value is text that is the same in every language (notation, names, the user's input), a
 number, a nested :class:`Message`, or one of three lists that each language joins in its own
-way: :class:`Names` (``J, K and L``), :class:`Choices` (``'a' or 'b'``) and :class:`Clauses`
-(sentences joined by ``; ``).
+way: :class:`Names` (``J, K and L``), :class:`Choices` (``'a' or 'b'``), :class:`Clauses`
+(sentences joined by ``; ``), and :class:`AllOf` and :class:`AnyOf` (the relations of a condition,
+joined by ``and`` and ``or``).
 
 This module is a leaf: it imports nothing from symshard, so every module may use it.
 
 Examples:
     >>> m = say("unknown dtype '{name}'", name="bf61")
     >>> m
-    Message("unknown dtype '{name}'", name='bf61')
-    >>> str(m)
     "unknown dtype 'bf61'"
+    >>> m.template, m.values
+    ("unknown dtype '{name}'", (('name', 'bf61'),))
     >>> str(say("shard {dims} over {axis}", dims=Names(["I", "J", "K"]), axis="X"))
     'shard I, J and K over X'
 """
@@ -29,10 +30,22 @@ Examples:
 from __future__ import annotations
 
 import string
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["Choices", "Clauses", "Message", "Names", "fields", "keyed", "say"]
+__all__ = [
+    "AllOf",
+    "AnyOf",
+    "Choices",
+    "Clauses",
+    "Message",
+    "Names",
+    "PercentMessage",
+    "fields",
+    "is_list",
+    "keyed",
+    "say",
+]
 
 
 class _List(tuple):  # type: ignore[type-arg]
@@ -60,9 +73,28 @@ class Clauses(_List):
     __slots__ = ()
 
 
+class AllOf(_List):
+    """Relations that all hold, joined by "and": ``B < D and D > 2·B`` (``B < D 且 D > 2·B``)."""
+
+    __slots__ = ()
+
+
+class AnyOf(_List):
+    """Alternatives of which one holds, joined by "or": ``(B < D) or (D = C)`` (``(B < D) 或 (D = C)``)."""
+
+    __slots__ = ()
+
+
 # How each list joins in English; another language's joins are entries of its catalogue
 # (msgctxt "join.comma", "join.and", "join.or", "join.clauses").
-ENGLISH_JOINS = {"join.comma": ", ", "join.and": " and ", "join.or": " or ", "join.clauses": "; "}
+ENGLISH_JOINS = {
+    "join.comma": ", ",
+    "join.and": " and ",
+    "join.or": " or ",
+    "join.clauses": "; ",
+    "join.all": " and ",
+    "join.any": " or ",
+}
 
 
 def join(items: Iterable[str], kind: type, words: Mapping[str, str]) -> str:
@@ -77,6 +109,10 @@ def join(items: Iterable[str], kind: type, words: Mapping[str, str]) -> str:
     items = list(items)
     if kind is Clauses:
         return words["join.clauses"].join(items)
+    if kind is AllOf:
+        return words["join.all"].join(items)
+    if kind is AnyOf:
+        return words["join.any"].join(items)
     if kind is Choices:
         return words["join.or"].join(items)
     if len(items) <= 1:
@@ -84,9 +120,9 @@ def join(items: Iterable[str], kind: type, words: Mapping[str, str]) -> str:
     return words["join.comma"].join(items[:-1]) + words["join.and"] + items[-1]
 
 
-def fill(template: str, values: Iterable[tuple[str, object]], say_value: Callable[[object], object]) -> str:
-    """``template`` with each value, said by ``say_value``, put in its field."""
-    return template.format(**{name: say_value(value) for name, value in values})
+def is_list(value: object) -> bool:
+    """Whether ``value`` is one of the lists each language joins its own way."""
+    return isinstance(value, _List)
 
 
 def _english(value: object) -> object:
@@ -106,12 +142,12 @@ class Message(str):
         context: a key that tells apart two uses of the same English (gettext's ``msgctxt``);
             the words of tables and reports are keyed this way (``"report.best"``).
 
-    Messages compare and hash as their English text, and pickle with their values.
+    Messages compare, hash and show (``repr``) as their English text, and pickle with their values.
 
     Examples:
         >>> m = Message("{count:,} strategies", (("count", 12345),))
         >>> m, m.template, dict(m.values)
-        (Message('{count:,} strategies', count=12345), '{count:,} strategies', {'count': 12345})
+        ('12,345 strategies', '{count:,} strategies', {'count': 12345})
         >>> m == "12,345 strategies"
         True
     """
@@ -122,26 +158,46 @@ class Message(str):
 
     def __new__(cls, template: str, values: Iterable[tuple[str, object]] = (), context: str = "") -> Message:
         pairs = tuple(values)
-        self = super().__new__(cls, fill(template, pairs, _english))
+        self = super().__new__(cls, cls.format_with(template, tuple((k, _english(v)) for k, v in pairs)))
         object.__setattr__(self, "template", template)
         object.__setattr__(self, "values", pairs)
         object.__setattr__(self, "context", context)
         return self
 
+    @staticmethod
+    def format_with(template: str, values: tuple[tuple[str, object], ...]) -> str:
+        """``template`` (this message's or a translation of it) filled with values already said."""
+        return template.format(**dict(values))
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"Message is immutable: cannot set {name!r}")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Message, (self.template, self.values, self.context))
+        return (type(self), (self.template, self.values, self.context))
 
     def __repr__(self) -> str:
-        shown = [repr(self.template)] + [f"{k}={v!r}" for k, v in self.values]
-        if self.context:
-            shown.append(f"context={self.context!r}")
-        return f"Message({', '.join(shown)})"
+        # shown as the English text it is, like any string; .template and .values hold the rest
+        return str.__repr__(self)
 
     def __str__(self) -> str:
         return str.__str__(self)
+
+
+class PercentMessage(Message):
+    """A message whose template is in ``%`` syntax, as the standard library's own gettext messages are
+    (argparse's ``'the following arguments are required: %s'``); its one value, ``args``, is what
+    goes after the ``%``: one value, a tuple or a dict.
+
+    Examples:
+        >>> m = PercentMessage("expected %s arguments", (("args", 2),), "argparse")
+        >>> str(m), m.context
+        ('expected 2 arguments', 'argparse')
+    """
+
+    @staticmethod
+    def format_with(template: str, values: tuple[tuple[str, object], ...]) -> str:
+        args = dict(values).get("args", ())
+        return template % args  # type: ignore[no-any-return]
 
 
 def say(template: str, /, **values: object) -> Message:
@@ -151,8 +207,9 @@ def say(template: str, /, **values: object) -> Message:
     template as a literal string so it can be found.
 
     Examples:
-        >>> say("mesh axis {axis} is given twice", axis="X")
-        Message('mesh axis {axis} is given twice', axis='X')
+        >>> m = say("mesh axis {axis} is given twice", axis="X")
+        >>> m, m.template, m.values
+        ('mesh axis X is given twice', 'mesh axis {axis} is given twice', (('axis', 'X'),))
     """
     return Message(template, tuple(values.items()))
 
@@ -161,8 +218,9 @@ def keyed(english: Mapping[str, str], key: str, /, **values: object) -> Message:
     """The words of ``key`` from a module's table of English (``english[key]``), kept with its key.
 
     Examples:
-        >>> keyed({"report.best": "best: {name}"}, "report.best", name="1")
-        Message('best: {name}', name='1', context='report.best')
+        >>> m = keyed({"report.best": "best: {name}"}, "report.best", name="1")
+        >>> m, m.template, m.context
+        ('best: 1', 'best: {name}', 'report.best')
     """
     return Message(english[key], tuple(values.items()), key)
 

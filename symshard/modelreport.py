@@ -3,7 +3,7 @@
 The algebra (:mod:`symshard.transformer`, :mod:`symshard.training`, :mod:`symshard.parallelism`,
 :mod:`symshard.inference`, :mod:`symshard.transfers`) returns SymPy values and English notes;
 the words around them are chosen here, in English or Simplified Chinese (keys in
-:data:`ENGLISH`, their Chinese in ``symshard/i18n/zh.toml``). Every line prints the formula and
+:data:`ENGLISH`, their Chinese in ``symshard/i18n/zh/*.po``). Every line prints the formula and
 then the number. JSON keeps English keys, numbers as numbers, formulas as text, and a ``*_zh``
 field beside each note. Notebooks get an HTML table of the same rows.
 

@@ -33,8 +33,6 @@ Examples:
 
 from __future__ import annotations
 
-import re
-
 import sympy
 
 from .conditions import Clauses
@@ -43,7 +41,7 @@ from .i18n import keyed, sentence
 from .mathtext import as_expr
 from .mesh import Mesh
 from .messages import Clauses as Sentences
-from .messages import say
+from .messages import Message, say
 from .planner import Plan, Reason, Strategy
 from .search import Candidate, SearchResult
 from .symbols import latex
@@ -127,8 +125,9 @@ def _regimes(label: str, language: str) -> str:
     """A case label such as ``1 compute-bound, 2 either`` in ``language``."""
     if language == "en":
         return label
-    if not re.fullmatch(r"[0-9]+ [a-z-]+(?:, [0-9]+ [a-z-]+)*", label):
+    if not label or isinstance(label, Message):
         return sentence(label, language)  # "no overlap: ...", "combined"
+    # a label built by crossovers names each strategy's regime by its number: "1 compute-bound, 2 either"
     parts = []
     for part in label.split(", "):
         index, _, word = part.partition(" ")
