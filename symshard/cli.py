@@ -222,11 +222,22 @@ def _ljust(text: str, width: int) -> str:
     return text + " " * max(0, width - _width(text))
 
 
-class _ArgparseMsgid(str):
-    """One of argparse's own gettext msgids: filled in with ``%``, it stays a message to say in any language."""
+class _ArgparseMsgid(Message):
+    """One of argparse's own gettext msgids, a message to say in any language (under the context
+    ``argparse``); filled in with ``%``, it stays one."""
+
+    def __new__(cls, msgid: str) -> _ArgparseMsgid:
+        return super().__new__(cls, msgid, (), "argparse")  # type: ignore[return-value]
+
+    @staticmethod
+    def format_with(template: str, values: tuple[tuple[str, object], ...]) -> str:
+        return template  # nothing to fill in until `%`
+
+    def __reduce__(self) -> tuple:  # type: ignore[type-arg]
+        return (_ArgparseMsgid, (self.template,))
 
     def __mod__(self, args: object) -> PercentMessage:  # type: ignore[override]
-        return PercentMessage(str(self), (("args", args),), "argparse")
+        return PercentMessage(self.template, (("args", args),), "argparse")
 
 
 @contextmanager

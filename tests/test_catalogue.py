@@ -94,3 +94,28 @@ def _english_at_raise_sites(path: Path) -> list[str]:
 def test_raise_sites_build_messages(path):
     found = _english_at_raise_sites(path)
     assert found == [], "build these with symshard.messages.say:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("language", [x for x in LANGUAGES if x != "en"])
+def test_every_catalogue_entry_is_said_by_the_code(language):
+    # argparse's own msgids are said by the standard library (symshard.cli keeps them as messages)
+    unused = [k for k in catalogue(language).entries if k not in SAID and k[0] != "argparse"]
+    assert unused == [], "no code says these any more; remove them from the catalogue:\n" + "\n".join(map(str, unused))
+
+
+def test_argparse_errors_are_said_in_chinese(capsys):
+    from symshard.cli import main
+
+    assert main(["--lang", "zh", "matmul", "A[I, J] · B[J, K]", "--mesh"]) == 2
+    assert capsys.readouterr().err == "symshard: 错误：参数 --mesh：需要一个值；提示：请查看 'symshard matmul --help'\n"
+    assert main(["--lang", "zh", "problems"]) == 2
+    assert "缺少必需的参数：ACTION" in capsys.readouterr().err
+    assert main(["problems"]) == 2  # English is argparse's own, byte for byte
+    assert capsys.readouterr().err.startswith("symshard: error: the following arguments are required: ACTION;")
+
+
+def test_no_regular_expression_reads_english_back():
+    import symshard.i18n.catalog as catalog_module
+
+    source = Path(catalog_module.__file__).read_text(encoding="utf-8")
+    assert "import re" not in source and not (PACKAGE / "i18n" / "zh.toml").exists()
