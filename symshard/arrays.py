@@ -22,13 +22,23 @@ Examples:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .errors import NotationError, ShardingError
 from .messages import say
 
-__all__ = ["Array", "Dim", "check_axis_name", "format_axes", "latex_axes", "unchecked_array", "unchecked_dim"]
+__all__ = [
+    "Array",
+    "Dim",
+    "check_axis_name",
+    "format_axes",
+    "latex_axes",
+    "register_readers",
+    "unchecked_array",
+    "unchecked_dim",
+]
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9']*(?:_[A-Za-z0-9']+)*\Z")
 _DIM = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
@@ -171,9 +181,7 @@ class Array:
     @classmethod
     def parse(cls, text: str) -> Array:
         """Parse ``text`` such as ``'A[I_X, J]{U_Y}'`` (see :mod:`symshard.notation`)."""
-        from .notation import parse_array
-
-        return parse_array(text)
+        return _READERS["array"](text)
 
     @property
     def dim_names(self) -> tuple[str, ...]:
@@ -291,13 +299,25 @@ class Array:
         return "$" + self.latex() + "$"
 
 
+# The readers of the notation, which build arrays and so sit above this module: symshard.notation
+# registers them when it is imported (as `import symshard` does), so that an array can be read from
+# text here without this module importing the parser.
+_READERS: dict[str, Callable[[str], Any]] = {}
+
+
+def register_readers(*, array: Callable[[str], Array], dim: Callable[[str], Dim]) -> None:
+    """Let :meth:`Array.parse` and text dims (``Array("A", ["I_X"])``) use the notation's parser.
+
+    :mod:`symshard.notation` calls this when it is imported; nothing else needs to.
+    """
+    _READERS.update(array=array, dim=dim)
+
+
 def _as_dim(d: Dim | str | tuple) -> Dim:
     if isinstance(d, Dim):
         return d
     if isinstance(d, str):
-        from .notation import parse_dim
-
-        return parse_dim(d)
+        return _READERS["dim"](d)
     if isinstance(d, tuple) and len(d) == 2:
         return Dim(d[0], d[1])
     raise NotationError(say("cannot read {dim} as a dim", dim=repr(d)), hint=say("pass Dim('I', ('X',)) or 'I_X'"))

@@ -43,7 +43,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .arrays import Array, Dim, check_array_rules, check_axis_name
+from .arrays import Array, Dim, check_array_rules, check_axis_name, register_readers
 from .errors import NotationError, ShardingError
 from .messages import Choices, Message, say
 
@@ -841,3 +841,6 @@ def classify(text: str) -> str:
     if any(t.kind == "OP" for t in p.toks):
         return "matmul"
     return "array"
+
+
+register_readers(array=parse_array, dim=parse_dim)
