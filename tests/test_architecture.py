@@ -262,9 +262,7 @@ def test_every_module_has_a_layer():
 
 
 # Circles still to break, each with why it is left (strict: the test fails once one is gone, so it leaves
-# this list). Array's constructor reads a dim given as text ("I_X") and Array.parse reads an array, both
-# with the parser of symshard.notation, which builds Arrays: the fix is a notation that yields syntax
-# and an arrays module that builds values from it (as einops' parsing knows nothing of tensors).
+# this list). None is left: arrays reads text through the readers symshard.notation registers with it.
 PENDING_CIRCLES: frozenset[frozenset[str]] = frozenset()
 
 
