@@ -352,7 +352,7 @@ def _set_aside_unused_sizes(args: argparse.Namespace, dims: Sequence[str], conte
     :func:`main` prints a note naming them. With ``--strict`` they stay, and the library refuses them."""
     if not getattr(args, "shape", None) or getattr(args, "strict", False):
         return
-    entries = parse_sizes(args.shape, what="shape")
+    entries = parse_sizes(args.shape, what=say("shape"))
     unused = [name for name, _, _ in entries if name not in set(dims)]
     if unused:
         args.shape = ",".join(f"{name}={value}" for name, value, _ in entries if name not in unused) or None
@@ -363,7 +363,7 @@ def _chip(args: argparse.Namespace) -> Hardware | None:
     chip = hardware(args.hw) if args.hw else None
     if args.hw_set:
         values = {}
-        for name, value, span in parse_sizes(args.hw_set, what="hardware constants"):
+        for name, value, span in parse_sizes(args.hw_set, what=say("hardware constants")):
             if value == "?":
                 raise HardwareError(
                     say("hardware constant {name} has no value in '{text}'", name=name, text=args.hw_set),
@@ -379,7 +379,7 @@ def _chip(args: argparse.Namespace) -> Hardware | None:
 def _mesh(args: argparse.Namespace, axes: Sequence[str], chip: Hardware | None) -> Mesh:
     topology = None
     if args.topology:
-        topology = {name: value for name, value, _ in parse_sizes(args.topology, what="topology")}
+        topology = {name: value for name, value, _ in parse_sizes(args.topology, what=say("topology"))}
     if args.mesh:
         return Mesh(args.mesh, hardware=chip, topology=topology)
     return Mesh(dict.fromkeys(axes), hardware=chip, topology=topology)
@@ -1125,7 +1125,7 @@ def _model(args: argparse.Namespace) -> tuple[str, dict]:
     if args.train and args.serve:
         raise UsageError(say("--train and --serve ask different questions"), hint=say("give one of them"))
     sizes = {}
-    for name, value, _ in parse_sizes(args.sizes or "", what="model size") if args.sizes else ():
+    for name, value in _int_sizes(args.sizes, say("model size")).items():
         if name not in _MODEL_SIZES:
             raise UsageError(
                 say("a model has no size '{name}'", name=name),

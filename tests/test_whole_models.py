@@ -367,6 +367,7 @@ def test_cli_describe_list_and_chinese(capsys):
         (("model", "--train"), "name a model to train or serve"),
         (("model", "llama3-8b", "--train", "--mfu", "2"), "MFU must be at most 1"),
         (("model", "llama3-8b", "--sizes", "Q=3"), "a model has no size 'Q'"),
+        (("model", "llama3-8b", "--train", "--sizes", "L=x"), "model size L must be a positive whole number, not 'x'"),
         (("model", "llama3-8b", "--serve", "--mesh", "X=2", "--chips", "2"), "not both"),
     ],
 )
