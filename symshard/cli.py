@@ -637,7 +637,7 @@ def _matmul_mesh(args: argparse.Namespace, mm, chip: Hardware | None) -> Mesh:
 def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
     from .einsums import matmul
     from .planner import plan
-    from .report import plan_data, plan_text
+    from .report.plans import plan_data, plan_text
 
     mm = matmul(args.matmul)
     chip = _chip(args)
@@ -746,7 +746,7 @@ def _compare(args: argparse.Namespace) -> tuple[str, dict]:
     from .crossovers import compare
     from .einsums import matmul
     from .planner import plan
-    from .report import compare_data, compare_text
+    from .report.plans import compare_data, compare_text
 
     mm = matmul(args.matmul)
     chip = _chip(args)
@@ -818,7 +818,7 @@ def _regime_map(args: argparse.Namespace, c: Comparison, text: str, data: dict) 
 
 def _best(args: argparse.Namespace) -> tuple[str, dict]:
     from .einsums import matmul
-    from .report import search_data, search_text
+    from .report.plans import search_data, search_text
     from .search import best_sharding
 
     chain = [matmul(text) for text in args.matmul]
@@ -1116,7 +1116,7 @@ _MODEL_SIZES = {"L": "layers", "D": "d_model", "F": "d_ff", "N": "heads", "K": "
 
 
 def _model(args: argparse.Namespace) -> tuple[str, dict]:
-    from .modelreport import model_report, presets_report
+    from .report.models import model_report, presets_report
 
     if args.list or not args.name:
         if args.train or args.serve:

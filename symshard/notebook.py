@@ -2,8 +2,8 @@
 
 IPython chooses how to show an object through formatters, one per MIME type, which can be
 registered for a class by its module and name without importing the class. This module registers
-symshard's (the HTML of :mod:`symshard.display` and :mod:`symshard.modelreport`, the LaTeX of
-costs and conditions, the regime map of a comparison) that way, so the algebra defines no display
+symshard's (the HTML of results and the LaTeX of costs and conditions from :mod:`symshard.report`,
+the regime map of a comparison) that way, so the algebra defines no display
 methods and never imports its presentation. ``import symshard`` registers them when IPython is
 already running; otherwise ``%load_ext symshard.notebook`` does. Each formatter is a trampoline
 that imports its presentation module on the first call, so registering them costs nothing.
@@ -49,15 +49,11 @@ FORMATTERS: tuple[tuple[str, str, str, str], ...] = (
 
 def _function(name: str) -> Callable[[Any], str | None]:
     """The presentation function ``name``, imported when it is first needed."""
-    if name in {"model_html", "memory_html", "training_html", "serving_html"}:
-        from . import modelreport
-
-        return getattr(modelreport, name)
     if name == "comparison_svg":
         return _comparison_svg
-    from . import display
+    from . import report  # each name loads only its own module of the package
 
-    return getattr(display, name)
+    return getattr(report, name)
 
 
 def _comparison_svg(comparison: Any) -> str | None:

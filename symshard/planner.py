@@ -580,7 +580,7 @@ class Strategy:
 
 @dataclass(frozen=True, slots=True)
 class Reason:
-    """Why a plan lists a strategy, as a key and values (the words are :mod:`symshard.report`'s).
+    """Why a plan lists a strategy, as a key and values (the words are :mod:`symshard.report.plans`'s).
 
     Keys: ``fastest`` (numbers: the fastest of all), ``fastest_within`` (numbers: the fastest of the
     strategies that need at most ``memory`` bytes per device, so the one to use under that limit),

@@ -51,7 +51,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple(
             "einsums planner routes crossovers conditions inequalities monomials schemes search program read worked",
         ),
         ("models", "transformer training inference parallelism transfers jax.*"),
-        ("presentation", "i18n.* report modelreport display notebook render.* problems.* site.*"),
+        ("presentation", "i18n.* report.* notebook render.* problems.* site.*"),
         ("cli", "cli"),
     )
 )
@@ -301,7 +301,7 @@ def test_the_checks_see_what_they_claim():
     assert _resolve("symshard.i18n.explain", 2, "einsums") == "symshard.einsums"
     assert _resolve("symshard.i18n", 1, "catalog") == "symshard.i18n.catalog"
     assert layer_of("symshard.errors") == 0 and layer_of("symshard.cli") == len(LAYERS) - 1
-    assert layer_of("symshard.render.regions") == layer_of("symshard.display")
+    assert layer_of("symshard.render.regions") == layer_of("symshard.report.html")
 
 
 # -- no function shadows a module ---------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Notebook display: each result's HTML (content, units, escaping, truncation, determinism), the LaTeX
-of conditions in symshard's one style, and ``subs`` reading names and text (symshard/display.py,
+of conditions in symshard's one style, and ``subs`` reading names and text (symshard/report/html.py,
 symshard/substitution.py)."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import pytest
 import sympy
 
 import symshard as ss
-from symshard.display import TOP, comparison_html, math, plan_html
 from symshard.errors import NotationError, UnknownSymbolError
 from symshard.i18n.catalog import translate
 from symshard.notebook import show
-from symshard.report import plan_text
+from symshard.report.html import TOP, comparison_html, math, plan_html
+from symshard.report.plans import plan_text
 from symshard.symbols import C, T_hop, W_ici, axis, dim
 from symshard.units import format_bytes, format_seconds
 
@@ -177,7 +177,7 @@ def test_a_numeric_cost_shows_its_time_with_a_unit(mesh, shape, hardware):
 
 
 def test_display_is_not_imported_by_symshard():
-    code = "import sys, symshard; print('symshard.display' in sys.modules, 'symshard.notebook' in sys.modules)"
+    code = "import sys, symshard; print('symshard.report' in sys.modules, 'symshard.notebook' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False False"
 
@@ -187,9 +187,9 @@ def test_ipython_shows_results_through_formatters_registered_by_type_name():
     pytest.importorskip("IPython", reason="IPython (dev extra, with ipykernel) is not installed")
     code = (
         "import sys; from IPython.core.interactiveshell import InteractiveShell; ip = InteractiveShell.instance(); "
-        "import symshard as ss; early = sorted(m for m in ('symshard.display', 'symshard.planner') if m in sys.modules); "
+        "import symshard as ss; early = sorted(m for m in ('symshard.report', 'symshard.planner') if m in sys.modules); "
         f"p = ss.plan({MATMUL!r}, 'X=8', 'B=1024,D=8192,F=16384', hardware='tpu-v5e'); "
-        "data, _ = ip.display_formatter.format(p); from symshard.display import plan_html; "
+        "data, _ = ip.display_formatter.format(p); from symshard.report.html import plan_html; "
         "cost = ss.parse('AllGather_X(A[I_X, J])').cost(); latex, _ = ip.display_formatter.format(cost); "
         "print(early, data['text/html'] == plan_html(p), latex['text/latex'] == '$' + cost.latex() + '$')"
     )

@@ -23,18 +23,18 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
-from .mathtext import as_expr
-from .symbols import latex
-from .units import format_bytes, format_flops, format_number, format_seconds
+from ..mathtext import as_expr
+from ..symbols import latex
+from ..units import format_bytes, format_flops, format_number, format_seconds
 
 if TYPE_CHECKING:
-    from .collectives import CollectiveCost
-    from .conditions import Clauses, Condition
-    from .crossovers import Comparison
-    from .placement import Placement
-    from .planner import Plan, PlanStep, Strategy
-    from .problems.engine import Problem
-    from .transfers import Gather, HostTransfer, Route, SliceTotals
+    from ..collectives import CollectiveCost
+    from ..conditions import Clauses, Condition
+    from ..crossovers import Comparison
+    from ..placement import Placement
+    from ..planner import Plan, PlanStep, Strategy
+    from ..problems.engine import Problem
+    from ..transfers import Gather, HostTransfer, Route, SliceTotals
 
 __all__ = [
     "TOP",
@@ -142,7 +142,7 @@ def _page(kind: str, *parts: str) -> str:
 
 def _step_tex(step: PlanStep) -> str:
     """One step's short name in LaTeX: ``\\text{AllGather}_{X}(Y)``, ``\\text{matmul}``."""
-    from .einsums import LocalMatmul
+    from ..einsums import LocalMatmul
 
     if isinstance(step.op, LocalMatmul):
         return r"\text{matmul}"
@@ -314,8 +314,8 @@ def comparison_html(c: Comparison) -> str:
 
 
 def _regime_map(c: Comparison) -> str | None:
-    from .errors import SymshardError
-    from .render.regions import regime_map
+    from ..errors import SymshardError
+    from ..render.regions import regime_map
 
     try:
         return regime_map(c).svg
@@ -436,10 +436,10 @@ def slice_totals_html(t: SliceTotals) -> str:
 
 def _markdown(text: str, figures: dict[str, str]) -> str:
     """A template's Markdown as HTML, its figures inline as data URIs (plain text if Markdown is missing)."""
-    from .errors import UsageError
+    from ..errors import UsageError
 
     try:
-        from .problems.html import to_html
+        from ..problems.html import to_html
 
         body, _ = to_html(text, lambda name: figures.get(name, "figures/" + name))
         return body

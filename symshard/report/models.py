@@ -20,10 +20,10 @@ from collections.abc import Mapping, Sequence
 
 import sympy
 
-from .errors import SymshardError
-from .i18n import keyed, sentence
-from .mathtext import as_expr
-from .units import format_bytes, format_flops, format_number, format_seconds, json_value, pretty, sig
+from ..errors import SymshardError
+from ..i18n import keyed, sentence
+from ..mathtext import as_expr
+from ..units import format_bytes, format_flops, format_number, format_seconds, json_value, pretty, sig
 
 __all__ = [
     "ENGLISH",
@@ -110,7 +110,7 @@ def _say(key: str, language: str, **values: object) -> str:
 def _term(word: str, language: str) -> str:
     if language == "en":
         return f"{word}-bound"
-    from .i18n import term
+    from ..i18n import term
 
     return term(f"{word}_bound", language)
 
@@ -118,7 +118,7 @@ def _term(word: str, language: str) -> str:
 def _condition(text: str, language: str) -> str:
     if language == "en":
         return text
-    from .i18n.catalog import condition
+    from ..i18n.catalog import condition
 
     return condition(text, language)
 
@@ -146,7 +146,7 @@ def _eq(formula: object, value: object, fmt) -> str:
 
 
 def _symbolic(m):
-    from .transformer import Model
+    from ..transformer import Model
 
     return Model.symbolic(moe=m.is_moe, gated=m.gated, tied_embeddings=m.tied_embeddings)
 
@@ -156,7 +156,7 @@ def _symbolic(m):
 
 def model_text(m, language: str = "en") -> str:
     """The model's sizes, parameters by part, FLOPs per token and KV cache per token."""
-    from .inference import kv_cache_bytes
+    from ..inference import kv_cache_bytes
 
     p = m.params
     head = (
@@ -188,7 +188,7 @@ def model_text(m, language: str = "en") -> str:
 
 def model_data(m) -> dict:
     """The model as a JSON-ready dict."""
-    from .inference import kv_cache_bytes
+    from ..inference import kv_cache_bytes
 
     p = m.params
     sym = _symbolic(m)
@@ -212,7 +212,7 @@ def model_data(m) -> dict:
 
 def presets_report(language: str = "en") -> tuple[str, dict]:
     """Every preset, one line each."""
-    from .transformer import MODELS
+    from ..transformer import MODELS
 
     rows = [(_say("model.presets_head", language), _say("model.presets_columns", language))]
     for m in MODELS.values():
@@ -235,7 +235,7 @@ def _notes_json(notes: Sequence[str]) -> list[dict]:
 
 def training_report(run, roofs, verdicts, split, totals, language: str = "en") -> tuple[str, dict]:
     """The text and JSON of a training run with its rooflines (see :func:`model_report`)."""
-    from .training import OPTIMIZERS
+    from ..training import OPTIMIZERS
 
     m, lang = run.model, language
     chip = run.hardware.label if run.hardware is not None else ""
@@ -348,7 +348,7 @@ def _flop(x: object) -> str:
 
 
 def _symbolic_memory(mem):
-    from .training import training_memory
+    from ..training import training_memory
 
     return training_memory(_symbolic(mem.model), policy=mem.policy, optimizer=mem.optimizer,
                            gradients=bool(mem.gradients != 0))  # fmt: skip
@@ -366,7 +366,7 @@ def _size(x: object) -> str:
 def _schemes_text(roofs, language: str) -> list[str]:
     if not roofs:
         return []
-    from .parallelism import OVERLAPS
+    from ..parallelism import OVERLAPS
 
     lines = [_say("model.schemes_head", language, convention=sentence(OVERLAPS["axes"], language)
                   if roofs[0].convention == OVERLAPS["axes"] else sentence(roofs[0].convention, language))]  # fmt: skip
@@ -499,7 +499,7 @@ def serving_report(s, limits, ws, language: str = "en") -> tuple[str, dict]:
 def _memory_bound(language: str) -> str:
     if language == "en":
         return "memory-bound"
-    from .i18n import term
+    from ..i18n import term
 
     return term("memory_bound", language)
 
@@ -532,7 +532,7 @@ def model_report(
     Raises:
         ModelError, UnknownPresetError, UnknownHardwareError, PlanError: bad input.
     """
-    from .transformer import model
+    from ..transformer import model
 
     m = model(name)
     if sizes:
@@ -548,9 +548,9 @@ def model_report(
 
 
 def _train(m, *, hardware, tokens, chips, mfu, batch, policy, optimizer, gradients, context, dtype, overlap, language):
-    from .parallelism import best_split, rooflines, verdict
-    from .training import train
-    from .transfers import slice_totals
+    from ..parallelism import best_split, rooflines, verdict
+    from ..training import train
+    from ..transfers import slice_totals
 
     run = train(m, tokens=tokens, chips=chips, hardware=hardware, mfu=mfu, batch=batch, policy=policy,
                 optimizer=optimizer, gradients=gradients, dtype=dtype, context=context)  # fmt: skip
@@ -570,8 +570,8 @@ def _train(m, *, hardware, tokens, chips, mfu, batch, policy, optimizer, gradien
 
 
 def _serve(m, *, hardware, batch, context, mesh, chips, dtype, kv_dtype, language):
-    from .inference import decode_tp_limit, prefill_tp_limit, serve, weight_stationary
-    from .symbols import dim
+    from ..inference import decode_tp_limit, prefill_tp_limit, serve, weight_stationary
+    from ..symbols import dim
 
     s = serve(m, batch=batch, context=context, mesh=mesh, chips=chips, hardware=hardware, dtype=dtype,
               kv_dtype=kv_dtype)  # fmt: skip

@@ -35,17 +35,17 @@ from __future__ import annotations
 
 import sympy
 
-from .conditions import Clauses
-from .crossovers import Comparison, Condition
-from .i18n import keyed, sentence
-from .mathtext import as_expr
-from .mesh import Mesh
-from .messages import Clauses as Sentences
-from .messages import Message, say
-from .planner import Plan, Reason, Strategy
-from .search import Candidate, SearchResult
-from .symbols import latex
-from .units import format_bytes, format_flops, format_number, format_seconds, format_seconds_expr, json_value, pretty
+from ..conditions import Clauses
+from ..crossovers import Comparison, Condition
+from ..i18n import keyed, sentence
+from ..mathtext import as_expr
+from ..mesh import Mesh
+from ..messages import Clauses as Sentences
+from ..messages import Message, say
+from ..planner import Plan, Reason, Strategy
+from ..search import Candidate, SearchResult
+from ..symbols import latex
+from ..units import format_bytes, format_flops, format_number, format_seconds, format_seconds_expr, json_value, pretty
 
 __all__ = [
     "ENGLISH",
@@ -116,7 +116,7 @@ def _bound(bound: str | None, language: str) -> str:
     """``compute-bound`` / ``计算受限``."""
     if language == "en" or bound is None:
         return f"{bound}-bound"
-    from .i18n import term
+    from ..i18n import term
 
     return term(f"{bound}_bound", language)
 
@@ -142,13 +142,13 @@ def _condition(text: str, language: str) -> str:
     """A condition's text: the relations as they are, the words between them in ``language``."""
     if language == "en":
         return text
-    from .i18n.catalog import condition
+    from ..i18n.catalog import condition
 
     return condition(text, language)
 
 
 def _explanation(s: Strategy, mesh: Mesh | None, language: str) -> list[str]:
-    from .i18n.explain import strategy_sentences
+    from ..i18n.explain import strategy_sentences
 
     return strategy_sentences(s, language, mesh=mesh)
 
@@ -319,7 +319,7 @@ def _notes(p: Plan, language: str) -> list[str]:
 
 
 def _case_line(p: Plan, language: str) -> str:
-    from .i18n.explain import explain
+    from ..i18n.explain import explain
 
     return str(p.classification) if language == "en" else explain(p.classification, language)
 

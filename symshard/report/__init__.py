@@ -1,0 +1,136 @@
+"""The presentation layer: symshard's results as text, JSON-ready data and notebook HTML.
+
+The algebra returns SymPy values and keyed messages; the words, numbers with units and markup around
+them are chosen here, once, for every place that shows a result: the command line prints the text,
+``--json`` and the docs site use the data, and notebooks show the HTML (registered by
+:mod:`symshard.notebook`). One module per kind of result:
+
+- :mod:`~symshard.report.plans`: plans, comparisons and sharding searches (text and data);
+- :mod:`~symshard.report.models`: whole models, training runs and serving (text, data and HTML);
+- :mod:`~symshard.report.html`: plans, strategies, comparisons, placements, transfers and problems as
+  notebook HTML, and the LaTeX of costs and conditions.
+
+Each name below loads its module on first use, so that showing a collective's cost in a notebook does
+not import the planner.
+
+Examples:
+    >>> from symshard.report import plan_text
+    >>> from symshard.planner import plan
+    >>> print(plan_text(plan("A[I, J_X] · B[J_X, K] -> C[I, K]"), top=1).splitlines()[0])
+    A[I, J_X] · B[J_X, K] -> C[I, K]
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .html import (
+        comparison_html,
+        condition_latex,
+        cost_latex,
+        gather_html,
+        host_transfer_html,
+        placement_html,
+        plan_html,
+        problem_html,
+        route_html,
+        slice_totals_html,
+        strategy_html,
+    )
+    from .models import (
+        memory_html,
+        model_data,
+        model_html,
+        model_report,
+        model_text,
+        presets_report,
+        serving_html,
+        serving_report,
+        training_html,
+        training_report,
+    )
+    from .plans import compare_data, compare_text, plan_data, plan_text, search_data, search_text, strategy_data
+
+# Each public name (the names in __all__) and the module that defines it.
+_MODULES: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "comparison_html",
+            "condition_latex",
+            "cost_latex",
+            "gather_html",
+            "host_transfer_html",
+            "placement_html",
+            "plan_html",
+            "problem_html",
+            "route_html",
+            "slice_totals_html",
+            "strategy_html",
+        ),
+        ".html",
+    ),
+    **dict.fromkeys(
+        (
+            "memory_html",
+            "model_data",
+            "model_html",
+            "model_report",
+            "model_text",
+            "presets_report",
+            "serving_html",
+            "serving_report",
+            "training_html",
+            "training_report",
+        ),
+        ".models",
+    ),
+    **dict.fromkeys(
+        ("compare_data", "compare_text", "plan_data", "plan_text", "search_data", "search_text", "strategy_data"),
+        ".plans",
+    ),
+}
+
+__all__ = [
+    "compare_data",
+    "compare_text",
+    "comparison_html",
+    "condition_latex",
+    "cost_latex",
+    "gather_html",
+    "host_transfer_html",
+    "memory_html",
+    "model_data",
+    "model_html",
+    "model_report",
+    "model_text",
+    "placement_html",
+    "plan_data",
+    "plan_html",
+    "plan_text",
+    "presets_report",
+    "problem_html",
+    "route_html",
+    "search_data",
+    "search_text",
+    "serving_html",
+    "serving_report",
+    "slice_totals_html",
+    "strategy_data",
+    "strategy_html",
+    "training_html",
+    "training_report",
+]
+
+
+def __getattr__(name: str) -> object:
+    if name in _MODULES:
+        value = getattr(importlib.import_module(_MODULES[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'symshard.report' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
