@@ -41,19 +41,17 @@ from typing import TYPE_CHECKING
 import sympy
 
 from . import __version__
-from .chips import HARDWARE, Hardware, hardware
-from .collectives import CollectiveCost, parse_collective
-from .costmodels import COMM_OVERLAPS
+from .chips import Hardware, hardware
+from .collectives import parse_collective
 from .errors import HardwareError, SymshardError, UsageError
 from .i18n import ENVIRONMENT, LANGUAGES, keyed, language_from, sentence
-from .mathtext import as_expr
 from .mesh import Mesh
-from .messages import Clauses, Message, PercentMessage, say
+from .messages import Message, PercentMessage, say
 from .notation import parse_array, parse_sizes
 from .outputs import OutputFolder, write_signed_file
 from .placement import place
-from .symbols import C, W_ici, latex
-from .units import format_bytes, format_number, format_seconds, format_seconds_expr, json_value, pretty, sig
+from .report.text import table
+from .units import format_number, json_value, sig
 
 if TYPE_CHECKING:  # the comparison is built lazily, in the command that needs it
     from .crossovers import Comparison
@@ -64,55 +62,8 @@ __all__ = ["main"]
 
 ENGLISH: dict[str, str] = {
     "error.prefix": "symshard: error: ",
-    "cli.one_device": "(one device)",
-    "cli.shard_head": "{array} on mesh {mesh}, {dtype}",
-    "cli.local_shape": "local shape",
-    "cli.bytes_per_device": "bytes per device",
-    "cli.total_bytes": "total bytes",
-    "cli.over_devices": " over {devices} devices",
-    "cli.copies": "copies",
-    "cli.partial_sums": "partial sums",
-    "cli.hbm_time": "HBM read time",
-    "cli.hbm_on": " on {chip} (W_hbm = {bandwidth} B/s)",
-    "cli.hbm_no_chip": "  (name a chip with --hw for seconds)",
-    "cli.model": "model",
-    "cli.mesh": "mesh",
-    "cli.hardware": "hardware",
-    "cli.hops": "hops",
-    "cli.bandwidth": "bandwidth",
-    "cli.latency": "latency",
-    "cli.time": "time",
-    "cli.regime": ", {regime}",
-    "cli.latency_below": " ({regime} below V = {bytes})",
-    "cli.note": "note: {note}",
-    "cli.layer_head": "{scheme} MLP block, {mode}, {dtype}; bandwidth-only collectives over {fabric} ({bandwidth})",
-    "cli.training": "training",
-    "cli.serving": "serving",
-    "cli.phase.forward": "forward",
-    "cli.phase.backward": "backward",
-    "cli.phase.step": "step",
-    "cli.phase": "{phase}:",
-    "cli.overlaps": ", overlaps steps {steps}",
     "cli.unused_sizes": "note: --shape's sizes for {dims} were set aside: '{text}' has no such dim (--strict refuses them)",
-    "cli.spread_legend": "{symbols}: how many physical mesh axes each logical axis spans (--spread); here {values}",
-    "cli.overlaps_none": ", overlaps no matmul",
-    "cli.bound_arrow": "  -> {bound}",
-    "cli.memory_head": "memory per device (Adam: {bytes} B per parameter, fp32 master + m + v):",
-    "cli.memory.weights": "weights",
-    "cli.memory.gradients": "gradients",
-    "cli.memory.optimizer": "optimizer",
-    "cli.memory.activations": "activations",
-    "cli.memory.transient": "transient",
-    "cli.memory.peak": "peak",
-    "cli.compute_bound_when": "compute-bound when: {condition}",
-    "cli.with_numbers": "  with these numbers: {condition}",
-    "cli.best_split": "best split (forward T_comms): |X| = {x}, |Y| = N/|X|",
-    "cli.communication_bound_below": "communication-bound below B/N = {value}",
-    "cli.best_divisor_split": "  for N = {n}: best divisor split |X| = {x}, |Y| = {y}",
     "cli.verify.progress": "running strategies: {done} of {total} ({seconds} s)",
-    "cli.hardware.head": "name",
-    "cli.hardware.columns": "bf16 FLOP/s   HBM B/s    W_ici B/s  W_nvlink   T_hop   wiring",
-    "cli.hardware.substitutes": "  substitutes: {constants}",
     "cli.check.right": "{name}: right ({value})",
     "cli.check.wrong": "{name}: not right ({value})",
     "cli.check.total": "{right} of {total} right",
@@ -129,97 +80,12 @@ ENGLISH: dict[str, str] = {
     "cli.families.head": "family",
     "cli.families.columns": "difficulty  title",
     "cli.families.count": "{count} families",
-    "cli.latency_nccl": "{model}; latency from NCCL's tuning model, added to the bandwidth term",
-    "cli.level": "level {fabric}",
-    "cli.level_value": "{devices} devices, V = {bytes}: {time}, {steps} steps",
-    "cli.hardware.network": "  network: {levels}",
-    "cli.hardware.level": "{fabric} ({devices} devices per domain)",
-    "cli.hardware.node_egress": "  node egress: {bandwidth} B/s ({node} GPUs x W_dcn)",
-    "cli.comm_overlap": "T_comms: {how}",
-    "cli.calibrate.head": "{collective} over {ranks} ranks, {per_node} per node ({nodes} nodes), {rows} rows of {file}",
-    "cli.calibrate.model": "model",
-    "cli.calibrate.fit": "fit",
-    "cli.calibrate.fit_value": "t(S) = alpha + beta*S, least squares on relative error: alpha = {alpha}, beta = {beta} s/B",
-    "cli.calibrate.bandwidth": "bandwidth",
-    "cli.calibrate.bandwidth_value": "{symbol} = {formula} = {value} B/s per GPU{node}",
-    "cli.calibrate.per_node": " ({value} B/s per node)",
-    "cli.calibrate.latency": "latency",
-    "cli.calibrate.latency_value": "{symbol} = {formula} = {value}",
-    "cli.calibrate.kept": "kept",
-    "cli.calibrate.residuals": "residuals",
-    "cli.calibrate.residuals_value": "rms {rms}, largest {largest} at {size}",
-    "cli.calibrate.columns": "size (B)       measured     fitted   residual   busbw (GB/s) measured  fitted",
-    "cli.calibrate.wrote": "wrote {path}: use it with --hw {path}",
-    "cli.transfer.p2p_head": "{bytes} from chip {source} to chip {target} of a {chip} {shape} slice",
-    "cli.transfer.gather_head": "{bytes} from each of the {senders} other chips to chip {target} of a {chip} {shape} slice",
-    "cli.transfer.host_head": "{bytes} from the hosts over PCIe to {chips} chips, {share} each",
-    "cli.transfer.host_head_one": "{bytes} from the host over PCIe to one chip",
-    "cli.transfer.totals_head": "{chip} {shape}: {chips} chips",
-    "cli.transfer.slice": "slice",
-    "cli.transfer.route": "route",
-    "cli.transfer.route_value": "{waypoints}: {moves}",
-    "cli.transfer.route_none": "{source}: the source is the target, nothing moves",
-    "cli.transfer.ports": "ports",
-    "cli.transfer.ports_value": "{ports} used at once (one link per axis the route moves along)",
-    "cli.transfer.links_in": "links in",
-    "cli.transfer.links_in_value": "{ports} into the target: they, not the senders, set the pace",
-    "cli.transfer.farthest": "farthest",
-    "cli.transfer.farthest_value": "{hops} hops to the farthest sender",
-    "cli.transfer.p2p_bandwidth": "{bytes} / ({ports} × {link} B/s) = {time}",
-    "cli.transfer.gather_bandwidth": "{senders} × {bytes} / ({ports} × {link} B/s) = {time}",
-    "cli.transfer.latency_value": "{hops} × {hop} = {time}",
-    "cli.transfer.total": "bandwidth + latency = {time}",
-    "cli.transfer.pcie": "PCIe",
-    "cli.transfer.pcie_value": "W_pcie = {bandwidth} per chip",
-    "cli.transfer.pcie_symbolic": "W_pcie per chip (name a chip with --hw for seconds)",
-    "cli.transfer.host_time": "V/(chips·W_pcie) = {time}",
-    "cli.transfer.matmul": "matmul",
-    "cli.transfer.matmul_value": "In[B, D] · W[D, F] with W streamed from the host is compute-bound when {condition}",
-    "cli.transfer.matmul_numeric": "  with these numbers: {condition}",
-    "cli.transfer.flops": "FLOP/s",
-    "cli.transfer.hbm": "HBM",
-    "cli.transfer.hbm_bandwidth": "HBM bandwidth",
-    "cli.transfer.hosts": "hosts",
-    "cli.transfer.hosts_value": "{hosts} ({per_host} chips per host: {source})",
-    "cli.transfer.hosts_unknown": "unknown (no host size on record for {chip})",
-    "cli.transfer.dcn": "DCN egress",
-    "cli.transfer.times": "{chips} × {each} = {total}",
-    "cli.transfer.no_figure": "no figure for {chip}",
 }
 """The English of the command line's own words by key; other languages are in the catalogue."""
 
 
 def _say(key: str, language: str, **values: object) -> str:
     return keyed(ENGLISH, key, language, **values)
-
-
-def _condition(formula: str, language: str) -> str:
-    """A condition's relations as they are, the words between them in ``language``."""
-    if language == "en":
-        return formula
-    from .i18n.catalog import condition
-
-    return condition(formula, language)
-
-
-def _bound(word: str, language: str) -> str:
-    """``compute-bound``, ``bandwidth-bound``, ... in ``language`` (the glossary's terms)."""
-    if language == "en":
-        return f"{word}-bound"
-    from .i18n import term
-
-    return term(f"{word}_bound", language)
-
-
-def _width(text: str) -> int:
-    """Columns ``text`` takes in a terminal (a CJK character takes two)."""
-    import unicodedata
-
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def _ljust(text: str, width: int) -> str:
-    return text + " " * max(0, width - _width(text))
 
 
 class _ArgparseMsgid(Message):
@@ -385,89 +251,27 @@ def _mesh(args: argparse.Namespace, axes: Sequence[str], chip: Hardware | None) 
     return Mesh(dict.fromkeys(axes), hardware=chip, topology=topology)
 
 
-def _equation(symbolic: object, numeric: object, fmt) -> str:
-    """``formula = number`` when they differ, else just one of them."""
-    sym = pretty(symbolic)
-    value = as_expr(numeric)
-    if value == as_expr(symbolic):
-        return sym
-    if not value.is_number:
-        shown = format_seconds_expr(value) if fmt is format_seconds else pretty(value)
-        return sym if shown == sym else f"{sym} = {shown}"
-    number = fmt(value)
-    return number if sym == format_number(value) or sym == str(value) else f"{sym} = {number}"
-
-
-def _table(rows: list[tuple[str, str]]) -> str:
-    width = max(_width(k) for k, _ in rows)
-    return "\n".join(f"{_ljust(k, width)}  {v}" for k, v in rows)
-
-
 # -- shard -----------------------------------------------------------------------------
 
 
 def _shard(args: argparse.Namespace) -> tuple[str, dict]:
+    from .report.placements import placement_report
+
     array = parse_array(args.array)
     chip = _chip(args)
     mesh = _mesh(args, [*array.axes, *sorted(array.unreduced)], chip)
     _set_aside_unused_sizes(args, array.dim_names, str(array))
     p = place(array, mesh, args.shape, dtype=args.dtype)
     s = place(array, mesh.symbolic(), None, dtype=args.dtype)
-    hbm = p.hbm_time(chip) if chip is not None and chip.hbm_bandwidth is not None else None
-    data = {
-        "array": str(array),
-        "mesh": str(mesh),
-        "dtype": p.dtype,
-        "global_shape": [json_value(x) for x in p.global_shape],
-        "local_shape": [json_value(x) for x in p.local_shape],
-        "bytes_per_device": json_value(p.bytes_per_device),
-        "total_bytes": json_value(p.total_bytes),
-        "copies": json_value(p.copies),
-        "partial_sums": json_value(p.partial_sums),
-        "devices": json_value(mesh.devices),
-        "hbm_time_s": json_value(hbm) if hbm is not None else None,
-        "hardware": chip.name if chip else None,
-        "formulas": {
-            "local_shape": [latex(x) for x in s.local_shape],
-            "bytes_per_device": latex(s.bytes_per_device),
-            "total_bytes": latex(s.total_bytes),
-            "copies": latex(s.copies),
-            "hbm_time": latex(s.hbm_time()),
-        },
-    }
-    lang = args.language
-    shape_sym = "[" + ", ".join(pretty(x) for x in s.local_shape) + "]"
-    shape_num = "[" + ", ".join(pretty(x) for x in p.local_shape) + "]"
-    rows = [
-        (_say("cli.local_shape", lang), shape_sym if shape_sym == shape_num else f"{shape_sym} = {shape_num}"),
-        (_say("cli.bytes_per_device", lang), _equation(s.bytes_per_device, p.bytes_per_device, format_bytes)),
-        (
-            _say("cli.total_bytes", lang),
-            _equation(s.total_bytes, p.total_bytes, format_bytes)
-            + _say("cli.over_devices", lang, devices=pretty(mesh.devices)),
-        ),
-        (_say("cli.copies", lang), _equation(s.copies, p.copies, format_number)),
-    ]
-    if p.array.unreduced:
-        rows.append((_say("cli.partial_sums", lang), _equation(s.partial_sums, p.partial_sums, format_number)))
-    if chip is not None and hbm is not None:
-        rows.append(
-            (
-                _say("cli.hbm_time", lang),
-                _equation(s.hbm_time(), hbm, format_seconds)
-                + _say("cli.hbm_on", lang, chip=chip.label, bandwidth=format_number(chip.hbm_bandwidth)),
-            )
-        )
-    else:
-        rows.append((_say("cli.hbm_time", lang), pretty(p.hbm_time()) + _say("cli.hbm_no_chip", lang)))
-    head = _say("cli.shard_head", lang, array=array, mesh=mesh or _say("cli.one_device", lang), dtype=p.dtype)
-    return head + "\n" + _table(rows), data
+    return placement_report(p, s, chip, args.language)
 
 
 # -- collective -----------------------------------------------------------------------------
 
 
 def _collective(args: argparse.Namespace) -> tuple[str, dict]:
+    from .report.collectives import collective_report
+
     expr = parse_collective(args.collective)
     chip = _chip(args)
     axes = [*expr.operand.axes, *sorted(expr.operand.unreduced), *expr.op.axes]
@@ -475,154 +279,16 @@ def _collective(args: argparse.Namespace) -> tuple[str, dict]:
     _set_aside_unused_sizes(args, expr.operand.dim_names, str(expr))
     cost = expr.cost(mesh, args.shape, dtype=args.dtype, hardware=chip, model=args.model)
     sym = expr.cost(mesh.symbolic(), None, dtype=args.dtype, model=args.model)
-    data = {
-        "collective": cost.collective,
-        "input": str(expr.operand),
-        "output": str(expr.output),
-        "model": cost.model,
-        "mesh": [
-            {
-                "axis": a.name,
-                "size": json_value(a.size),
-                "topology": a.topology.value,
-                "fabric": a.fabric.value,
-                "levels": [{"fabric": f.value, "devices": json_value(n)} for f, n in a.levels],
-            }
-            for a in mesh.axes
-        ],
-        "bytes": json_value(cost.bytes),
-        "bytes_in": json_value(cost.bytes_in),
-        "bytes_out": json_value(cost.bytes_out),
-        "hops": json_value(cost.hops),
-        "time_s": json_value(cost.time),
-        "bandwidth_time_s": json_value(cost.bandwidth_time),
-        "latency_time_s": json_value(cost.latency_time),
-        "regime": cost.regime,
-        "crossover_bytes": json_value(cost.crossover_bytes),
-        "latency_model": cost.latency_model,
-        "levels": [
-            {
-                "fabric": lv.fabric.value,
-                "devices": json_value(lv.devices),
-                "bytes": json_value(lv.bytes),
-                "bandwidth_time_s": json_value(lv.bandwidth_time),
-                "hops": json_value(lv.hops),
-            }
-            for lv in cost.levels
-        ],
-        "formula": latex(sym.time),
-        "formula_text": pretty(sym.time),
-        "hardware": chip.name if chip else None,
-        "assumptions": list(cost.assumptions),
-    }
-    if args.language != "en":
-        data["language"] = args.language
-        data[f"assumptions_{args.language}"] = [sentence(a, args.language) for a in cost.assumptions]
-    return _collective_text(expr, mesh, cost, sym, _chip_summary(chip), args.language), data
-
-
-def _chip_summary(chip: Hardware | None) -> str | None:
-    if chip is None:
-        return None
-    shown = [
-        f"{k} = {format_seconds(v) if str(k).startswith('T_') else format_number(v)}"
-        for k, v in chip.constants().items()
-        if k != C
-    ]
-    return f"{chip.label} ({', '.join(shown)})"
-
-
-def _collective_text(
-    expr, mesh: Mesh, cost: CollectiveCost, sym: CollectiveCost, chip: str | None, lang: str = "en"
-) -> str:
-    described = sentence(say("{clauses}", clauses=Clauses(mesh.describe())), lang)
-    model = cost.model if cost.latency_model == "book" else _say("cli.latency_nccl", lang, model=cost.model)
-    rows = [
-        (_say("cli.model", lang), model),
-        (_say("cli.mesh", lang), described or _say("cli.one_device", lang)),
-        *([(_say("cli.hardware", lang), chip)] if chip else []),
-        ("V", _equation(sym.bytes, cost.bytes, format_bytes)),
-        (_say("cli.hops", lang), _equation(sym.hops, cost.hops, format_number)),
-        (_say("cli.bandwidth", lang), _equation(sym.bandwidth_time, cost.bandwidth_time, format_seconds)),
-        (_say("cli.latency", lang), _equation(sym.latency_time, cost.latency_time, format_seconds)),
-    ]
-    if len(cost.levels) > 1:  # a collective across network levels: each level's share
-        shapes = sym.levels if len(sym.levels) == len(cost.levels) else cost.levels
-        for lv, sv in zip(cost.levels, shapes, strict=True):
-            value = _say(
-                "cli.level_value",
-                lang,
-                devices=_equation(sv.devices, lv.devices, format_number),
-                bytes=_equation(sv.bytes, lv.bytes, format_bytes),
-                time=_equation(sv.bandwidth_time, lv.bandwidth_time, format_seconds),
-                steps=_equation(sv.hops, lv.hops, format_number),
-            )
-            rows.append((_say("cli.level", lang, fabric=lv.fabric.value), value))
-    verdict = _equation(sym.time, cost.time, format_seconds)
-    if cost.regime is not None:
-        verdict += _say("cli.regime", lang, regime=_bound(cost.regime, lang))
-        if cost.crossover_bytes is not None and cost.crossover_bytes.is_number:
-            verdict += _say(
-                "cli.latency_below",
-                lang,
-                regime=_bound("latency", lang),
-                bytes=format_bytes(sympy.ceiling(cost.crossover_bytes)),
-            )
-    rows.append((_say("cli.time", lang), verdict))
-    notes = [a for a in cost.assumptions if not a.startswith(("model ", "axis ", "hardware ", "latency "))]
-    text = f"{expr}\n" + _table(rows)
-    if notes:
-        text += "\n" + "\n".join(_say("cli.note", lang, note=sentence(n, lang)) for n in notes)
-    return text
+    return collective_report(expr, mesh, cost, sym, chip, args.language)
 
 
 # -- hardware --------------------------------------------------------------------------------
 
 
 def _hardware(args: argparse.Namespace) -> tuple[str, dict]:
-    if args.name:
-        chip = hardware(args.name)
-        row = {k: json_value(v) for k, v in chip.table_row().items()}
-        one = {**row, "sources": dict(chip.sources)}
-        lines = [f"{chip.label} ({chip.name})"]
-        for key, value in chip.table_row().items():
-            if key in ("name", "label"):
-                continue
-            source = chip.source(key)
-            shown = "—" if value is None else format_number(value) if not isinstance(value, str) else value
-            lines.append(f"  {key.ljust(19)} {shown}" + (f"   [{source}]" if source else ""))
-        consts = ", ".join(f"{k} = {format_number(v)}" for k, v in chip.constants().items())
-        lines.append(_say("cli.hardware.substitutes", args.language, constants=consts))
-        levels = [
-            _say("cli.hardware.level", args.language, fabric=lv.fabric.value, devices=lv.domain)
-            if lv.domain is not None
-            else lv.fabric.value
-            for lv in chip.levels
-        ]
-        lines.append(_say("cli.hardware.network", args.language, levels=", ".join(levels)))
-        if chip.node_egress is not None:
-            lines.append(_say("cli.hardware.node_egress", args.language, bandwidth=format_number(chip.node_egress),
-                              node=chip.node_size))  # fmt: skip
-        one["levels"] = [{"fabric": lv.fabric.value, "domain": lv.domain} for lv in chip.levels]
-        one["latency_model"] = chip.latency_model
-        return "\n".join(lines), one
-    rows = [(_say("cli.hardware.head", args.language), _say("cli.hardware.columns", args.language))]
-    presets: list[dict] = []
-    for chip in HARDWARE.values():
-        c = chip.constants()
-        cells = [
-            format_number(chip.flops_bf16).ljust(13),
-            format_number(chip.hbm_bandwidth).ljust(10),
-            (format_number(c[W_ici]) if W_ici in c else "—").ljust(10),
-            (format_number(chip.nvlink_bandwidth) if chip.nvlink_bandwidth else "—").ljust(10),
-            (format_seconds(chip.hop_latency) if chip.hop_latency else "NCCL" if chip.base_latency else "—").ljust(7),
-            chip.wiring
-            + (f" {chip.node_size}" if chip.node_size else "")
-            + (f"x{chip.leaf_nodes}+spine" if chip.leaf_nodes else ""),
-        ]
-        rows.append((chip.name, " ".join(cells)))
-        presets.append({k: json_value(v) for k, v in chip.table_row().items()})
-    return _table(rows), {"hardware": presets}
+    from .report.chips import chip_report, chips_report
+
+    return chip_report(hardware(args.name), args.language) if args.name else chips_report(args.language)
 
 
 # -- matmul, compare, best --------------------------------------------------------------------
@@ -739,7 +405,7 @@ def _verify_progress(lang: str):
 def _verify_text(v, lang: str) -> str:
     """``Verification.text()`` in another language: the same rows of messages, said in ``lang``."""
     rows = [("".join(sentence(x, lang) for x in k), "".join(sentence(x, lang) for x in v_)) for k, v_ in v.rows()]
-    return v.matmul + "\n" + _table(rows)
+    return v.matmul + "\n" + table(rows)
 
 
 def _compare(args: argparse.Namespace) -> tuple[str, dict]:
@@ -860,9 +526,8 @@ def _int_sizes(text: str | None, what: Message) -> dict[str, int]:
 
 
 def _layer(args: argparse.Namespace) -> tuple[str, dict]:
-    from .schemes import ADAM_BYTES_PER_PARAM, SCHEMES, fsdp_tp_split, layer
-    from .symbols import axis as axis_symbol
-    from .symbols import dim as dim_symbol
+    from .report.layers import layer_report
+    from .schemes import layer
 
     chip = _chip(args)
     lay = layer(args.scheme, training=not args.serve, hardware=chip, comm_overlap=args.comm_overlap)
@@ -899,107 +564,8 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
     if chip is None:
         values = {k: v for k, v in values.items() if k.name.startswith(("|", "M_")) or k.name in "BDF"}
     solve = args.solve_for or ("Y" if lay.scheme == "tp" else "B_chip")
-    x, _ = lay._symbol(solve)
-    phases = {}
-    lang = args.language
-    mode = _say("cli.training" if lay.training else "cli.serving", lang)
-    lines = [
-        _say(
-            "cli.layer_head",
-            lang,
-            scheme=lay.scheme,
-            mode=mode,
-            dtype=lay.program.dtype,
-            fabric=lay.fabric,
-            bandwidth=pretty(lay.W),
-        )
-    ]
-
-    def num(expr, fmt):
-        return _equation(expr, as_expr(expr).xreplace(values), fmt)
-
-    for ph in lay.phases:
-        colls = []
-        lines.append(_say("cli.phase", lang, phase=_say(f"cli.phase.{ph}", lang)))
-        for st in lay.program.select(ph):
-            number = f"{st.index + 1:>2}."  # steps are numbered from 1 across both phases; "overlaps" uses them
-            if st.is_matmul:
-                lines.append(f"  {number} {st.op}   FLOPs {num(st.flops, format_number)}")
-                continue
-            if not st.is_collective:
-                continue
-            over = [m.index + 1 for m in lay.program.overlaps(st)]
-            steps = (", " if lang == "en" else "、").join(map(str, over))
-            lines.append(
-                f"  {number} {st.op}   V {num(st.bytes, format_bytes)}, T {num(st.time, format_seconds)}"
-                + (_say("cli.overlaps", lang, steps=steps) if over else _say("cli.overlaps_none", lang))
-            )
-            colls.append({"step": st.index + 1, "collective": str(st.op), "bytes": json_value(st.bytes.xreplace(values)),
-                          "bytes_formula": pretty(st.bytes), "time_s": json_value(st.time.xreplace(values)),
-                          "time_formula": pretty(st.time), "overlaps": over})  # fmt: skip
-        m, c = lay.math_time(ph), lay.comm_time(ph)
-        mv, cv = as_expr(m).xreplace(values), as_expr(c).xreplace(values)
-        bound = None
-        if mv.is_number and cv.is_number:
-            bound = "compute" if cv <= mv else "communication"
-        lines.append(f"      T_math   {num(m, format_seconds)}")
-        arrow = _say("cli.bound_arrow", lang, bound=_bound(bound, lang)) if bound else ""
-        lines.append(f"      T_comms  {num(c, format_seconds)}" + arrow)
-        phases[ph] = {
-            "flops_per_device": json_value(lay.flops(ph).xreplace(values)),
-            "flops_formula": pretty(lay.flops(ph)),
-            "math_time_s": json_value(mv),
-            "comm_time_s": json_value(cv),
-            "comm_bytes": json_value(lay.comm_bytes(ph).xreplace(values)),
-            "math_formula": pretty(m),
-            "comm_formula": pretty(c),
-            "bound": bound,
-            "collectives": colls,
-        }
-    mem = lay.memory
-    kinds = ("weights", "gradients", "optimizer", "activations", "transient", "peak")
-    lines.append(_say("cli.memory_head", lang, bytes=ADAM_BYTES_PER_PARAM))
-    for k in kinds:
-        lines.append(f"  {_ljust(_say(f'cli.memory.{k}', lang), 11)} {num(getattr(mem, k), format_bytes)}")
-    cond = lay.condition(solve)
-    hidden = {x, dim_symbol("B")} if x.name in ("B_chip", "B_pod") else {x}
-    numeric = cond.subs({k: v for k, v in values.items() if k not in hidden}, x) if values else None
-    lines.append(_say("cli.compute_bound_when", lang, condition=_condition(cond.text(), lang)))
-    if numeric is not None and numeric.text() != cond.text():
-        lines.append(_say("cli.with_numbers", lang, condition=_condition(numeric.text(), lang)))
-    data: dict = {
-        "scheme": lay.scheme,
-        "training": lay.training,
-        "fabric": lay.fabric,
-        "phases": phases,
-        "memory_bytes": {k: json_value(as_expr(getattr(mem, k)).xreplace(values)) for k in kinds},
-        "memory_formulas": {k: pretty(getattr(mem, k)) for k in kinds},
-        "optimizer_bytes_per_param": ADAM_BYTES_PER_PARAM,
-        "total_flops": pretty(lay.total_flops()),
-        "solve_for": str(x),
-        "condition": {"text": cond.text(), "latex": cond.latex(), "numeric": numeric.text() if numeric else None},
-        "schemes": list(SCHEMES),
-    }
-    lines.append(_say("cli.comm_overlap", lang, how=sentence(COMM_OVERLAPS[lay.comm_overlap], lang)))
-    data["comm_overlap"] = lay.comm_overlap
-    spreads = sorted(f"M_{a}" for a in used)
-    shown = ", ".join(f"{m} = {spread_values.get(m[2:], 1)}" for m in spreads)
-    lines.append(_say("cli.spread_legend", lang, symbols=", ".join(spreads), values=shown))
-    if lay.scheme == "fsdp+tp":
-        split = fsdp_tp_split(hardware=chip, comm_overlap=lay.comm_overlap)
-        best = split.x.xreplace({k: v for k, v in values.items() if k not in (axis_symbol("X"), axis_symbol("Y"))})
-        lines.append(_say("cli.best_split", lang, x=pretty(split.x)))
-        lines.append(_say("cli.communication_bound_below", lang, value=pretty(split.min_batch_per_chip)))
-        data["split"] = {"x_formula": pretty(split.x), "min_batch_per_chip_formula": pretty(split.min_batch_per_chip),
-                         "x": json_value(best) if best.free_symbols - {sympy.Symbol("N", positive=True, integer=True)}
-                         == set() and "X" in mesh and "Y" in mesh else None}  # fmt: skip
-        if "X" in mesh and "Y" in mesh and chip is not None:
-            n = mesh["X"] * mesh["Y"]
-            pick = split.best_integer(n, {**values, sympy.Symbol("N", positive=True, integer=True): n})
-            if pick is not None:
-                lines.append(_say("cli.best_divisor_split", lang, n=n, x=pick[0], y=pick[1]))
-                data["split"]["best_integer"] = {"X": pick[0], "Y": pick[1], "comm_time_s": json_value(pick[2])}
-    return "\n".join(lines), data
+    return layer_report(lay, values, mesh=mesh, spreads=spread_values, used=used, chip=chip, solve=solve,
+                        language=args.language)  # fmt: skip
 
 
 # -- calibrate -----------------------------------------------------------------------------------
@@ -1007,6 +573,7 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
 
 def _calibrate(args: argparse.Namespace) -> tuple[str, dict]:
     from .calibrate import calibrate, hardware_file, read_nccl_tests
+    from .report.calibrations import calibration_report
 
     path = Path(args.file)
     try:
@@ -1024,85 +591,7 @@ def _calibrate(args: argparse.Namespace) -> tuple[str, dict]:
     out = write_signed_file(
         args.out, hardware_file(cal, name=args.name, source=path.name), "symshard calibrate", force=args.force
     )
-    lang = args.language
-    chip = cal.hardware
-    bw_symbol = cal.bandwidth_level.bandwidth
-    lat_symbol = cal.latency_level.latency
-    level_time = next(lv.bandwidth_time for lv in cal.levels if lv.fabric is cal.bandwidth_level)
-    coefficient = as_expr(level_time / _S).xreplace({bw_symbol: 1})
-    w = cal.fitted[bw_symbol]
-    node = ""
-    if cal.bandwidth_level.value == "dcn":
-        node = _say("cli.calibrate.per_node", lang, value=format_number(w * cal.per_node))
-    rows = [
-        (_say("cli.calibrate.model", lang), "t(S) = " + pretty(cal.formula)),
-        (_say("cli.calibrate.fit", lang), _say("cli.calibrate.fit_value", lang,
-                                              alpha=format_seconds(_rat(cal.alpha)), beta=sig(_rat(cal.beta)))),
-        (_say("cli.calibrate.bandwidth", lang), _say("cli.calibrate.bandwidth_value", lang, symbol=bw_symbol,
-                                                    formula=f"({pretty(coefficient)})/beta", value=format_number(w),
-                                                    node=node)),
-    ]  # fmt: skip
-    if lat_symbol in cal.fitted:
-        lat = as_expr(cal.formula).as_independent(_S)[0]
-        steps = lat.coeff(lat_symbol)
-        rest = pretty(lat - steps * lat_symbol)
-        formula = f"(alpha - ({rest}))/{steps}" if steps != 1 else f"alpha - ({rest})"
-        rows.append((_say("cli.calibrate.latency", lang), _say("cli.calibrate.latency_value", lang, symbol=lat_symbol,
-                     formula=formula, value=format_seconds(cal.fitted[lat_symbol]))))  # fmt: skip
-    kept = ", ".join(
-        f"{k} = {format_seconds(v) if str(k).startswith('T_') else format_number(v)}"
-        for k, v in sorted(cal.kept.items(), key=lambda kv: str(kv[0]))
-    )
-    rows.append((_say("cli.calibrate.kept", lang), f"{kept} ({chip.label.removesuffix(', calibrated')})"))
-    worst = max(range(len(cal.residuals)), key=lambda i: abs(cal.residuals[i]))
-    rows.append((_say("cli.calibrate.residuals", lang), _say("cli.calibrate.residuals_value", lang,
-                 rms=f"{cal.rms_residual:.1%}", largest=f"{float(cal.residuals[worst]):+.1%}",
-                 size=format_number(cal.samples[worst].size))))  # fmt: skip
-    nodes = cal.ranks // cal.per_node
-    head = _say("cli.calibrate.head", lang, collective=cal.collective, ranks=cal.ranks, per_node=cal.per_node,
-                nodes=nodes, rows=len(cal.samples), file=path.name)  # fmt: skip
-    table = [_say("cli.calibrate.columns", lang)]
-    for s_, f_, r_, b_ in zip(cal.samples, cal.fitted_times, cal.residuals, cal.busbw, strict=True):
-        measured = f"{float(s_.busbw) / 1e9:.2f}" if s_.busbw is not None else "-"
-        table.append(
-            f"{s_.size:>12}  {format_seconds(_rat(s_.time)):>11}  {format_seconds(_rat(f_)):>9}  "
-            f"{float(r_):>+8.1%}   {measured:>21}  {float(b_) / 1e9:>6.2f}"
-        )
-    notes = [_say("cli.note", lang, note=sentence(n, lang)) for n in cal.notes]
-    text = "\n".join([head, _table(rows), *notes, "", *table, "", _say("cli.calibrate.wrote", lang, path=args.out)])
-    data = {
-        "file": str(path),
-        "format": run.format,
-        "collective": cal.collective,
-        "ranks": cal.ranks,
-        "per_node": cal.per_node,
-        "formula": pretty(cal.formula),
-        "formula_latex": latex(cal.formula),
-        "alpha_s": float(cal.alpha),
-        "beta_s_per_byte": float(cal.beta),
-        "bandwidth_level": cal.bandwidth_level.value,
-        "latency_level": cal.latency_level.value,
-        "fitted": {str(k): json_value(v) for k, v in cal.fitted.items()},
-        "kept": {str(k): json_value(v) for k, v in cal.kept.items()},
-        "rms_residual": cal.rms_residual,
-        "rows": [
-            {
-                "bytes": s_.size,
-                "time_s": float(s_.time),
-                "fitted_s": float(f_),
-                "residual": float(r_),
-                "busbw_measured": float(s_.busbw) if s_.busbw is not None else None,
-                "busbw_fitted": float(b_),
-            }
-            for s_, f_, r_, b_ in zip(cal.samples, cal.fitted_times, cal.residuals, cal.busbw, strict=True)
-        ],
-        "notes": list(cal.notes),
-        "hardware_file": str(out),
-    }
-    return text, data
-
-
-_S = sympy.Symbol("S", positive=True)
+    return calibration_report(cal, run, path, out, args.out, args.language)
 
 
 def _rat(x) -> sympy.Rational:
@@ -1218,7 +707,8 @@ def _transfer_question(args: argparse.Namespace) -> str:
 
 
 def _transfer(args: argparse.Namespace) -> tuple[str, dict]:
-    from .transfers import slice_shape
+    from .report.transfers import host_report, ici_report, slice_totals_report
+    from .transfers import Gather, Route, gather_to_one, point_to_point, slice_shape
 
     question = _transfer_question(args)
     chip = _chip(args)
@@ -1228,153 +718,18 @@ def _transfer(args: argparse.Namespace) -> tuple[str, dict]:
                              shape=args.slice, count=math.prod(dims)), hint=say("give one of them"))  # fmt: skip
     if question == "--host":  # the only question a formula answers without a chip
         chips = _chip_count(args.chips) if args.chips is not None else math.prod(dims) if dims else 1
-        return _host_report(chip, _transfer_size(args.bytes), chips, args.language)
+        return host_report(chip, _transfer_size(args.bytes), chips, args.language)
     if chip is None:
         raise UsageError(say("{option} needs a chip", option=question),
                          hint=say("name one with --hw, like --hw tpu-v5e (the list: symshard hardware)"))  # fmt: skip
     if question == "--totals":
-        return _slice_totals_report(chip, dims or (_chip_count(args.chips),), args.language)
-    return _ici_report(args, chip, dims or (), _transfer_size(args.bytes), args.language)
-
-
-def _shown(x: object, fmt) -> str:
-    """A value as a number with its unit, or its formula when a symbol is left."""
-    value = as_expr(x)
-    return fmt(value) if value.is_number else pretty(value)
-
-
-def _coords_text(coords: Sequence[int]) -> str:
-    return "(" + ", ".join(map(str, coords)) + ")"
-
-
-def _wiring_rows(chip: Hardware, dims: tuple[int, ...], lang: str) -> tuple[str, list[dict]]:
-    mesh = Mesh({"XYZW"[i]: s for i, s in enumerate(dims)}, hardware=chip)
-    described = sentence(say("{clauses}", clauses=Clauses(mesh.describe())), lang)
-    data = [{"axis": a.name, "size": json_value(a.size), "topology": a.topology.value} for a in mesh.axes]
-    return described, data
-
-
-def _ici_report(args: argparse.Namespace, chip: Hardware, dims: tuple[int, ...], nbytes, lang: str):
-    """Point to point or gather to one: the rows that differ, then bandwidth, latency and their sum."""
-    from .symbols import T_hop
-    from .transfers import gather_to_one, point_to_point
-
-    shape = "x".join(map(str, dims))
-    link = chip.ici_link_bandwidth or chip.nvlink_bandwidth
-    hop = chip.hop_latency if chip.hop_latency is not None else T_hop
-    described, wiring = _wiring_rows(chip, dims, lang)
-    size = format_bytes(nbytes)
-    data: dict = {"hardware": chip.name, "slice": list(dims), "wiring": wiring, "bytes": json_value(nbytes)}
-    rows = [(_say("cli.transfer.slice", lang), described)]
-    if args.gather_to is not None:
-        g = gather_to_one(args.gather_to, dims, hardware=chip, nbytes=nbytes)
-        hops, bw, lat, time = g.farthest, g.bandwidth_time, g.latency_time, g.time
-        head = _say("cli.transfer.gather_head", lang, bytes=size, senders=format_number(g.senders),
-                    target=_coords_text(g.target), chip=chip.label, shape=shape)  # fmt: skip
-        rows += [
-            (_say("cli.transfer.links_in", lang), _say("cli.transfer.links_in_value", lang, ports=g.ports)),
-            (_say("cli.transfer.farthest", lang), _say("cli.transfer.farthest_value", lang, hops=g.farthest)),
-            (_say("cli.bandwidth", lang), _say("cli.transfer.gather_bandwidth", lang, senders=g.senders, bytes=size,
-             ports=g.ports, link=format_number(link), time=_shown(bw, format_seconds))),
-        ]  # fmt: skip
-        data.update({"question": "gather", "target": list(g.target), "senders": g.senders, "ports": g.ports,
-                     "farthest_hops": g.farthest})  # fmt: skip
+        return slice_totals_report(chip, dims or (_chip_count(args.chips),), args.language)
+    nbytes = _transfer_size(args.bytes)
+    if question == "--gather-to":
+        moved: Route | Gather = gather_to_one(args.gather_to, dims or (), hardware=chip, nbytes=nbytes)
     else:
-        r = point_to_point(args.source, args.target, dims, hardware=chip, nbytes=nbytes)
-        hops, bw, lat, time = r.hops, r.bandwidth_time, r.latency_time, r.time
-        head = _say("cli.transfer.p2p_head", lang, bytes=size, source=_coords_text(r.source),
-                    target=_coords_text(r.target), chip=chip.label, shape=shape)  # fmt: skip
-        moves = ", ".join(f"{'XYZW'[i]} {'+' if m > 0 else '−'}{abs(m)}" for i, m in enumerate(r.moves) if m)
-        route = (_say("cli.transfer.route_value", lang, waypoints=" → ".join(map(_coords_text, r.waypoints)),
-                      moves=moves) if r.hops else
-                 _say("cli.transfer.route_none", lang, source=_coords_text(r.source)))  # fmt: skip
-        rows += [
-            (_say("cli.transfer.route", lang), route),
-            (_say("cli.hops", lang), str(r.hops)),
-            (_say("cli.transfer.ports", lang), _say("cli.transfer.ports_value", lang, ports=r.ports)),
-            (_say("cli.bandwidth", lang), _say("cli.transfer.p2p_bandwidth", lang, bytes=size, ports=r.ports,
-             link=format_number(link), time=_shown(bw, format_seconds))),
-        ]  # fmt: skip
-        data.update({"question": "point_to_point", "source": list(r.source), "target": list(r.target),
-                     "route": [list(c) for c in r.waypoints], "moves": list(r.moves), "hops": r.hops,
-                     "ports": r.ports})  # fmt: skip
-    summed = (format_seconds(time) if as_expr(time).is_number else
-              f"{_shown(bw, format_seconds)} + {_shown(lat, format_seconds)}")  # fmt: skip
-    total = _say("cli.transfer.total", lang, time=summed)
-    regime, crossover = None, None
-    if as_expr(bw).is_number and as_expr(lat).is_number and bw > 0:
-        regime = "latency" if lat > bw else "bandwidth"
-        crossover = sympy.ceiling(nbytes * lat / bw)  # both times scale apart: bandwidth with V, latency not
-        total += _say("cli.regime", lang, regime=_bound(regime, lang))
-        if crossover > 0:
-            total += _say("cli.latency_below", lang, regime=_bound("latency", lang), bytes=format_bytes(crossover))
-    latency = _say("cli.transfer.latency_value", lang, hops=hops, hop=_shown(hop, format_seconds),
-                   time=_shown(lat, format_seconds))  # fmt: skip
-    rows += [(_say("cli.latency", lang), latency), (_say("cli.time", lang), total)]
-    data.update({"link_bandwidth": json_value(link), "hop_latency_s": json_value(hop),
-                 "bandwidth_time_s": json_value(bw), "latency_time_s": json_value(lat), "time_s": json_value(time),
-                 "regime": regime, "latency_bound_below_bytes": None if crossover is None else json_value(crossover)})  # fmt: skip
-    return head + "\n" + _table(rows), data
-
-
-def _host_report(chip: Hardware | None, nbytes, chips: int, lang: str) -> tuple[str, dict]:
-    from .transfers import host_matmul_condition, host_to_chip
-
-    t = host_to_chip(nbytes, hardware=chip, chips=chips)
-    exact = host_matmul_condition()
-    numeric = host_matmul_condition(hardware=chip) if chip is not None else None
-    head = (_say("cli.transfer.host_head", lang, bytes=format_bytes(nbytes), chips=format_number(chips),
-                 share=format_bytes(nbytes / chips)) if chips > 1 else
-            _say("cli.transfer.host_head_one", lang, bytes=format_bytes(nbytes)))  # fmt: skip
-    pcie = (_say("cli.transfer.pcie_value", lang, bandwidth=f"{format_number(t.bandwidth)} B/s")
-            if as_expr(t.bandwidth).is_number else _say("cli.transfer.pcie_symbolic", lang))  # fmt: skip
-    rows = [(_say("cli.hardware", lang), chip.label)] if chip is not None else []
-    rows += [
-        (_say("cli.transfer.pcie", lang), pcie),
-        (_say("cli.time", lang), _say("cli.transfer.host_time", lang, time=_shown(t.time, format_seconds))),
-        (_say("cli.transfer.matmul", lang), _say("cli.transfer.matmul_value", lang,
-         condition=_condition(exact.text(), lang))),
-    ]  # fmt: skip
-    if numeric is not None:
-        rows.append(("", _say("cli.transfer.matmul_numeric", lang, condition=_condition(numeric.text(), lang)).strip()))
-    data = {"question": "host", "hardware": chip.name if chip is not None else None, "bytes": json_value(nbytes),
-            "chips": chips, "bytes_per_chip": json_value(nbytes / chips), "pcie_bandwidth": json_value(t.bandwidth),
-            "time_s": json_value(t.time), "compute_bound_when": exact.text(),
-            "compute_bound_when_numeric": numeric.text() if numeric is not None else None,
-            "compute_bound_batch": json_value(numeric.cases[0].relations[0].rhs) if numeric is not None else None}  # fmt: skip
-    return head + "\n" + _table(rows), data
-
-
-def _slice_totals_report(chip: Hardware, dims: tuple[int, ...], lang: str) -> tuple[str, dict]:
-    from .transfers import CHIPS_PER_HOST, slice_totals
-
-    t = slice_totals(chip, "x".join(map(str, dims)))
-    none = _say("cli.transfer.no_figure", lang, chip=chip.label)
-
-    def times(each: object, total: object, unit: str, fmt=None) -> str:
-        if each is None or total is None:
-            return none
-        return _say("cli.transfer.times", lang, chips=format_number(t.chips), each=f"{format_number(each)} {unit}",
-                    total=(fmt or (lambda v: f"{format_number(v)} {unit}"))(as_expr(total)))  # fmt: skip
-
-    per_host, source = CHIPS_PER_HOST.get(chip.name, (None, ""))
-    hosts = (_say("cli.transfer.hosts_value", lang, hosts=format_number(t.hosts), per_host=per_host,
-                  source=sentence(source, lang))
-             if t.hosts is not None else _say("cli.transfer.hosts_unknown", lang, chip=chip.label))  # fmt: skip
-    rows = [
-        (_say("cli.transfer.flops", lang), times(chip.flops_bf16, t.flops, "FLOP/s")),
-        (_say("cli.transfer.hbm", lang), times(chip.hbm_bytes, t.hbm_bytes, "B", format_bytes)),
-        (_say("cli.transfer.hbm_bandwidth", lang), times(chip.hbm_bandwidth, t.hbm_bandwidth, "B/s")),
-        (_say("cli.transfer.hosts", lang), hosts),
-        (_say("cli.transfer.dcn", lang), times(chip.dcn_bandwidth, t.dcn_bandwidth, "B/s")),
-    ]
-    head = _say("cli.transfer.totals_head", lang, chip=chip.label, shape="x".join(map(str, t.shape)),
-                chips=format_number(t.chips))  # fmt: skip
-    data = {"question": "totals", "hardware": chip.name, "slice": list(t.shape), "chips": t.chips,
-            "flops": json_value(t.flops), "hbm_bytes": json_value(t.hbm_bytes),
-            "hbm_bandwidth": json_value(t.hbm_bandwidth), "hosts": t.hosts, "chips_per_host": per_host,
-            "dcn_bandwidth": json_value(t.dcn_bandwidth)}  # fmt: skip
-    return head + "\n" + _table(rows), data
+        moved = point_to_point(args.source, args.target, dims or (), hardware=chip, nbytes=nbytes)
+    return ici_report(moved, chip, dims or (), nbytes, args.language)
 
 
 # -- problems ------------------------------------------------------------------------------------
@@ -1396,7 +751,7 @@ def _problems_list(args: argparse.Namespace) -> tuple[str, dict]:
                      "objective": fam.objective, "answers": [a.name for a in fam.answers]})  # fmt: skip
         if lang != "en":
             data[-1][f"title_{lang}"] = title
-    return _table(rows) + "\n" + _say("cli.families.count", lang, count=len(known)), {"families": data}
+    return table(rows) + "\n" + _say("cli.families.count", lang, count=len(known)), {"families": data}
 
 
 def _problems_show(args: argparse.Namespace) -> tuple[str, dict]:

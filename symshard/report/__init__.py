@@ -8,7 +8,11 @@ them are chosen here, once, for every place that shows a result: the command lin
 - :mod:`~symshard.report.plans`: plans, comparisons and sharding searches (text and data);
 - :mod:`~symshard.report.models`: whole models, training runs and serving (text, data and HTML);
 - :mod:`~symshard.report.html`: plans, strategies, comparisons, placements, transfers and problems as
-  notebook HTML, and the LaTeX of costs and conditions.
+  notebook HTML, and the LaTeX of costs and conditions;
+- :mod:`~symshard.report.placements`, :mod:`~symshard.report.collectives`, :mod:`~symshard.report.chips`,
+  :mod:`~symshard.report.transfers`, :mod:`~symshard.report.layers`, :mod:`~symshard.report.calibrations`:
+  what the commands of the same names print (text and data);
+- :mod:`~symshard.report.text`: the tables, formula-and-number pairs and shared words they are made of.
 
 Each name below loads its module on first use, so that showing a collective's cost in a notebook does
 not import the planner.
@@ -26,6 +30,9 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .calibrations import calibration_report
+    from .chips import chip_report, chips_report
+    from .collectives import chip_summary, collective_report, collective_text
     from .html import (
         comparison_html,
         condition_latex,
@@ -39,6 +46,7 @@ if TYPE_CHECKING:
         slice_totals_html,
         strategy_html,
     )
+    from .layers import layer_report
     from .models import (
         memory_html,
         model_data,
@@ -51,10 +59,18 @@ if TYPE_CHECKING:
         training_html,
         training_report,
     )
+    from .placements import placement_report
     from .plans import compare_data, compare_text, plan_data, plan_text, search_data, search_text, strategy_data
+    from .transfers import host_report, ici_report, slice_totals_report
 
 # Each public name (the names in __all__) and the module that defines it.
 _MODULES: dict[str, str] = {
+    **dict.fromkeys(("calibration_report",), ".calibrations"),
+    **dict.fromkeys(("chip_report", "chips_report"), ".chips"),
+    **dict.fromkeys(("chip_summary", "collective_report", "collective_text"), ".collectives"),
+    **dict.fromkeys(("layer_report",), ".layers"),
+    **dict.fromkeys(("placement_report",), ".placements"),
+    **dict.fromkeys(("host_report", "ici_report", "slice_totals_report"), ".transfers"),
     **dict.fromkeys(
         (
             "comparison_html",
@@ -93,19 +109,29 @@ _MODULES: dict[str, str] = {
 }
 
 __all__ = [
+    "calibration_report",
+    "chip_report",
+    "chip_summary",
+    "chips_report",
+    "collective_report",
+    "collective_text",
     "compare_data",
     "compare_text",
     "comparison_html",
     "condition_latex",
     "cost_latex",
     "gather_html",
+    "host_report",
     "host_transfer_html",
+    "ici_report",
+    "layer_report",
     "memory_html",
     "model_data",
     "model_html",
     "model_report",
     "model_text",
     "placement_html",
+    "placement_report",
     "plan_data",
     "plan_html",
     "plan_text",
@@ -117,6 +143,7 @@ __all__ = [
     "serving_html",
     "serving_report",
     "slice_totals_html",
+    "slice_totals_report",
     "strategy_data",
     "strategy_html",
     "training_html",

@@ -24,6 +24,7 @@ from ..errors import SymshardError
 from ..i18n import keyed, sentence
 from ..mathtext import as_expr
 from ..units import format_bytes, format_flops, format_number, format_seconds, json_value, pretty, sig
+from .text import bound, condition, shown, table
 
 __all__ = [
     "ENGLISH",
@@ -107,32 +108,6 @@ def _say(key: str, language: str, **values: object) -> str:
     return keyed(ENGLISH, key, language, **values)
 
 
-def _term(word: str, language: str) -> str:
-    if language == "en":
-        return f"{word}-bound"
-    from ..i18n import term
-
-    return term(f"{word}_bound", language)
-
-
-def _condition(text: str, language: str) -> str:
-    if language == "en":
-        return text
-    from ..i18n.catalog import condition
-
-    return condition(text, language)
-
-
-def _table(rows: Sequence[tuple[str, str]]) -> str:
-    import unicodedata
-
-    def width(t: str) -> int:
-        return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in t)
-
-    w = max(width(k) for k, _ in rows)
-    return "\n".join(f"{k}{' ' * (w - width(k))}  {v}" for k, v in rows)
-
-
 def _count(x: object) -> str:
     v = as_expr(x)
     return f"{int(v):,}" if v.is_Integer else format_number(v)
@@ -140,9 +115,9 @@ def _count(x: object) -> str:
 
 def _eq(formula: object, value: object, fmt) -> str:
     """``formula = value`` (just the value when they print the same)."""
-    shown = fmt(value) if as_expr(value).is_number else pretty(value)
+    number = fmt(value) if as_expr(value).is_number else pretty(value)
     text = pretty(formula)
-    return shown if text in (shown, str(value)) else f"{text} = {shown}"
+    return number if text in (number, str(value)) else f"{text} = {number}"
 
 
 def _symbolic(m):
@@ -183,7 +158,7 @@ def model_text(m, language: str = "en") -> str:
                      count=_count(m.published_params), source=m.source("published_params"), ratio=ratio)))  # fmt: skip
     if m.source("sizes"):
         rows.append((_say("model.row.source", language), str(m.source("sizes"))))
-    return head + "\n" + _table(rows)
+    return head + "\n" + table(rows)
 
 
 def model_data(m) -> dict:
@@ -219,7 +194,7 @@ def presets_report(language: str = "en") -> tuple[str, dict]:
         cells = [str(m.layers).ljust(6), str(m.d_model).ljust(7), str(m.d_ff).ljust(7), str(m.heads).ljust(4),
                  str(m.kv_heads).ljust(4), str(m.head_dim).ljust(4), str(m.vocab).ljust(8), _count(m.params.total)]  # fmt: skip
         rows.append((m.name, " ".join(cells)))
-    return _table(rows), {"models": [model_data(m) for m in MODELS.values()]}
+    return table(rows), {"models": [model_data(m) for m in MODELS.values()]}
 
 
 # -- training --------------------------------------------------------------------------------------------
@@ -247,7 +222,7 @@ def training_report(run, roofs, verdicts, split, totals, language: str = "en") -
         (_say("model.row.run", lang), _say("model.run", lang, flops=_flop(run.flops),
          per_token=_flop(run.flops_per_token))),
         (_say("model.row.time", lang), _say("model.days", lang, formula=pretty(run.formula),
-         seconds=_shown(run.seconds, format_seconds), days=_shown(run.days, lambda d: sig(d, 3)))),
+         seconds=shown(run.seconds, format_seconds), days=shown(run.days, lambda d: sig(d, 3)))),
     ]  # fmt: skip
     per_param = OPTIMIZERS[mem.optimizer][0]
     if mem.batch.is_number:
@@ -276,11 +251,11 @@ def training_report(run, roofs, verdicts, split, totals, language: str = "en") -
         rows.append((_say("model.row.batch", lang), _say("model.batch", lang, batch=_count(run.batch),
                      chips=_count(run.chips), per_chip=format_number(run.per_chip.per_chip))))  # fmt: skip
     if run.step_seconds is not None:
-        rows.append((_say("model.row.step", lang), _say("model.step", lang, seconds=_shown(run.step_seconds, format_seconds),
+        rows.append((_say("model.row.step", lang), _say("model.step", lang, seconds=shown(run.step_seconds, format_seconds),
                      batch=_count(run.batch), steps=format_number(run.steps))))  # fmt: skip
     if totals is not None:
         rows.append((_say("model.row.slice", lang), _slice_text(totals, lang)))
-    lines.append(_table(rows))
+    lines.append(table(rows))
     if run.per_chip is not None and run.per_chip.note:
         lines += _note_lines([run.per_chip.note], lang)
     lines += _schemes_text(roofs, lang)
@@ -291,7 +266,7 @@ def training_report(run, roofs, verdicts, split, totals, language: str = "en") -
             detail = _say("model.split", lang, x=v.detail["X"], y=v.detail["Y"]) if "X" in v.detail else ""
             lines.append(_say("model.verdict_line", lang, scheme=v.scheme.ljust(width), detail=detail,
                               math=format_seconds(v.math_time), comm=format_seconds(v.comm_time),
-                              bound=_term(v.bound, lang)))  # fmt: skip
+                              bound=bound(v.bound, lang)))  # fmt: skip
     if split is not None:
         lines.append(_say("model.optimum", lang, formula=pretty(split.optimum_formula),
                           value=format_number(split.optimum), x=split.x, y=split.y))  # fmt: skip
@@ -334,12 +309,6 @@ def training_report(run, roofs, verdicts, split, totals, language: str = "en") -
     return "\n".join(lines), data
 
 
-def _shown(x: object, fmt) -> str:
-    """A number in its unit, or the formula while it keeps symbols."""
-    v = as_expr(x)
-    return fmt(v) if v.is_number else pretty(v)
-
-
 def _flop(x: object) -> str:
     v = as_expr(x)
     if not v.is_number:
@@ -375,8 +344,8 @@ def _schemes_text(roofs, language: str) -> list[str]:
     for r in roofs:
         numeric = r.numeric.text() if r.numeric is not None else "—"
         lines.append(_say("model.scheme_line", language, scheme=r.scheme.ljust(width),
-                          condition=_condition(r.condition.text(), language).ljust(cond_width),
-                          numeric=_condition(numeric, language)))  # fmt: skip
+                          condition=condition(r.condition.text(), language).ljust(cond_width),
+                          numeric=condition(numeric, language)))  # fmt: skip
     return lines
 
 
@@ -436,9 +405,9 @@ def serving_report(s, limits, ws, language: str = "en") -> tuple[str, dict]:
                      kv=_size(kv), total=_size(s.memory_per_chip))))  # fmt: skip
     regime = s.regime
     if regime is not None:
-        bound = _term(regime, lang) if regime != "memory" else _memory_bound(lang)
+        regime_words = bound(regime, lang) if regime != "memory" else _memory_bound(lang)
         rows.append((_say("model.row.decode", lang), _say("model.decode", lang, hbm=format_seconds(s.memory_time),
-                     math=format_seconds(s.math_time), comm=format_seconds(s.comm_time), bound=bound,
+                     math=format_seconds(s.math_time), comm=format_seconds(s.comm_time), bound=regime_words,
                      step=format_seconds(s.step_time), throughput=format_number(s.throughput),
                      per_chip=format_number(s.throughput / s.chips))))  # fmt: skip
         cross = s.compute_bound_batch
@@ -455,7 +424,7 @@ def serving_report(s, limits, ws, language: str = "en") -> tuple[str, dict]:
     if ws is not None:
         w, wvalues = ws
         rows.append((_say("model.row.ws", lang), _say("model.ws", lang, one_d=pretty(w.one_d_time),
-                     best_x=pretty(w.best_x), best=pretty(w.best_time), crossover=_condition(w.crossover.text(), lang),
+                     best_x=pretty(w.best_x), best=pretty(w.best_time), crossover=condition(w.crossover.text(), lang),
                      value=format_number(as_expr(w.crossover_chips).xreplace(wvalues)))))  # fmt: skip
     colls = []
     if s.hardware is not None and s.batch.is_number and s.chips != 1 and s.hardware.hop_latency is not None:
@@ -466,8 +435,8 @@ def serving_report(s, limits, ws, language: str = "en") -> tuple[str, dict]:
                 c.crossover_bytes)})  # fmt: skip
             rows.append((_say("model.row.collectives", lang) if i == 0 else "", _say("model.collective", lang,
                          collective=c.collective, bytes=format_bytes(shard), time=format_seconds(c.time),
-                         bound=_term(c.regime or "bandwidth", lang))))  # fmt: skip
-    lines.append(_table(rows))
+                         bound=bound(c.regime or "bandwidth", lang))))  # fmt: skip
+    lines.append(table(rows))
     lines += _note_lines(s.notes, lang)
     data = {
         **model_data(m),

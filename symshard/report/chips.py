@@ -1,0 +1,81 @@
+"""What ``symshard hardware`` prints: the chip presets as a table, or one chip with its sources.
+
+Examples:
+    >>> text, data = chips_report()
+    >>> text.splitlines()[0].split()[:3]
+    ['name', 'bf16', 'FLOP/s']
+    >>> from symshard.chips import hardware
+    >>> text, data = chip_report(hardware("tpu-v5e"))
+    >>> text.splitlines()[0], data["name"]
+    ('TPU v5e (tpu-v5e)', 'tpu-v5e')
+"""
+
+from __future__ import annotations
+
+from ..chips import HARDWARE, Hardware
+from ..i18n import keyed
+from ..symbols import W_ici
+from ..units import format_number, format_seconds, json_value
+from . import text
+
+ENGLISH: dict[str, str] = {
+    "cli.hardware.head": "name",
+    "cli.hardware.columns": "bf16 FLOP/s   HBM B/s    W_ici B/s  W_nvlink   T_hop   wiring",
+    "cli.hardware.substitutes": "  substitutes: {constants}",
+    "cli.hardware.network": "  network: {levels}",
+    "cli.hardware.level": "{fabric} ({devices} devices per domain)",
+    "cli.hardware.node_egress": "  node egress: {bandwidth} B/s ({node} GPUs x W_dcn)",
+}
+"""The English of this module's words by key; other languages are in the catalogue."""
+
+
+def _say(key: str, language: str, **values: object) -> str:
+    return keyed(ENGLISH, key, language, **values)
+
+
+def chip_report(chip: Hardware, language: str = "en") -> tuple[str, dict]:
+    """One chip: each figure with its source, the constants it substitutes, its network levels."""
+    one: dict = {**{k: json_value(v) for k, v in chip.table_row().items()}, "sources": dict(chip.sources)}
+    lines = [f"{chip.label} ({chip.name})"]
+    for key, value in chip.table_row().items():
+        if key in ("name", "label"):
+            continue
+        source = chip.source(key)
+        shown = "—" if value is None else format_number(value) if not isinstance(value, str) else value
+        lines.append(f"  {key.ljust(19)} {shown}" + (f"   [{source}]" if source else ""))
+    consts = ", ".join(f"{k} = {format_number(v)}" for k, v in chip.constants().items())
+    lines.append(_say("cli.hardware.substitutes", language, constants=consts))
+    levels = [
+        _say("cli.hardware.level", language, fabric=lv.fabric.value, devices=lv.domain)
+        if lv.domain is not None
+        else lv.fabric.value
+        for lv in chip.levels
+    ]
+    lines.append(_say("cli.hardware.network", language, levels=", ".join(levels)))
+    if chip.node_egress is not None:
+        lines.append(_say("cli.hardware.node_egress", language, bandwidth=format_number(chip.node_egress),
+                          node=chip.node_size))  # fmt: skip
+    one["levels"] = [{"fabric": lv.fabric.value, "domain": lv.domain} for lv in chip.levels]
+    one["latency_model"] = chip.latency_model
+    return "\n".join(lines), one
+
+
+def chips_report(language: str = "en") -> tuple[str, dict]:
+    """Every preset in one table: FLOP/s, bandwidths, hop latency and wiring."""
+    rows = [(_say("cli.hardware.head", language), _say("cli.hardware.columns", language))]
+    presets: list[dict] = []
+    for chip in HARDWARE.values():
+        c = chip.constants()
+        cells = [
+            format_number(chip.flops_bf16).ljust(13),
+            format_number(chip.hbm_bandwidth).ljust(10),
+            (format_number(c[W_ici]) if W_ici in c else "—").ljust(10),
+            (format_number(chip.nvlink_bandwidth) if chip.nvlink_bandwidth else "—").ljust(10),
+            (format_seconds(chip.hop_latency) if chip.hop_latency else "NCCL" if chip.base_latency else "—").ljust(7),
+            chip.wiring
+            + (f" {chip.node_size}" if chip.node_size else "")
+            + (f"x{chip.leaf_nodes}+spine" if chip.leaf_nodes else ""),
+        ]
+        rows.append((chip.name, " ".join(cells)))
+        presets.append({k: json_value(v) for k, v in chip.table_row().items()})
+    return text.table(rows), {"hardware": presets}
