@@ -50,8 +50,8 @@ from .messages import Message, PercentMessage, say
 from .notation import parse_array, parse_sizes
 from .outputs import OutputFolder, write_signed_file
 from .placement import place
-from .report.text import table
-from .units import format_number, json_value, sig
+from .report.problems import shown_language
+from .units import format_number
 
 if TYPE_CHECKING:  # the comparison is built lazily, in the command that needs it
     from .crossovers import Comparison
@@ -70,11 +70,6 @@ ENGLISH: dict[str, str] = {
     "cli.generated": "{count} problems from {families} families, seed {seed}:",
     "cli.figures": "{folder}/ ({count} figures)",
     "cli.problem_set_title": "Problem set",
-    "cli.pairs_hint": "each is the fastest where it beats its neighbours; --pairs: when it does, each regime, the others",
-    "cli.map_hint": "who wins where, as a picture: add --map {x},{y}",
-    "cli.map_hint_needs": "who wins where, as a picture: add --map {x},{y} with numbers for the other symbols, e.g. {needs}",
-    "cli.map_hint_one": "who wins where, as a picture: leave one more dim out of --shape and add --map {x},<that dim>",
-    "cli.regime_map": "regime map: {file} (the fastest strategy by {x} and {y}; {boundaries} boundaries, each with its formula)",
     "cli.figure": "{folder}/ (1 figure)",
     "cli.questions": "{folder}/ ({count} PrairieLearn questions and an assessment)",
     "cli.families.head": "family",
@@ -345,6 +340,7 @@ def _verify(args: argparse.Namespace) -> tuple[str, dict]:
     configure_host_devices(max(8, int(mesh.devices)))  # only takes effect before JAX is imported
     require_jax()
     from .jax.verification import verify
+    from .report.verifications import verification_text
 
     if args.sample is not None and args.execute != "all":
         raise UsageError(
@@ -381,7 +377,7 @@ def _verify(args: argparse.Namespace) -> tuple[str, dict]:
         data["language"] = args.language
         data[f"reason_{args.language}"] = sentence(v.reason, args.language)
         data[f"lowering_{args.language}"] = [sentence(n, args.language) for n in v.lowering]
-    return (v.text() if args.language == "en" else _verify_text(v, args.language)), data
+    return verification_text(v, args.language), data
 
 
 def _verify_progress(lang: str):
@@ -402,17 +398,11 @@ def _verify_progress(lang: str):
     return show
 
 
-def _verify_text(v, lang: str) -> str:
-    """``Verification.text()`` in another language: the same rows of messages, said in ``lang``."""
-    rows = [("".join(sentence(x, lang) for x in k), "".join(sentence(x, lang) for x in v_)) for k, v_ in v.rows()]
-    return v.matmul + "\n" + table(rows)
-
-
 def _compare(args: argparse.Namespace) -> tuple[str, dict]:
     from .crossovers import compare
     from .einsums import matmul
     from .planner import plan
-    from .report.plans import compare_data, compare_text
+    from .report.plans import compare_data, compare_text, map_hint, pairs_hint
 
     mm = matmul(args.matmul)
     chip = _chip(args)
@@ -434,37 +424,18 @@ def _compare(args: argparse.Namespace) -> tuple[str, dict]:
     c = compare(p, args.solve_for, strategies=picked, hardware=chip, overlap=not args.serial)
     text, data = compare_text(c, language=args.language, pairs=args.pairs), compare_data(c, args.language)
     if c.mode != "explicit" and not args.pairs:
-        text += "\n" + _say("cli.pairs_hint", args.language)
+        text += "\n" + pairs_hint(args.language)
     if args.map:
         text, data = _regime_map(args, c, text, data)
     elif len(c.best) >= 2:
-        text += "\n" + _map_hint(c, args.language)
+        text += "\n" + map_hint(c, args.language)
     return text, data
-
-
-def _map_hint(c: Comparison, language: str) -> str:
-    """Where several strategies can win: the --map that draws who wins where, and what it needs."""
-    from .symbols import is_axis_symbol
-
-    constants = set(dict(c.hardware.constants(c.plan.dtype))) if c.hardware is not None else set()
-    free: set = set()
-    for r in c.best:
-        free |= {a for a in c.time(r.index).atoms if a.is_Symbol and a not in constants and a != c.symbol}
-    ordered = sorted(free, key=lambda a: (is_axis_symbol(a), str(a)))
-    if not ordered:
-        return _say("cli.map_hint_one", language, x=c.symbol)
-    y, rest = ordered[0], ordered[1:]
-    dims = [str(a) for a in rest if not is_axis_symbol(a)]
-    axes = [str(a).strip("|") for a in rest if is_axis_symbol(a)]
-    needs = " ".join([*([f"--shape {','.join(f'{d}=4096' for d in dims)}"] if dims else []),
-                      *([f"--mesh {','.join(f'{a}=4' for a in axes)}"] if axes else [])])  # fmt: skip
-    key = "cli.map_hint_needs" if needs else "cli.map_hint"
-    return _say(key, language, x=c.symbol, y=str(y).strip("|") if is_axis_symbol(y) else y, needs=needs)
 
 
 def _regime_map(args: argparse.Namespace, c: Comparison, text: str, data: dict) -> tuple[str, dict]:
     from .outputs import write_signed_file
     from .render.regions import regime_map
+    from .report.plans import regime_map_line
 
     names = [n.strip() for n in args.map.split(",")]
     if len(names) != 2 or not all(names):
@@ -475,7 +446,7 @@ def _regime_map(args: argparse.Namespace, c: Comparison, text: str, data: dict) 
     fig = regime_map(c, names[0], names[1])
     path = write_signed_file(args.map_file, fig.svg, "symshard compare", force=args.force, xml=True)
     boundaries = fig.svg.count('class="boundary"')
-    line = _say("cli.regime_map", args.language, file=path, x=names[0], y=names[1], boundaries=boundaries)
+    line = regime_map_line(path, names[0], names[1], boundaries, args.language)
     return f"{text}\n{line}", {
         **data,
         "map": {"file": str(path), "x": names[0], "y": names[1], "boundaries": boundaries},
@@ -737,54 +708,25 @@ def _transfer(args: argparse.Namespace) -> tuple[str, dict]:
 
 def _problems_list(args: argparse.Namespace) -> tuple[str, dict]:
     from .problems import families
-    from .problems.family import DIFFICULTIES
+    from .report.problems import families_report
 
-    known = families(args.families or ())
-    lang = args.language
-    rows = [(_say("cli.families.head", lang), _say("cli.families.columns", lang))]
-    data = []
-    by_difficulty = sorted(known.items(), key=lambda item: (DIFFICULTIES.index(item[1].difficulty), item[0]))
-    for name, fam in by_difficulty:
-        title = fam.title if lang == "en" or lang not in fam.languages else fam.title_in(lang)
-        rows.append((name, f"{fam.difficulty:<10}  {title}"))
-        data.append({"name": name, "title": fam.title, "difficulty": fam.difficulty, "tags": list(fam.tags),
-                     "objective": fam.objective, "answers": [a.name for a in fam.answers]})  # fmt: skip
-        if lang != "en":
-            data[-1][f"title_{lang}"] = title
-    return table(rows) + "\n" + _say("cli.families.count", lang, count=len(known)), {"families": data}
+    return families_report(families(args.families or ()), args.language)
 
 
 def _problems_show(args: argparse.Namespace) -> tuple[str, dict]:
     from .problems import family, variant
-    from .problems.engine import show_value
+    from .report.problems import problem_text
 
     p = variant(family(args.family, args.families or ()), args.seed, args.lang, budget=_budget(args))
-    from .i18n import ui
-
-    lang = p.language
-    colon = "：" if lang == "zh" else ": "  # a full-width colon carries its own space
-    lines = [f"# {p.title}  ({p.id}, {p.family.difficulty})", "", p.statement.strip(), ""]
-    for i, h in enumerate(p.hints, 1):
-        lines += [f"{ui('hint', lang, k=i)}{colon}{h.strip()}", ""]
-    lines += [
-        f"{ui('solution', lang)}{colon.strip()}",
-        "",
-        p.solution.strip(),
-        "",
-        f"{ui('answers', lang)}{colon.strip()}",
-    ]
-    for a in p.answers:
-        lines.append(f"  {a.label}{colon}{a.show}" + (f"  (±{sig(a.rel_tol * 100, 3)}%)" if a.rel_tol else ""))
-        for m in a.mistakes:
-            lines.append(f"    {ui('mistake', lang)} {show_value(m.value, a.unit)}{colon}{m.feedback}")
-    return "\n".join(lines), p.to_dict()
+    return problem_text(p), p.to_dict()
 
 
 def _problems_check(args: argparse.Namespace) -> tuple[str, dict]:
     from .problems import family, variant
+    from .report.problems import check_report
 
     p = variant(family(args.family, args.families or ()), args.seed, args.lang, budget=_budget(args))
-    lines, results = [], []
+    graded = []
     for given in args.answers:
         name, sep, value = given.partition("=")
         if not sep:
@@ -796,22 +738,16 @@ def _problems_check(args: argparse.Namespace) -> tuple[str, dict]:
                 )
             name, value = p.answers[0].name, given
         answer = p.answer(name.strip())
-        grade = answer.grade(value.strip())
-        verdict = "cli.check.right" if grade.correct else "cli.check.wrong"
-        lines.append(_say(verdict, _shown_language(p.language), name=answer.name, value=value.strip()))
-        if not grade.correct:
-            lines.append(f"  {sentence(grade.feedback, _shown_language(p.language))}")
-        results.append({"name": answer.name, "given": value.strip(), "correct": grade.correct,
-                        "feedback": grade.feedback})  # fmt: skip
-    right = sum(r["correct"] for r in results)
-    lines.append(_say("cli.check.total", _shown_language(p.language), right=right, total=len(results)))
-    args.exit_code = 0 if right == len(results) else 1
-    return "\n".join(lines), {"id": p.id, "results": results, "right": right, "total": len(results)}
+        graded.append((answer, value.strip(), answer.grade(value.strip())))
+    text, data = check_report(p, graded)
+    args.exit_code = 0 if data["right"] == data["total"] else 1
+    return text, data
 
 
 def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
     from .problems import generate
     from .problems.writers import FORMATS, write_set
+    from .report.problems import generated_report, problem_set_title
 
     if args.count is None and args.per_family is None:
         raise UsageError(say("say how many problems: --count N or --per-family K"), hint=say("e.g. --count 20"))
@@ -830,28 +766,10 @@ def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
         language=args.lang, extra=args.families or (), progress=progress, budget=_budget(args),
     )  # fmt: skip
     language = problems[0].language if problems else "en"  # the set's own language (--lang or $SYMSHARD_LANG)
-    title = args.title if args.title else _say("cli.problem_set_title", _shown_language(language))
+    title = args.title if args.title else problem_set_title(language)
     written = write_set(problems, out, formats=formats, seed=args.seed, title=title,
                         solutions=args.solutions, force=args.force)  # fmt: skip
-    families_used = sorted({p.family.name for p in problems})
-    figures = [path for path in written if path.parent == out / "figures"]
-    questions = [path for path in written if path.is_relative_to(out / "prairielearn")]
-    shown = [f"  {path}" for path in written if path not in figures and path not in questions]
-    lang = _shown_language(args.lang)
-    if figures:
-        key = "cli.figure" if len(figures) == 1 else "cli.figures"
-        shown.append("  " + _say(key, lang, folder=figures[0].parent, count=len(figures)))
-    if questions:
-        shown.append("  " + _say("cli.questions", lang, folder=out / "prairielearn", count=len(problems)))
-    head = _say("cli.generated", lang, count=len(problems), families=len(families_used), seed=args.seed)
-    text = head + "\n" + "\n".join(shown)
-    return text, {"count": len(problems), "seed": args.seed, "families": families_used,
-                  "files": [str(p) for p in written], "ids": [p.id for p in problems]}  # fmt: skip
-
-
-def _shown_language(language: str) -> str:
-    """The language of the command line's own words: a problem's language if symshard speaks it."""
-    return language if language in LANGUAGES else "en"
+    return generated_report(problems, written, out, args.seed, args.lang)
 
 
 class _Progress:
@@ -954,46 +872,10 @@ def _completion(args: argparse.Namespace) -> tuple[str, dict]:
 
 
 def _book(args: argparse.Namespace) -> tuple[str, dict]:
+    from .report.book import book_report
     from .worked import open_answers, worked_answers
 
-    answers = worked_answers()
-    extra = open_answers()
-    data = {
-        "answers": [
-            {
-                "key": a.key,
-                "source": a.source,
-                "question": a.question,
-                "value": json_value(a.value),
-                "unit": a.unit,
-                "shown": a.shown,
-                "book": a.book,
-                "agrees": a.agrees,
-                "note": a.note,
-            }
-            for a in answers
-        ],
-        "agree": sum(a.agrees for a in answers),
-        "total": len(answers),
-        "open": [{"key": o.key, "source": o.source, "question": o.question, "answer": list(o.lines)} for o in extra],
-    }
-    lines = ["The chapter's worked answers, recomputed by symshard (book model)", ""]
-    source = None
-    for a in answers:
-        if a.source != source:
-            source = a.source
-            lines.append(source)
-        mark = "ok" if a.agrees else "DIFFERS"
-        lines.append(f"  {a.question}")
-        lines.append(f"      symshard {a.shown:<24} book {a.book:<14} {mark}")
-        if a.note:
-            lines.append(f"      ({a.note})")
-    lines.append("")
-    lines.append(f"{data['agree']} of {data['total']} agree with the book within its rounding.")
-    lines += ["", "Questions the chapter leaves open, answered by symshard"]
-    for o in extra:
-        lines += ["", o.source, f"  {o.question}", *[f"      {x}" for x in o.lines]]
-    return "\n".join(lines), data
+    return book_report(worked_answers(), open_answers())
 
 
 # -- the parser ---------------------------------------------------------------------------------
@@ -1420,7 +1302,7 @@ def _language(args: argparse.Namespace) -> str:
     if args.command == "problems":
         chosen = explicit or language_from(None)
         args.lang = chosen
-        return _shown_language(chosen)
+        return shown_language(chosen)
     return language_from(explicit)
 
 

@@ -10,7 +10,8 @@ them are chosen here, once, for every place that shows a result: the command lin
 - :mod:`~symshard.report.html`: plans, strategies, comparisons, placements, transfers and problems as
   notebook HTML, and the LaTeX of costs and conditions;
 - :mod:`~symshard.report.placements`, :mod:`~symshard.report.collectives`, :mod:`~symshard.report.chips`,
-  :mod:`~symshard.report.transfers`, :mod:`~symshard.report.layers`, :mod:`~symshard.report.calibrations`:
+  :mod:`~symshard.report.transfers`, :mod:`~symshard.report.layers`, :mod:`~symshard.report.calibrations`,
+  :mod:`~symshard.report.problems`, :mod:`~symshard.report.verifications`, :mod:`~symshard.report.book`:
   what the commands of the same names print (text and data);
 - :mod:`~symshard.report.text`: the tables, formula-and-number pairs and shared words they are made of.
 
@@ -30,6 +31,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .book import book_report
     from .calibrations import calibration_report
     from .chips import chip_report, chips_report
     from .collectives import chip_summary, collective_report, collective_text
@@ -60,11 +62,29 @@ if TYPE_CHECKING:
         training_report,
     )
     from .placements import placement_report
-    from .plans import compare_data, compare_text, plan_data, plan_text, search_data, search_text, strategy_data
+    from .plans import (
+        compare_data,
+        compare_text,
+        map_hint,
+        pairs_hint,
+        plan_data,
+        plan_text,
+        regime_map_line,
+        search_data,
+        search_text,
+        strategy_data,
+    )
+    from .problems import check_report, families_report, generated_report, problem_set_title, problem_text
     from .transfers import host_report, ici_report, slice_totals_report
+    from .verifications import verification_text
 
 # Each public name (the names in __all__) and the module that defines it.
 _MODULES: dict[str, str] = {
+    **dict.fromkeys(("book_report",), ".book"),
+    **dict.fromkeys(
+        ("check_report", "families_report", "generated_report", "problem_set_title", "problem_text"), ".problems"
+    ),
+    **dict.fromkeys(("verification_text",), ".verifications"),
     **dict.fromkeys(("calibration_report",), ".calibrations"),
     **dict.fromkeys(("chip_report", "chips_report"), ".chips"),
     **dict.fromkeys(("chip_summary", "collective_report", "collective_text"), ".collectives"),
@@ -103,13 +123,26 @@ _MODULES: dict[str, str] = {
         ".models",
     ),
     **dict.fromkeys(
-        ("compare_data", "compare_text", "plan_data", "plan_text", "search_data", "search_text", "strategy_data"),
+        (
+            "compare_data",
+            "compare_text",
+            "map_hint",
+            "pairs_hint",
+            "plan_data",
+            "plan_text",
+            "regime_map_line",
+            "search_data",
+            "search_text",
+            "strategy_data",
+        ),
         ".plans",
     ),
 }
 
 __all__ = [
+    "book_report",
     "calibration_report",
+    "check_report",
     "chip_report",
     "chip_summary",
     "chips_report",
@@ -120,16 +153,20 @@ __all__ = [
     "comparison_html",
     "condition_latex",
     "cost_latex",
+    "families_report",
     "gather_html",
+    "generated_report",
     "host_report",
     "host_transfer_html",
     "ici_report",
     "layer_report",
+    "map_hint",
     "memory_html",
     "model_data",
     "model_html",
     "model_report",
     "model_text",
+    "pairs_hint",
     "placement_html",
     "placement_report",
     "plan_data",
@@ -137,6 +174,9 @@ __all__ = [
     "plan_text",
     "presets_report",
     "problem_html",
+    "problem_set_title",
+    "problem_text",
+    "regime_map_line",
     "route_html",
     "search_data",
     "search_text",
@@ -148,6 +188,7 @@ __all__ = [
     "strategy_html",
     "training_html",
     "training_report",
+    "verification_text",
 ]
 
 

@@ -104,6 +104,11 @@ ENGLISH: dict[str, str] = {
     "report.fastest_iff": "     fastest iff {condition}",
     "report.neighbour_pairs": "neighbours: {pairs}",
     "report.divides": "divides: {needs}",
+    "cli.pairs_hint": "each is the fastest where it beats its neighbours; --pairs: when it does, each regime, the others",
+    "cli.map_hint": "who wins where, as a picture: add --map {x},{y}",
+    "cli.map_hint_needs": "who wins where, as a picture: add --map {x},{y} with numbers for the other symbols, e.g. {needs}",
+    "cli.map_hint_one": "who wins where, as a picture: leave one more dim out of --shape and add --map {x},<that dim>",
+    "cli.regime_map": "regime map: {file} (the fastest strategy by {x} and {y}; {boundaries} boundaries, each with its formula)",
 }
 """The English of this module's words by key; other languages are in the catalogue."""
 
@@ -623,3 +628,46 @@ def search_text(r: SearchResult, top: int = 5, *, language: str = "en") -> str:
                 f"{i:>3}. {stored} -> {c.output}: {format_seconds(c.time)}, {format_bytes(c.memory_bytes_per_device)}"
             )
     return "\n".join(lines)
+
+
+# -- what to ask next ---------------------------------------------------------------------------------
+
+
+def pairs_hint(language: str = "en") -> str:
+    """Under a comparison's short form: what ``--pairs`` adds.
+
+    Examples:
+        >>> pairs_hint().split(";")[0]
+        'each is the fastest where it beats its neighbours'
+    """
+    return _say("cli.pairs_hint", language)
+
+
+def map_hint(c: Comparison, language: str) -> str:
+    """Where several strategies can win: the --map that draws who wins where, and what it needs."""
+    from ..symbols import is_axis_symbol
+
+    constants = set(dict(c.hardware.constants(c.plan.dtype))) if c.hardware is not None else set()
+    free: set = set()
+    for r in c.best:
+        free |= {a for a in c.time(r.index).atoms if a.is_Symbol and a not in constants and a != c.symbol}
+    ordered = sorted(free, key=lambda a: (is_axis_symbol(a), str(a)))
+    if not ordered:
+        return _say("cli.map_hint_one", language, x=c.symbol)
+    y, rest = ordered[0], ordered[1:]
+    dims = [str(a) for a in rest if not is_axis_symbol(a)]
+    axes = [str(a).strip("|") for a in rest if is_axis_symbol(a)]
+    needs = " ".join([*([f"--shape {','.join(f'{d}=4096' for d in dims)}"] if dims else []),
+                      *([f"--mesh {','.join(f'{a}=4' for a in axes)}"] if axes else [])])  # fmt: skip
+    key = "cli.map_hint_needs" if needs else "cli.map_hint"
+    return _say(key, language, x=c.symbol, y=str(y).strip("|") if is_axis_symbol(y) else y, needs=needs)
+
+
+def regime_map_line(file: object, x: str, y: str, boundaries: int, language: str = "en") -> str:
+    """The line naming a drawn regime map: its file, its axes and how many boundaries it draws.
+
+    Examples:
+        >>> regime_map_line("map.svg", "B", "D", 2)
+        'regime map: map.svg (the fastest strategy by B and D; 2 boundaries, each with its formula)'
+    """
+    return _say("cli.regime_map", language, file=file, x=x, y=y, boundaries=boundaries)
