@@ -233,10 +233,10 @@ def test_the_kind_of_a_disagreement_is_the_message_of_the_clause_that_knows_it(p
 
 
 def test_the_report_rows_say_the_same_messages_in_both_languages(p):
-    """Verification.text() and the command line's Chinese come from the same rows of messages."""
+    """Verification.text() and the report's Chinese (what the command line prints) come from the same rows of messages."""
     import importlib
 
-    from symshard.cli import _verify_text
+    from symshard.report import verification_text
 
     verify = importlib.import_module("symshard.jax.verification")
     reason = _built_reasons(p)[1]
@@ -251,7 +251,7 @@ def test_the_report_rows_say_the_same_messages_in_both_languages(p):
         not_run=2, time_limit=1.0,
     )  # fmt: skip
     rows = v.rows()
-    english, chinese = v.text().splitlines(), _verify_text(v, "zh").splitlines()
+    english, chinese = v.text().splitlines(), verification_text(v, "zh").splitlines()
     assert len(english) == len(chinese) == len(rows) + 1
     for (_, value), line in zip(rows, english[1:], strict=True):
         assert line.endswith("  " + "".join(value)), (line, value)
