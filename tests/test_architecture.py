@@ -52,7 +52,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple(
         ),
         ("models", "transformer training inference parallelism transfers jax.*"),
         ("presentation", "i18n.* report.* notebook render.* problems.* site.*"),
-        ("cli", "cli"),
+        ("cli", "cli.*"),
     )
 )
 
