@@ -766,12 +766,12 @@ def test_the_named_failures_are_one_line(tmp_path, capsys):
 
 
 def test_internal_errors_are_one_line_too(monkeypatch, capsys):
-    import symshard.cli as cli
+    from symshard.cli.commands import COMMANDS
 
     def broken(args):
         raise KeyError("surprise")
 
-    monkeypatch.setattr(cli, "_hardware", broken)
+    monkeypatch.setitem(COMMANDS, "hardware", broken)
     assert main(["hardware"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("symshard: error: internal error: KeyError") and "please report it" in err
