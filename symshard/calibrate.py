@@ -341,7 +341,7 @@ def calibrate(
     # the latency: α less what the kept constants account for, over the outermost level's steps
     lat = as_expr(cost.latency_time)
     latency_symbol = outer.latency
-    kept_latency = {s: values[s] for s in lat.free_symbols if s != latency_symbol and s in values}
+    kept_latency = {s: values[s] for s in sorted(lat.free_symbols, key=str) if s != latency_symbol and s in values}
     missing = [s for s in lat.free_symbols if s != latency_symbol and s not in values]
     if missing:
         raise HardwareError(

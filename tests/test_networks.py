@@ -572,3 +572,22 @@ def test_mesh_spans_round_trip_and_checks():
         Mesh("X=16", spans={"X": [("nvlink", 8)]})
     with pytest.raises(UnknownAxisError, match="spans given for axis Z"):
         Mesh("X=16", spans={"Z": [("nvlink", 16)]})
+
+
+def test_calibration_output_is_the_same_under_any_hash_seed():
+    """The kept constants come out in one order whatever Python's string hashing (a set of SymPy
+    symbols once decided it)."""
+    import os
+    import subprocess
+    import sys
+
+    data = next((Path(__file__).parents[1] / "site" / "data").glob("nccl-tests-allreduce-*.txt"))
+    argv = [sys.executable, "-m", "symshard", "calibrate", str(data), "--collective", "allreduce"]
+    argv += ["--ranks", "16", "--per-node", "8", "--hw", "a100", "--json"]
+    outputs = {
+        subprocess.run(
+            argv, capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": seed}
+        ).stdout
+        for seed in ("1", "5", "6", "7")
+    }
+    assert len(outputs) == 1
