@@ -318,3 +318,14 @@ def test_no_public_name_shadows_a_submodule(package):
     pkg = importlib.import_module(package)
     clash = sorted(set(pkg.__all__) & set(_submodules(package)))
     assert not clash, f"{package}.__all__ names that are also submodules of {package}: {clash}"
+
+
+def test_every_package_ships():
+    """A non-editable install (the README's main job) gets every package of the source tree: setuptools
+    is given the list, so a new package must join it."""
+    import tomllib
+
+    root = Path(__file__).parents[1]
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(root).parts) for p in (root / "symshard").rglob("__init__.py")}
+    assert found - listed == set(), "add these to [tool.setuptools] packages in pyproject.toml"
