@@ -357,31 +357,27 @@ def local_product(lhs: Array, rhs: Array, out_dims: Sequence[str], name: str = "
 
 
 def _check_partial_sums(lhs: Array, rhs: Array) -> None:
-    where = f"{lhs} · {rhs}"
     for u in lhs.unreduced:
         if u in rhs.unreduced or rhs.sharded_dim(u):
-            raise PlanError(
-                say(
-                    "{product}: {operand} is unreduced over {axis}, which {other} also uses",
-                    product=where,
-                    operand=_label(lhs, say("the left operand")),
-                    axis=u,
-                    other=_label(rhs, say("the right operand")),
-                ),
-                hint=say("AllReduce_{axis} (or ReduceScatter) one operand first", axis=u),
-            )
+            raise _unreduced_clash(lhs, rhs, u, left_holds=True)
     for u in rhs.unreduced:
         if lhs.sharded_dim(u):
-            raise PlanError(
-                say(
-                    "{product}: {operand} is unreduced over {axis}, which {other} also uses",
-                    product=where,
-                    operand=_label(rhs, say("the right operand")),
-                    axis=u,
-                    other=_label(lhs, say("the left operand")),
-                ),
-                hint=say("AllReduce_{axis} (or ReduceScatter) one operand first", axis=u),
-            )
+            raise _unreduced_clash(lhs, rhs, u, left_holds=False)
+
+
+def _unreduced_clash(lhs: Array, rhs: Array, axis: str, *, left_holds: bool) -> PlanError:
+    """One operand is unreduced over ``axis``, which the other also uses."""
+    left, right = _label(lhs, say("the left operand")), _label(rhs, say("the right operand"))
+    return PlanError(
+        say(
+            "{product}: {operand} is unreduced over {axis}, which {other} also uses",
+            product=f"{lhs} · {rhs}",
+            operand=left if left_holds else right,
+            axis=axis,
+            other=right if left_holds else left,
+        ),
+        hint=say("AllReduce_{axis} (or ReduceScatter) one operand first", axis=axis),
+    )
 
 
 @dataclass(frozen=True, slots=True)
