@@ -3,7 +3,8 @@
 IPython chooses how to show an object through formatters, one per MIME type, which can be
 registered for a class by its module and name without importing the class. This module registers
 symshard's (the HTML of results and the LaTeX of costs and conditions from :mod:`symshard.report`,
-the regime map of a comparison) that way, so the algebra defines no display
+the regime map of a comparison, and bare SymPy expressions with symshard's symbols written as
+symshard writes them, ``T_{\\text{hop}}`` and ``\\lvert X \\rvert`` rather than ``T_{hop}`` and ``|X|``) that way, so the algebra defines no display
 methods and never imports its presentation. ``import symshard`` registers them when IPython is
 already running; otherwise ``%load_ext symshard.notebook`` does. Each formatter is a trampoline
 that imports its presentation module on the first call, so registering them costs nothing.
@@ -43,6 +44,9 @@ FORMATTERS: tuple[tuple[str, str, str, str], ...] = (
     ("text/latex", "symshard.collectives", "CollectiveCost", "cost_latex"),
     ("text/latex", "symshard.conditions", "Condition", "condition_latex"),
     ("text/latex", "symshard.conditions", "Clauses", "condition_latex"),
+    # a bare SymPy expression of a cost (cost.time, strategy.time) in the same style: only symshard's
+    # constants and axes print differently from SymPy's own display
+    ("text/latex", "sympy.core.basic", "Basic", "expr_latex"),
 )
 """Every formatter :func:`register` installs."""
 

@@ -19,7 +19,7 @@ from symshard.i18n.catalog import translate
 from symshard.notebook import show
 from symshard.report.html import TOP, comparison_html, math, plan_html
 from symshard.report.plans import plan_text
-from symshard.symbols import C, T_hop, W_ici, axis, dim
+from symshard.symbols import C, T_hop, W_ici, axis, dim, latex
 from symshard.units import format_bytes, format_seconds
 
 MATMUL = "X[B, D] · Y[D_X, F] -> Z[B, F]"
@@ -176,6 +176,24 @@ def test_a_numeric_cost_shows_its_time_with_a_unit(mesh, shape, hardware):
     assert show("text/latex", ss.parse(GATHER).cost()) == "$" + ss.parse(GATHER).cost().latex() + "$"
 
 
+def test_a_bare_sympy_cost_shows_in_symshard_style():
+    # the raw SymPy expression of a cost, shown in a notebook (a cell ending in cost.time), reads as
+    # symshard's own tables do: T_{\text{hop}} and \lvert Y \rvert, not SymPy's T_{hop} and |Y|
+    time = ss.parse(GATHER).cost().time
+    assert {T_hop, W_ici, axis("Y")} <= time.free_symbols
+    shown = show("text/latex", time)
+    assert r"T_{\text{hop}}" in shown and r"W_{\text{ici}}" in shown and r"\lvert Y \rvert" in shown
+    assert "T_{hop}" not in shown and "|Y|" not in shown
+    assert shown == "$\\displaystyle " + latex(time) + "$"
+    # a plain symbol typed in the notebook with the same name is the same symbol, shown the same way
+    typed = 2 * sympy.Symbol("W_ici", positive=True) * sympy.Symbol("|data|", positive=True, integer=True)
+    assert show("text/latex", typed) == r"$\displaystyle 2 W_{\text{ici}} \lvert \mathrm{data} \rvert$"
+    # an expression without symshard's symbols looks exactly as SymPy shows it
+    x, y = sympy.symbols("x y_1")
+    for expr in (x**2 / y, sympy.Eq(x, y), sympy.Integer(3)):
+        assert show("text/latex", expr) == expr._repr_latex_()
+
+
 def test_display_is_not_imported_by_symshard():
     code = "import sys, symshard; print('symshard.report' in sys.modules, 'symshard.notebook' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -191,10 +209,12 @@ def test_ipython_shows_results_through_formatters_registered_by_type_name():
         f"p = ss.plan({MATMUL!r}, 'X=8', 'B=1024,D=8192,F=16384', hardware='tpu-v5e'); "
         "data, _ = ip.display_formatter.format(p); from symshard.report.html import plan_html; "
         "cost = ss.parse('AllGather_X(A[I_X, J])').cost(); latex, _ = ip.display_formatter.format(cost); "
-        "print(early, data['text/html'] == plan_html(p), latex['text/latex'] == '$' + cost.latex() + '$')"
+        "bare, _ = ip.display_formatter.format(cost.time); from symshard import symbols; "
+        "print(early, data['text/html'] == plan_html(p), latex['text/latex'] == '$' + cost.latex() + '$', "
+        "bare['text/latex'] == '$\\\\displaystyle ' + symbols.latex(cost.time) + '$' and 'T_{hop}' not in bare['text/latex'])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip().splitlines()[-1] == "[] True True"
+    assert out.strip().splitlines()[-1] == "[] True True True"
 
 
 # -- subs reads names and text ----------------------------------------------------------------------

@@ -26,7 +26,7 @@ from symshard.network import Level, place
 from symshard.planner import best_strategy
 from symshard.program import Program
 from symshard.schemes import B_CHIP, fsdp_tp_split, layer
-from symshard.symbols import T_base, T_net, T_nvlink, W_dcn, W_nvlink, W_spine, axis, dim
+from symshard.symbols import T_base, T_net, T_nvlink, W_dcn, W_ici, W_nvlink, W_spine, axis, dim
 from symshard.topology import Fabric
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,7 +167,7 @@ def test_data_parallel_batch_per_gpu(mesh, w_eff):
 
 
 def test_fsdp_tp_condition_under_both_conventions():
-    c, w, f = sympy.Symbol("C", positive=True), sympy.Symbol("W_ici", positive=True), dim("F")
+    c, w, f = sympy.Symbol("C", positive=True), W_ici, dim("F")
     mx, my = sympy.Symbol("M_X", positive=True, integer=True), sympy.Symbol("M_Y", positive=True, integer=True)
     book = fsdp_tp_split()  # the book's convention: FSDP's and TP's collectives run on different axes at once
     old = fsdp_tp_split(comm_overlap="none")  # one after another
@@ -200,7 +200,7 @@ def test_program_overlap_and_shared_links():
 
     a = 2 * dim("I") * dim("J") / sympy.Symbol("M_X", positive=True, integer=True)
     b = 2 * dim("K") * dim("L") / sympy.Symbol("M_Y", positive=True, integer=True)
-    w_ici, w_nv = sympy.Symbol("W_ici", positive=True), W_nvlink
+    w_ici, w_nv = W_ici, W_nvlink
     assert two_gathers("ici", "axes") == sympy.Max(a / w_ici, b / w_ici)  # two ICI axes: their own links
     assert sympy.simplify(two_gathers("ici", "none") - (a + b) / w_ici) == 0
     # two axes inside one GPU node share its NVLink ports: one after another either way

@@ -60,5 +60,8 @@ def test_the_notebook_runs_and_shows_the_tables():
     # the cost with numbers put in: seconds in a unit, as the CLI prints them
     assert any(re.fullmatch(r"\$T = [\d.]+\\ (\\mu\\text\{s\}|\\text\{ms\})\$", t) for t in latex), latex
     assert "$B < 2550$" in latex
+    # the bare SymPy formula of a cost in the tables' style, not SymPy's T_{hop} and |Y|
+    bare = [t for t in latex if t.startswith("$\\displaystyle") and r"T_{\text{hop}}" in t]
+    assert bare and r"\lvert Y \rvert" in bare[0] and "|Y|" not in bare[0], latex
     printed = "".join(_outputs(c, "text/plain") for c in cells)
     assert "the cost has no symbol called 'e'" in printed

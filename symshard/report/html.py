@@ -28,6 +28,8 @@ from ..symbols import latex
 from ..units import format_bytes, format_flops, format_number, format_seconds
 
 if TYPE_CHECKING:
+    import sympy
+
     from ..collectives import CollectiveCost
     from ..conditions import Clauses, Condition
     from ..crossovers import Comparison
@@ -41,6 +43,7 @@ __all__ = [
     "comparison_html",
     "condition_latex",
     "cost_latex",
+    "expr_latex",
     "gather_html",
     "host_transfer_html",
     "math",
@@ -253,6 +256,19 @@ def cost_latex(c: CollectiveCost) -> str:
         return "$" + c.latex() + "$"
     number, unit = format_seconds(value).split(" ")
     return "$T = " + number + r"\ " + _TEX_UNITS[unit] + "$"
+
+
+def expr_latex(e: sympy.Basic) -> str:
+    """A bare SymPy expression (``cost.time``, ``plan.best.time``) as a notebook formula in symshard's style,
+    as SymPy itself shows it (``$\\displaystyle ...$``) but with ``T_{\\text{hop}}`` and ``\\lvert X \\rvert``
+    for symshard's constants and axes; an expression without them looks exactly as SymPy shows it.
+
+    Examples:
+        >>> from symshard.symbols import T_hop, axis
+        >>> expr_latex(T_hop * axis("X"))
+        '$\\\\displaystyle T_{\\\\text{hop}} \\\\lvert X \\\\rvert$'
+    """
+    return "$\\displaystyle " + latex(e) + "$"
 
 
 _TEX_UNITS = {"s": r"\text{s}", "ms": r"\text{ms}", "µs": r"\mu\text{s}", "ns": r"\text{ns}"}
