@@ -1235,6 +1235,13 @@ class Enumeration:
                     tied.append((p, (a[0], b[0], c)))
         if not tied:
             return None
+        if not self.env.numeric:
+            # the tied share their counts of collectives and steps, so the ranking (fewest collectives,
+            # most work split, fewest steps, the sharding's order) needs no formulas: build the one
+            p, picks = min(
+                tied, key=lambda t: (-sum(1 for _, x in t[0].sharding if x is not None), _order_of(t[0].sharding))
+            )
+            return self.build(p, picks)
         built = [self.build(p, picks) for p, picks in tied]
         return min(built, key=lambda s: _sort_key(s, self.env.numeric))
 
@@ -1652,7 +1659,8 @@ def _pareto(candidates: list[_Candidate], domains: _Domains) -> list[_Candidate]
         if not domains.implied(ci.needs, cj.needs):
             return False
         dom = domains.of(cj.needs)
-        return all(less_equal(a, b, dom, points) for a, b in zip(ci.metrics, cj.metrics, strict=True))
+        # the single-sum metrics (FLOPs time, memory) first: their proofs are cheap and fail fast
+        return all(less_equal(ci.metrics[k], cj.metrics[k], dom, points) for k in (0, 2, 1))
 
     for j in order:
         if any(below(i, j) for i in kept):
