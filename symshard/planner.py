@@ -1529,6 +1529,7 @@ class _Domains:
         self.env = env
         self.base = base
         self._cache: dict[frozenset, Domain] = {}
+        self._by_content: dict[tuple[frozenset, frozenset], Domain] = {}
         self.axes = frozenset(as_expr(v) for v in env.axis.values() if not as_expr(v).is_number)
         self.points: list[dict[sympy.Expr, float]] = []
         self._normals: dict[tuple[str, tuple[str, ...]], tuple[str, int, frozenset[str]]] = {}
@@ -1550,7 +1551,13 @@ class _Domains:
                     groups.setdefault(size, []).append(symbolic)
                 floor = Fraction(numeric * 2 ** len(symbolic))
                 floors[size] = max(floors.get(size, Fraction(1)), floor)
-            found = self._cache[needs] = Domain.of(self.axes, groups, floors)
+            # many sets of needs bound the same dims alike: they share one domain, and with it the
+            # comparisons already proved there
+            content = (frozenset((d, frozenset(gs)) for d, gs in groups.items()), frozenset(floors.items()))
+            found = self._by_content.get(content)
+            if found is None:
+                found = self._by_content[content] = Domain.of(self.axes, groups, floors)
+            self._cache[needs] = found
         return found
 
     def _normal(self, need: tuple[str, tuple[str, ...]]) -> tuple[str, int, frozenset[str]]:
