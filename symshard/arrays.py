@@ -445,4 +445,11 @@ def unchecked_array(name: str, dims: tuple[Dim, ...], unreduced: frozenset[str])
     _set(a, "dims", dims)
     _set(a, "unreduced", unreduced)
     _set(a, "_hash", hash((name, dims, unreduced)))
-    return a
+    # one object per array: the planners key their caches by arrays, and a key that is the same object
+    # is found without comparing dims
+    if len(_INTERNED) > 1 << 17:
+        _INTERNED.clear()
+    return _INTERNED.setdefault(a, a)
+
+
+_INTERNED: dict[Array, Array] = {}

@@ -489,9 +489,35 @@ def _stage_options(
         flops = env.flops(computes[0], computes[1])
         compute_time = exact_ratio(flops, env.flops_rate)
         compute_f = float(compute_time)
+        # what one operand, target or result array gives, looked up once per compute sharding (by identity:
+        # every array here lives as long as this iteration); each inner step below runs tens of thousands
+        # of times, and hashing arrays is most of what it would cost
+        ways_in: dict[tuple[int, int], tuple] = {}
+        sizes: dict[int, tuple[Value, float]] = {}
+
+        def routes_in(src: Array, k: int, ways_in=ways_in, computes=computes) -> tuple:
+            found = ways_in.get((id(src), k))
+            if found is None:
+                found = ways_in[(id(src), k)] = builder.kept_routes(src, computes[k], roles[k])
+            return found
+
+        def size(arr: Array, sizes=sizes) -> tuple[Value, float]:
+            found = sizes.get(id(arr))
+            if found is None:
+                exact = env.bytes(arr)
+                found = sizes[id(arr)] = (exact, float(exact))
+            return found
+
+        ways_out = {id(t): builder.kept_routes(local, t, "out") for t in targets if t.unreduced <= local.unreduced}
+        local_f = size(local)[1]
         for carried in carried_states:
             sources = [(carried,) if s is None else s for s in stored_sources]
             for tgt in targets:
+                if not tgt.unreduced <= local.unreduced:
+                    continue
+                legs_o = ways_out[id(tgt)]
+                front: list[_Option] | None = None
+                floats: list[tuple[float, float, float]] = []
                 for lhs_in, rhs_in in itertools.product(*sources):
                     key = (lhs_in, rhs_in, computes[0], computes[1], tgt)
                     if key in seen:
@@ -499,23 +525,21 @@ def _stage_options(
                     seen.add(key)
                     if not (computes[0].unreduced <= lhs_in.unreduced and computes[1].unreduced <= rhs_in.unreduced):
                         continue
-                    if not tgt.unreduced <= local.unreduced:
-                        continue
                     stored_here = tuple(
                         (op.name, arr)
                         for op, arr in ((mm.lhs, lhs_in), (mm.rhs, rhs_in))
                         if not (carried is not None and op.name == carried_name)
                     )
-                    stored_bytes = sum((env.bytes(arr) for _, arr in stored_here), 0)
-                    legs_l = builder.kept_routes(lhs_in, computes[0], "lhs")
-                    legs_r = builder.kept_routes(rhs_in, computes[1], "rhs")
-                    legs_o = builder.kept_routes(local, tgt, "out")
-                    # ways to the same result from the same carried sharding compete (what they store only
-                    # adds resident bytes: which arrays they are does not matter to the rest of the chain)
-                    front = fronts.setdefault((carried, tgt), [])
-                    floats = fronts_f.setdefault((carried, tgt), [])
-                    sizes_f = (float(env.bytes(lhs_in)), float(env.bytes(rhs_in)), float(env.bytes(local)))
+                    stored_bytes = sum((size(arr)[0] for _, arr in stored_here), 0)
+                    legs_l = routes_in(lhs_in, 0)
+                    legs_r = routes_in(rhs_in, 1)
+                    sizes_f = (size(lhs_in)[1], size(rhs_in)[1], local_f)
                     stored_f = float(stored_bytes)
+                    if front is None:
+                        # ways to the same result from the same carried sharding compete (what they store
+                        # only adds resident bytes: which arrays they are does not matter to the rest)
+                        front = fronts.setdefault((carried, tgt), [])
+                        floats = fronts_f.setdefault((carried, tgt), [])
                     for a in legs_l:
                         for b in legs_r:
                             for c in legs_o:
