@@ -27,7 +27,7 @@ import sympy
 from .errors import NotationError
 from .inequalities import Relation, minimal, solve
 from .mathtext import as_expr, as_substitution
-from .messages import AllOf, AnyOf, say
+from .messages import AllOf, AnyOf, Message, say
 from .monomials import Domain
 from .substitution import SubstitutionLike, names_of, substitution
 from .symbols import is_axis_symbol, latex
@@ -620,23 +620,56 @@ def _join_relations(ra: sympy.Basic, rb: sympy.Basic) -> sympy.Basic | None:
     return None
 
 
+_REGIMES = {
+    "compute-bound": say("compute-bound"),
+    "communication-bound": say("communication-bound"),
+    "either": say("either"),
+}
+
+
+def regime_label(first: tuple[int, str], second: tuple[int, str]) -> Message:
+    """The label of a case that holds while strategy ``first[0]`` is in regime ``first[1]`` and strategy
+    ``second[0]`` in ``second[1]`` (``"compute-bound"``, ``"communication-bound"`` or ``"either"``): a
+    message that keeps the numbers and regimes as values, so that each language says it its own way.
+
+    Examples:
+        >>> regime_label((1, "compute-bound"), (2, "either"))
+        '1 compute-bound, 2 either'
+    """
+    parts = [say("{index} {regime}", index=index, regime=_REGIMES[regime]) for index, regime in (first, second)]
+    return say("{first}, {second}", first=parts[0], second=parts[1])
+
+
+def _regime_parts(label: str) -> list[tuple[int, str]] | None:
+    """``[(1, "compute-bound"), (2, "either")]`` from a :func:`regime_label`, None from any other label."""
+    if not isinstance(label, Message) or label.template != "{first}, {second}":
+        return None
+    values = dict(label.values)
+    out = []
+    for part in (values["first"], values["second"]):
+        assert isinstance(part, Message)
+        given = dict(part.values)
+        out.append((int(str(given["index"])), str(given["regime"])))
+    return out
+
+
 def merge_labels(a: str, b: str) -> str:
     """``'1 compute-bound, 2 communication-bound'`` + ``'1 compute-bound, 2 compute-bound'``
-    -> ``'1 compute-bound, 2 either'``."""
+    -> ``'1 compute-bound, 2 either'``; labels that are not regimes of the same strategies merge into
+    ``'combined'``.
+
+    Examples:
+        >>> merge_labels(regime_label((1, "compute-bound"), (2, "communication-bound")),
+        ...              regime_label((1, "compute-bound"), (2, "compute-bound")))
+        '1 compute-bound, 2 either'
+    """
     if a == b:
         return a
-    pa, pb = a.split(", "), b.split(", ")
-    if len(pa) != len(pb):
+    pa, pb = _regime_parts(a), _regime_parts(b)
+    if pa is None or pb is None or [i for i, _ in pa] != [i for i, _ in pb]:
         return say("combined")
-    out = []
-    for x, y in zip(pa, pb, strict=True):
-        if x == y:
-            out.append(x)
-        elif x.split(" ")[0] == y.split(" ")[0]:
-            out.append(x.split(" ")[0] + " either")
-        else:
-            return say("combined")
-    return ", ".join(out)
+    first, second = ((i, x if x == y else "either") for (i, x), (_, y) in zip(pa, pb, strict=True))
+    return regime_label(first, second)
 
 
 def _union_intervals(cases: list[Case]) -> list[Case]:

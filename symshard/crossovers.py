@@ -41,7 +41,7 @@ import sympy
 
 from .chips import Hardware, constant_ranges
 from .chips import hardware as lookup_hardware
-from .conditions import Case, Clauses, Condition, merge_labels, solve_less
+from .conditions import Case, Clauses, Condition, merge_labels, regime_label, solve_less
 from .einsums import Matmul
 from .errors import PlanError
 from .inequalities import Inequality, Relation, minimal, solve
@@ -270,7 +270,7 @@ def _wins(a: _Costs, b: _Costs, ia: int, ib: int, x, serial: bool, domain: Domai
                 continue
             better = _less(a_active, b_active, x, domain, True)
             for case in _product([ra[na], rb[nb], better], domain):
-                labelled.append((f"{ia} {a_regime}, {ib} {b_regime}", case))
+                labelled.append((regime_label((ia, a_regime), (ib, b_regime)), case))
     return Condition.of(minimal(labelled, domain, merge_labels), domain)
 
 
@@ -569,7 +569,7 @@ def compare(
         c = costs[i]
         comm_cases, math_cases = _regimes(c, x, c.domain)
         cases_by_index[i] = (comm_cases, math_cases)
-        cond = Condition.of(minimal([("communication-bound", cs) for cs in comm_cases], c.domain), c.domain)
+        cond = Condition.of(minimal([(say("communication-bound"), cs) for cs in comm_cases], c.domain), c.domain)
         regimes.append(Regime(i, by_index[i], cond, cond.subs(values, x) if values else None))
 
     pairs_out = []

@@ -341,3 +341,27 @@ def test_error_lines_keep_the_input_and_the_column():
         assert f"'{text}'" in line and f"第 {err.span[0] + 1} 列" in line
         assert "；提示：" in line and english_in(line) is None, line
         assert error_line(err) == err.one_line()
+
+
+def test_regime_labels_are_data_that_each_language_says():
+    # the book's case analysis labels each case with both strategies' regimes: a message holding the
+    # numbers and regimes, merged as data and said in Chinese from the catalogue, not a coded string
+    from symshard.conditions import merge_labels, regime_label
+    from symshard.i18n.catalog import render
+    from symshard.messages import Message
+
+    c = ss.compare(ss.plan("X[B, D] · Y[D_X, F] -> Z[B, F]"), "B", strategies="1,2")
+    labels = [case.label for pr in c.pairs for w in (pr.a_wins, pr.b_wins) for case in w.cases]
+    merged = next(label for label in labels if label == "1 compute-bound, 2 either")
+    assert isinstance(merged, Message) and merged.template == "{first}, {second}"
+    assert render(merged, "zh") == "1 计算受限，2 两者皆可"
+    assert {render(label, "zh") for label in labels} >= {"1 通信受限，2 通信受限", "1 通信受限，2 计算受限"}
+    comm, math_ = "communication-bound", "compute-bound"
+    assert (
+        merge_labels(regime_label((1, comm), (2, math_)), regime_label((1, comm), (2, comm))) == f"1 {comm}, 2 either"
+    )
+    assert (
+        merge_labels(regime_label((1, comm), (2, math_)), regime_label((1, math_), (2, comm))) == "1 either, 2 either"
+    )
+    assert merge_labels(regime_label((1, comm), (2, comm)), regime_label((2, comm), (1, comm))) == "combined"
+    assert merge_labels("no overlap: T_math + T_comms", "other") == "combined"

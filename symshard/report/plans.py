@@ -41,7 +41,7 @@ from ..i18n import keyed, sentence
 from ..mathtext import as_expr
 from ..mesh import Mesh
 from ..messages import Clauses as Sentences
-from ..messages import Message, say
+from ..messages import say
 from ..planner import Plan, Reason, Strategy
 from ..search import Candidate, SearchResult
 from ..symbols import latex
@@ -76,7 +76,6 @@ ENGLISH: dict[str, str] = {
     "report.communication_bound_iff": "     {bound} iff {condition}",
     "report.beats": "{a} beats {b} iff:",
     "report.never": "     never",
-    "report.either": "either",
     "report.on": "on {mesh} ({hardware})",
     "report.best_search": "best: {line}",
     "report.ranked": "ranked:",
@@ -127,20 +126,9 @@ def _bound(bound: str | None, language: str) -> str:
 
 
 def _regimes(label: str, language: str) -> str:
-    """A case label such as ``1 compute-bound, 2 either`` in ``language``."""
-    if language == "en":
-        return label
-    if not label or isinstance(label, Message):
-        return sentence(label, language)  # "no overlap: ...", "combined"
-    # a label built by crossovers names each strategy's regime by its number: "1 compute-bound, 2 either"
-    parts = []
-    for part in label.split(", "):
-        index, _, word = part.partition(" ")
-        if word == "either":
-            parts.append(f"{index} {_say('report.either', language)}")
-        else:
-            parts.append(f"{index} {_bound(word.removesuffix('-bound'), language)}")
-    return "，".join(parts)
+    """A case label such as ``1 compute-bound, 2 either`` in ``language`` (a message that keeps each
+    strategy's number and regime, or ``combined``)."""
+    return sentence(label, language) if label else label
 
 
 def _condition(text: str, language: str) -> str:
