@@ -51,7 +51,7 @@ import sympy
 from .mathtext import as_expr
 from .symbols import is_axis_symbol
 
-__all__ = ["Domain", "Lazy", "Maximum", "Signomial", "from_expr", "less_equal", "nonnegative"]
+__all__ = ["Domain", "Lazy", "Maximum", "Signomial", "from_expr", "less_equal", "nonnegative", "values_at"]
 
 Number = int | Fraction
 Monomial = tuple[tuple[sympy.Expr, int], ...]
@@ -708,6 +708,43 @@ def less_equal(
     if points and isinstance(p, Maximum) and _below_active(p, q, domain, points):
         return True
     return _expandable(p, q) and less_equal(p.exactly(), q.exactly(), domain)
+
+
+def values_at(
+    costs: Sequence[Maximum | Signomial | Lazy], points: Sequence[Mapping[sympy.Expr, float]]
+) -> list[tuple[float, ...]]:
+    """Each cost's values at ``points`` (as its ``value`` gives them), with the signomials, maxima and sums
+    that several costs share (the planner's strategies share their legs) worked out once.
+
+    Examples:
+        >>> from symshard.symbols import dim
+        >>> leg = from_expr(dim("A"))
+        >>> values_at([leg, leg + from_expr(dim("B"))], [{dim("A"): 1.0, dim("B"): 2.0}])
+        [(1.0,), (3.0,)]
+    """
+    memo: dict[int, tuple[float, ...]] = {}  # by identity: every node is reachable from costs meanwhile
+    none = (0.0,) * len(points)
+
+    def of(c: Maximum | Signomial | Lazy) -> tuple[float, ...]:
+        found = memo.get(id(c))
+        if found is None:
+            if isinstance(c, Signomial):
+                found = tuple(c.value(pt) for pt in points)
+            elif isinstance(c, Maximum):
+                found = (
+                    tuple(map(max, *(of(p) for p in c.parts)))
+                    if len(c.parts) > 1
+                    else of(c.parts[0])
+                    if c.parts
+                    else none
+                )
+            else:
+                terms = [of(t) for t in c.terms]
+                found = tuple(sum(v) if c.kind == "sum" else max(v) for v in zip(*terms, strict=True))
+            memo[id(c)] = found
+        return found
+
+    return [of(c) for c in costs]
 
 
 def _active(c: Maximum | Lazy, point: Mapping[sympy.Expr, float]) -> Signomial:
