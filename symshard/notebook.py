@@ -115,7 +115,8 @@ def _comparison_svg(comparison: Any) -> str | None:
 
 
 def show(mime: str, obj: object) -> str | None:
-    """What the notebook shows for ``obj`` as ``mime`` (None when symshard has no such view of it).
+    """What the notebook shows for ``obj`` as ``mime`` (None when symshard has no such view of it); a
+    table's words in the language :func:`language` gives now.
 
     Raises:
         KeyError: a MIME type symshard registers nothing for.
@@ -131,8 +132,8 @@ def show(mime: str, obj: object) -> str | None:
 
 
 def _shown(mime: str, function: str, obj: Any) -> str | None:
-    """``obj`` shown by ``function``; a table in the language chosen now (LaTeX and figures have no words
-    to choose)."""
+    """``obj`` shown by ``function``; a table in the language chosen now (LaTeX has no words, and the
+    regime map under a comparison draws its own in English)."""
     if mime == "text/html" and function not in _OWN_LANGUAGE:
         return _function(function)(obj, language=language())
     return _function(function)(obj)
