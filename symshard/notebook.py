@@ -9,6 +9,11 @@ methods and never imports its presentation. ``import symshard`` registers them w
 already running; otherwise ``%load_ext symshard.notebook`` does. Each formatter is a trampoline
 that imports its presentation module on the first call, so registering them costs nothing.
 
+The tables speak the language chosen when they are shown, not when symshard was imported:
+``symshard.notebook.use_language("zh")`` for this session, else ``$SYMSHARD_LANG`` as it is at that
+moment (``%env SYMSHARD_LANG=zh`` works too), else English. Numbers, units, formulas and notation are
+the same in every language. A problem keeps the language it was written in (``Problem.language``).
+
 Examples:
     >>> from symshard.notebook import FORMATTERS, show
     >>> sorted({mime for mime, *_ in FORMATTERS})
@@ -16,6 +21,10 @@ Examples:
     >>> import symshard as ss
     >>> print(show("text/latex", ss.parse("AllGather_X(A[I_X, J])").cost()))
     $T = \\max\\left(\\frac{T_{\\text{hop}} \\lvert X \\rvert}{2}, \\frac{2 I J}{W_{\\text{ici}}}\\right)$
+    >>> use_language("zh")
+    >>> "每设备字节数" in show("text/html", ss.place(ss.parse("A[I_X, J]"), "X=4", "I=64,J=8"))
+    True
+    >>> use_language(None)  # back to $SYMSHARD_LANG, else English
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["FORMATTERS", "load_ipython_extension", "register", "show"]
+__all__ = ["FORMATTERS", "language", "load_ipython_extension", "register", "show", "use_language"]
 
 FORMATTERS: tuple[tuple[str, str, str, str], ...] = (
     # (MIME type, the class's module, the class's name, the function that shows it)
@@ -51,7 +60,42 @@ FORMATTERS: tuple[tuple[str, str, str, str], ...] = (
 """Every formatter :func:`register` installs."""
 
 
-def _function(name: str) -> Callable[[Any], str | None]:
+# Functions whose object says which language it is in (a problem is written in one): they are not given
+# the session's.
+_OWN_LANGUAGE = frozenset({"problem_html"})
+
+_chosen: str | None = None  # use_language's choice; None: $SYMSHARD_LANG at the moment a table is shown
+
+
+def use_language(language: str | None) -> None:
+    """Show symshard's tables in ``language`` (``'en'``, ``'zh'``) from now on in this session; None
+    follows ``$SYMSHARD_LANG`` again.
+
+    Raises:
+        UsageError: a language symshard does not speak.
+    """
+    global _chosen
+    if language is not None:
+        from .i18n.languages import check_language
+
+        check_language(language)
+    _chosen = language
+
+
+def language() -> str:
+    """The language the tables are shown in now: :func:`use_language`'s, else ``$SYMSHARD_LANG``, else English.
+
+    Raises:
+        UsageError: ``$SYMSHARD_LANG`` names a language symshard does not speak.
+    """
+    if _chosen is not None:
+        return _chosen
+    from .i18n import language_from
+
+    return language_from(None)
+
+
+def _function(name: str) -> Callable[..., str | None]:
     """The presentation function ``name``, imported when it is first needed."""
     if name == "comparison_svg":
         return _comparison_svg
@@ -71,7 +115,8 @@ def _comparison_svg(comparison: Any) -> str | None:
 
 
 def show(mime: str, obj: object) -> str | None:
-    """What the notebook shows for ``obj`` as ``mime`` (None when symshard has no such view of it).
+    """What the notebook shows for ``obj`` as ``mime`` (None when symshard has no such view of it); a
+    table's words in the language :func:`language` gives now.
 
     Raises:
         KeyError: a MIME type symshard registers nothing for.
@@ -82,13 +127,21 @@ def show(mime: str, obj: object) -> str | None:
     classes = {(c.__module__, c.__name__) for c in type(obj).__mro__}
     for m, module, cls, function in FORMATTERS:
         if m == mime and (module, cls) in classes:
-            return _function(function)(obj)
+            return _shown(m, function, obj)
     return None
 
 
-def _trampoline(function: str) -> Callable[[Any], str | None]:
+def _shown(mime: str, function: str, obj: Any) -> str | None:
+    """``obj`` shown by ``function``; a table in the language chosen now (LaTeX has no words, and the
+    regime map under a comparison draws its own in English)."""
+    if mime == "text/html" and function not in _OWN_LANGUAGE:
+        return _function(function)(obj, language=language())
+    return _function(function)(obj)
+
+
+def _trampoline(mime: str, function: str) -> Callable[[Any], str | None]:
     def shown(obj: Any) -> str | None:
-        return _function(function)(obj)
+        return _shown(mime, function, obj)
 
     shown.__name__ = function
     return shown
@@ -110,7 +163,7 @@ def register(shell: Any | None = None) -> bool:
             return False
     formatters = shell.display_formatter.formatters
     for mime, module, cls, function in FORMATTERS:
-        formatters[mime].for_type_by_name(module, cls, _trampoline(function))
+        formatters[mime].for_type_by_name(module, cls, _trampoline(mime, function))
     return True
 
 

@@ -1,23 +1,27 @@
-"""Notebook display: each result's HTML (content, units, escaping, truncation, determinism), the LaTeX
-of conditions in symshard's one style, and ``subs`` reading names and text (symshard/report/html.py,
-symshard/substitution.py)."""
+"""Notebook display: each result's HTML (content, units, escaping, truncation, determinism), its words
+in Chinese when the session asks for them, the LaTeX of conditions in symshard's one style, and ``subs``
+reading names and text (symshard/report/html.py, symshard/notebook.py, symshard/substitution.py)."""
 
 from __future__ import annotations
 
 import dataclasses
+import html as markup
 import re
 import subprocess
 import sys
 from functools import cache
+from types import SimpleNamespace
 
 import pytest
 import sympy
+from helpers import CHINESE_TEXT_KEEPS, english_left
 
 import symshard as ss
-from symshard.errors import NotationError, UnknownSymbolError
-from symshard.i18n.catalog import translate
+from symshard import notebook
+from symshard.errors import NotationError, UnknownSymbolError, UsageError
+from symshard.i18n.catalog import catalogue, translate
 from symshard.notebook import show
-from symshard.report.html import TOP, comparison_html, math, plan_html
+from symshard.report.html import ENGLISH, TOP, comparison_html, math, plan_html, problem_html, strategy_name
 from symshard.report.plans import plan_text
 from symshard.symbols import C, T_hop, W_ici, axis, dim, latex
 from symshard.units import format_bytes, format_seconds
@@ -56,6 +60,14 @@ def problem():
 
 def _rows(page: str) -> list[str]:
     return re.findall(r"<tr[^>]*>.*?</tr>", page)
+
+
+@pytest.fixture(autouse=True)
+def _english_session(monkeypatch):
+    # every test starts in English whatever the shell running the suite says, and leaves no choice behind
+    monkeypatch.delenv("SYMSHARD_LANG", raising=False)
+    yield
+    notebook.use_language(None)
 
 
 # -- what each table shows --------------------------------------------------------------------------
@@ -215,6 +227,185 @@ def test_ipython_shows_results_through_formatters_registered_by_type_name():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[] True True True"
+
+
+# -- the words in Chinese ---------------------------------------------------------------------------
+
+
+@cache
+def _chinese_problem():
+    from symshard.problems import family, variant
+
+    return variant(family("allgather-time"), 7, "zh")
+
+
+def _kinds():
+    """One result of each kind the notebook shows as a table, with the third party's words it may quote."""
+    from symshard.inference import serve
+    from symshard.training import train, training_memory
+    from symshard.transfers import gather_to_one, host_to_chip, point_to_point, slice_totals
+    from symshard.transformer import model
+
+    m = model("mixtral-8x7b")
+    sources = (m.label, m.source("sizes"), m.source("published_params"))
+    return [
+        ("plan", numeric_plan, ()),
+        ("plan-symbolic", symbolic_plan, ()),
+        ("plan-cut", big_plan, ()),
+        ("strategy", lambda: numeric_plan().best, ()),
+        ("comparison", comparison, ()),
+        # strategies that are never the fastest say why
+        (
+            "comparison-all",
+            lambda: ss.compare(ss.plan("A[I_X, J] · B[J, K_Y] -> C[I, K]", "X=4,Y=2"), "I", strategies="all"),
+            (),
+        ),
+        ("placement", lambda: ss.place(ss.parse("A[I_XY, J]{U_Z}"), "X=8,Y=2,Z=2", "I=1024,J=4096"), ()),
+        ("route", lambda: point_to_point((0, 0), (2, 1), (4, 4), hardware="tpu-v5e", nbytes=2**30), ()),
+        ("gather", lambda: gather_to_one((0, 0), (4, 4), hardware="tpu-v5e", nbytes=2**20), ()),
+        ("host", lambda: host_to_chip(2**30, hardware="tpu-v5e", chips=8), ()),
+        ("slice", lambda: slice_totals("h100", 16), ("NVIDIA H100",)),
+        ("problem", _chinese_problem, ("allgather-time",)),
+        ("model", lambda: m, sources),
+        ("memory", lambda: training_memory("llama3-8b", 2**20), ("LLaMA-3 8B", "adam", "mlp")),
+        (
+            "training",
+            lambda: train("llama3-8b", tokens=15e12, chips=8192, hardware="tpu-v5p", mfu=0.4, batch=2**22),
+            ("LLaMA-3 8B", "adam"),
+        ),
+        ("serving", lambda: serve("llama3-70b", batch=32, context=8192, mesh="Y=8", hardware="tpu-v5e"), ()),
+    ]
+
+
+# Latin words a Chinese table keeps, as the CLI's Chinese reports do: the time rule and the cost model
+# (time = max(T_math, T_comms), model book), "token" (the glossary keeps it), units, abbreviations and
+# symshard's own name.
+_KEPT = frozenset("time max book PCIe MFU KV MLP token tokens GFLOP MFLOP TFLOP symshard".split())
+_NOTATION = re.compile(
+    r"\w+\[[^\]]*\](\{[^}]*\})?"  # arrays: In[B, D_Y], C[I, K]{U_Y}
+    r"|\w+_(\{[^}]*\}|\w+)"  # subscripted names: T_math, AllGather_Y, ReduceScatter_{Y,D}
+)
+
+
+def _words_left(page: str, keep: tuple[str, ...] = ()) -> list[str]:
+    """The English words left in a Chinese page, outside markup, math, code and notation.
+
+    The regime map under a comparison (a ``<figure>``) is drawn by symshard.render.regions, in English
+    only, and is left out.
+    """
+    text = re.sub(r"<style>.*?</style>|<figure>.*?</figure>|<code>.*?</code>", " ", page, flags=re.S)
+    text = markup.unescape(re.sub(r"<[^>]+>", " ", text.replace("<sub>", "_")))
+    text = re.sub(r"\\\(.*?\\\)|\\\[.*?\\\]", " ", text, flags=re.S)  # a problem's math: \( ... \)
+    for phrase in keep:  # before english_left, which strips units and abbreviations out of them
+        text = text.replace(phrase, " ")
+    run = english_left(text)
+    text = _NOTATION.sub(" ", CHINESE_TEXT_KEEPS.sub(" ", text))
+    words = sorted({w for w in re.findall(r"[A-Za-z]{2,}", text) if w not in _KEPT})
+    return ([run] if run else []) + words
+
+
+@pytest.mark.parametrize(("kind", "make", "keep"), _kinds(), ids=[k for k, *_ in _kinds()])
+def test_chinese_tables_leave_no_english_words(kind, make, keep):
+    obj = make()
+    notebook.use_language("zh")
+    chinese = show("text/html", obj)
+    assert _words_left(chinese, keep) == [], kind
+    assert re.search(r"[\u4e00-\u9fff]", chinese)
+    notebook.use_language("en")
+    english = show("text/html", obj)
+    if kind != "problem":  # a problem keeps its own language
+        assert english != chinese and not re.search(r"[\u4e00-\u9fff]", english)
+    # the numbers are the same in both languages
+    numbers = re.compile(r"\d[\d,.]* (?:[KMGT]i)?B\b|\d[\d.]* (?:µs|ms|ns|s)\b")
+    assert sorted(numbers.findall(chinese)) == sorted(numbers.findall(english))
+
+
+def test_english_tables_keep_their_english_words():
+    # the words the English tables had before they were keyed, byte for byte
+    p = numeric_plan()
+    page = plan_html(p)
+    assert "<th>strategy</th><th>T<sub>math</sub></th><th>T<sub>comms</sub></th><th>time</th><th>bound</th>" in page
+    assert "<p>" + str(p.classification) + "</p>" in page
+    assert f"<td>{p.best.bound}-bound</td>" in page
+    assert f'<p class="note">★ best: {strategy_name(p.best)}, {format_seconds(p.best.time)}</p>' in page
+    more = len(big_plan().strategies) - TOP
+    assert (f'<p class="note">… and {more:,} more strategies ({len(big_plan().strategies):,} listed; '
+            "<code>plan.strategies</code> has them all)</p>") in plan_html(big_plan())  # fmt: skip
+    assert '<p class="note">sizes or constants are symbols: the strategies cannot be ranked</p>' in plan_html(
+        symbolic_plan()
+    )
+    strategy = show("text/html", p.best)
+    assert "<th>role</th><th>step</th><th>bytes moved</th><th>FLOPs / device</th><th>time</th>" in strategy
+    assert "<tr><td>lhs</td>" in strategy or "<tr><td>rhs</td>" in strategy
+    assert "<details><summary>Worked solution</summary>" in show("text/html", problem())
+
+
+def test_chinese_problem_shows_chinese_words_in_any_session(monkeypatch):
+    chinese, english = _chinese_problem(), problem()
+    page = show("text/html", chinese)  # an English session
+    for word in ("<summary>提示 1</summary>", "<summary>答案</summary>", "<summary>详细解答</summary>", "难度"):
+        assert word in page
+    monkeypatch.setenv("SYMSHARD_LANG", "zh")
+    assert show("text/html", english) == problem_html(english)  # English stays English
+    assert "<summary>Answers</summary>" in show("text/html", english)
+
+
+def test_show_reads_symshard_lang_when_it_shows(monkeypatch):
+    p = numeric_plan()
+    english = show("text/html", p)
+    monkeypatch.setenv("SYMSHARD_LANG", "zh")
+    chinese = show("text/html", p)
+    assert chinese == plan_html(p, language="zh") != english
+    assert "最优" in chinese and "受限区间" in chinese
+    monkeypatch.setenv("SYMSHARD_LANG", "en")
+    assert show("text/html", p) == english
+    monkeypatch.setenv("SYMSHARD_LANG", "fr")
+    with pytest.raises(UsageError, match=r"unknown language 'fr' in \$SYMSHARD_LANG"):
+        show("text/html", p)
+    cost = ss.parse("AllGather_X(A[I_X, J])").cost()
+    assert show("text/latex", cost) == "$" + cost.latex() + "$"  # LaTeX has no words: no language is read
+
+
+def test_use_language_overrides_the_environment(monkeypatch):
+    place = ss.place(ss.parse("A[I_X, J]"), "X=4", "I=64,J=8")
+    monkeypatch.setenv("SYMSHARD_LANG", "zh")
+    notebook.use_language("en")
+    assert notebook.language() == "en" and "bytes per device" in show("text/html", place)
+    notebook.use_language(None)
+    assert notebook.language() == "zh" and "每设备字节数" in show("text/html", place)
+    with pytest.raises(UsageError, match="unknown language 'fr'"):
+        notebook.use_language("fr")
+    assert notebook.language() == "zh"  # a refused choice changes nothing
+
+
+def test_registered_formatters_choose_the_language_when_called(monkeypatch):
+    # IPython keeps the function register() gave it; the language is read each time it is called
+    class Formatter:
+        def __init__(self):
+            self.by_name = {}
+
+        def for_type_by_name(self, module, name, function):
+            self.by_name[(module, name)] = function
+
+    formatters = {m: Formatter() for m in ("text/html", "text/latex", "image/svg+xml")}
+    assert notebook.register(SimpleNamespace(display_formatter=SimpleNamespace(formatters=formatters)))
+    shown = formatters["text/html"].by_name[("symshard.planner", "Plan")]
+    p = numeric_plan()
+    assert shown(p) == plan_html(p)
+    monkeypatch.setenv("SYMSHARD_LANG", "zh")
+    assert shown(p) == plan_html(p, language="zh")
+
+
+def test_word_templates_hold_no_markup():
+    # the HTML puts its words around values that are already HTML, so the words themselves must not be read
+    # as markup in any language
+    from symshard.report import html
+
+    texts = catalogue("zh").texts
+    for key in html._WORDS:
+        for template in (html._WORDS[key], texts[key]):
+            assert not set("<>&") & set(template), (key, template)
+    assert all(key.startswith("html.") for key in ENGLISH)
 
 
 # -- subs reads names and text ----------------------------------------------------------------------

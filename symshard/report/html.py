@@ -8,11 +8,18 @@ inside ``$...$`` for the notebook's MathJax; numbers carry their units as the CL
 (``559 µs``, ``1,048,576 B (1 MiB)``); every piece of text is escaped; the same object gives the
 same bytes every time (nothing here reads a clock, an address or a set's order).
 
+Every word is chosen here, by language (``language="zh"``: the keys in :data:`ENGLISH`, and the words
+the CLI's reports already say, with their Chinese in ``symshard/i18n/zh/*.po``); numbers, units,
+formulas, notation and collective names are the same in every language. A problem is written in one
+language, so its page uses the problem's own.
+
 Examples:
     >>> from symshard.planner import plan
     >>> p = plan("X[B, D] · Y[D_X, F] -> Z[B, F]", "X=8", "B=1024,D=8192,F=16384", hardware="tpu-v5e")
     >>> page = plan_html(p)
     >>> "★" in page and "1.3 ms" in page
+    True
+    >>> "最优" in plan_html(p, language="zh")
     True
 """
 
@@ -23,9 +30,11 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
+from ..i18n import keyed, ui
 from ..mathtext import as_expr
 from ..symbols import latex
 from ..units import format_bytes, format_flops, format_number, format_seconds
+from . import collectives, placements, text, transfers
 
 if TYPE_CHECKING:
     import sympy
@@ -39,6 +48,7 @@ if TYPE_CHECKING:
     from ..transfers import Gather, HostTransfer, Route, SliceTotals
 
 __all__ = [
+    "ENGLISH",
     "TOP",
     "comparison_html",
     "condition_latex",
@@ -57,6 +67,73 @@ __all__ = [
 
 TOP = 10
 """How many strategies a plan's table shows before it says how many more there are."""
+
+ENGLISH: dict[str, str] = {
+    "html.strategy": "strategy",
+    "html.bound": "bound",
+    "html.memory": "memory / device",
+    "html.flops": "FLOPs / device",
+    "html.role": "role",
+    "html.step": "step",
+    "html.bytes_moved": "bytes moved",
+    "html.role.lhs": "lhs",
+    "html.role.rhs": "rhs",
+    "html.role.matmul": "matmul",
+    "html.role.out": "out",
+    "html.mesh": "mesh {mesh}",
+    "html.time_model": "time = {combine}, model {model}",
+    "html.more": "… and {count:,} more strategies ({total:,} listed; {code} has them all)",
+    "html.more_one": "… and {count:,} more strategy ({total:,} listed; {code} has them all)",
+    "html.best": "★ best: {name}, {time}",
+    "html.unranked": "sizes or constants are symbols: the strategies cannot be ranked",
+    "html.none_fits": "no strategy fits",
+    "html.on_chip": "on the chip: {condition}",
+    "html.never_by": "never (strategy {by} is at least as fast)",
+    "html.never_sampled": "never at the points sampled",
+    "html.communication_bound_iff": "communication-bound iff {condition}",
+    "html.fastest_where": "fastest where {where}",
+    "html.solving": "solving for {symbol}",
+    "html.time_bandwidth": "time = {combine}, collectives bandwidth-bound",
+    "html.highlighted": "highlighted: the strategies that are the fastest somewhere",
+    "html.dtype": "dtype",
+    "html.element_bytes": "{dtype} ({bytes} B per element)",
+    "html.sizes": "sizes",
+    "html.global_shape": "global shape",
+    "html.local_shape": "local shape (per device)",
+    "html.blocks": "blocks",
+    "html.copies": "copies of each block",
+    "html.partial_sums": "partial sums per element",
+    "html.total_bytes": "bytes over all devices",
+    "html.route_head": "chip {source} → chip {target}",
+    "html.hops_by_axis": "hops by axis",
+    "html.ports": "ports used at once",
+    "html.bytes": "bytes",
+    "html.bandwidth_time": "bandwidth time",
+    "html.latency_added": "latency added",
+    "html.gather_head": "gather to chip {target}",
+    "html.senders": "senders",
+    "html.bytes_each": "bytes from each",
+    "html.links_in": "links into the target",
+    "html.farthest": "farthest sender",
+    "html.hops": "{hops} hops",
+    "html.host_head": "host → chips over PCIe",
+    "html.chips": "chips",
+    "html.bytes_per_chip": "bytes per chip",
+    "html.pcie": "PCIe bandwidth per chip",
+    "html.flops_bf16": "FLOP/s (bf16)",
+    "html.difficulty": "difficulty {level}",
+}
+"""The English of the notebook's own words by key; the words it shares with the CLI's reports are
+theirs (``cli.time``, ``cli.mesh``, ...), and other languages are in the catalogue."""
+
+_WORDS = {**text.ENGLISH, **collectives.ENGLISH, **placements.ENGLISH, **transfers.ENGLISH, **ENGLISH}
+
+
+def _say(key: str, language: str, **values: object) -> str:
+    """The words of ``key`` in ``language``, filled with ``values`` that are already HTML (the templates,
+    English and translated, hold no markup and no character HTML would read: a test checks them)."""
+    return keyed(_WORDS, key, language, **values)
+
 
 _STYLE = (
     "<style>"
@@ -115,8 +192,9 @@ def _flops(expr: object) -> str:
     return _num(format_flops(value)) if value.is_number else _formula(value)
 
 
-def _bound(bound: str | None) -> str:
-    return "—" if bound is None else f"{bound}-bound"
+def _bound(word: str | None, language: str) -> str:
+    """``compute-bound`` / ``计算受限`` (the glossary's terms), ``—`` when nothing is known."""
+    return "—" if word is None else text.bound(word, language)
 
 
 def _table(head: Sequence[str], rows: Iterable[tuple[str, Sequence[str]]], caption: str = "") -> str:
@@ -166,14 +244,25 @@ def _sizes(sizes: Sequence[tuple[str, object]]) -> str:
 # -- plans and strategies ----------------------------------------------------------------------------
 
 
-def plan_html(p: Plan, top: int = TOP) -> str:
+def _case(p: Plan, language: str) -> str:
+    """The plan's case and why (``Case 2: ...``) in ``language``."""
+    if language == "en":
+        return str(p.classification)
+    from ..i18n.explain import explain
+
+    return explain(p.classification, language)
+
+
+def plan_html(p: Plan, top: int = TOP, *, language: str = "en") -> str:
     """A plan as a table of its strategies, fastest first when the numbers allow, the best marked ★.
 
     Only the first ``top`` strategies are drawn (a plan over many axes lists thousands); a line
-    says how many more there are.
+    says how many more there are. ``language``: ``'en'`` or ``'zh'`` (the words; the rest is the same).
     """
     best = p.best
-    head = ["", "#", "strategy", "T<sub>math</sub>", "T<sub>comms</sub>", "time", "bound", "memory / device"]
+    lang = language
+    head = ["", "#", _say("html.strategy", lang), "T<sub>math</sub>", "T<sub>comms</sub>", _say("cli.time", lang),
+            _say("html.bound", lang), _say("html.memory", lang)]  # fmt: skip
     rows = []
     shown = p.strategies[:top] if top >= 0 else p.strategies
     for i, s in enumerate(shown, 1):
@@ -188,58 +277,64 @@ def plan_html(p: Plan, top: int = TOP) -> str:
                     _seconds(s.compute_time),
                     _seconds(s.comm_time),
                     _seconds(s.time),
-                    escape(_bound(s.bound)),
+                    escape(_bound(s.bound, lang)),
                     _bytes(s.memory_bytes_per_device),
                 ],
             )
         )
     total = len(p.strategies)
-    context = [f"mesh {escape(str(p.mesh))}", escape(p.dtype)]
+    context = [_say("html.mesh", lang, mesh=escape(str(p.mesh))), escape(p.dtype)]
     if p.hardware is not None:
         context.insert(1, escape(p.hardware.label))
     if _sizes(p.sizes):
         context.append(_sizes(p.sizes))
     combine = "max(T<sub>math</sub>, T<sub>comms</sub>)" if p.overlap else "T<sub>math</sub> + T<sub>comms</sub>"
-    context.append(f"time = {combine}, model {escape(p.model)}")
+    context.append(_say("html.time_model", lang, combine=combine, model=escape(p.model)))
     parts = [
         f"<p><strong>{math(p.matmul.latex())}</strong></p>",
-        f"<p>{escape(str(p.classification))}</p>",
+        f"<p>{escape(_case(p, lang))}</p>",
         f'<p class="note">{" · ".join(context)}</p>',
         _table(head, rows),
     ]
     if total > len(shown):
         more = total - len(shown)
-        parts.append(
-            f'<p class="note">… and {more:,} more {"strategy" if more == 1 else "strategies"} '
-            f"({total:,} listed; <code>plan.strategies</code> has them all)</p>"
-        )
+        said = _say("html.more_one" if more == 1 else "html.more", lang, count=more, total=total,
+                    code="<code>plan.strategies</code>")  # fmt: skip
+        parts.append(f'<p class="note">{said}</p>')
     if best is not None:
-        parts.append(f'<p class="note">★ best: {strategy_name(best)}, {escape(format_seconds(best.time))}</p>')
-    elif total:
-        parts.append('<p class="note">sizes or constants are symbols: the strategies cannot be ranked</p>')
+        said = _say("html.best", lang, name=strategy_name(best), time=escape(format_seconds(best.time)))
+        parts.append(f'<p class="note">{said}</p>')
     else:
-        parts.append('<p class="note">no strategy fits</p>')
+        parts.append(f'<p class="note">{_say("html.unranked" if total else "html.none_fits", lang)}</p>')
     return _page("plan", *parts)
 
 
-def strategy_html(s: Strategy) -> str:
+def _role(role: str, language: str) -> str:
+    """A step's role (``lhs``, ``rhs``, ``matmul``, ``out``) in ``language``; another is shown as it is."""
+    key = f"html.role.{role}"
+    return _say(key, language) if key in ENGLISH else role
+
+
+def strategy_html(s: Strategy, *, language: str = "en") -> str:
     """A strategy as a table of its steps (what each moves and how long it takes), then its totals."""
+    lang = language
     rows = []
     for st in s.steps:
+        role = escape(_role(st.role, lang))
         if st.timing is None:
-            rows.append(("", [escape(st.role), math(st.op.latex()), "—", _flops(st.flops), "—"]))
+            rows.append(("", [role, math(st.op.latex()), "—", _flops(st.flops), "—"]))
         else:
-            rows.append(("", [escape(st.role), math(st.op.latex()), _bytes(st.timing.bytes), "—",
-                              _seconds(st.timing.time)]))  # fmt: skip
-    steps = _table(["role", "step", "bytes moved", "FLOPs / device", "time"], rows)
+            rows.append(("", [role, math(st.op.latex()), _bytes(st.timing.bytes), "—", _seconds(st.timing.time)]))
+    head = [_say(k, lang) for k in ("html.role", "html.step", "html.bytes_moved", "html.flops", "cli.time")]
+    steps = _table(head, rows)
     totals = _pairs(
         [
-            ("FLOPs / device", _flops(s.flops_per_device)),
+            (_say("html.flops", lang), _flops(s.flops_per_device)),
             ("T_math", _seconds(s.compute_time)),
             ("T_comms", _seconds(s.comm_time)),
-            ("time", _seconds(s.time)),
-            ("bound", escape(_bound(s.bound))),
-            ("memory / device", _bytes(s.memory_bytes_per_device)),
+            (_say("cli.time", lang), _seconds(s.time)),
+            (_say("html.bound", lang), escape(_bound(s.bound, lang))),
+            (_say("html.memory", lang), _bytes(s.memory_bytes_per_device)),
         ]
     )
     return _page("strategy", f"<p><strong>{strategy_name(s)}</strong></p>", steps, totals)
@@ -279,18 +374,19 @@ def condition_latex(c: Condition | Clauses) -> str:
     return "$" + c.latex() + "$"
 
 
-def _condition_cell(exact: Condition | Clauses | None, numeric: Condition | Clauses | None) -> str:
+def _condition_cell(exact: Condition | Clauses | None, numeric: Condition | Clauses | None, language: str) -> str:
     if exact is None:
         return "—"
     cell = math(exact.latex())
     if numeric is not None and numeric.latex() != exact.latex():
-        cell += f'<br><span class="note">on the chip: {math(numeric.latex())}</span>'
+        cell += f'<br><span class="note">{_say("html.on_chip", language, condition=math(numeric.latex()))}</span>'
     return cell
 
 
-def comparison_html(c: Comparison) -> str:
+def comparison_html(c: Comparison, *, language: str = "en") -> str:
     """A comparison as a table (each strategy's costs, when it is communication-bound, where it is the
-    fastest) with the regime map under it when one can be drawn."""
+    fastest) with the regime map under it when one can be drawn (the map's own words are English)."""
+    lang = language
     regimes = {r.index: r for r in c.regimes}
     dominated = dict(c.dominated)
     rows = []
@@ -298,31 +394,33 @@ def comparison_html(c: Comparison) -> str:
         region = c.region(index)
         regime = regimes.get(index)
         if region is not None:
-            where = _condition_cell(region.condition, region.numeric)
+            where = _condition_cell(region.condition, region.numeric, lang)
         elif index in dominated:
             by = dominated[index]
-            where = f"never (strategy {by} is at least as fast)" if by else "never at the points sampled"
+            where = _say("html.never_by", lang, by=by) if by else _say("html.never_sampled", lang)
         else:
             where = "—"
         css = "best" if region is not None else ""
         rows.append((css, [str(index), strategy_name(s), _seconds(s.compute_time), _seconds(s.bandwidth_comm_time)]))
-        bound = _condition_cell(regime.communication_bound, regime.numeric) if regime else "—"
+        bound = _condition_cell(regime.communication_bound, regime.numeric, lang) if regime else "—"
         # the conditions are long: they get a line of their own under the strategy's costs
-        when = f'<td colspan="3">communication-bound iff {bound}<br>fastest where {where}</td>'
+        said = _say("html.communication_bound_iff", lang, condition=bound)
+        when = f'<td colspan="3">{said}<br>{_say("html.fastest_where", lang, where=where)}</td>'
         rows.append((f"{css} when".strip(), ["", when]))
-    head = ["#", "strategy", "T<sub>math</sub>", "T<sub>comms</sub>"]
-    context = [f"solving for {math(latex(c.symbol))}", f"mesh {escape(str(c.plan.mesh))}"]
+    head = ["#", _say("html.strategy", lang), "T<sub>math</sub>", "T<sub>comms</sub>"]
+    context = [_say("html.solving", lang, symbol=math(latex(c.symbol))),
+               _say("html.mesh", lang, mesh=escape(str(c.plan.mesh)))]  # fmt: skip
     if c.hardware is not None:
         context.append(escape(c.hardware.label))
     combine = "T<sub>math</sub> + T<sub>comms</sub>" if c.serial else "max(T<sub>math</sub>, T<sub>comms</sub>)"
-    context.append(f"time = {combine}, collectives bandwidth-bound")
+    context.append(_say("html.time_bandwidth", lang, combine=combine))
     parts = [
         f"<p><strong>{math(c.plan.matmul.latex())}</strong></p>",
         f'<p class="note">{" · ".join(context)}</p>',
         _table(head, rows),
     ]
     if c.best:
-        parts.append('<p class="note">highlighted: the strategies that are the fastest somewhere</p>')
+        parts.append(f'<p class="note">{_say("html.highlighted", lang)}</p>')
     svg = _regime_map(c)
     if svg is not None:
         parts.append(f"<figure>{svg}</figure>")
@@ -342,23 +440,25 @@ def _regime_map(c: Comparison) -> str | None:
 # -- placements ------------------------------------------------------------------------------------
 
 
-def placement_html(pl: Placement) -> str:
+def placement_html(pl: Placement, *, language: str = "en") -> str:
     """A placement as a table: shapes, how the array is cut and copied, and its bytes."""
+    lang = language
 
     def shape(values: Sequence[object]) -> str:
         return math("(" + ", ".join(latex(as_expr(v)) for v in values) + ")")
 
+    element = _say("html.element_bytes", lang, dtype=escape(pl.dtype), bytes=escape(format_number(pl.element_bytes)))
     rows = [
-        ("mesh", escape(str(pl.mesh))),
-        ("dtype", f"{escape(pl.dtype)} ({escape(format_number(pl.element_bytes))} B per element)"),
-        ("sizes", _sizes(pl.sizes) or "—"),
-        ("global shape", shape(pl.global_shape)),
-        ("local shape (per device)", shape(pl.local_shape)),
-        ("blocks", _count(pl.shards)),
-        ("copies of each block", _count(pl.copies)),
-        ("partial sums per element", _count(pl.partial_sums)),
-        ("bytes per device", _bytes(pl.bytes_per_device)),
-        ("bytes over all devices", _bytes(pl.total_bytes)),
+        (_say("cli.mesh", lang), escape(str(pl.mesh))),
+        (_say("html.dtype", lang), element),
+        (_say("html.sizes", lang), _sizes(pl.sizes) or "—"),
+        (_say("html.global_shape", lang), shape(pl.global_shape)),
+        (_say("html.local_shape", lang), shape(pl.local_shape)),
+        (_say("html.blocks", lang), _count(pl.shards)),
+        (_say("html.copies", lang), _count(pl.copies)),
+        (_say("html.partial_sums", lang), _count(pl.partial_sums)),
+        (_say("cli.bytes_per_device", lang), _bytes(pl.bytes_per_device)),
+        (_say("html.total_bytes", lang), _bytes(pl.total_bytes)),
     ]
     return _page("placement", f"<p><strong>{math(pl.array.latex())}</strong></p>", _pairs(rows))
 
@@ -380,47 +480,50 @@ def _sum(bandwidth: object, latency: object, total: object) -> str:
     return f"{_seconds(bandwidth)} + {_seconds(latency)} = <strong>{_seconds(total)}</strong>"
 
 
-def route_html(r: Route) -> str:
+def route_html(r: Route, *, language: str = "en") -> str:
     """A point-to-point transfer: its route, hops and ports, and its time as bandwidth plus latency."""
+    lang = language
     rows = [
-        ("route", " → ".join(_chip(c) for c in r.waypoints)),
-        ("hops by axis", escape(_signed(r.moves))),
-        ("hops", _count(r.hops)),
-        ("ports used at once", _count(r.ports)),
-        ("bytes", _bytes(r.nbytes)),
-        ("bandwidth time", _seconds(r.bandwidth_time)),
-        ("latency added", _seconds(r.latency_time)),
-        ("time", _sum(r.bandwidth_time, r.latency_time, r.time)),
+        (_say("cli.transfer.route", lang), " → ".join(_chip(c) for c in r.waypoints)),
+        (_say("html.hops_by_axis", lang), escape(_signed(r.moves))),
+        (_say("cli.hops", lang), _count(r.hops)),
+        (_say("html.ports", lang), _count(r.ports)),
+        (_say("html.bytes", lang), _bytes(r.nbytes)),
+        (_say("html.bandwidth_time", lang), _seconds(r.bandwidth_time)),
+        (_say("html.latency_added", lang), _seconds(r.latency_time)),
+        (_say("cli.time", lang), _sum(r.bandwidth_time, r.latency_time, r.time)),
     ]
-    head = f"<p><strong>chip {_chip(r.source)} → chip {_chip(r.target)}</strong></p>"
+    head = f"<p><strong>{_say('html.route_head', lang, source=_chip(r.source), target=_chip(r.target))}</strong></p>"
     return _page("route", head, _pairs(rows))
 
 
-def gather_html(g: Gather) -> str:
+def gather_html(g: Gather, *, language: str = "en") -> str:
     """Every other chip sending to one: the links into it, the farthest sender, and the time."""
+    lang = language
     rows = [
-        ("senders", _count(g.senders)),
-        ("bytes from each", _bytes(g.nbytes)),
-        ("links into the target", _count(g.ports)),
-        ("farthest sender", f"{_count(g.farthest)} hops"),
-        ("bandwidth time", _seconds(g.bandwidth_time)),
-        ("latency added", _seconds(g.latency_time)),
-        ("time", _sum(g.bandwidth_time, g.latency_time, g.time)),
+        (_say("html.senders", lang), _count(g.senders)),
+        (_say("html.bytes_each", lang), _bytes(g.nbytes)),
+        (_say("html.links_in", lang), _count(g.ports)),
+        (_say("html.farthest", lang), _say("html.hops", lang, hops=_count(g.farthest))),
+        (_say("html.bandwidth_time", lang), _seconds(g.bandwidth_time)),
+        (_say("html.latency_added", lang), _seconds(g.latency_time)),
+        (_say("cli.time", lang), _sum(g.bandwidth_time, g.latency_time, g.time)),
     ]
-    head = f"<p><strong>gather to chip {_chip(g.target)}</strong></p>"
+    head = f"<p><strong>{_say('html.gather_head', lang, target=_chip(g.target))}</strong></p>"
     return _page("gather", head, _pairs(rows))
 
 
-def host_transfer_html(t: HostTransfer) -> str:
+def host_transfer_html(t: HostTransfer, *, language: str = "en") -> str:
     """Bytes from the hosts over PCIe: each chip's share, the bandwidth and the time."""
+    lang = language
     rows = [
-        ("bytes", _bytes(t.nbytes)),
-        ("chips", _count(t.chips)),
-        ("bytes per chip", _bytes(t.nbytes / t.chips)),
-        ("PCIe bandwidth per chip", _rate(t.bandwidth)),
-        ("time", f"<strong>{_seconds(t.time)}</strong>"),
+        (_say("html.bytes", lang), _bytes(t.nbytes)),
+        (_say("html.chips", lang), _count(t.chips)),
+        (_say("html.bytes_per_chip", lang), _bytes(t.nbytes / t.chips)),
+        (_say("html.pcie", lang), _rate(t.bandwidth)),
+        (_say("cli.time", lang), f"<strong>{_seconds(t.time)}</strong>"),
     ]
-    return _page("host-transfer", "<p><strong>host → chips over PCIe</strong></p>", _pairs(rows))
+    return _page("host-transfer", f"<p><strong>{_say('html.host_head', lang)}</strong></p>", _pairs(rows))
 
 
 def _rate(expr: object, unit: str = "B/s") -> str:
@@ -429,19 +532,20 @@ def _rate(expr: object, unit: str = "B/s") -> str:
     return _num(f"{format_number(value)} {unit}") if value.is_number else _formula(value)
 
 
-def slice_totals_html(t: SliceTotals) -> str:
+def slice_totals_html(t: SliceTotals, *, language: str = "en") -> str:
     """What a slice adds up to: chips, FLOP/s, HBM and its bandwidth, hosts, DCN egress."""
+    lang = language
 
     def maybe(x: object, show) -> str:
         return "—" if x is None else show(x)
 
     rows = [
-        ("chips", _count(t.chips)),
-        ("FLOP/s (bf16)", _rate(t.flops, "FLOP/s")),
-        ("HBM", maybe(t.hbm_bytes, _bytes)),
-        ("HBM bandwidth", maybe(t.hbm_bandwidth, _rate)),
-        ("hosts", maybe(t.hosts, _count)),
-        ("DCN egress", maybe(t.dcn_bandwidth, _rate)),
+        (_say("html.chips", lang), _count(t.chips)),
+        (_say("html.flops_bf16", lang), _rate(t.flops, "FLOP/s")),
+        (_say("cli.transfer.hbm", lang), maybe(t.hbm_bytes, _bytes)),
+        (_say("cli.transfer.hbm_bandwidth", lang), maybe(t.hbm_bandwidth, _rate)),
+        (_say("cli.transfer.hosts", lang), maybe(t.hosts, _count)),
+        (_say("cli.transfer.dcn", lang), maybe(t.dcn_bandwidth, _rate)),
     ]
     shape = "x".join(str(s) for s in t.shape)
     return _page("slice", f"<p><strong>{escape(t.hardware.label)} {escape(shape)}</strong></p>", _pairs(rows))
@@ -463,9 +567,14 @@ def _markdown(text: str, figures: dict[str, str]) -> str:
         return f'<pre style="white-space:pre-wrap">{escape(text)}</pre>'
 
 
-def problem_html(pr: Problem) -> str:
+def problem_html(pr: Problem, *, language: str | None = None) -> str:
     """A problem: its statement (figures inline), then hints, answers and the worked solution, each
-    folded away behind a ``<details>`` so the answers are not read by accident."""
+    folded away behind a ``<details>`` so the answers are not read by accident.
+
+    The words around the problem's own text are in ``language``, by default the problem's
+    (``Problem.language``), so that a Chinese problem reads in Chinese throughout.
+    """
+    lang = pr.language if language is None else language
     figures = {
         name: "data:image/svg+xml;base64," + base64.b64encode(fig.svg.encode()).decode("ascii")
         for name, fig in pr.figures
@@ -473,13 +582,21 @@ def problem_html(pr: Problem) -> str:
     parts = [
         (
             f"<p><strong>{escape(pr.title)}</strong> "
-            f'<span class="note">{escape(pr.id)} · difficulty {escape(str(pr.family.difficulty))}</span></p>'
+            f'<span class="note">{escape(pr.id)} · {_say("html.difficulty", lang, level=escape(_level(pr, lang)))}'
+            "</span></p>"
         ),
         _markdown(pr.statement, figures),
     ]
     for i, hint in enumerate(pr.hints, 1):
-        parts.append(f"<details><summary>Hint {i}</summary>{_markdown(hint, figures)}</details>")
-    answers = _table(["answer", "value"], [("", [escape(a.label or a.name), escape(a.show)]) for a in pr.answers])
-    parts.append(f"<details><summary>Answers</summary>{answers}</details>")
-    parts.append(f"<details><summary>Worked solution</summary>{_markdown(pr.solution, figures)}</details>")
+        parts.append(f"<details><summary>{escape(ui('hint', lang, k=i))}</summary>{_markdown(hint, figures)}</details>")
+    head = [escape(ui("answer", lang)), escape(ui("value", lang))]
+    answers = _table(head, [("", [escape(a.label or a.name), escape(a.show)]) for a in pr.answers])
+    parts.append(f"<details><summary>{escape(ui('answers', lang))}</summary>{answers}</details>")
+    solution = _markdown(pr.solution, figures)
+    parts.append(f"<details><summary>{escape(ui('worked_solution', lang))}</summary>{solution}</details>")
     return _page("problem", *parts)
+
+
+def _level(pr: Problem, language: str) -> str:
+    """The family's difficulty (``easy``, ``medium``, ``hard``) in ``language``."""
+    return ui(pr.family.difficulty, language)

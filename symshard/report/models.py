@@ -5,7 +5,7 @@ The algebra (:mod:`symshard.transformer`, :mod:`symshard.training`, :mod:`symsha
 the words around them are chosen here, in English or Simplified Chinese (keys in
 :data:`ENGLISH`, their Chinese in ``symshard/i18n/zh/*.po``). Every line prints the formula and
 then the number. JSON keeps English keys, numbers as numbers, formulas as text, and a ``*_zh``
-field beside each note. Notebooks get an HTML table of the same rows.
+field beside each note. Notebooks get an HTML table of the same rows, in the same language.
 
 Examples:
     >>> from symshard.transformer import model
@@ -100,6 +100,8 @@ ENGLISH: dict[str, str] = {
     "model.note": "note: {note}",
     "model.presets_head": "model",
     "model.presets_columns": "L      D       F       N    K    H    V        parameters",
+    "model.memory_head": "{model}: training memory ({optimizer}, {policy})",
+    "model.row.total": "total",
 }
 """The English of the words ``symshard model`` prints, by key; Chinese is in the catalogue."""
 
@@ -570,27 +572,39 @@ def _rows(text: str) -> list[tuple[str, str]]:
     return rows
 
 
-def model_html(m) -> str:
-    """A notebook's table of the model."""
-    text = model_text(m)
+def model_html(m, *, language: str = "en") -> str:
+    """A notebook's table of the model, its words in ``language``."""
+    text = model_text(m, language)
     return _html_table(text.splitlines()[0], _rows(text))
 
 
-def memory_html(mem) -> str:
+def _kind(kind: str, language: str) -> str:
+    """A kind of training memory (``weights``, ..., ``total``) in ``language``: the words of ``symshard layer``'s
+    memory table."""
+    from .layers import ENGLISH as LAYER_WORDS
+
+    key = "model.row.total" if kind == "total" else f"cli.memory.{kind}"
+    return keyed({**LAYER_WORDS, **ENGLISH}, key, language)
+
+
+def memory_html(mem, *, language: str = "en") -> str:
     """A notebook's table of training memory by kind."""
-    rows = [(k, format_bytes(v) if as_expr(v).is_number else pretty(v)) for k, v in mem.kinds().items()]
-    return _html_table(f"{mem.model.label}: training memory ({mem.optimizer}, {mem.policy})", rows)
+    rows = [
+        (_kind(k, language), format_bytes(v) if as_expr(v).is_number else pretty(v)) for k, v in mem.kinds().items()
+    ]
+    title = _say("model.memory_head", language, model=mem.model.label, optimizer=mem.optimizer, policy=mem.policy)
+    return _html_table(title, rows)
 
 
-def training_html(run) -> str:
+def training_html(run, *, language: str = "en") -> str:
     """A notebook's table of a training run."""
-    text, _ = training_report(run, (), (), None, None)
-    lines = "\n".join(text.splitlines()[len(model_text(run.model).splitlines()) :])
+    text, _ = training_report(run, (), (), None, None, language)
+    lines = "\n".join(text.splitlines()[len(model_text(run.model, language).splitlines()) :])
     return _html_table(lines.splitlines()[0], _rows(lines))
 
 
-def serving_html(s) -> str:
+def serving_html(s, *, language: str = "en") -> str:
     """A notebook's table of serving a model."""
-    text, _ = serving_report(s, None, None)
-    lines = "\n".join(text.splitlines()[len(model_text(s.model).splitlines()) :])
+    text, _ = serving_report(s, None, None, language)
+    lines = "\n".join(text.splitlines()[len(model_text(s.model, language).splitlines()) :])
     return _html_table(lines.splitlines()[0], _rows(lines))
