@@ -574,9 +574,10 @@ def test_mesh_spans_round_trip_and_checks():
         Mesh("X=16", spans={"Z": [("nvlink", 16)]})
 
 
-def test_calibration_output_is_the_same_under_any_hash_seed():
+def test_calibration_output_is_the_same_under_any_hash_seed(tmp_path):
     """The kept constants come out in one order whatever Python's string hashing (a set of SymPy
-    symbols once decided it)."""
+    symbols once decided it): the JSON printed and the chip file written are the same bytes. Each run
+    writes in its own folder, never in the repository."""
     import os
     import subprocess
     import sys
@@ -584,10 +585,13 @@ def test_calibration_output_is_the_same_under_any_hash_seed():
     data = next((Path(__file__).parents[1] / "site" / "data").glob("nccl-tests-allreduce-*.txt"))
     argv = [sys.executable, "-m", "symshard", "calibrate", str(data), "--collective", "allreduce"]
     argv += ["--ranks", "16", "--per-node", "8", "--hw", "a100", "--json"]
-    outputs = {
-        subprocess.run(
-            argv, capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": seed}
-        ).stdout
-        for seed in ("1", "5", "6", "7")
-    }
+    outputs = set()
+    for seed in ("1", "5", "6", "7"):
+        here = tmp_path / seed
+        here.mkdir()
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(Path(__file__).parents[1])}
+        printed = subprocess.run(argv, capture_output=True, text=True, check=True, env=env, cwd=here).stdout
+        written = sorted((p.name, p.read_bytes()) for p in here.iterdir())
+        assert written, "calibrate wrote no chip file"
+        outputs.add((printed, tuple(written)))
     assert len(outputs) == 1
