@@ -32,11 +32,32 @@ def _doc_map(language: str = "en") -> ss.render.Figure:
     return ss.regime_map(c, "B", "D", language=language)
 
 
+def _site_plot(language: str = "en") -> ss.render.Figure:
+    ring8 = ss.Mesh("X=8", topology="ring")
+    q4 = ss.plan(Q4)
+    return ss.render.regimes(q4, "B", mesh=ring8, shape="D=4096,F=16384", hardware="tpu-v5p", lo=256, hi=16384,
+                             language=language)  # fmt: skip
+
+
+def _doc_plot(language: str = "en") -> ss.render.Figure:
+    return ss.render.regimes(Q4, "B", mesh="X=64", shape="D=1024,F=4096", hardware="tpu-v5p", language=language)
+
+
+def _labelled_plot(language: str = "en") -> ss.render.Figure:
+    # caller's labels, a crossover between two rounded values, more strategies than lines
+    return ss.render.regimes(Q4, "B", mesh="X=16", shape="D=1024,F=4096", hardware="tpu-v5e", language=language,
+                             labels={1: "策略甲"})  # fmt: skip
+
+
 ENGLISH_BEFORE = {  # sha256 of (svg, alt) as main drew them
     "map-site": (_site_map, "92ad913e1b3c38d3a4eefc85b40beeed5934c90ac47363525f28798de3092c86",
                  "e4ae2d4a2a8024c31c0f4e735ebd1745479d33ca39d7c56780336b96bdb9e2b1"),
     "map-doc": (_doc_map, "87e1c8482c36664a0118bd419475363baec12d0d1aeb8879e6bbd4e0eeba6546",
                 "1667fcddcf660f08b5931734b3209b1f8f504e7c1f4094d498e72ac656823eea"),
+    "plot-site": (_site_plot, "f21306e71bdaf9cbc88db2d8ae8b66aac04ad7de18a126dc5c620e7c3098d3c5",
+                  "c2a2d3e6ebc063d73dddcc022306f3a025b3614b774831767e227909c34f74c3"),
+    "plot-doc": (_doc_plot, "1ce6b8414b305a12c195642104c9836b0392c66bfe781e90a6fc5b91ece97bd3",
+                 "5f5da0f7113f06922f006ac90d1f46f5bb0a68e9c022a74a8e44c8c9a7650691"),
 }  # fmt: skip
 
 _NOTATION = re.compile(
@@ -44,6 +65,9 @@ _NOTATION = re.compile(
     r"|\w+_(\{[^}]*\}|\w+)(\([^)]*\))?"  # subscripted names and collectives: T_math, AllGather_X(Y)
     r"|\bmatmul\b|\bmax\b|\bcompare\b"  # a strategy's step, the time's formula, the command the notes name
 )
+
+
+_NAMES = {"TPU", "book", "ms", "ns"}
 
 
 def _drawn(svg: str) -> list[str]:
@@ -57,8 +81,9 @@ def _english_words(svg: str) -> list[str]:
     for text in _drawn(svg):
         run = english_left(text)
         rest = _NOTATION.sub(" ", text)
-        # whole Latin words only: bf16, v5p and 512K are a dtype, a chip and a number
-        left += ([run] if run else []) + [w for w in re.findall(r"\b[A-Za-z]{2,}\b", rest) if w != "TPU"]
+        # whole Latin words only: bf16, v5p and 512K are a dtype, a chip and a number; the chip's name,
+        # the collective model's name and the time axis's units are names too
+        left += ([run] if run else []) + [w for w in re.findall(r"\b[A-Za-z]{2,}\b", rest) if w not in _NAMES]
     return sorted(set(left))
 
 
@@ -87,8 +112,18 @@ def test_the_chinese_regime_map_leaves_no_english_words(make):
     assert formulas == re.findall(r"[①-⑳] \d \| \d: ([^<；;]*)", english.svg) and formulas
 
 
+@pytest.mark.parametrize("make", [_site_plot, _doc_plot, _labelled_plot], ids=["site", "doc", "labelled"])
+def test_the_chinese_regime_plot_leaves_no_english_words(make):
+    english, chinese = make(), make("zh")
+    assert _english_words(chinese.svg) == []
+    assert _english_words(english.svg) != []
+    assert chinese.title.startswith("耗时随 B 的变化：X[B, D]") and chinese.alt.endswith("。")
+    crossings = re.compile(r'<line[^>]*class="crossover"[^>]*>')
+    assert crossings.findall(chinese.svg) == crossings.findall(english.svg)
+
+
 def test_chinese_words_fit_the_canvas():
-    for fig in (_site_map("zh"), _site_map("en")):
+    for fig in (_site_map("zh"), _site_map("en"), _site_plot("zh"), _labelled_plot("zh")):
         width = float(re.search(r'width="([\d.]+)"', fig.svg).group(1))
         for x, size, text in re.findall(
             r'<text x="([\d.]+)" y="[\d.]+" font-size="(\d+)"(?![^>]*text-anchor)[^>]*>([^<]*)<', fig.svg

@@ -12,6 +12,8 @@ Examples:
     'B（对数坐标）'
     >>> clauses(["a", "b"], "en"), clauses(["a", "b"], "zh")
     ('a; b', 'a；b')
+    >>> commas(["a", "b"], "en"), commas(["a", "b"], "zh")
+    ('a, b', 'a，b')
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from collections.abc import Sequence
 from ..i18n import keyed
 from ..messages import Clauses
 
-__all__ = ["ENGLISH", "clauses", "words"]
+__all__ = ["ENGLISH", "clauses", "commas", "words"]
 
 ENGLISH: dict[str, str] = {
     # shared by the regime map and the regime plot
+    "figure.comma": ", ",
     "figure.given_constants": "the given constants",
     "figure.log_scale": "{symbol} (log scale)",
     "figure.time_max": "time = max(T_math, T_comms)",
@@ -88,3 +91,9 @@ def clauses(items: Sequence[str], language: str) -> str:
     from ..i18n.catalog import render
 
     return render(Clauses(items), language)
+
+
+def commas(items: Sequence[str], language: str) -> str:
+    """Phrases already in ``language``, joined by that language's comma between phrases (``, `` in
+    English; Chinese joins phrases with ``，``, not the ``、`` of a list of names)."""
+    return words("figure.comma", language).join(items)
