@@ -105,11 +105,13 @@ def _function(name: str) -> Callable[..., str | None]:
 
 
 def _comparison_svg(comparison: Any) -> str | None:
-    # the regime map under a comparison; one that cannot be drawn (one strategy, one symbol) shows as text
+    # the regime map under a comparison, in the session's language; one that cannot be drawn (one
+    # strategy, one symbol) shows as text
     from .render.regions import regime_map
 
+    words = language()
     try:
-        return regime_map(comparison).svg
+        return regime_map(comparison, language=words).svg
     except Exception:
         return None
 
@@ -132,8 +134,8 @@ def show(mime: str, obj: object) -> str | None:
 
 
 def _shown(mime: str, function: str, obj: Any) -> str | None:
-    """``obj`` shown by ``function``; a table in the language chosen now (LaTeX has no words, and the
-    regime map under a comparison draws its own in English)."""
+    """``obj`` shown by ``function``; a table in the language chosen now (LaTeX has no words; the regime
+    map under a comparison asks for the language itself)."""
     if mime == "text/html" and function not in _OWN_LANGUAGE:
         return _function(function)(obj, language=language())
     return _function(function)(obj)

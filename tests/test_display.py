@@ -279,8 +279,9 @@ def _kinds():
 
 # Latin words a Chinese table keeps, as the CLI's Chinese reports do: the time rule and the cost model
 # (time = max(T_math, T_comms), model book), "token" (the glossary keeps it), units, abbreviations and
-# symshard's own name.
-_KEPT = frozenset("time max book PCIe MFU KV MLP token tokens GFLOP MFLOP TFLOP symshard".split())
+# symshard's own name; in the regime map under a comparison, a strategy's matmul step and the compare
+# command its notes name.
+_KEPT = frozenset("time max book PCIe MFU KV MLP token tokens GFLOP MFLOP TFLOP symshard matmul compare".split())
 _NOTATION = re.compile(
     r"\w+\[[^\]]*\](\{[^}]*\})?"  # arrays: In[B, D_Y], C[I, K]{U_Y}
     r"|\w+_(\{[^}]*\}|\w+)"  # subscripted names: T_math, AllGather_Y, ReduceScatter_{Y,D}
@@ -288,12 +289,9 @@ _NOTATION = re.compile(
 
 
 def _words_left(page: str, keep: tuple[str, ...] = ()) -> list[str]:
-    """The English words left in a Chinese page, outside markup, math, code and notation.
-
-    The regime map under a comparison (a ``<figure>``) is drawn by symshard.render.regions, in English
-    only, and is left out.
-    """
-    text = re.sub(r"<style>.*?</style>|<figure>.*?</figure>|<code>.*?</code>", " ", page, flags=re.S)
+    """The English words left in a Chinese page, outside markup, math, code and notation (the regime
+    map under a comparison, a ``<figure>``, included)."""
+    text = re.sub(r"<style>.*?</style>|<code>.*?</code>", " ", page, flags=re.S)
     text = markup.unescape(re.sub(r"<[^>]+>", " ", text.replace("<sub>", "_")))
     text = re.sub(r"\\\(.*?\\\)|\\\[.*?\\\]", " ", text, flags=re.S)  # a problem's math: \( ... \)
     for phrase in keep:  # before english_left, which strips units and abbreviations out of them

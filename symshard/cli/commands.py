@@ -276,7 +276,7 @@ def _regime_map(args: argparse.Namespace, c: Comparison, text: str, data: dict) 
             say("--map takes two symbols, not '{value}'", value=args.map),
             hint=say("give two, the first across and the second up: --map B,D"),
         )
-    fig = regime_map(c, names[0], names[1])
+    fig = regime_map(c, names[0], names[1], language=args.language)
     path = write_signed_file(args.map_file, fig.svg, "symshard compare", force=args.force, xml=True)
     boundaries = fig.svg.count('class="boundary"')
     line = regime_map_line(path, names[0], names[1], boundaries, args.language)

@@ -38,6 +38,7 @@ from .figure import Figure
 from .piecewise import Piecewise
 from .style import GRID, INK, LINE_COLOURS, MUTED, SIZE, SMALL, TITLE, text_width
 from .sweep import Curve, Sweep, sweep
+from .words import clauses, commas, words
 
 __all__ = ["MAX_LINES", "regimes"]
 
@@ -262,15 +263,21 @@ def _marker(c: Canvas, kind: str, x: float, y: float, colour: str) -> None:
                stroke=colour, stroke_width=2.4)  # fmt: skip
 
 
-def _regime_words(c: Curve, dim: str) -> str:
+def _regime(regime: str, language: str) -> str:
+    """``'compute'`` or ``'communication'`` in ``language``."""
+    return words(f"figure.regime.{regime}", language)
+
+
+def _regime_words(c: Curve, dim: str, language: str) -> str:
     knees = c.knees()
-    first = c.regime(Fraction(0))
+    first = _regime(c.regime(Fraction(0)), language)
     if not knees:
-        return f"{first}-bound throughout"
-    parts = [f"{first}-bound below {at_text(dim, knees[0])}"]
+        return words("figure.plot.bound_throughout", language, regime=first)
+    parts = [words("figure.plot.bound_below", language, regime=first, at=at_text(dim, knees[0]))]
     for k in knees:
-        parts.append(f"{c.regime(k)}-bound from {'' if k.denominator == 1 else '≈ '}{value_text(k)}")
-    return ", ".join(parts)
+        key = "figure.plot.bound_from" if k.denominator == 1 else "figure.plot.bound_from_about"
+        parts.append(words(key, language, regime=_regime(c.regime(k), language), value=value_text(k)))
+    return commas(parts, language)
 
 
 def regimes(
@@ -285,6 +292,7 @@ def regimes(
     points: int = 64,
     title: str | None = None,
     labels: Mapping[str | int, str] | None = None,
+    language: str = "en",
     **options: object,
 ) -> Figure:
     """Plot each strategy's time against ``dim`` (log-log) and mark the crossovers.
@@ -303,6 +311,8 @@ def regimes(
         title: the heading; default ``"Time against <dim>: <matmul>"``.
         labels: names for some strategies, keyed by their name or 1-based number in the
             plan (``{"AllGather_X(Y) → matmul": "Strategy 1"}``); the others keep their number.
+        language: the language of the plot's words and its description (``'en'``, ``'zh'``); numbers,
+            formulas, notation, strategy names and the chip's label are the same in every language.
         **options: ``dtype``, ``model``, ``overlap`` and ``constants``, passed to the planner.
 
     Returns:
@@ -324,7 +334,7 @@ def regimes(
         raise PlanError(
             say("regimes() has no option {name}", name=repr(unknown[0])),
             hint=say(
-                "its options are mesh, shape, hardware, lo, hi, points, title, labels, dtype, model, overlap and constants"
+                "its options are mesh, shape, hardware, lo, hi, points, title, labels, language, dtype, model, overlap and constants"
             ),
         )
     if not isinstance(points, int) or isinstance(points, bool) or not 2 <= points <= 5000:
@@ -363,11 +373,12 @@ def regimes(
         return top + (ly1 - math.log(max(y, 1e-300))) / (ly1 - ly0) * _PLOT_H
 
     c = Canvas(_W, 0)
-    heading = title if title is not None else f"Time against {dim}: {p.matmul}"
-    hw = p.hardware.label if p.hardware is not None else "the given constants"
+    heading = title if title is not None else words("figure.plot.title", language, dim=dim, matmul=p.matmul)
+    hw = p.hardware.label if p.hardware is not None else words("figure.given_constants", language)
     others = ", ".join(f"{d}={v}" for d, v in p.sizes if d != dim)
-    time_rule = "time = max(T_math, T_comms)" if p.overlap else "time = T_math + T_comms"
-    sub = f"{hw}, mesh {p.mesh}, {others}, {p.dtype}; {time_rule}, {p.model} collective model"
+    time_rule = words("figure.time_max" if p.overlap else "figure.time_sum", language)
+    sub = words("figure.plot.subtitle", language, hw=hw, mesh=p.mesh, sizes=others, dtype=p.dtype, rule=time_rule,
+                model=p.model)  # fmt: skip
     c.text(16, 16 + TITLE, heading, size=TITLE, font_weight="bold", fill=INK)
     c.text(16, 16 + TITLE + 12 + SMALL, sub, size=SMALL, fill=MUTED)
 
@@ -382,8 +393,9 @@ def regimes(
             xa, xb = max(float(a), low), high if b is None else min(float(b), high)
             if xa < xb:
                 c.rect(px(xa), top, px(xb) - px(xa), _PLOT_H, fill="#eef3f9", cls="band")
-                if px(xb) - px(xa) > text_width("fastest waits on communication", SMALL) + 12:
-                    c.text(px(xa) + 6, top + SMALL + 6, "fastest waits on communication", size=SMALL, fill=MUTED)
+                waits = words("figure.plot.waits", language)
+                if px(xb) - px(xa) > text_width(waits, SMALL) + 12:
+                    c.text(px(xa) + 6, top + SMALL + 6, waits, size=SMALL, fill=MUTED)
 
     # grid and ticks
     e_lo, e_hi = math.ceil(math.log2(low) - 1e-9), math.floor(math.log2(high) + 1e-9)
@@ -404,9 +416,24 @@ def regimes(
         if (d - d_lo) % ystep == 0:
             c.text(_LEFT - 8, y + 4, format_seconds(10.0**d), size=SIZE, anchor="end", fill=INK)
     c.rect(_LEFT, top, pw, _PLOT_H, fill="none", stroke=INK, stroke_width=1.2)
-    c.text(_LEFT + pw / 2, top + _PLOT_H + 38, f"{dim} (log scale)", size=SIZE, anchor="middle", fill=INK)
+    c.text(
+        _LEFT + pw / 2,
+        top + _PLOT_H + 38,
+        words("figure.log_scale", language, symbol=dim),
+        size=SIZE,
+        anchor="middle",
+        fill=INK,
+    )
     mid = top + _PLOT_H / 2
-    c.text(20, mid, "time (log scale)", size=SIZE, anchor="middle", fill=INK, transform=f"rotate(-90 20 {mid:.2f})")
+    c.text(
+        20,
+        mid,
+        words("figure.plot.time_axis", language),
+        size=SIZE,
+        anchor="middle",
+        fill=INK,
+        transform=f"rotate(-90 20 {mid:.2f})",
+    )
 
     # the lines
     c.raw(f'<clipPath id="{ID}-plot"><rect x="{_LEFT}" y="{top}" width="{pw}" height="{_PLOT_H}"/></clipPath>')
@@ -452,19 +479,20 @@ def regimes(
         text = f"{tags[cv.index]}: {cv.strategy.name}" if named else f"{cv.index}. {cv.strategy.name}"
         c.text(60, y, text, size=SIZE, fill=INK)
         y += SMALL + 5
-        c.text(60, y, _regime_words(cv, dim), size=SMALL, fill=MUTED)
+        c.text(60, y, _regime_words(cv, dim, language), size=SMALL, fill=MUTED)
         width = max(width, 76 + text_width(text, SIZE))
         y += SIZE + 9
-    notes = ["dashed: each strategy's compute time T_math alone; where a solid line runs above its dashed one,",
-             "the strategy waits on communication; circles mark where a strategy changes regime"]  # fmt: skip
+    notes = [words("figure.plot.dashed", language), words("figure.plot.circles", language)]
     if left_out:
-        notes.append(f"{left_out} slower strateg{'y' if left_out == 1 else 'ies'} not drawn")
+        notes.append(words("figure.plot.left_out_one" if left_out == 1 else "figure.plot.left_out", language,
+                           count=left_out))  # fmt: skip
     for e in shown:
+        regime = _regime(e.regime, language)
         if e.kind == "fastest":
-            notes.append(f"{at_text(dim, e.x)}: the fastest strategy changes from {tags[e.before]} to {tags[e.after]} "
-                         f"({e.regime}-bound there)")  # fmt: skip
+            notes.append(words("figure.plot.changes", language, at=at_text(dim, e.x), before=tags[e.before],
+                               after=tags[e.after], regime=regime))  # fmt: skip
         else:
-            notes.append(f"{at_text(dim, e.x)}: the fastest strategy ({tags[e.after]}) turns {e.regime}-bound")
+            notes.append(words("figure.plot.turns", language, at=at_text(dim, e.x), after=tags[e.after], regime=regime))
     for note in notes:
         c.text(16, y, note, size=SMALL, fill=MUTED)
         width = max(width, 32 + text_width(note, SMALL))
@@ -477,23 +505,25 @@ def regimes(
         end = s.fastest[n + 1][0] if n + 1 < len(s.fastest) else None
         if (end is not None and float(end) <= low) or float(start) >= high:
             continue
-        where = (
-            "everywhere in the range"
-            if (float(start) <= low and (end is None or float(end) >= high))
-            else f"below {at_text(dim, end)}"
-            if float(start) <= low and end is not None
-            else f"above {at_text(dim, start)}"
-            if end is None or float(end) >= high
-            else f"from {at_text(dim, start)} to {'' if end.denominator == 1 else '≈ '}{value_text(end)}"
-        )
+        if float(start) <= low and (end is None or float(end) >= high):
+            where = words("figure.plot.everywhere", language)
+        elif float(start) <= low and end is not None:
+            where = words("figure.plot.below", language, at=at_text(dim, end))
+        elif end is None or float(end) >= high:
+            where = words("figure.plot.above", language, at=at_text(dim, start))
+        else:
+            key = "figure.plot.between" if end.denominator == 1 else "figure.plot.between_about"
+            where = words(key, language, start=at_text(dim, start), end=value_text(end))
         who = s.curves[i].index
         # with caller's labels, the others are named as the legend names them (#3), never "strategy 3",
         # which would clash with a label such as "Strategy 1" meaning another strategy
-        head = tags[who] if named else f"strategy {who}"
-        segments.append(f"{head} ({s.curves[i].strategy.name}) is fastest {where}")
-    regime_words = [f"the fastest turns {e.regime}-bound at {at_text(dim, e.x)}" for e in shown if e.kind == "regime"]
-    alt = (
-        f"Log-log plot of the time of {len(chosen)} strategies for {p.matmul} against {dim} from "
-        f"{size_tick(low)} to {size_tick(high)} on {hw}; " + "; ".join(segments + regime_words) + "."
-    )
+        head = tags[who] if named else words("figure.plot.strategy", language, index=who)
+        segments.append(words("figure.plot.fastest", language, head=head, name=s.curves[i].strategy.name, where=where))
+    regime_words = [
+        words("figure.plot.alt_turns", language, regime=_regime(e.regime, language), at=at_text(dim, e.x))
+        for e in shown
+        if e.kind == "regime"
+    ]
+    alt = words("figure.plot.alt", language, count=len(chosen), matmul=p.matmul, dim=dim, lo=size_tick(low),
+                hi=size_tick(high), hw=hw, facts=clauses(segments + regime_words, language))  # fmt: skip
     return Figure(c.document(title=heading, alt=alt), heading, alt)

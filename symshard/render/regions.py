@@ -39,6 +39,7 @@ from ..units import pretty, sig
 from .canvas import Canvas
 from .figure import Figure
 from .style import GRID, INK, LINE_COLOURS, MUTED, SIZE, SMALL, TITLE, text_width
+from .words import clauses, words
 
 __all__ = ["regime_map"]
 
@@ -343,6 +344,7 @@ def regime_map(
     x_range: tuple[float, float] | None = None,
     y_range: tuple[float, float] | None = None,
     title: str | None = None,
+    language: str = "en",
 ) -> Figure:
     """A 2-D map, log axes, of which compared strategy is fastest at each point of ``x`` and ``y``.
 
@@ -355,6 +357,8 @@ def regime_map(
         x_range: ``(low, high)`` of ``x``; default: centred on the boundaries.
         y_range: the same for ``y``.
         title: the heading; default ``"Fastest strategy by <x> and <y>: <matmul>"``.
+        language: the language of the map's words and its description (``'en'``, ``'zh'``); numbers,
+            formulas, notation, strategy names and the chip's label are the same in every language.
 
     Returns:
         A :class:`~symshard.render.Figure`: regions carry ``data-strategy``, boundaries
@@ -517,16 +521,20 @@ def regime_map(
 
     # -- drawing
     c_ = Canvas(0, 0)
-    hw = c.hardware.label if c.hardware is not None else "the given constants"
-    heading = title if title is not None else f"Fastest strategy by {xs_} and {ys_}: {c.plan.matmul}"
+    hw = c.hardware.label if c.hardware is not None else words("figure.given_constants", language)
+    heading = title if title is not None else words("figure.map.title", language, x=xs_, y=ys_, matmul=c.plan.matmul)
     others = [f"{d}={v}" for d, v in c.plan.sizes if v.is_number]
     others += [f"{s}={_number_text(v)}" for s, v in sorted(fixed.items(), key=lambda kv: str(kv[0]))
                if not (c.hardware is not None and s in dict(c.hardware.constants(c.plan.dtype)))]  # fmt: skip
-    rule = "time = T_math + T_comms" if c.serial else "time = max(T_math, T_comms)"
-    sub = (
-        f"{hw}, mesh {c.plan.mesh}"
-        + (f", {', '.join(others)}" if others else "")
-        + f", {c.plan.dtype}; {rule}, collectives bandwidth-bound"
+    rule = words("figure.time_sum" if c.serial else "figure.time_max", language)
+    sub = words(
+        "figure.map.subtitle_sizes" if others else "figure.map.subtitle",
+        language,
+        hw=hw,
+        mesh=c.plan.mesh,
+        sizes=", ".join(others),
+        dtype=c.plan.dtype,
+        rule=rule,
     )
     c_.text(16, 16 + TITLE, heading, size=TITLE, font_weight="bold", fill=INK)
     c_.text(16, 16 + TITLE + 12 + SMALL, sub, size=SMALL, fill=MUTED)
@@ -554,9 +562,17 @@ def regime_map(
                 c_.text(_LEFT - 8, py(v) + 4, label, size=SIZE, anchor="end", fill=INK)
     c_.rect(_LEFT, top, _PLOT_W, _PLOT_H, fill="none", stroke=INK, stroke_width=1.2, cls="frame",
             data_x=f"{x_lo!r} {x_hi!r}", data_y=f"{y_lo!r} {y_hi!r}")  # fmt: skip
-    c_.text(_LEFT + _PLOT_W / 2, top + _PLOT_H + 38, f"{xs_} (log scale)", size=SIZE, anchor="middle", fill=INK)
+    c_.text(
+        _LEFT + _PLOT_W / 2,
+        top + _PLOT_H + 38,
+        words("figure.log_scale", language, symbol=xs_),
+        size=SIZE,
+        anchor="middle",
+        fill=INK,
+    )
     mid = top + _PLOT_H / 2
-    c_.text(22, mid, f"{ys_} (log scale)", size=SIZE, anchor="middle", fill=INK, transform=f"rotate(-90 22 {mid:.2f})")
+    c_.text(22, mid, words("figure.log_scale", language, symbol=ys_), size=SIZE, anchor="middle", fill=INK,
+            transform=f"rotate(-90 22 {mid:.2f})")  # fmt: skip
 
     # boundaries: neighbouring crossings joined, row to row and column to column
     cell_w = _PLOT_W / _NX
@@ -612,13 +628,15 @@ def regime_map(
                 stroke_width=1.2)  # fmt: skip
         text = f"{i}. {name}"
         c_.text(46, y_, text, size=SIZE, fill=INK)
-        share_text = f"fastest on {share:.0%} of the map" if counts[i] else "fastest nowhere in this range"
+        share_text = (
+            words("figure.map.share", language, share=share) if counts[i] else words("figure.map.nowhere", language)
+        )
         c_.text(46, y_ + SMALL + 5, share_text, size=SMALL, fill=MUTED)
         width = max(width, 62 + text_width(text, SIZE))
         y_ += SIZE + SMALL + 14
     fixed_exprs_all = dict(fixed_exprs)
     notes = []
-    words = []
+    meetings = []
     for n, piece, bx, by in badges:
         pair = piece[:2]
         on_boundary = {**fixed, xs_: math.exp(lx0 + (bx - _LEFT) / _PLOT_W * (lx1 - lx0)),
@@ -627,23 +645,32 @@ def regime_map(
                                      fixed_exprs_all, on_boundary)  # fmt: skip
         line = f"{_CIRCLED[n] if n < len(_CIRCLED) else n + 1} {pair[0]} | {pair[1]}: {symbolic}"
         if numeric is not None:
-            line += f"; on {hw}: {numeric}"
+            line += words("figure.map.on_chip", language, hw=hw, numeric=numeric)
         notes.append(line)
-        words.append(f"strategies {pair[0]} and {pair[1]} meet where {numeric or symbolic}")
-    notes.append("each boundary is where the two strategies' times are equal, solved as compare solves it;")
-    notes.append("where strategies take exactly the same time, the map shows the lower number")
+        meetings.append(words("figure.map.meet", language, a=pair[0], b=pair[1], where=numeric or symbolic))
+    notes.append(words("figure.map.boundaries", language))
+    notes.append(words("figure.map.ties", language))
     for note in notes:
         c_.text(16, y_, note, size=SMALL, fill=INK if note[:1] in _CIRCLED else MUTED, cls="note")
         width = max(width, 32 + text_width(note, SMALL))
         y_ += SMALL + 7
     c_.grow(width, y_ + 8)
 
-    shares = [f"strategy {i} ({dict(c.strategies)[i].name}) is fastest on {counts[i] / total:.0%} of it"
+    shares = [words("figure.map.alt_share", language, index=i, name=dict(c.strategies)[i].name, share=counts[i] / total)
               for i in indexes if counts[i]]  # fmt: skip
-    alt = (
-        f"Map of the fastest of {len(indexes)} strategies for {c.plan.matmul} over {xs_} from {_value_tick(xs_, x_lo)} "
-        f"to {_value_tick(xs_, x_hi)} and {ys_} from {_value_tick(ys_, y_lo)} to {_value_tick(ys_, y_hi)} on {hw}, "
-        "log axes; " + "; ".join(shares + words) + "."
+    alt = words(
+        "figure.map.alt",
+        language,
+        count=len(indexes),
+        matmul=c.plan.matmul,
+        x=xs_,
+        x_lo=_value_tick(xs_, x_lo),
+        x_hi=_value_tick(xs_, x_hi),
+        y=ys_,
+        y_lo=_value_tick(ys_, y_lo),
+        y_hi=_value_tick(ys_, y_hi),
+        hw=hw,
+        facts=clauses(shares + meetings, language),
     )
     return Figure(c_.document(title=heading, alt=alt), heading, alt)
 

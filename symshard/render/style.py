@@ -15,6 +15,7 @@ Examples:
 
 from __future__ import annotations
 
+import unicodedata
 from functools import lru_cache
 
 from .canvas import ID
@@ -96,10 +97,27 @@ _SUBSCRIPT = set("₀₁₂₃₄₅₆₇₈₉")
 _WIDE = set("MWmw@%")
 
 
+def _units(ch: str) -> float:
+    """The width of ``ch`` in ems: a Chinese character or full-width punctuation is a whole em (East
+    Asian width W or F); ambiguous ones (``·``, ``→``, ``①``) are drawn narrow in a Latin face."""
+    if ch in _NARROW:
+        return 0.34
+    if ch in _SUBSCRIPT:
+        return 0.52
+    if ch in _WIDE:
+        return 0.9
+    return 1.0 if unicodedata.east_asian_width(ch) in ("W", "F") else 0.62
+
+
 @lru_cache(maxsize=8192)
 def text_width(text: str, size: float, *, bold: bool = False) -> float:
-    """A generous estimate of the width of ``text`` in a sans-serif face (no font files to measure)."""
-    units = sum(0.34 if ch in _NARROW else 0.52 if ch in _SUBSCRIPT else 0.9 if ch in _WIDE else 0.62 for ch in text)
+    """A generous estimate of the width of ``text`` in a sans-serif face (no font files to measure).
+
+    Examples:
+        >>> text_width("B (log scale)", 12), text_width("B（对数坐标）", 12)
+        (76.56, 79.44)
+    """
+    units = sum(_units(ch) for ch in text)
     return units * size * (1.1 if bold else 1.0)
 
 

@@ -385,7 +385,7 @@ def _condition_cell(exact: Condition | Clauses | None, numeric: Condition | Clau
 
 def comparison_html(c: Comparison, *, language: str = "en") -> str:
     """A comparison as a table (each strategy's costs, when it is communication-bound, where it is the
-    fastest) with the regime map under it when one can be drawn (the map's own words are English)."""
+    fastest) with the regime map under it when one can be drawn, its words in the same language."""
     lang = language
     regimes = {r.index: r for r in c.regimes}
     dominated = dict(c.dominated)
@@ -421,18 +421,18 @@ def comparison_html(c: Comparison, *, language: str = "en") -> str:
     ]
     if c.best:
         parts.append(f'<p class="note">{_say("html.highlighted", lang)}</p>')
-    svg = _regime_map(c)
+    svg = _regime_map(c, lang)
     if svg is not None:
         parts.append(f"<figure>{svg}</figure>")
     return _page("comparison", *parts)
 
 
-def _regime_map(c: Comparison) -> str | None:
+def _regime_map(c: Comparison, language: str) -> str | None:
     from ..errors import SymshardError
     from ..render.regions import regime_map
 
     try:
-        return regime_map(c).svg
+        return regime_map(c, language=language).svg
     except SymshardError:  # one strategy, or a second symbol the map cannot choose: the table says it all
         return None
 
