@@ -527,7 +527,7 @@ def _attempt(fam: Family, seed: int, attempt: int, language: str) -> Problem:
     ctx["answers"] = {a.name: a for a in answers}
     ctx["family"] = fam
     ctx["seed"] = seed
-    book = FigureBook(f"{fam.name}-{seed}")
+    book = FigureBook(f"{fam.name}-{seed}", language)
     statement, hints, solution = _render(fam, ctx, language, book)
     figures = tuple(book.items)
     return Problem(fam, seed, params, statement, hints, solution, answers, path, language, attempt, figures)

@@ -1,9 +1,9 @@
 """Figures in problems: the ``figure(...)`` that templates call, and how each export shows them.
 
 A template writes ``{{ figure('layout', arr, m, shape) }}`` (or ``'collective'``,
-``'regimes'``, with the arguments of :mod:`symshard.render`'s functions; ``alt='...'``
-describes the picture in the template's language, since the drawing describes itself in
-English, and is shared by every language). The
+``'regimes'``, with the arguments of :mod:`symshard.render`'s functions). The figure is drawn
+in the problem's language (its words and its own description; ``language='en'`` in the call
+keeps it English), and ``alt='...'`` replaces its description with the template's own. The
 call draws the figure, files it with the problem being rendered under the name
 ``<problem id>-<n>.svg`` (numbered in the order the template draws them, the
 same figure drawn twice filed once), and returns the Markdown image
@@ -21,6 +21,8 @@ Examples:
     True
     >>> [name for name, _ in book.items]
     ['device-memory-7-1.svg']
+    >>> print(FigureBook("device-memory-7", "zh")("layout", "A[I_X, J]", "X=2").split("：")[0])
+    ![2 个设备的网格（X=2）上的 A\\[I\\_X, J\\]
 """
 
 from __future__ import annotations
@@ -57,10 +59,12 @@ class FigureBook:
 
     Args:
         prefix: the problem's id; figure files are named ``<prefix>-<n>.svg``.
+        language: the problem's language, which the figures are drawn in unless a call says otherwise.
     """
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str, language: str = "en") -> None:
         self.prefix = prefix
+        self.language = language
         self.items: list[tuple[str, Figure]] = []
 
     def __call__(self, kind: str, *args: object, alt: str | None = None, **kwargs: object) -> str:
@@ -73,6 +77,8 @@ class FigureBook:
                 say("figure('{kind}', ...) is not a kind of figure", kind=kind), hint=did_you_mean(str(kind), KINDS)
             )
         draw: Callable[..., Figure] = getattr(render, kind)
+        if self.language != "en":  # English is every drawing's default: its calls stay as the template wrote them
+            kwargs.setdefault("language", self.language)
         fig = draw(*args, **kwargs)
         if alt is not None:
             fig = dataclasses.replace(fig, alt=" ".join(str(alt).split()))

@@ -50,6 +50,7 @@ from .layouts import (
     scene,
 )
 from .style import INK, MUTED, SIZE, TITLE, hatch_defs, text_width
+from .words import commas, words
 
 __all__ = ["collective", "describe", "resolve_collective"]
 
@@ -85,27 +86,28 @@ def resolve_collective(op: object) -> CollectiveExpr:
     )
 
 
-def describe(expr: CollectiveExpr) -> str:
-    """What the collective does, in one clause."""
+def describe(expr: CollectiveExpr, language: str = "en") -> str:
+    """What the collective does, in one clause (in ``language``).
+
+    Examples:
+        >>> describe(parse("AllToAll_{X,J}(A[I_X, J])"), "zh")
+        '跨 X 的切分从 I 移到 J：每个设备向其他每个设备各发送一块'
+    """
     op, axes = expr.op, format_axes(expr.op.axes)
+    moved = commas([d.name for d in expr.operand.dims if set(d.axes) & set(op.axes)], language)
     if isinstance(op, AllGather):
-        dims = [d.name for d in expr.operand.dims if set(d.axes) & set(op.axes)]
-        return f"every device along {axes} receives the blocks the others hold; {', '.join(dims)} is whole again"
+        return words("figure.collective.all_gather", language, axes=axes, dims=moved)
     if isinstance(op, ReduceScatter):
-        return f"the partial sums along {axes} are added, and each device keeps one {op.target(expr.operand)} slice"
+        return words("figure.collective.reduce_scatter", language, axes=axes, target=op.target(expr.operand))
     if isinstance(op, AllReduce):
-        return f"the partial sums along {axes} are added, and every device keeps the whole sum"
+        return words("figure.collective.all_reduce", language, axes=axes)
     if isinstance(op, AllToAll):
-        src = [d.name for d in expr.operand.dims if set(d.axes) & set(op.axes)]
-        return (
-            f"the split over {axes} moves from {', '.join(src)} to {op.target(expr.operand)}: "
-            "each device sends one piece to every other"
-        )
+        return words("figure.collective.all_to_all", language, axes=axes, source=moved, target=op.target(expr.operand))
     if isinstance(op, CollectivePermute):
-        return f"each device passes its block to the next device along {axes} (the last to the first)"
+        return words("figure.collective.permute", language, axes=axes)
     if isinstance(op, DynamicSlice):
-        return f"each device keeps one slice of what it holds, along {axes}: no data moves"
-    return f"{op} runs along {axes}"  # pragma: no cover - every kind is listed above
+        return words("figure.collective.dynamic_slice", language, axes=axes)
+    return words("figure.collective.other", language, op=op, axes=axes)  # pragma: no cover - every kind is listed above
 
 
 def _arrow(label: str, words: str, width: float) -> Canvas:
@@ -125,6 +127,7 @@ def collective(
     shape: ShapeLike = None,
     *,
     title: str | None = None,
+    language: str = "en",
 ) -> Figure:
     """Draw a collective as before and after: the operand's layout, an arrow, the result's layout.
 
@@ -135,6 +138,8 @@ def collective(
         mesh: a numeric mesh; None draws each axis involved with 2 devices (and says so).
         shape: dim sizes, for index ranges and the per-device shapes in the caption.
         title: the heading; default ``"<collective>: <operand> → <result>"``.
+        language: the language of the figure's words and its alt text (``"en"``, ``"zh"``); the
+            notation, sizes and block labels are the same in every language.
 
     Returns:
         A :class:`~symshard.render.Figure`.
@@ -161,33 +166,40 @@ def collective(
     after = place(expr.output, m, shape)
     atoms = atoms_for([expr.operand, expr.output], m)
     shift = (expr.op.axes[0], 1) if isinstance(expr.op, CollectivePermute) else None
-    top = panel(scene(before, atoms), array_heading=f"before: {expr.operand}",
-                mesh_heading=f"mesh {m}: what each device holds before", tag="b")  # fmt: skip
-    bottom = panel(scene(after, atoms, shift=shift), array_heading=f"after: {expr.output}",
-                   mesh_heading="what each device holds after", tag="a")  # fmt: skip
-    words = describe(expr)
-    arrow = _arrow(str(expr.op), words, 0)
+    top = panel(scene(before, atoms), array_heading=words("figure.collective.before", language, array=expr.operand),
+                mesh_heading=words("figure.collective.mesh_before", language, mesh=m), tag="b",
+                language=language)  # fmt: skip
+    bottom = panel(scene(after, atoms, shift=shift),
+                   array_heading=words("figure.collective.after", language, array=expr.output),
+                   mesh_heading=words("figure.collective.mesh_after", language), tag="a",
+                   language=language)  # fmt: skip
+    what = describe(expr, language)
+    arrow = _arrow(str(expr.op), what, 0)
     body = Canvas()
     body.place(top, 0, 0)
     body.place(arrow, 0, top.height + 14)
     body.place(bottom, 0, top.height + 14 + arrow.height + 14)
-    heading = title if title is not None else f"{expr.op}: {expr.operand} → {expr.output}"
+    heading = title if title is not None else f"{expr.op}: {expr.operand} → {expr.output}"  # notation only
     caption = [
-        (
-            "the same colour is the same piece of the array, before and after; "
-            "a device holding several pieces shows each in its place"
-        ),
-        f"per device: {local_text(before)} → {local_text(after)}",
+        words("figure.collective.colours", language),
+        words("figure.collective.per_device", language, before=local_text(before), after=local_text(after)),
     ]
     if expr.operand.unreduced or expr.output.unreduced:
-        caption.append("hatched: a partial sum, which must be added to the partials along its unreduced axes")
+        caption.append(words("figure.collective.hatched", language))
     if int(m.devices) > LABELLED:
-        caption.append(f"more than {LABELLED} devices: each device shows the colours of what it holds, without labels")
+        caption.append(words("figure.collective.unlabelled", language, limit=LABELLED))
     if made_up:
-        caption.append(f"no mesh was given: each mesh axis is drawn with {DEFAULT_AXIS_SIZE} devices")
-    alt = (
-        f"{expr.op} on {mesh_words(m)}: {words}. Before, {expr.operand}: {holding_words(before)}. "
-        f"After, {expr.output}: {holding_words(after)}."
+        caption.append(words("figure.made_up", language, size=DEFAULT_AXIS_SIZE))
+    alt = words(
+        "figure.collective.alt",
+        language,
+        op=expr.op,
+        mesh=mesh_words(m, language),
+        what=what,
+        operand=expr.operand,
+        before=holding_words(before, language),
+        output=expr.output,
+        after=holding_words(after, language),
     )
     defs = hatch_defs() if expr.operand.unreduced or expr.output.unreduced else ""
     return frame(body, title=heading, caption=caption, alt=alt, defs=defs)

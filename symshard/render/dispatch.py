@@ -12,7 +12,7 @@ Examples:
     Traceback (most recent call last):
     ...
     symshard.errors.UsageError: a layout of A[I_X, J] takes no hardware= argument
-    hint: a layout takes mesh, shape and title; hardware belongs to a regime plot of a matmul
+    hint: a layout takes mesh, shape, title and language; hardware belongs to a regime plot of a matmul
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ from .plot import regimes
 __all__ = ["svg"]
 
 _TAKES = {
-    "layout": ("mesh", "shape", "title"),
-    "collective": ("mesh", "shape", "title"),
+    "layout": ("mesh", "shape", "title", "language"),
+    "collective": ("mesh", "shape", "title", "language"),
     "regime plot": ("dim", "mesh", "shape", "hardware", "lo", "hi", "points", "title", "labels", "dtype", "model",
-                    "overlap", "constants"),
+                    "overlap", "constants", "language"),
 }  # fmt: skip
 
 
@@ -46,8 +46,9 @@ def svg(obj: object, **kwargs: object) -> str:
         obj: an :class:`~symshard.arrays.Array`, a collective applied to an array, a
             :class:`~symshard.planner.Plan` or :class:`~symshard.einsums.Matmul`, the
             notation of any of them, or a :class:`~symshard.render.Figure`.
-        **kwargs: passed on: ``mesh``, ``shape``, ``title`` for arrays and collectives;
-            ``dim`` (required), ``mesh``, ``shape``, ``hardware``, ``lo``, ``hi``, ... for plans.
+        **kwargs: passed on: ``mesh``, ``shape``, ``title``, ``language`` for arrays and collectives;
+            ``dim`` (required), ``mesh``, ``shape``, ``hardware``, ``lo``, ``hi``, ..., ``language`` for
+            plans (``language="zh"`` draws the figure's words and alt text in Chinese).
 
     Returns:
         The SVG text.
@@ -62,6 +63,8 @@ def svg(obj: object, **kwargs: object) -> str:
         >>> text = svg("AllToAll_{X,J}(A[I_X, J])", mesh="X=4")
         >>> text.count('class="device"')
         8
+        >>> "之前每个设备持有的内容" in svg("AllToAll_{X,J}(A[I_X, J])", mesh="X=4", language="zh")
+        True
     """
     if isinstance(obj, Figure):
         if kwargs:

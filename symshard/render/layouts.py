@@ -53,6 +53,7 @@ from .style import (
     text_colour,
     text_width,
 )
+from .words import clauses, commas, words
 
 __all__ = [
     "DEFAULT_AXIS_SIZE",
@@ -190,10 +191,10 @@ def scene(placement: Placement, atoms: Sequence[int] | None = None, *, shift: tu
     return Scene(placement, grid, shift)
 
 
-def block_label(array: Array, block: Sequence[int]) -> str:
+def block_label(array: Array, block: Sequence[int], language: str = "en") -> str:
     """``I₀ J₁``: the block's index along each sharded dim (``all`` when nothing is sharded)."""
     parts = [f"{d.name}{subscript(b)}" for d, b in zip(array.dims, block, strict=True) if d.axes]
-    return " ".join(parts) if parts else "all"
+    return " ".join(parts) if parts else words("figure.layout.all", language)
 
 
 def _fraction(dim: str, k: int, n: int) -> str:
@@ -311,17 +312,26 @@ def _cells_of(grid: _Grid) -> list[list[tuple[tuple[int, ...], tuple[int, ...], 
 # -- the panel -------------------------------------------------------------------------------------
 
 
-def panel(sc: Scene, *, array_heading: str | None = None, mesh_heading: str | None = None, tag: str = "p") -> Canvas:
-    """The array's blocks (left) and what each device holds (right), as one canvas.
+def panel(
+    sc: Scene,
+    *,
+    array_heading: str | None = None,
+    mesh_heading: str | None = None,
+    tag: str = "p",
+    language: str = "en",
+) -> Canvas:
+    """The array's blocks (left) and what each device holds (right), as one canvas, its words in ``language``.
 
     ``tag`` keeps the ids of this panel's shared drawings apart from another panel's in one figure.
     """
     arr, mesh = sc.array, sc.mesh
-    heading_a = array_heading if array_heading is not None else f"the array {arr}"
-    heading_m = mesh_heading if mesh_heading is not None else f"the mesh {mesh}: what each device holds"
+    heading_a = (
+        array_heading if array_heading is not None else words("figure.layout.array_heading", language, array=arr)
+    )
+    heading_m = mesh_heading if mesh_heading is not None else words("figure.layout.mesh_heading", language, mesh=mesh)
     sizes = tuple((a.name, int(a.size)) for a in mesh.axes)
-    left = _array_part(sc, heading_a)
-    body, w, h = _device_part(arr, sizes, sc.atoms, sc.shift, tag, heading_m)
+    left = _array_part(sc, heading_a, language)
+    body, w, h = _device_part(arr, sizes, sc.atoms, sc.shift, tag, heading_m, language)
     c = Canvas()
     c.place(left, 0, 0)
     right = Canvas(w, h)
@@ -330,7 +340,7 @@ def panel(sc: Scene, *, array_heading: str | None = None, mesh_heading: str | No
     return c
 
 
-def _array_part(sc: Scene, heading: str) -> Canvas:
+def _array_part(sc: Scene, heading: str, language: str) -> Canvas:
     arr, atoms, sizes = sc.array, sc.atoms, sc.sizes
     grid = _Grid(len(arr.dims), atoms, shards(arr, sc.mesh))
     row_dim = arr.dims[0].name if grid.rank >= 2 else None
@@ -339,11 +349,11 @@ def _array_part(sc: Scene, heading: str) -> Canvas:
     n_rows, n_cols = grid.n_rows, grid.n_cols
     levels = _levels(radices, lambda lv, k: range_text(col_dims[lv], sizes[col_dims[lv]], k, radices[lv]))
     row_texts = [range_text(row_dim, sizes[row_dim], k, n_rows) for k in range(n_rows)] if row_dim else []
-    labels = _block_labels(arr, grid)
+    labels = _block_labels(arr, grid, language)
     if n_cols > _MANY:  # too many to label: thin stripes, and headers where they fit
         cw = _SPREAD / n_cols
     else:
-        cw = max(48.0 if n_cols <= _FEW else 28.0, _label_room(arr, grid) if len(labels) <= LABELLED else 0.0)
+        cw = max(48.0 if n_cols <= _FEW else 28.0, _label_room(arr, grid, language) if len(labels) <= LABELLED else 0.0)
         for level in levels:
             for _, span, text in level:
                 if span > 1 or n_cols <= _FEW:  # with many columns, the headers skip instead
@@ -368,34 +378,34 @@ def _array_part(sc: Scene, heading: str) -> Canvas:
         if row % row_every == 0:
             c.text(rw - 6, grid_top + row * ch + ch / 2 + 4, text, size=SIZE, anchor="end", fill=MUTED)
     cells = Canvas(n_cols * cw, n_rows * ch)
-    cells.raw(_cells(arr, grid, cw, ch))
+    cells.raw(_cells(arr, grid, cw, ch, language))
     c.place(cells, rw, grid_top)
     c.grow(max(rw + n_cols * cw, text_width(heading, SIZE, bold=True)), grid_top + n_rows * ch)
     return c
 
 
 @lru_cache(maxsize=2048)
-def _block_labels(arr: Array, grid: _Grid) -> dict[tuple[int, ...], str]:
+def _block_labels(arr: Array, grid: _Grid, language: str) -> dict[tuple[int, ...], str]:
     blocks = {block for row in grid.cells() for _, block, _ in row}
-    return {b: block_label(arr, b) for b in sorted(blocks)}
+    return {b: block_label(arr, b, language) for b in sorted(blocks)}
 
 
 @lru_cache(maxsize=2048)
-def _label_room(arr: Array, grid: _Grid) -> float:
+def _label_room(arr: Array, grid: _Grid, language: str) -> float:
     """The narrowest cell width at which every block's label fits in the columns its block spans."""
     spans: dict[tuple[int, ...], set[int]] = {}
     for row in grid.cells():
         for k, (_, block, _) in enumerate(row):
             spans.setdefault(block, set()).add(k)
-    labels = _block_labels(arr, grid)
+    labels = _block_labels(arr, grid, language)
     return max((text_width(labels[b], SIZE) + 14) / len(cols) for b, cols in spans.items())
 
 
 @lru_cache(maxsize=2048)
-def _cells(arr: Array, grid: _Grid, cw: float, ch: float) -> str:
+def _cells(arr: Array, grid: _Grid, cw: float, ch: float, language: str) -> str:
     """The array's cells at the origin: colours, block borders and one label per block."""
     n_rows, n_cols = grid.n_rows, grid.n_cols
-    labels = _block_labels(arr, grid)
+    labels = _block_labels(arr, grid, language)
     thick = min(cw, ch) >= 8  # cell borders and block lines only where cells are not stripes
     roomy = ch >= 20 and cw >= min(text_width(t, SIZE) for t in labels.values()) + 6 and len(labels) <= LABELLED
     w, h = num(cw), num(ch)
@@ -446,6 +456,7 @@ def _device_part(
     shift: tuple[str, int] | None,
     tag: str,
     heading: str,
+    language: str,
 ) -> tuple[str, float, float]:
     """The mesh as a grid of devices, each filled with what it holds: ``(markup, width, height)``.
 
@@ -473,15 +484,16 @@ def _device_part(
     held_of: dict[tuple[range, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
     for h in holdings:
         if h.block not in names_of:
-            names_of[h.block] = block_label(arr, h.block) if labelled else ""
+            names_of[h.block] = block_label(arr, h.block, language) if labelled else ""
         if h.atoms not in held_of:
             held_of[h.atoms] = grid.held(h.atoms)
     labels = [names_of[h.block] for h in holdings]
     held = [held_of[h.atoms] for h in holdings]
+    partial_word = words("figure.layout.partial", language)
     if labelled:
         dw = max([58.0] + [text_width(t, SIZE) + 22 for t in set(labels)])
         if partial:
-            dw = max(dw, text_width("partial", SIZE) + 22)
+            dw = max(dw, text_width(partial_word, SIZE) + 22)
         dh = 46.0 if partial else 38.0
     else:
         dw, dh = 34.0, 26.0
@@ -520,7 +532,7 @@ def _device_part(
         key = (colours_of[held[i]], labels[i], h.partial is not None)
         if key not in stamps:
             stamps[key] = f"{ID}-{tag}{len(stamps)}"
-            defs.append(f'<g id="{stamps[key]}">{_stamp(w, hh, *key)}</g>')
+            defs.append(f'<g id="{stamps[key]}">{_stamp(w, hh, *key, partial_word)}</g>')
         data = f' data-device="{",".join(map(str, h.device))}" data-block="{",".join(map(str, h.block))}"'
         c.use(stamps[key], rw + col * dw + 2, grid_top + row * dh + 2,
               "device partial" if h.partial is not None else "device", data)  # fmt: skip
@@ -531,9 +543,12 @@ def _device_part(
 
 
 @lru_cache(maxsize=8192)
-def _stamp(w: float, h: float, colours: tuple[tuple[str, ...], ...], label: str, partial: bool) -> str:
+def _stamp(
+    w: float, h: float, colours: tuple[tuple[str, ...], ...], label: str, partial: bool, partial_word: str
+) -> str:
     """One device cell at the origin: the pieces it holds in their places (``colours``, by row and
-    column of the array's picture), the hatch if it holds a partial sum, a frame, and its label."""
+    column of the array's picture), the hatch if it holds a partial sum (marked ``partial_word``), a
+    frame, and its label."""
     n_rows, n_cols = len(colours), len(colours[0])
     sw, sh = num(w / n_cols), num(h / n_rows)
     parts = [
@@ -546,16 +561,19 @@ def _stamp(w: float, h: float, colours: tuple[tuple[str, ...], ...], label: str,
     parts.append(f'<rect width="{num(w)}" height="{num(h)}" rx="3" fill="none" stroke="{FRAME}" stroke-width="1.2"/>')
     if label:
         plain = colours[0][0] if n_rows == n_cols == 1 and not partial else None
-        parts.append(_label(0, 0, w, h, (label, "partial") if partial else (label,), plain))
+        parts.append(_label(0, 0, w, h, (label, partial_word) if partial else (label,), plain))
     return "".join(parts)
 
 
 # -- words -------------------------------------------------------------------------------------------
 
 
-def _join(parts: Sequence[str]) -> str:
+def _join(parts: Sequence[str], language: str) -> str:
+    """``a, b and c`` (in ``language``)."""
     parts = list(parts)
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    if len(parts) == 1:
+        return parts[0]
+    return words("figure.and", language, rest=commas(parts[:-1], language), last=parts[-1])
 
 
 def _shape_text(shape: Sequence[sympy.Expr]) -> str:
@@ -568,62 +586,66 @@ def local_text(p: Placement) -> str:
     return _shape_text(p.local_shape)
 
 
-def mesh_words(mesh: Mesh) -> str:
-    """``a 2×2 mesh (X=2,Y=2)``, ``a mesh of 4 devices (X=4)``."""
+def mesh_words(mesh: Mesh, language: str = "en") -> str:
+    """``a 2×2 mesh (X=2,Y=2)``, ``a mesh of 4 devices (X=4)`` (in ``language``).
+
+    Examples:
+        >>> mesh_words(Mesh("X=8,Y=2")), mesh_words(Mesh("X=8,Y=2"), "zh")
+        ('an 8×2 mesh (X=8,Y=2)', '8×2 网格（X=8,Y=2）')
+    """
     if len(mesh.axes) == 1:
-        return f"a mesh of {mesh.devices} devices ({mesh})"
+        return words("figure.layout.mesh_line", language, devices=mesh.devices, mesh=mesh)
     shape = "×".join(str(a.size) for a in mesh.axes)
-    article = "an" if shape.startswith("8") or shape.split("×")[0] in ("11", "18") else "a"
-    return f"{article} {shape} mesh ({mesh})"
+    an = shape.startswith("8") or shape.split("×")[0] in ("11", "18")  # English's article: "an 8×2", "an 11×2"
+    return words("figure.layout.mesh_an" if an else "figure.layout.mesh_a", language, shape=shape, mesh=mesh)
 
 
-def holding_words(p: Placement) -> str:
-    """What the devices hold, in words: the blocks, copies and partial sums."""
+def holding_words(p: Placement, language: str = "en") -> str:
+    """What the devices hold, in words (in ``language``): the blocks, copies and partial sums."""
     arr, mesh = p.array, p.mesh
     counts = shards(arr, mesh)
     n = math.prod(counts)
     shape = local_text(p)
+    said: list[str] = []
     if n == 1:
-        text = f"the array, of shape {shape}, is not cut"
-        text += "" if arr.unreduced else ": every device holds all of it"
+        said.append(
+            words("figure.layout.whole" if arr.unreduced else "figure.layout.whole_held", language, shape=shape)
+        )
     else:
         along = [
-            f"{k} along {d.name} (over {format_axes(d.axes)})" for d, k in zip(arr.dims, counts, strict=True) if k > 1
+            words("figure.layout.along", language, count=k, dim=d.name, axes=format_axes(d.axes))
+            for d, k in zip(arr.dims, counts, strict=True)
+            if k > 1
         ]
-        text = f"the array is cut into {n} blocks of shape {shape}, {_join(along)}"
+        said.append(words("figure.layout.cut", language, count=n, shape=shape, along=_join(along, language)))
         copies = int(p.copies)
         idle = [a.name for a in mesh.axes if a.name not in arr.axes and a.name not in arr.unreduced]
         if copies > 1:
-            text += f"; each block is held by {copies} devices (copies along {format_axes(idle)})"
+            said.append(words("figure.layout.copies", language, copies=copies, axes=format_axes(idle)))
         elif not arr.unreduced:
-            text += "; every device holds a different block"
+            said.append(words("figure.layout.different", language))
     if arr.unreduced:
-        axes = sorted(arr.unreduced)
-        k = int(p.partial_sums)
-        text += (
-            f"; every device holds only a partial sum{' of its block' if n > 1 else ''}, "
-            f"and the {k} partials along {format_axes(axes)} add up to the values"
-        )
-    return text
+        key = "figure.layout.partial_sums_block" if n > 1 else "figure.layout.partial_sums"
+        said.append(words(key, language, count=int(p.partial_sums), axes=format_axes(sorted(arr.unreduced))))
+    return clauses(said, language)
 
 
-def caption_lines(p: Placement, made_up: bool) -> list[str]:
-    """The lines under a layout: sizes, per-device shape, copies, partial sums, assumptions."""
-    lines = []
+def caption_lines(p: Placement, made_up: bool, language: str = "en") -> list[str]:
+    """The lines under a layout (in ``language``): sizes, per-device shape, copies, partial sums, assumptions."""
     names = "(" + ", ".join(d for d, _ in p.sizes) + ")"
     shape = _shape_text(p.global_shape)
     whole = names if shape == names else f"{names} = {shape}"
-    lines.append(f"global shape {whole}; each device holds a block of shape {local_text(p)}")
+    lines = [words("figure.layout.global", language, whole=whole, local=local_text(p))]
     copies = int(p.copies)
     if copies > 1:
-        lines.append(f"the same colour on several devices: each block is stored {copies} times")
+        lines.append(words("figure.layout.stored", language, copies=copies))
     if p.array.unreduced:
         axes = format_axes(sorted(p.array.unreduced))
-        lines.append(f"hatched: a partial sum; adding the {int(p.partial_sums)} partials along {axes} gives the block")
+        lines.append(words("figure.layout.hatched", language, count=int(p.partial_sums), axes=axes))
     if int(p.mesh.devices) > LABELLED:
-        lines.append(f"more than {LABELLED} devices: each device shows its block's colour, without the label")
+        lines.append(words("figure.layout.unlabelled", language, limit=LABELLED))
     if made_up:
-        lines.append(f"no mesh was given: each mesh axis is drawn with {DEFAULT_AXIS_SIZE} devices")
+        lines.append(words("figure.made_up", language, size=DEFAULT_AXIS_SIZE))
     return lines
 
 
@@ -655,8 +677,9 @@ def layout(
     shape: ShapeLike = None,
     *,
     title: str | None = None,
+    language: str = "en",
 ) -> Figure:
-    """Draw which device holds which block of ``array`` on ``mesh``.
+    """Draw which device holds which block of ``array`` on ``mesh``, its words in ``language``.
 
     Args:
         array: an :class:`~symshard.arrays.Array` or its notation, e.g. ``"A[I_XY, J]{U_Z}"``.
@@ -665,6 +688,8 @@ def layout(
         shape: dim sizes (``"I=1024,J=4096"`` or a mapping); with them the blocks
             are labelled with index ranges (``I 0:256``), without them with fractions.
         title: the heading; default ``"<array> on mesh <mesh>"``.
+        language: the language of the figure's words and its alt text (``"en"``, ``"zh"``); the
+            notation, sizes and block labels are the same in every language.
 
     Returns:
         A :class:`~symshard.render.Figure`.
@@ -685,7 +710,10 @@ def layout(
     m, made_up = resolve_mesh(mesh, [*arr.axes, *sorted(arr.unreduced)])
     p = place(arr, m, shape)
     sc = scene(p)
-    heading = title if title is not None else f"{arr} on mesh {m}"
-    alt = f"{arr} on {mesh_words(m)}: {holding_words(p)}."
+    heading = title if title is not None else words("figure.layout.title", language, array=arr, mesh=m)
+    alt = words(
+        "figure.layout.alt", language, array=arr, mesh=mesh_words(m, language), holding=holding_words(p, language)
+    )
     defs = hatch_defs() if arr.unreduced else ""
-    return frame(panel(sc), title=heading, caption=caption_lines(p, made_up), alt=alt, defs=defs)
+    body = panel(sc, language=language)
+    return frame(body, title=heading, caption=caption_lines(p, made_up, language), alt=alt, defs=defs)

@@ -75,6 +75,56 @@ ENGLISH: dict[str, str] = {
     "figure.plot.alt": (
         "Log-log plot of the time of {count} strategies for {matmul} against {dim} from {lo} to {hi} on {hw}; {facts}."
     ),
+    # layouts (render/layouts.py)
+    "figure.and": "{rest} and {last}",
+    "figure.made_up": "no mesh was given: each mesh axis is drawn with {size} devices",
+    "figure.layout.title": "{array} on mesh {mesh}",
+    "figure.layout.array_heading": "the array {array}",
+    "figure.layout.mesh_heading": "the mesh {mesh}: what each device holds",
+    "figure.layout.alt": "{array} on {mesh}: {holding}.",
+    "figure.layout.partial": "partial",
+    "figure.layout.all": "all",
+    "figure.layout.mesh_line": "a mesh of {devices} devices ({mesh})",
+    "figure.layout.mesh_a": "a {shape} mesh ({mesh})",
+    "figure.layout.mesh_an": "an {shape} mesh ({mesh})",
+    "figure.layout.whole": "the array, of shape {shape}, is not cut",
+    "figure.layout.whole_held": "the array, of shape {shape}, is not cut: every device holds all of it",
+    "figure.layout.cut": "the array is cut into {count} blocks of shape {shape}, {along}",
+    "figure.layout.along": "{count} along {dim} (over {axes})",
+    "figure.layout.copies": "each block is held by {copies} devices (copies along {axes})",
+    "figure.layout.different": "every device holds a different block",
+    "figure.layout.partial_sums": "every device holds only a partial sum, and the {count} partials along {axes} add up to the values",
+    "figure.layout.partial_sums_block": (
+        "every device holds only a partial sum of its block, and the {count} partials along {axes} add up to the values"
+    ),
+    "figure.layout.global": "global shape {whole}; each device holds a block of shape {local}",
+    "figure.layout.stored": "the same colour on several devices: each block is stored {copies} times",
+    "figure.layout.hatched": "hatched: a partial sum; adding the {count} partials along {axes} gives the block",
+    "figure.layout.unlabelled": "more than {limit} devices: each device shows its block's colour, without the label",
+    # collectives (render/collectives.py)
+    "figure.collective.all_gather": "every device along {axes} receives the blocks the others hold; {dims} is whole again",
+    "figure.collective.reduce_scatter": "the partial sums along {axes} are added, and each device keeps one {target} slice",
+    "figure.collective.all_reduce": "the partial sums along {axes} are added, and every device keeps the whole sum",
+    "figure.collective.all_to_all": (
+        "the split over {axes} moves from {source} to {target}: each device sends one piece to every other"
+    ),
+    "figure.collective.permute": "each device passes its block to the next device along {axes} (the last to the first)",
+    "figure.collective.dynamic_slice": "each device keeps one slice of what it holds, along {axes}: no data moves",
+    "figure.collective.other": "{op} runs along {axes}",
+    "figure.collective.before": "before: {array}",
+    "figure.collective.mesh_before": "mesh {mesh}: what each device holds before",
+    "figure.collective.after": "after: {array}",
+    "figure.collective.mesh_after": "what each device holds after",
+    "figure.collective.colours": (
+        "the same colour is the same piece of the array, before and after; "
+        "a device holding several pieces shows each in its place"
+    ),
+    "figure.collective.per_device": "per device: {before} → {after}",
+    "figure.collective.hatched": "hatched: a partial sum, which must be added to the partials along its unreduced axes",
+    "figure.collective.unlabelled": (
+        "more than {limit} devices: each device shows the colours of what it holds, without labels"
+    ),
+    "figure.collective.alt": "{op} on {mesh}: {what}. Before, {operand}: {before}. After, {output}: {after}.",
 }
 """The English of every word a figure draws, by key (the key is the catalogue's ``msgctxt``)."""
 

@@ -211,8 +211,9 @@ class Page:
     def figure(self, name: str, fig: object, caption: str | None = None, alt: str | None = None) -> str:
         """Save ``fig`` (a :class:`symshard.render.Figure`) as ``figures/NAME.svg``; return the image.
 
-        The image's alt text is ``alt``, else the figure's own description in English, else the
-        caption (a figure describes itself in English only).
+        The image's alt text is ``alt``; else, on an English page, the figure's own description,
+        and on a page in another language its caption (written in the page's language, whereas a
+        figure describes itself in the language it was drawn in, English unless told).
         """
         if self.figures_dir is None:
             raise TemplateError(
