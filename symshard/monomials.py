@@ -762,9 +762,31 @@ def _active(c: Maximum | Lazy, point: Mapping[sympy.Expr, float]) -> Signomial:
     return total
 
 
+class Samples(list):
+    """Sample points of a domain (each giving every atom a value) that keep, for each cost compared
+    against them, its parts largest at the points (:func:`_active`): a planner compares one cost with
+    many others at the same points.
+
+    Examples:
+        >>> from symshard.symbols import dim
+        >>> points = Samples([{dim("A"): 1.0}])
+        >>> len(points), points[0][dim("A")]
+        (1, 1.0)
+    """
+
+    def __init__(self, points: Iterable[Mapping[sympy.Expr, float]]) -> None:
+        super().__init__(points)
+        self.active: dict[Maximum | Lazy, list[Signomial]] = {}
+
+
 def _below_active(p: Maximum, q: Maximum | Lazy, domain: Domain, points: Sequence[Mapping[sympy.Expr, float]]) -> bool:
     """Whether every part of ``p`` is proved below one of the parts of ``q`` active at ``points``."""
-    picks = list(dict.fromkeys(_active(q, pt) for pt in points))
+    kept = points.active if isinstance(points, Samples) else None
+    picks = kept.get(q) if kept is not None else None
+    if picks is None:
+        picks = list(dict.fromkeys(_active(q, pt) for pt in points))
+        if kept is not None:
+            kept[q] = picks
     return all(any(_covers(b, a) or nonnegative(b - a, domain) for b in picks) for a in p.parts)
 
 

@@ -70,7 +70,7 @@ from .mathtext import as_expr
 from .memo import memoized
 from .mesh import Mesh, resolve_mesh
 from .messages import say
-from .monomials import Domain, Lazy, Maximum, from_expr, less_equal, log_uniform, values_at
+from .monomials import Domain, Lazy, Maximum, Samples, from_expr, less_equal, log_uniform, values_at
 from .placement import ShapeLike, check_on_mesh, resolve_shape
 from .routes import Repermute, reshard_routes, reshard_steps
 from .symbols import C
@@ -1649,7 +1649,7 @@ def _pareto(candidates: list[_Candidate], domains: _Domains) -> list[_Candidate]
     for c in candidates:
         for m in c.metrics:
             atoms |= m.atoms
-    points = domains.sample(atoms, 6)
+    points = Samples(domains.sample(atoms, 6))
     at = values_at([m for c in candidates for m in c.metrics], points)  # legs shared by many, valued once
     values = [tuple(at[3 * i + k][p] for p in range(len(points)) for k in range(3)) for i in range(len(candidates))]
     scale = [max(v[k] for v in values) or 1.0 for k in range(len(values[0]))] if values else []
