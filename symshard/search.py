@@ -30,6 +30,7 @@ Examples:
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -39,7 +40,6 @@ import sympy
 from .arrays import Array, Dim
 from .chips import Hardware
 from .chips import hardware as lookup_hardware
-from .costmodels import join_loads
 from .einsums import LocalMatmul, Matmul, local_product, matmul
 from .errors import PlanError
 from .memo import memoized
@@ -51,14 +51,12 @@ from .planner import (
     KEEP,
     Builder,
     CostEnv,
-    Leg,
     PlanStep,
     Strategy,
     Value,
     axis_order,
     compute_array,
     exact_ratio,
-    peak_memory,
     sym,
 )
 from .symbols import C
@@ -454,17 +452,27 @@ def _stage_options(
 ) -> dict[Array | None, list[_Option]]:
     """Every way to run one matmul from each carried sharding, costed; of those that start from the same
     sharding, store the same arrays and leave the same result, only those no other is at least as fast
-    with no larger temporaries. What does not depend on the carried sharding is worked out once."""
-    out: dict[Array | None, list[_Option]] = {}
+    with no larger temporaries. What does not depend on the carried sharding is worked out once.
+
+    The ways are listed first (:class:`_Ways`), then compared (:func:`_fronts`)."""
     # partial sums a carried array may keep through the product make no compute sharding of their own here
     # (the written operand has none), so the compute shardings are the same for every carried state
     per_axis = [[None] if env.axis[a] == 1 else [None, *mm.dims] for a in names]
     operands = [mm.lhs, mm.rhs]
     roles = ("lhs", "rhs")
     target_dims, out_name = mm.out_dims, mm.out_name
-    fronts: dict[tuple, list[_Option]] = {}
-    fronts_f: dict[tuple, list[tuple[float, float, float]]] = {}
     seen: set[tuple] = set()
+    groups: list[_Ways] = []
+    # bytes per device of each array met, by identity: every array here lives as long as this call, and the
+    # steps below run tens of thousands of times, where hashing arrays would be most of what they cost
+    sizes: dict[int, Value] = {}
+
+    def size(arr: Array) -> Value:
+        found = sizes.get(id(arr))
+        if found is None:
+            found = sizes[id(arr)] = env.bytes(arr)
+        return found
+
     for combo in itertools.product(*per_axis):
         sigma = {a: c for a, c in zip(names, combo, strict=True) if c is not None}
         computes = [compute_array(op, sigma, rank) for op in operands]
@@ -485,15 +493,13 @@ def _stage_options(
         if target is not None and target.name != local.name:  # the product takes the required result's name
             local = Array(target.name, local.dims, local.unreduced)
         targets = [target] if target is not None else [x for x in _resolutions(local, last) if env.fits(x)]
-        sharding = tuple((a, sigma.get(a)) for a in names)
         flops = env.flops(computes[0], computes[1])
-        compute_time = exact_ratio(flops, env.flops_rate)
-        compute_f = float(compute_time)
-        # what one operand, target or result array gives, looked up once per compute sharding (by identity:
-        # every array here lives as long as this iteration); each inner step below runs tens of thousands
-        # of times, and hashing arrays is most of what it would cost
+        sharding = tuple((a, sigma.get(a)) for a in names)
+        stage = _Stage(
+            computes[0], computes[1], sharding, local, size(local), flops, exact_ratio(flops, env.flops_rate)
+        )
+        # each operand's routes, looked up once per compute sharding (by identity, as above)
         ways_in: dict[tuple[int, int], tuple] = {}
-        sizes: dict[int, tuple[Value, float]] = {}
 
         def routes_in(src: Array, k: int, ways_in=ways_in, computes=computes) -> tuple:
             found = ways_in.get((id(src), k))
@@ -501,23 +507,13 @@ def _stage_options(
                 found = ways_in[(id(src), k)] = builder.kept_routes(src, computes[k], roles[k])
             return found
 
-        def size(arr: Array, sizes=sizes) -> tuple[Value, float]:
-            found = sizes.get(id(arr))
-            if found is None:
-                exact = env.bytes(arr)
-                found = sizes[id(arr)] = (exact, float(exact))
-            return found
-
         ways_out = {id(t): builder.kept_routes(local, t, "out") for t in targets if t.unreduced <= local.unreduced}
-        local_f = size(local)[1]
         for carried in carried_states:
             sources = [(carried,) if s is None else s for s in stored_sources]
             for tgt in targets:
                 if not tgt.unreduced <= local.unreduced:
                     continue
-                legs_o = ways_out[id(tgt)]
-                front: list[_Option] | None = None
-                floats: list[tuple[float, float, float]] = []
+                pairs = []
                 for lhs_in, rhs_in in itertools.product(*sources):
                     key = (lhs_in, rhs_in, computes[0], computes[1], tgt)
                     if key in seen:
@@ -530,83 +526,152 @@ def _stage_options(
                         for op, arr in ((mm.lhs, lhs_in), (mm.rhs, rhs_in))
                         if not (carried is not None and op.name == carried_name)
                     )
-                    stored_bytes = sum((size(arr)[0] for _, arr in stored_here), 0)
-                    legs_l = routes_in(lhs_in, 0)
-                    legs_r = routes_in(rhs_in, 1)
-                    sizes_f = (size(lhs_in)[1], size(rhs_in)[1], local_f)
-                    stored_f = float(stored_bytes)
-                    if front is None:
-                        # ways to the same result from the same carried sharding compete (what they store
-                        # only adds resident bytes: which arrays they are does not matter to the rest)
-                        front = fronts.setdefault((carried, tgt), [])
-                        floats = fronts_f.setdefault((carried, tgt), [])
-                    for a in legs_l:
-                        for b in legs_r:
-                            for c in legs_o:
-                                # floats first: a way another beats by a clear margin is never worked out exactly
-                                fa, fb, fc = _float_leg(a.leg), _float_leg(b.leg), _float_leg(c.leg)
-                                comm_f = _join_f(env, (fa, fb, fc))
-                                time_f = max(comm_f, compute_f) if overlap else compute_f + comm_f
-                                transient_f = peak_memory(*sizes_f, fa, fb, fc, max) - stored_f
-                                if any(
-                                    ot < time_f * _SURE and os_ <= stored_f and om < transient_f * _SURE - 1
-                                    for ot, os_, om in floats
-                                ):
-                                    continue
-                                comm = env.join((a.leg, b.leg, c.leg))
-                                memory = builder.memory(lhs_in, rhs_in, a.leg, b.leg, c.leg, local)
-                                time = (
-                                    (comm if comm > compute_time else compute_time) if overlap else compute_time + comm
-                                )
-                                transient = memory - stored_bytes
-                                if any(
-                                    o.time <= time and o.stored_bytes <= stored_bytes and o.transient <= transient
-                                    for o in front
-                                ):
-                                    continue
-                                recipe = (lhs_in, rhs_in, computes[0], computes[1], tgt, sharding, local, flops,
-                                          compute_time, (a.leg, b.leg, c.leg))  # fmt: skip
-                                option = _Option(carried, tgt, stored_here, stored_bytes, time, compute_time, comm,
-                                                 transient, recipe)  # fmt: skip
-                                front[:] = [
-                                    o
-                                    for o in front
-                                    if not (
-                                        time <= o.time and stored_bytes <= o.stored_bytes and transient <= o.transient
-                                    )
-                                ]
-                                front.append(option)
-                                floats[:] = [(float(o.time), float(o.stored_bytes), float(o.transient)) for o in front]
+                    stored_bytes = sum((size(arr) for _, arr in stored_here), 0)
+                    pairs.append((lhs_in, rhs_in, stored_here, stored_bytes, size(lhs_in), size(rhs_in),
+                                  routes_in(lhs_in, 0), routes_in(rhs_in, 1)))  # fmt: skip
+                if pairs:
+                    groups.append(_Ways(carried, tgt, stage, ways_out[id(tgt)], pairs))
+    return _fronts(groups, env, builder, overlap)
+
+
+@dataclass(frozen=True, slots=True)
+class _Stage:
+    """What one compute sharding of a matmul gives: the blocks multiplied, its product, FLOPs and compute time."""
+
+    lhs: Array
+    rhs: Array
+    sharding: tuple[tuple[str, str | None], ...]
+    local: Array
+    local_bytes: Value
+    flops: Value
+    compute_time: Value
+
+
+@dataclass(frozen=True, slots=True)
+class _Ways:
+    """The ways to run one matmul from one carried sharding to one result around the product of ``stage``:
+    for each storage of its operands (``pairs``: lhs, rhs, what is stored and its bytes, the operands' bytes,
+    the routes of each operand's leg), every route of each leg, the result's among ``legs_o``."""
+
+    carried: Array | None
+    target: Array
+    stage: _Stage
+    legs_o: tuple
+    pairs: list[tuple]
+
+
+class _Scale:
+    """Exact rational values as ints: each multiplied by one common multiple of their denominators."""
+
+    def __init__(self, values) -> None:
+        factor = 1
+        for v in values:
+            factor = math.lcm(factor, v.denominator)
+        self.factor = factor
+
+    def __call__(self, value: Value) -> int:
+        if isinstance(value, int):
+            return value * self.factor
+        return value.numerator * (self.factor // value.denominator)
+
+
+def _fronts(
+    groups: Sequence[_Ways], env: CostEnv, builder: Builder, overlap: bool
+) -> dict[Array | None, list[_Option]]:
+    """Of each carried sharding's ways to the same result, those no other is at least as fast with no more
+    stored and no more temporary bytes (the first of equals), in the order they were found.
+
+    The ways are compared exactly, but on integers: every time and byte count here is a rational number,
+    so each is scaled by the least common multiple of their denominators (:class:`_Scale`) and compared
+    as an int, which orders them as the exact values do, ties included. ``Fraction`` arithmetic (a gcd
+    per operation) is left for the ways kept (:func:`_option`)."""
+    routes = {id(r): r for g in groups for legs in (g.legs_o, *(p[6] for p in g.pairs), *(p[7] for p in g.pairs))
+              for r in legs}.values()  # fmt: skip
+    times = _Scale(
+        itertools.chain(
+            (g.stage.compute_time for g in groups),
+            (v for r in routes for v in (r.leg.comm, *(t for _, t in r.leg.loads)))
+        )
+    )  # fmt: skip
+    space = _Scale(
+        itertools.chain(
+            (g.stage.local_bytes for g in groups),
+            (v for g in groups for p in g.pairs for v in p[3:6]),
+            (v for r in routes for v in (r.leg.peak, r.leg.final)),
+        )
+    )
+    serial = env.comm_overlap == "none"
+    # per route: its communication time, its links' busy times (None if it uses none), peak and final bytes
+    scaled = {
+        id(r): (
+            times(r.leg.comm),
+            {link: times(t) for link, t in r.leg.loads} if r.leg.loads else None,
+            space(r.leg.peak),
+            space(r.leg.final),
+            r,
+        )
+        for r in routes
+    }
+    fronts: dict[tuple, list[tuple]] = {}
+    for g in groups:
+        st = g.stage
+        compute = times(st.compute_time)
+        local = space(st.local_bytes)
+        front = fronts.setdefault((g.carried, g.target), [])
+        legs_o = [scaled[id(c)] for c in g.legs_o]
+        for pair in g.pairs:
+            stored = space(pair[3])
+            base = space(pair[4]) + space(pair[5]) - stored
+            for a in pair[6]:
+                comm_a, loads_a, peak_a, final_a, _ = scaled[id(a)]
+                for b in pair[7]:
+                    comm_b, loads_b, peak_b, final_b, _ = scaled[id(b)]
+                    # CostEnv.join of the two legs so far: the one leg with links, or each link's total
+                    if loads_a is None:
+                        single, merged = (comm_b, loads_b) if loads_b is not None else (0, None)
+                    elif loads_b is None:
+                        single, merged = comm_a, loads_a
+                    else:
+                        single, merged = None, dict(loads_a)
+                        for link, t in loads_b.items():
+                            merged[link] = merged[link] + t if link in merged else t
+                    peak_ab = max(peak_a, final_a + peak_b, final_a + final_b + local)
+                    for comm_c, loads_c, peak_c, _, c in legs_o:
+                        if serial:
+                            comm = comm_a + comm_b + comm_c
+                        elif loads_c is None:
+                            comm = single if single is not None else max(merged.values())  # type: ignore[union-attr]
+                        elif merged is None:
+                            comm = comm_c
+                        else:
+                            busy = dict(merged)
+                            for link, t in loads_c.items():
+                                busy[link] = busy[link] + t if link in busy else t
+                            comm = max(busy.values())
+                        time = (comm if comm > compute else compute) if overlap else compute + comm
+                        transient = base + (peak_ab if peak_ab >= peak_c else peak_c)
+                        if any(ot <= time and os_ <= stored and om <= transient for ot, os_, om, *_ in front):
+                            continue
+                        front[:] = [o for o in front if not (time <= o[0] and stored <= o[1] and transient <= o[2])]
+                        front.append((time, stored, transient, g, pair, a, b, c))
+    out: dict[Array | None, list[_Option]] = {}
     for (carried, _), front in fronts.items():
-        out.setdefault(carried, []).extend(front)
+        out.setdefault(carried, []).extend(_option(o[3], o[4], o[5], o[6], o[7], env, builder, overlap) for o in front)
     return out
 
 
-_SURE = 1 - 1e-9
-"""A float this much below another is below it exactly (the floats are within 1e-15 of the exact values)."""
-
-_FLOAT_LEGS: dict[int, tuple[Leg, Leg]] = {}
-
-
-def _float_leg(leg: Leg) -> Leg:
-    """``leg`` with its costs as floats (for the quick first comparison)."""
-    found = _FLOAT_LEGS.get(id(leg))
-    if found is None or found[0] is not leg:
-        if len(_FLOAT_LEGS) > 65536:
-            _FLOAT_LEGS.clear()
-        loads = tuple((r, float(v)) for r, v in leg.loads)
-        found = _FLOAT_LEGS[id(leg)] = (leg, Leg(leg.steps, float(leg.comm), float(leg.peak), float(leg.final), loads))
-    return found[1]
-
-
-def _join_f(env: CostEnv, legs: tuple[Leg, Leg, Leg]) -> float:
-    """:meth:`CostEnv.join` on float legs."""
-    if env.comm_overlap == "none":
-        return sum(leg.comm for leg in legs)
-    loaded = [leg for leg in legs if leg.loads]
-    if len(loaded) < 2:
-        return loaded[0].comm if loaded else 0.0
-    return join_loads((leg.loads for leg in loaded), max)
+def _option(g: _Ways, pair: tuple, a, b, c, env: CostEnv, builder: Builder, overlap: bool) -> _Option:
+    """One kept way (routes ``a``, ``b``, ``c`` for the storage ``pair`` of ``g``), its costs worked out
+    exactly, as the planner works them out."""
+    st = g.stage
+    lhs_in, rhs_in, stored_here, stored_bytes = pair[:4]
+    legs = (a.leg, b.leg, c.leg)
+    comm = env.join(legs)
+    memory = builder.memory(lhs_in, rhs_in, *legs, st.local)
+    time = (comm if comm > st.compute_time else st.compute_time) if overlap else st.compute_time + comm
+    recipe = (lhs_in, rhs_in, st.lhs, st.rhs, g.target, st.sharding, st.local, st.flops, st.compute_time, legs)
+    return _Option(g.carried, g.target, stored_here, stored_bytes, time, st.compute_time, comm,
+                   memory - stored_bytes, recipe)  # fmt: skip
 
 
 def _storages(comp: Array, names: Sequence[str], env: CostEnv, builder: Builder, role: str) -> tuple[Array, ...]:
