@@ -196,30 +196,32 @@ class SearchResult:
 
 @dataclass(frozen=True, slots=True)
 class _Option:
-    """One way to run one matmul of the chain, costed: what it stores, which sharding it starts from and
-    leaves its result in, and how to build its :class:`~symshard.planner.Strategy` if it is picked."""
+    """One way to run one matmul of the chain: what it stores, which sharding it starts from and leaves its
+    result in, its costs as ints of its stage's scales (:func:`_fronts`), and what its exact costs and its
+    :class:`~symshard.planner.Strategy` are worked out from if it is picked (:func:`_candidate`)."""
 
     carried_in: Array | None
     carried_out: Array
     stored: tuple[tuple[str, Array], ...]
-    stored_bytes: Value
-    time: Value
-    compute: Value
-    comm: Value
-    transient: Value  # bytes the stage needs besides what is stored (its temporaries, the carried array)
-    recipe: tuple
+    stored_bytes: int
+    time: int
+    comm: int
+    transient: int  # bytes the stage needs besides what is stored (its temporaries, the carried array)
+    ways: _Ways
+    pair: tuple  # the storage of the operands, as in ``ways.pairs``
+    routes: tuple  # the route of each leg: lhs, rhs, result
 
 
 @dataclass(frozen=True, slots=True)
 class _Partial:
-    """A chain prefix (the state: the sharding it leaves its last result in) and its accumulated costs."""
+    """A chain prefix (the state: the sharding it leaves its last result in) and its accumulated costs, as
+    ints of the scales of the stages so far (see :func:`best_sharding`)."""
 
     carried: Array | None
-    time: Value
-    compute: Value
-    comm: Value
-    resident: Value
-    transient: Value  # the largest temporary footprint of any stage so far
+    time: int
+    comm: int
+    resident: int
+    transient: int  # the largest temporary footprint of any stage so far
     last: _Option | None
     before: _Partial | None
 
@@ -361,7 +363,12 @@ def best_sharding(
     builder = Builder(env, overlap)
     names = list(mesh_.names)
 
-    states: dict[Array | None, list[_Partial]] = {None: [_Partial(None, 0, 0, 0, 0, 0, None, None)]}
+    # the costs are compared as ints: each stage's times and bytes multiplied by a common multiple of their
+    # denominators (_fronts), the partial chains' by one of every stage's so far; exact values (Fractions)
+    # are worked out only for the candidates ranked
+    states: dict[Array | None, list[_Partial]] = {None: [_Partial(None, 0, 0, 0, 0, None, None)]}
+    scale_t = scale_b = 1
+    limit_i = None
     fitting_count = total_count = 0
     for k, mm in enumerate(chain):
         last = k == len(chain) - 1
@@ -379,31 +386,44 @@ def best_sharding(
             )
         rank = axis_order(mm.dims, [a for a in (final_target, mm.lhs, mm.rhs) if a is not None], names)
         nexts: dict[Array | None, list[_Partial]] = {}
-        by_state = _stage_options(mm, list(states), carried_name, fixed_arrays, env, builder, rank, names,
-                                  final_target if last else None, last, overlap)  # fmt: skip
+        by_state, (stage_t, stage_b) = _stage_options(mm, list(states), carried_name, fixed_arrays, env, builder,
+                                                      rank, names, final_target if last else None, last, overlap)  # fmt: skip
+        new_t, new_b = math.lcm(scale_t, stage_t), math.lcm(scale_b, stage_b)
+        up_t, up_b, opt_t, opt_b = new_t // scale_t, new_b // scale_b, new_t // stage_t, new_b // stage_b
+        scale_t, scale_b = new_t, new_b
+        limit_i = None if limit is None else math.floor(limit * scale_b)  # the costs compared with it are ints
         for carried, group in states.items():
-            options = by_state.get(carried, [])
+            options = [
+                (o, o.time * opt_t, o.comm * opt_t, o.stored_bytes * opt_b, o.transient * opt_b)
+                for o in by_state.get(carried, ())
+            ]
             for p in group:
-                for o in options:
-                    resident = p.resident + o.stored_bytes
-                    transient = _max(p.transient, o.transient)
-                    n = _Partial(
-                        o.carried_out, p.time + o.time, p.compute + o.compute, p.comm + o.comm,
-                        resident, transient, o, p,
-                    )  # fmt: skip
+                p_time, p_comm, p_resident, p_transient = (
+                    p.time * up_t,
+                    p.comm * up_t,
+                    p.resident * up_b,
+                    p.transient * up_b,
+                )
+                for o, time, comm, stored, transient in options:
+                    resident = p_resident + stored
+                    if p_transient >= transient:
+                        transient = p_transient
+                    n = _Partial(o.carried_out, p_time + time, p_comm + comm, resident, transient, o, p)
                     if last:
                         total_count += 1
-                        if limit is None or resident + transient <= limit:
+                        if limit_i is None or resident + transient <= limit_i:
                             fitting_count += 1
-                    _offer(nexts.setdefault(o.carried_out, []), n, limit)
+                    _offer(nexts.setdefault(o.carried_out, []), n, limit_i)
         states = nexts
     partials = [p for group in states.values() for p in group]
     partials.sort(key=lambda p: (p.time, p.resident + p.transient, p.comm))
-    fitting = [p for p in partials if limit is None or p.resident + p.transient <= limit]
+    fitting = [p for p in partials if limit_i is None or p.resident + p.transient <= limit_i]
     leanest = min(partials, key=lambda p: (p.resident + p.transient, p.time)) if partials else None
-    ranked = [_candidate(p, chain, builder) for p in fitting[: max(keep, 1) * 4]]
+    ranked = [_candidate(p, chain, env, builder, overlap) for p in fitting[: max(keep, 1) * 4]]
     ranked.sort(key=lambda c: (c.raw_time, c.raw_memory, c.raw_comm_time, str(c.stored)))
-    fastest = ranked[0] if ranked else (_candidate(leanest, chain, builder) if leanest is not None else None)
+    fastest = (
+        ranked[0] if ranked else (_candidate(leanest, chain, env, builder, overlap) if leanest is not None else None)
+    )
     return SearchResult(
         matmuls=tuple(chain),
         mesh=mesh_,
@@ -417,16 +437,15 @@ def best_sharding(
     )
 
 
-def _offer(front: list[_Partial], p: _Partial, limit) -> None:
+def _offer(front: list[_Partial], p: _Partial, limit: int | None) -> None:
     """Add ``p`` to a state's partial chains unless one is at least as good in time, resident and transient
     bytes; drop those ``p`` is at least as good as. Chains that no longer fit the limit are kept only as
     the leanest (to say how much memory the search needed)."""
     memory = p.resident + p.transient
     if limit is not None and memory > limit:
-        over = [q for q in front if q.resident + q.transient > limit]
         if any(q.resident + q.transient <= memory for q in front):
             return
-        front[:] = [q for q in front if q not in over] + [p]
+        front[:] = [q for q in front if q.resident + q.transient <= limit] + [p]
         return
     for q in front:
         if q.time <= p.time and q.resident <= p.resident and q.transient <= p.transient:
@@ -435,21 +454,36 @@ def _offer(front: list[_Partial], p: _Partial, limit) -> None:
     front.append(p)
 
 
-def _candidate(p: _Partial, chain: Sequence[Matmul], builder: Builder) -> Candidate:
-    """The complete candidate a partial chain stands for, its strategies built."""
+def _candidate(p: _Partial, chain: Sequence[Matmul], env: CostEnv, builder: Builder, overlap: bool) -> Candidate:
+    """The complete candidate a partial chain stands for, its strategies built and its costs worked out
+    exactly (as the planner works them out), stage after stage."""
     stored: list[tuple[str, Array]] = []
     stages: list[Strategy] = []
+    time: Value = 0
+    compute: Value = 0
+    comm: Value = 0
+    resident: Value = 0
+    transient: Value = 0
     for o in p.options():
+        st = o.ways.stage
+        lhs_in, rhs_in, _, stored_bytes = o.pair[:4]
+        legs = tuple(r.leg for r in o.routes)
+        product = PlanStep("matmul", LocalMatmul(st.lhs, st.rhs, st.local), None, st.flops)
+        s = builder.build(lhs_in, rhs_in, o.carried_out, st.sharding, product, st.compute_time, st.local, *legs)
+        stages.append(s)
         stored.extend(o.stored)
-        lhs_in, rhs_in, lhs_c, rhs_c, tgt, sharding, local_out, flops, compute_time, legs = o.recipe
-        product = PlanStep("matmul", LocalMatmul(lhs_c, rhs_c, local_out), None, flops)
-        stages.append(builder.build(lhs_in, rhs_in, tgt, sharding, product, compute_time, local_out, *legs))
-    return Candidate(tuple(stored), tuple(stages), p.time, p.compute, p.comm, p.resident + p.transient)
+        ct = st.compute_time
+        time = time + ((s.raw_comm_time if s.raw_comm_time > ct else ct) if overlap else ct + s.raw_comm_time)
+        compute = compute + ct
+        comm = comm + s.raw_comm_time
+        resident = resident + stored_bytes
+        transient = _max(transient, s.raw_memory - stored_bytes)
+    return Candidate(tuple(stored), tuple(stages), time, compute, comm, resident + transient)
 
 
 def _stage_options(
     mm, carried_states, carried_name, fixed, env, builder, rank, names, target, last, overlap
-) -> dict[Array | None, list[_Option]]:
+) -> tuple[dict[Array | None, list[_Option]], tuple[int, int]]:
     """Every way to run one matmul from each carried sharding, costed; of those that start from the same
     sharding, store the same arrays and leave the same result, only those no other is at least as fast
     with no larger temporaries. What does not depend on the carried sharding is worked out once.
@@ -531,7 +565,7 @@ def _stage_options(
                                   routes_in(lhs_in, 0), routes_in(rhs_in, 1)))  # fmt: skip
                 if pairs:
                     groups.append(_Ways(carried, tgt, stage, ways_out[id(tgt)], pairs))
-    return _fronts(groups, env, builder, overlap)
+    return _fronts(groups, env, overlap)
 
 
 @dataclass(frozen=True, slots=True)
@@ -576,15 +610,16 @@ class _Scale:
 
 
 def _fronts(
-    groups: Sequence[_Ways], env: CostEnv, builder: Builder, overlap: bool
-) -> dict[Array | None, list[_Option]]:
+    groups: Sequence[_Ways], env: CostEnv, overlap: bool
+) -> tuple[dict[Array | None, list[_Option]], tuple[int, int]]:
     """Of each carried sharding's ways to the same result, those no other is at least as fast with no more
     stored and no more temporary bytes (the first of equals), in the order they were found.
 
     The ways are compared exactly, but on integers: every time and byte count here is a rational number,
     so each is scaled by the least common multiple of their denominators (:class:`_Scale`) and compared
     as an int, which orders them as the exact values do, ties included. ``Fraction`` arithmetic (a gcd
-    per operation) is left for the ways kept (:func:`_option`)."""
+    per operation) is left for the candidates ranked in the end (:func:`_candidate`). Returns the ways kept
+    for each carried sharding and the two scales (of times, of bytes)."""
     routes = {id(r): r for g in groups for legs in (g.legs_o, *(p[6] for p in g.pairs), *(p[7] for p in g.pairs))
               for r in legs}.values()  # fmt: skip
     times = _Scale(
@@ -650,28 +685,19 @@ def _fronts(
                             comm = max(busy.values())
                         time = (comm if comm > compute else compute) if overlap else compute + comm
                         transient = base + (peak_ab if peak_ab >= peak_c else peak_c)
-                        if any(ot <= time and os_ <= stored and om <= transient for ot, os_, om, *_ in front):
-                            continue
-                        front[:] = [o for o in front if not (time <= o[0] and stored <= o[1] and transient <= o[2])]
-                        front.append((time, stored, transient, g, pair, a, b, c))
+                        for o in front:
+                            if o[0] <= time and o[1] <= stored and o[2] <= transient:
+                                break
+                        else:
+                            front[:] = [o for o in front if not (time <= o[0] and stored <= o[1] and transient <= o[2])]
+                            front.append((time, stored, transient, comm, g, pair, (a, b, c)))
     out: dict[Array | None, list[_Option]] = {}
-    for (carried, _), front in fronts.items():
-        out.setdefault(carried, []).extend(_option(o[3], o[4], o[5], o[6], o[7], env, builder, overlap) for o in front)
-    return out
-
-
-def _option(g: _Ways, pair: tuple, a, b, c, env: CostEnv, builder: Builder, overlap: bool) -> _Option:
-    """One kept way (routes ``a``, ``b``, ``c`` for the storage ``pair`` of ``g``), its costs worked out
-    exactly, as the planner works them out."""
-    st = g.stage
-    lhs_in, rhs_in, stored_here, stored_bytes = pair[:4]
-    legs = (a.leg, b.leg, c.leg)
-    comm = env.join(legs)
-    memory = builder.memory(lhs_in, rhs_in, *legs, st.local)
-    time = (comm if comm > st.compute_time else st.compute_time) if overlap else st.compute_time + comm
-    recipe = (lhs_in, rhs_in, st.lhs, st.rhs, g.target, st.sharding, st.local, st.flops, st.compute_time, legs)
-    return _Option(g.carried, g.target, stored_here, stored_bytes, time, st.compute_time, comm,
-                   memory - stored_bytes, recipe)  # fmt: skip
+    for (carried, target), front in fronts.items():
+        out.setdefault(carried, []).extend(
+            _Option(carried, target, pair[2], stored, time, comm, transient, g, pair, routes)
+            for time, stored, transient, comm, g, pair, routes in front
+        )
+    return out, (times.factor, space.factor)
 
 
 def _storages(comp: Array, names: Sequence[str], env: CostEnv, builder: Builder, role: str) -> tuple[Array, ...]:
