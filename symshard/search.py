@@ -203,12 +203,13 @@ class _Option:
     carried_in: Array | None
     carried_out: Array
     stored: tuple[tuple[str, Array], ...]
+    lhs: Array  # the operands as they start: stored, or carried
+    rhs: Array
+    stage: _Stage
     stored_bytes: int
     time: int
     comm: int
     transient: int  # bytes the stage needs besides what is stored (its temporaries, the carried array)
-    ways: _Ways
-    pair: tuple  # the storage of the operands, as in ``ways.pairs``
     routes: tuple  # the route of each leg: lhs, rhs, result
 
 
@@ -465,11 +466,11 @@ def _candidate(p: _Partial, chain: Sequence[Matmul], env: CostEnv, builder: Buil
     resident: Value = 0
     transient: Value = 0
     for o in p.options():
-        st = o.ways.stage
-        lhs_in, rhs_in, _, stored_bytes = o.pair[:4]
+        st = o.stage
+        stored_bytes = sum((env.bytes(arr) for _, arr in o.stored), 0)
         legs = tuple(r.leg for r in o.routes)
         product = PlanStep("matmul", LocalMatmul(st.lhs, st.rhs, st.local), None, st.flops)
-        s = builder.build(lhs_in, rhs_in, o.carried_out, st.sharding, product, st.compute_time, st.local, *legs)
+        s = builder.build(o.lhs, o.rhs, o.carried_out, st.sharding, product, st.compute_time, st.local, *legs)
         stages.append(s)
         stored.extend(o.stored)
         ct = st.compute_time
@@ -488,17 +489,19 @@ def _stage_options(
     sharding, store the same arrays and leave the same result, only those no other is at least as fast
     with no larger temporaries. What does not depend on the carried sharding is worked out once.
 
-    The ways are listed first (:class:`_Ways`), then compared (:func:`_fronts`)."""
+    The ways are listed first (:class:`_Ways`), then compared (:func:`_fronts`). No way is met twice: the
+    blocks a compute sharding multiplies name every axis it uses (each dim of a matmul is an operand's), so
+    two compute shardings never share their blocks, and within one the carried states, storages and
+    results are distinct."""
     # partial sums a carried array may keep through the product make no compute sharding of their own here
     # (the written operand has none), so the compute shardings are the same for every carried state
     per_axis = [[None] if env.axis[a] == 1 else [None, *mm.dims] for a in names]
     operands = [mm.lhs, mm.rhs]
     roles = ("lhs", "rhs")
     target_dims, out_name = mm.out_dims, mm.out_name
-    seen: set[tuple] = set()
     groups: list[_Ways] = []
     # bytes per device of each array met, by identity: every array here lives as long as this call, and the
-    # steps below run tens of thousands of times, where hashing arrays would be most of what they cost
+    # ways run to tens of thousands, where hashing arrays would be most of what they cost
     sizes: dict[int, Value] = {}
 
     def size(arr: Array) -> Value:
@@ -516,55 +519,45 @@ def _stage_options(
             continue
         if not (env.fits(computes[0]) and env.fits(computes[1]) and env.fits(local)):
             continue
-        stored_sources: list[tuple[Array, ...] | None] = []
+        # each operand's sources (the carried array, or its storages), those that hold no partial sums the
+        # product does not keep: (array, what is stored or None for the carried array, its bytes, its routes)
+        stored_sources: list[list[tuple] | None] = []
         for op, comp, role in zip(operands, computes, roles, strict=True):
             if op.name == carried_name:
                 stored_sources.append(None)
-            elif op.name in fixed:
-                stored_sources.append((fixed[op.name],))
-            else:
-                stored_sources.append(_storages(comp, names, env, builder, role))
+                continue
+            arrays = (fixed[op.name],) if op.name in fixed else _storages(comp, names, env, builder, role)
+            stored_sources.append(
+                [
+                    (arr, (op.name, arr), size(arr), builder.kept_routes(arr, comp, role))
+                    for arr in arrays
+                    if comp.unreduced <= arr.unreduced
+                ]
+            )
         if target is not None and target.name != local.name:  # the product takes the required result's name
             local = Array(target.name, local.dims, local.unreduced)
         targets = [target] if target is not None else [x for x in _resolutions(local, last) if env.fits(x)]
+        targets = [t for t in targets if t.unreduced <= local.unreduced]
         flops = env.flops(computes[0], computes[1])
         sharding = tuple((a, sigma.get(a)) for a in names)
         stage = _Stage(
             computes[0], computes[1], sharding, local, size(local), flops, exact_ratio(flops, env.flops_rate)
         )
-        # each operand's routes, looked up once per compute sharding (by identity, as above)
-        ways_in: dict[tuple[int, int], tuple] = {}
-
-        def routes_in(src: Array, k: int, ways_in=ways_in, computes=computes) -> tuple:
-            found = ways_in.get((id(src), k))
-            if found is None:
-                found = ways_in[(id(src), k)] = builder.kept_routes(src, computes[k], roles[k])
-            return found
-
-        ways_out = {id(t): builder.kept_routes(local, t, "out") for t in targets if t.unreduced <= local.unreduced}
+        ways_out = [builder.kept_routes(local, t, "out") for t in targets]
         for carried in carried_states:
-            sources = [(carried,) if s is None else s for s in stored_sources]
-            for tgt in targets:
-                if not tgt.unreduced <= local.unreduced:
-                    continue
-                pairs = []
-                for lhs_in, rhs_in in itertools.product(*sources):
-                    key = (lhs_in, rhs_in, computes[0], computes[1], tgt)
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    if not (computes[0].unreduced <= lhs_in.unreduced and computes[1].unreduced <= rhs_in.unreduced):
-                        continue
-                    stored_here = tuple(
-                        (op.name, arr)
-                        for op, arr in ((mm.lhs, lhs_in), (mm.rhs, rhs_in))
-                        if not (carried is not None and op.name == carried_name)
-                    )
-                    stored_bytes = sum((size(arr) for _, arr in stored_here), 0)
-                    pairs.append((lhs_in, rhs_in, stored_here, stored_bytes, size(lhs_in), size(rhs_in),
-                                  routes_in(lhs_in, 0), routes_in(rhs_in, 1)))  # fmt: skip
-                if pairs:
-                    groups.append(_Ways(carried, tgt, stage, ways_out[id(tgt)], pairs))
+            sources = [
+                (
+                    [(carried, None, size(carried), builder.kept_routes(carried, comp, role))]
+                    if comp.unreduced <= carried.unreduced
+                    else []
+                )
+                if s is None
+                else s
+                for s, comp, role in zip(stored_sources, computes, roles, strict=True)
+            ]
+            if sources[0] and sources[1]:
+                for tgt, legs_o in zip(targets, ways_out, strict=True):
+                    groups.append(_Ways(carried, tgt, stage, legs_o, sources[0], sources[1]))
     return _fronts(groups, env, overlap)
 
 
@@ -584,14 +577,15 @@ class _Stage:
 @dataclass(frozen=True, slots=True)
 class _Ways:
     """The ways to run one matmul from one carried sharding to one result around the product of ``stage``:
-    for each storage of its operands (``pairs``: lhs, rhs, what is stored and its bytes, the operands' bytes,
-    the routes of each operand's leg), every route of each leg, the result's among ``legs_o``."""
+    every source of each operand (``lhs``, ``rhs``: the array, what is stored or None for the carried array,
+    its bytes, its routes to the block), every route of each leg, the result's among ``legs_o``."""
 
     carried: Array | None
     target: Array
     stage: _Stage
     legs_o: tuple
-    pairs: list[tuple]
+    lhs: list[tuple]
+    rhs: list[tuple]
 
 
 class _Scale:
@@ -600,7 +594,8 @@ class _Scale:
     def __init__(self, values) -> None:
         factor = 1
         for v in values:
-            factor = math.lcm(factor, v.denominator)
+            if v.denominator != 1:
+                factor = math.lcm(factor, v.denominator)
         self.factor = factor
 
     def __call__(self, value: Value) -> int:
@@ -620,7 +615,8 @@ def _fronts(
     as an int, which orders them as the exact values do, ties included. ``Fraction`` arithmetic (a gcd
     per operation) is left for the candidates ranked in the end (:func:`_candidate`). Returns the ways kept
     for each carried sharding and the two scales (of times, of bytes)."""
-    routes = {id(r): r for g in groups for legs in (g.legs_o, *(p[6] for p in g.pairs), *(p[7] for p in g.pairs))
+    sides = {id(s): s for g in groups for s in (g.lhs, g.rhs)}.values()
+    routes = {id(r): r for legs in itertools.chain((g.legs_o for g in groups), (x[3] for s in sides for x in s))
               for r in legs}.values()  # fmt: skip
     times = _Scale(
         itertools.chain(
@@ -631,7 +627,7 @@ def _fronts(
     space = _Scale(
         itertools.chain(
             (g.stage.local_bytes for g in groups),
-            (v for g in groups for p in g.pairs for v in p[3:6]),
+            (x[2] for s in sides for x in s),
             (v for r in routes for v in (r.leg.peak, r.leg.final)),
         )
     )
@@ -647,6 +643,17 @@ def _fronts(
         )
         for r in routes
     }
+    # per source of an operand: the bytes it adds to what is stored and to what is not (the carried array),
+    # its routes scaled, and the source
+    sourced = {
+        id(s): [
+            (0, space(x[2]), [scaled[id(r)] for r in x[3]], x)
+            if x[1] is None
+            else (space(x[2]), 0, [scaled[id(r)] for r in x[3]], x)
+            for x in s
+        ]
+        for s in sides
+    }
     fronts: dict[tuple, list[tuple]] = {}
     for g in groups:
         st = g.stage
@@ -654,49 +661,53 @@ def _fronts(
         local = space(st.local_bytes)
         front = fronts.setdefault((g.carried, g.target), [])
         legs_o = [scaled[id(c)] for c in g.legs_o]
-        for pair in g.pairs:
-            stored = space(pair[3])
-            base = space(pair[4]) + space(pair[5]) - stored
-            for a in pair[6]:
-                comm_a, loads_a, peak_a, final_a, _ = scaled[id(a)]
-                for b in pair[7]:
-                    comm_b, loads_b, peak_b, final_b, _ = scaled[id(b)]
-                    # CostEnv.join of the two legs so far: the one leg with links, or each link's total
-                    if loads_a is None:
-                        single, merged = (comm_b, loads_b) if loads_b is not None else (0, None)
-                    elif loads_b is None:
-                        single, merged = comm_a, loads_a
-                    else:
-                        single, merged = None, dict(loads_a)
-                        for link, t in loads_b.items():
-                            merged[link] = merged[link] + t if link in merged else t
-                    peak_ab = max(peak_a, final_a + peak_b, final_a + final_b + local)
-                    for comm_c, loads_c, peak_c, _, c in legs_o:
-                        if serial:
-                            comm = comm_a + comm_b + comm_c
-                        elif loads_c is None:
-                            comm = single if single is not None else max(merged.values())  # type: ignore[union-attr]
-                        elif merged is None:
-                            comm = comm_c
+        rhs_side = sourced[id(g.rhs)]
+        for stored_l, carried_l, routes_l, src_l in sourced[id(g.lhs)]:
+            for stored_r, carried_r, routes_r, src_r in rhs_side:
+                # Builder.memory less what is stored: the carried operand and the busiest moment's temporaries
+                stored, base = stored_l + stored_r, carried_l + carried_r
+                for comm_a, loads_a, peak_a, final_a, a in routes_l:
+                    for comm_b, loads_b, peak_b, final_b, b in routes_r:
+                        # CostEnv.join of the two legs so far: the one leg with links, or each link's total
+                        if loads_a is None:
+                            single, merged = (comm_b, loads_b) if loads_b is not None else (0, None)
+                        elif loads_b is None:
+                            single, merged = comm_a, loads_a
                         else:
-                            busy = dict(merged)
-                            for link, t in loads_c.items():
-                                busy[link] = busy[link] + t if link in busy else t
-                            comm = max(busy.values())
-                        time = (comm if comm > compute else compute) if overlap else compute + comm
-                        transient = base + (peak_ab if peak_ab >= peak_c else peak_c)
-                        for o in front:
-                            if o[0] <= time and o[1] <= stored and o[2] <= transient:
-                                break
-                        else:
-                            front[:] = [o for o in front if not (time <= o[0] and stored <= o[1] and transient <= o[2])]
-                            front.append((time, stored, transient, comm, g, pair, (a, b, c)))
+                            single, merged = None, dict(loads_a)
+                            for link, t in loads_b.items():
+                                merged[link] = merged[link] + t if link in merged else t
+                        peak_ab = max(peak_a, final_a + peak_b, final_a + final_b + local)
+                        for comm_c, loads_c, peak_c, _, c in legs_o:
+                            if serial:
+                                comm = comm_a + comm_b + comm_c
+                            elif loads_c is None:
+                                comm = single if single is not None else max(merged.values())  # type: ignore[union-attr]
+                            elif merged is None:
+                                comm = comm_c
+                            else:
+                                busy = dict(merged)
+                                for link, t in loads_c.items():
+                                    busy[link] = busy[link] + t if link in busy else t
+                                comm = max(busy.values())
+                            time = (comm if comm > compute else compute) if overlap else compute + comm
+                            transient = base + (peak_ab if peak_ab >= peak_c else peak_c)
+                            for o in front:
+                                if o[0] <= time and o[1] <= stored and o[2] <= transient:
+                                    break
+                            else:
+                                front[:] = [
+                                    o for o in front if not (time <= o[0] and stored <= o[1] and transient <= o[2])
+                                ]
+                                front.append((time, stored, transient, comm, g, src_l, src_r, (a, b, c)))
     out: dict[Array | None, list[_Option]] = {}
-    for (carried, target), front in fronts.items():
-        out.setdefault(carried, []).extend(
-            _Option(carried, target, pair[2], stored, time, comm, transient, g, pair, routes)
-            for time, stored, transient, comm, g, pair, routes in front
-        )
+    for (carried, _), front in fronts.items():
+        kept = out.setdefault(carried, [])
+        for time, stored, transient, comm, g, src_l, src_r, routes in front:
+            what = tuple(x[1] for x in (src_l, src_r) if x[1] is not None)
+            kept.append(
+                _Option(carried, g.target, what, src_l[0], src_r[0], g.stage, stored, time, comm, transient, routes)
+            )
     return out, (times.factor, space.factor)
 
 
