@@ -486,8 +486,8 @@ def _stage_options(
     mm, carried_states, carried_name, fixed, env, builder, rank, names, target, last, overlap
 ) -> tuple[dict[Array | None, list[_Option]], tuple[int, int]]:
     """Every way to run one matmul from each carried sharding, costed; of those that start from the same
-    sharding, store the same arrays and leave the same result, only those no other is at least as fast
-    with no larger temporaries. What does not depend on the carried sharding is worked out once.
+    sharding and leave the same result, only those no other is at least as fast with no more bytes stored
+    and no larger temporaries. What does not depend on the carried sharding is worked out once.
 
     The ways are listed first (:class:`_Ways`), then compared (:func:`_fronts`). No way is met twice: the
     blocks a compute sharding multiplies name every axis it uses (each dim of a matmul is an operand's), so
@@ -500,6 +500,7 @@ def _stage_options(
     roles = ("lhs", "rhs")
     target_dims, out_name = mm.out_dims, mm.out_name
     groups: list[_Ways] = []
+    results: dict[Array, Array] = {}
     # bytes per device of each array met, by identity: every array here lives as long as this call, and the
     # ways run to tens of thousands, where hashing arrays would be most of what they cost
     sizes: dict[int, Value] = {}
@@ -508,6 +509,31 @@ def _stage_options(
         found = sizes.get(id(arr))
         if found is None:
             found = sizes[id(arr)] = env.bytes(arr)
+        return found
+
+    # each operand's sources (the carried array, or its storages) for one block, those that hold no partial
+    # sums the product does not keep: (array, what is stored or None for the carried array, its bytes, its
+    # routes to the block); by identity of the carried array and the block, one object per block
+    blocks: dict[Array, Array] = {}
+    known: dict[tuple[int, int, int], list[tuple]] = {}
+    carries = [op.name == carried_name for op in operands]
+
+    def sources(k: int, carried: Array | None, block: Array) -> list[tuple]:
+        key = (k, id(carried), id(block))
+        found = known.get(key)
+        if found is None:
+            op, role = operands[k], roles[k]
+            if carried is not None:
+                arrays: tuple[Array, ...] = (carried,)
+            elif op.name in fixed:
+                arrays = (fixed[op.name],)
+            else:
+                arrays = _storages(block, names, env, builder, role)
+            found = known[key] = [
+                (arr, None if carried is not None else (op.name, arr), size(arr), builder.kept_routes(arr, block, role))
+                for arr in arrays
+                if block.unreduced <= arr.unreduced
+            ]
         return found
 
     for combo in itertools.product(*per_axis):
@@ -519,45 +545,23 @@ def _stage_options(
             continue
         if not (env.fits(computes[0]) and env.fits(computes[1]) and env.fits(local)):
             continue
-        # each operand's sources (the carried array, or its storages), those that hold no partial sums the
-        # product does not keep: (array, what is stored or None for the carried array, its bytes, its routes)
-        stored_sources: list[list[tuple] | None] = []
-        for op, comp, role in zip(operands, computes, roles, strict=True):
-            if op.name == carried_name:
-                stored_sources.append(None)
-                continue
-            arrays = (fixed[op.name],) if op.name in fixed else _storages(comp, names, env, builder, role)
-            stored_sources.append(
-                [
-                    (arr, (op.name, arr), size(arr), builder.kept_routes(arr, comp, role))
-                    for arr in arrays
-                    if comp.unreduced <= arr.unreduced
-                ]
-            )
+        lhs_c, rhs_c = (blocks.setdefault(c, c) for c in computes)
         if target is not None and target.name != local.name:  # the product takes the required result's name
             local = Array(target.name, local.dims, local.unreduced)
         targets = [target] if target is not None else [x for x in _resolutions(local, last) if env.fits(x)]
-        targets = [t for t in targets if t.unreduced <= local.unreduced]
-        flops = env.flops(computes[0], computes[1])
+        # one object for each result, whichever compute sharding leaves it: the fronts and the next stage's
+        # states are keyed by it, and equal arrays that are not the same object compare field by field
+        targets = [results.setdefault(t, t) for t in targets if t.unreduced <= local.unreduced]
+        flops = env.flops(lhs_c, rhs_c)
         sharding = tuple((a, sigma.get(a)) for a in names)
-        stage = _Stage(
-            computes[0], computes[1], sharding, local, size(local), flops, exact_ratio(flops, env.flops_rate)
-        )
+        stage = _Stage(lhs_c, rhs_c, sharding, local, size(local), flops, exact_ratio(flops, env.flops_rate))
         ways_out = [builder.kept_routes(local, t, "out") for t in targets]
         for carried in carried_states:
-            sources = [
-                (
-                    [(carried, None, size(carried), builder.kept_routes(carried, comp, role))]
-                    if comp.unreduced <= carried.unreduced
-                    else []
-                )
-                if s is None
-                else s
-                for s, comp, role in zip(stored_sources, computes, roles, strict=True)
-            ]
-            if sources[0] and sources[1]:
+            lhs = sources(0, carried if carries[0] else None, lhs_c)
+            rhs = sources(1, carried if carries[1] else None, rhs_c)
+            if lhs and rhs:
                 for tgt, legs_o in zip(targets, ways_out, strict=True):
-                    groups.append(_Ways(carried, tgt, stage, legs_o, sources[0], sources[1]))
+                    groups.append(_Ways(carried, tgt, stage, legs_o, lhs, rhs))
     return _fronts(groups, env, overlap)
 
 
@@ -589,7 +593,14 @@ class _Ways:
 
 
 class _Scale:
-    """Exact rational values as ints: each multiplied by one common multiple of their denominators."""
+    """Exact rational values as ints: each multiplied by the least common multiple of their denominators
+    (ints compare and add without the gcd every ``Fraction`` operation takes).
+
+    Examples:
+        >>> per = _Scale([Fraction(1, 6), Fraction(3, 4), 2])
+        >>> per.factor, per(Fraction(1, 6)), per(Fraction(3, 4)), per(2)
+        (12, 2, 9, 24)
+    """
 
     def __init__(self, values) -> None:
         factor = 1
