@@ -740,7 +740,7 @@ class Leg:
     """A resharding sequence with its totals: communication time and memory.
 
     The planner costs each operand's and the result's leg once and joins them into strategies;
-    :func:`symshard.search.best_sharding` does the same with the legs it converts to floats.
+    :func:`symshard.search.best_sharding` does the same with their costs scaled to ints.
 
     Examples:
         >>> Leg((), 0, 0, 0)  # no resharding: nothing sent, nothing held

@@ -30,6 +30,7 @@ Examples:
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -39,7 +40,6 @@ import sympy
 from .arrays import Array, Dim
 from .chips import Hardware
 from .chips import hardware as lookup_hardware
-from .costmodels import join_loads
 from .einsums import LocalMatmul, Matmul, local_product, matmul
 from .errors import PlanError
 from .memo import memoized
@@ -51,14 +51,12 @@ from .planner import (
     KEEP,
     Builder,
     CostEnv,
-    Leg,
     PlanStep,
     Strategy,
     Value,
     axis_order,
     compute_array,
     exact_ratio,
-    peak_memory,
     sym,
 )
 from .symbols import C
@@ -198,30 +196,33 @@ class SearchResult:
 
 @dataclass(frozen=True, slots=True)
 class _Option:
-    """One way to run one matmul of the chain, costed: what it stores, which sharding it starts from and
-    leaves its result in, and how to build its :class:`~symshard.planner.Strategy` if it is picked."""
+    """One way to run one matmul of the chain: what it stores, which sharding it starts from and leaves its
+    result in, its costs as ints of its stage's scales (:func:`_fronts`), and what its exact costs and its
+    :class:`~symshard.planner.Strategy` are worked out from if it is picked (:func:`_candidate`)."""
 
     carried_in: Array | None
     carried_out: Array
     stored: tuple[tuple[str, Array], ...]
-    stored_bytes: Value
-    time: Value
-    compute: Value
-    comm: Value
-    transient: Value  # bytes the stage needs besides what is stored (its temporaries, the carried array)
-    recipe: tuple
+    lhs: Array  # the operands as they start: stored, or carried
+    rhs: Array
+    stage: _Stage
+    stored_bytes: int
+    time: int
+    comm: int
+    transient: int  # bytes the stage needs besides what is stored (its temporaries, the carried array)
+    routes: tuple  # the route of each leg: lhs, rhs, result
 
 
 @dataclass(frozen=True, slots=True)
 class _Partial:
-    """A chain prefix (the state: the sharding it leaves its last result in) and its accumulated costs."""
+    """A chain prefix (the state: the sharding it leaves its last result in) and its accumulated costs, as
+    ints of the scales of the stages so far (see :func:`best_sharding`)."""
 
     carried: Array | None
-    time: Value
-    compute: Value
-    comm: Value
-    resident: Value
-    transient: Value  # the largest temporary footprint of any stage so far
+    time: int
+    comm: int
+    resident: int
+    transient: int  # the largest temporary footprint of any stage so far
     last: _Option | None
     before: _Partial | None
 
@@ -363,7 +364,12 @@ def best_sharding(
     builder = Builder(env, overlap)
     names = list(mesh_.names)
 
-    states: dict[Array | None, list[_Partial]] = {None: [_Partial(None, 0, 0, 0, 0, 0, None, None)]}
+    # the costs are compared as ints: each stage's times and bytes multiplied by a common multiple of their
+    # denominators (_fronts), the partial chains' by one of every stage's so far; exact values (Fractions)
+    # are worked out only for the candidates ranked
+    states: dict[Array | None, list[_Partial]] = {None: [_Partial(None, 0, 0, 0, 0, None, None)]}
+    scale_t = scale_b = 1
+    limit_i = None
     fitting_count = total_count = 0
     for k, mm in enumerate(chain):
         last = k == len(chain) - 1
@@ -381,31 +387,44 @@ def best_sharding(
             )
         rank = axis_order(mm.dims, [a for a in (final_target, mm.lhs, mm.rhs) if a is not None], names)
         nexts: dict[Array | None, list[_Partial]] = {}
-        by_state = _stage_options(mm, list(states), carried_name, fixed_arrays, env, builder, rank, names,
-                                  final_target if last else None, last, overlap)  # fmt: skip
+        by_state, (stage_t, stage_b) = _stage_options(mm, list(states), carried_name, fixed_arrays, env, builder,
+                                                      rank, names, final_target if last else None, last, overlap)  # fmt: skip
+        new_t, new_b = math.lcm(scale_t, stage_t), math.lcm(scale_b, stage_b)
+        up_t, up_b, opt_t, opt_b = new_t // scale_t, new_b // scale_b, new_t // stage_t, new_b // stage_b
+        scale_t, scale_b = new_t, new_b
+        limit_i = None if limit is None else math.floor(limit * scale_b)  # the costs compared with it are ints
         for carried, group in states.items():
-            options = by_state.get(carried, [])
+            options = [
+                (o, o.time * opt_t, o.comm * opt_t, o.stored_bytes * opt_b, o.transient * opt_b)
+                for o in by_state.get(carried, ())
+            ]
             for p in group:
-                for o in options:
-                    resident = p.resident + o.stored_bytes
-                    transient = _max(p.transient, o.transient)
-                    n = _Partial(
-                        o.carried_out, p.time + o.time, p.compute + o.compute, p.comm + o.comm,
-                        resident, transient, o, p,
-                    )  # fmt: skip
+                p_time, p_comm, p_resident, p_transient = (
+                    p.time * up_t,
+                    p.comm * up_t,
+                    p.resident * up_b,
+                    p.transient * up_b,
+                )
+                for o, time, comm, stored, transient in options:
+                    resident = p_resident + stored
+                    if p_transient >= transient:
+                        transient = p_transient
+                    n = _Partial(o.carried_out, p_time + time, p_comm + comm, resident, transient, o, p)
                     if last:
                         total_count += 1
-                        if limit is None or resident + transient <= limit:
+                        if limit_i is None or resident + transient <= limit_i:
                             fitting_count += 1
-                    _offer(nexts.setdefault(o.carried_out, []), n, limit)
+                    _offer(nexts.setdefault(o.carried_out, []), n, limit_i)
         states = nexts
     partials = [p for group in states.values() for p in group]
     partials.sort(key=lambda p: (p.time, p.resident + p.transient, p.comm))
-    fitting = [p for p in partials if limit is None or p.resident + p.transient <= limit]
+    fitting = [p for p in partials if limit_i is None or p.resident + p.transient <= limit_i]
     leanest = min(partials, key=lambda p: (p.resident + p.transient, p.time)) if partials else None
-    ranked = [_candidate(p, chain, builder) for p in fitting[: max(keep, 1) * 4]]
+    ranked = [_candidate(p, chain, env, builder, overlap) for p in fitting[: max(keep, 1) * 4]]
     ranked.sort(key=lambda c: (c.raw_time, c.raw_memory, c.raw_comm_time, str(c.stored)))
-    fastest = ranked[0] if ranked else (_candidate(leanest, chain, builder) if leanest is not None else None)
+    fastest = (
+        ranked[0] if ranked else (_candidate(leanest, chain, env, builder, overlap) if leanest is not None else None)
+    )
     return SearchResult(
         matmuls=tuple(chain),
         mesh=mesh_,
@@ -419,16 +438,15 @@ def best_sharding(
     )
 
 
-def _offer(front: list[_Partial], p: _Partial, limit) -> None:
+def _offer(front: list[_Partial], p: _Partial, limit: int | None) -> None:
     """Add ``p`` to a state's partial chains unless one is at least as good in time, resident and transient
     bytes; drop those ``p`` is at least as good as. Chains that no longer fit the limit are kept only as
     the leanest (to say how much memory the search needed)."""
     memory = p.resident + p.transient
     if limit is not None and memory > limit:
-        over = [q for q in front if q.resident + q.transient > limit]
         if any(q.resident + q.transient <= memory for q in front):
             return
-        front[:] = [q for q in front if q not in over] + [p]
+        front[:] = [q for q in front if q.resident + q.transient <= limit] + [p]
         return
     for q in front:
         if q.time <= p.time and q.resident <= p.resident and q.transient <= p.transient:
@@ -437,34 +455,87 @@ def _offer(front: list[_Partial], p: _Partial, limit) -> None:
     front.append(p)
 
 
-def _candidate(p: _Partial, chain: Sequence[Matmul], builder: Builder) -> Candidate:
-    """The complete candidate a partial chain stands for, its strategies built."""
+def _candidate(p: _Partial, chain: Sequence[Matmul], env: CostEnv, builder: Builder, overlap: bool) -> Candidate:
+    """The complete candidate a partial chain stands for, its strategies built and its costs worked out
+    exactly (as the planner works them out), stage after stage."""
     stored: list[tuple[str, Array]] = []
     stages: list[Strategy] = []
+    time: Value = 0
+    compute: Value = 0
+    comm: Value = 0
+    resident: Value = 0
+    transient: Value = 0
     for o in p.options():
+        st = o.stage
+        stored_bytes = sum((env.bytes(arr) for _, arr in o.stored), 0)
+        legs = tuple(r.leg for r in o.routes)
+        product = PlanStep("matmul", LocalMatmul(st.lhs, st.rhs, st.local), None, st.flops)
+        s = builder.build(o.lhs, o.rhs, o.carried_out, st.sharding, product, st.compute_time, st.local, *legs)
+        stages.append(s)
         stored.extend(o.stored)
-        lhs_in, rhs_in, lhs_c, rhs_c, tgt, sharding, local_out, flops, compute_time, legs = o.recipe
-        product = PlanStep("matmul", LocalMatmul(lhs_c, rhs_c, local_out), None, flops)
-        stages.append(builder.build(lhs_in, rhs_in, tgt, sharding, product, compute_time, local_out, *legs))
-    return Candidate(tuple(stored), tuple(stages), p.time, p.compute, p.comm, p.resident + p.transient)
+        ct = st.compute_time
+        time = time + ((s.raw_comm_time if s.raw_comm_time > ct else ct) if overlap else ct + s.raw_comm_time)
+        compute = compute + ct
+        comm = comm + s.raw_comm_time
+        resident = resident + stored_bytes
+        transient = _max(transient, s.raw_memory - stored_bytes)
+    return Candidate(tuple(stored), tuple(stages), time, compute, comm, resident + transient)
 
 
 def _stage_options(
     mm, carried_states, carried_name, fixed, env, builder, rank, names, target, last, overlap
-) -> dict[Array | None, list[_Option]]:
+) -> tuple[dict[Array | None, list[_Option]], tuple[int, int]]:
     """Every way to run one matmul from each carried sharding, costed; of those that start from the same
-    sharding, store the same arrays and leave the same result, only those no other is at least as fast
-    with no larger temporaries. What does not depend on the carried sharding is worked out once."""
-    out: dict[Array | None, list[_Option]] = {}
+    sharding and leave the same result, only those no other is at least as fast with no more bytes stored
+    and no larger temporaries. What does not depend on the carried sharding is worked out once.
+
+    The ways are listed first (:class:`_Ways`), then compared (:func:`_fronts`). No way is met twice: the
+    blocks a compute sharding multiplies name every axis it uses (each dim of a matmul is an operand's), so
+    two compute shardings never share their blocks, and within one the carried states, storages and
+    results are distinct."""
     # partial sums a carried array may keep through the product make no compute sharding of their own here
     # (the written operand has none), so the compute shardings are the same for every carried state
     per_axis = [[None] if env.axis[a] == 1 else [None, *mm.dims] for a in names]
     operands = [mm.lhs, mm.rhs]
     roles = ("lhs", "rhs")
     target_dims, out_name = mm.out_dims, mm.out_name
-    fronts: dict[tuple, list[_Option]] = {}
-    fronts_f: dict[tuple, list[tuple[float, float, float]]] = {}
-    seen: set[tuple] = set()
+    groups: list[_Ways] = []
+    results: dict[Array, Array] = {}
+    # bytes per device of each array met, by identity: every array here lives as long as this call, and the
+    # ways run to tens of thousands, where hashing arrays would be most of what they cost
+    sizes: dict[int, Value] = {}
+
+    def size(arr: Array) -> Value:
+        found = sizes.get(id(arr))
+        if found is None:
+            found = sizes[id(arr)] = env.bytes(arr)
+        return found
+
+    # each operand's sources (the carried array, or its storages) for one block, those that hold no partial
+    # sums the product does not keep: (array, what is stored or None for the carried array, its bytes, its
+    # routes to the block); by identity of the carried array and the block, one object per block
+    blocks: dict[Array, Array] = {}
+    known: dict[tuple[int, int, int], list[tuple]] = {}
+    carries = [op.name == carried_name for op in operands]
+
+    def sources(k: int, carried: Array | None, block: Array) -> list[tuple]:
+        key = (k, id(carried), id(block))
+        found = known.get(key)
+        if found is None:
+            op, role = operands[k], roles[k]
+            if carried is not None:
+                arrays: tuple[Array, ...] = (carried,)
+            elif op.name in fixed:
+                arrays = (fixed[op.name],)
+            else:
+                arrays = _storages(block, names, env, builder, role)
+            found = known[key] = [
+                (arr, None if carried is not None else (op.name, arr), size(arr), builder.kept_routes(arr, block, role))
+                for arr in arrays
+                if block.unreduced <= arr.unreduced
+            ]
+        return found
+
     for combo in itertools.product(*per_axis):
         sigma = {a: c for a, c in zip(names, combo, strict=True) if c is not None}
         computes = [compute_array(op, sigma, rank) for op in operands]
@@ -474,139 +545,181 @@ def _stage_options(
             continue
         if not (env.fits(computes[0]) and env.fits(computes[1]) and env.fits(local)):
             continue
-        stored_sources: list[tuple[Array, ...] | None] = []
-        for op, comp, role in zip(operands, computes, roles, strict=True):
-            if op.name == carried_name:
-                stored_sources.append(None)
-            elif op.name in fixed:
-                stored_sources.append((fixed[op.name],))
-            else:
-                stored_sources.append(_storages(comp, names, env, builder, role))
+        lhs_c, rhs_c = (blocks.setdefault(c, c) for c in computes)
         if target is not None and target.name != local.name:  # the product takes the required result's name
             local = Array(target.name, local.dims, local.unreduced)
         targets = [target] if target is not None else [x for x in _resolutions(local, last) if env.fits(x)]
+        # one object for each result, whichever compute sharding leaves it: the fronts and the next stage's
+        # states are keyed by it, and equal arrays that are not the same object compare field by field
+        targets = [results.setdefault(t, t) for t in targets if t.unreduced <= local.unreduced]
+        flops = env.flops(lhs_c, rhs_c)
         sharding = tuple((a, sigma.get(a)) for a in names)
-        flops = env.flops(computes[0], computes[1])
-        compute_time = exact_ratio(flops, env.flops_rate)
-        compute_f = float(compute_time)
-        # what one operand, target or result array gives, looked up once per compute sharding (by identity:
-        # every array here lives as long as this iteration); each inner step below runs tens of thousands
-        # of times, and hashing arrays is most of what it would cost
-        ways_in: dict[tuple[int, int], tuple] = {}
-        sizes: dict[int, tuple[Value, float]] = {}
-
-        def routes_in(src: Array, k: int, ways_in=ways_in, computes=computes) -> tuple:
-            found = ways_in.get((id(src), k))
-            if found is None:
-                found = ways_in[(id(src), k)] = builder.kept_routes(src, computes[k], roles[k])
-            return found
-
-        def size(arr: Array, sizes=sizes) -> tuple[Value, float]:
-            found = sizes.get(id(arr))
-            if found is None:
-                exact = env.bytes(arr)
-                found = sizes[id(arr)] = (exact, float(exact))
-            return found
-
-        ways_out = {id(t): builder.kept_routes(local, t, "out") for t in targets if t.unreduced <= local.unreduced}
-        local_f = size(local)[1]
+        stage = _Stage(lhs_c, rhs_c, sharding, local, size(local), flops, exact_ratio(flops, env.flops_rate))
+        ways_out = [builder.kept_routes(local, t, "out") for t in targets]
         for carried in carried_states:
-            sources = [(carried,) if s is None else s for s in stored_sources]
-            for tgt in targets:
-                if not tgt.unreduced <= local.unreduced:
-                    continue
-                legs_o = ways_out[id(tgt)]
-                front: list[_Option] | None = None
-                floats: list[tuple[float, float, float]] = []
-                for lhs_in, rhs_in in itertools.product(*sources):
-                    key = (lhs_in, rhs_in, computes[0], computes[1], tgt)
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    if not (computes[0].unreduced <= lhs_in.unreduced and computes[1].unreduced <= rhs_in.unreduced):
-                        continue
-                    stored_here = tuple(
-                        (op.name, arr)
-                        for op, arr in ((mm.lhs, lhs_in), (mm.rhs, rhs_in))
-                        if not (carried is not None and op.name == carried_name)
-                    )
-                    stored_bytes = sum((size(arr)[0] for _, arr in stored_here), 0)
-                    legs_l = routes_in(lhs_in, 0)
-                    legs_r = routes_in(rhs_in, 1)
-                    sizes_f = (size(lhs_in)[1], size(rhs_in)[1], local_f)
-                    stored_f = float(stored_bytes)
-                    if front is None:
-                        # ways to the same result from the same carried sharding compete (what they store
-                        # only adds resident bytes: which arrays they are does not matter to the rest)
-                        front = fronts.setdefault((carried, tgt), [])
-                        floats = fronts_f.setdefault((carried, tgt), [])
-                    for a in legs_l:
-                        for b in legs_r:
-                            for c in legs_o:
-                                # floats first: a way another beats by a clear margin is never worked out exactly
-                                fa, fb, fc = _float_leg(a.leg), _float_leg(b.leg), _float_leg(c.leg)
-                                comm_f = _join_f(env, (fa, fb, fc))
-                                time_f = max(comm_f, compute_f) if overlap else compute_f + comm_f
-                                transient_f = peak_memory(*sizes_f, fa, fb, fc, max) - stored_f
-                                if any(
-                                    ot < time_f * _SURE and os_ <= stored_f and om < transient_f * _SURE - 1
-                                    for ot, os_, om in floats
-                                ):
-                                    continue
-                                comm = env.join((a.leg, b.leg, c.leg))
-                                memory = builder.memory(lhs_in, rhs_in, a.leg, b.leg, c.leg, local)
-                                time = (
-                                    (comm if comm > compute_time else compute_time) if overlap else compute_time + comm
-                                )
-                                transient = memory - stored_bytes
-                                if any(
-                                    o.time <= time and o.stored_bytes <= stored_bytes and o.transient <= transient
-                                    for o in front
-                                ):
-                                    continue
-                                recipe = (lhs_in, rhs_in, computes[0], computes[1], tgt, sharding, local, flops,
-                                          compute_time, (a.leg, b.leg, c.leg))  # fmt: skip
-                                option = _Option(carried, tgt, stored_here, stored_bytes, time, compute_time, comm,
-                                                 transient, recipe)  # fmt: skip
+            lhs = sources(0, carried if carries[0] else None, lhs_c)
+            rhs = sources(1, carried if carries[1] else None, rhs_c)
+            if lhs and rhs:
+                for tgt, legs_o in zip(targets, ways_out, strict=True):
+                    groups.append(_Ways(carried, tgt, stage, legs_o, lhs, rhs))
+    return _fronts(groups, env, overlap)
+
+
+@dataclass(frozen=True, slots=True)
+class _Stage:
+    """What one compute sharding of a matmul gives: the blocks multiplied, its product, FLOPs and compute time."""
+
+    lhs: Array
+    rhs: Array
+    sharding: tuple[tuple[str, str | None], ...]
+    local: Array
+    local_bytes: Value
+    flops: Value
+    compute_time: Value
+
+
+@dataclass(frozen=True, slots=True)
+class _Ways:
+    """The ways to run one matmul from one carried sharding to one result around the product of ``stage``:
+    every source of each operand (``lhs``, ``rhs``: the array, what is stored or None for the carried array,
+    its bytes, its routes to the block), every route of each leg, the result's among ``legs_o``."""
+
+    carried: Array | None
+    target: Array
+    stage: _Stage
+    legs_o: tuple
+    lhs: list[tuple]
+    rhs: list[tuple]
+
+
+class _Scale:
+    """Exact rational values as ints: each multiplied by the least common multiple of their denominators
+    (ints compare and add without the gcd every ``Fraction`` operation takes).
+
+    Examples:
+        >>> per = _Scale([Fraction(1, 6), Fraction(3, 4), 2])
+        >>> per.factor, per(Fraction(1, 6)), per(Fraction(3, 4)), per(2)
+        (12, 2, 9, 24)
+    """
+
+    def __init__(self, values) -> None:
+        factor = 1
+        for v in values:
+            if v.denominator != 1:
+                factor = math.lcm(factor, v.denominator)
+        self.factor = factor
+
+    def __call__(self, value: Value) -> int:
+        if isinstance(value, int):
+            return value * self.factor
+        return value.numerator * (self.factor // value.denominator)
+
+
+def _fronts(
+    groups: Sequence[_Ways], env: CostEnv, overlap: bool
+) -> tuple[dict[Array | None, list[_Option]], tuple[int, int]]:
+    """Of each carried sharding's ways to the same result, those no other is at least as fast with no more
+    stored and no more temporary bytes (the first of equals), in the order they were found.
+
+    The ways are compared exactly, but on integers: every time and byte count here is a rational number,
+    so each is scaled by the least common multiple of their denominators (:class:`_Scale`) and compared
+    as an int, which orders them as the exact values do, ties included. ``Fraction`` arithmetic (a gcd
+    per operation) is left for the candidates ranked in the end (:func:`_candidate`). Returns the ways kept
+    for each carried sharding and the two scales (of times, of bytes)."""
+    sides = {id(s): s for g in groups for s in (g.lhs, g.rhs)}.values()
+    routes = {id(r): r for legs in itertools.chain((g.legs_o for g in groups), (x[3] for s in sides for x in s))
+              for r in legs}.values()  # fmt: skip
+    times = _Scale(
+        itertools.chain(
+            (g.stage.compute_time for g in groups),
+            (v for r in routes for v in (r.leg.comm, *(t for _, t in r.leg.loads)))
+        )
+    )  # fmt: skip
+    space = _Scale(
+        itertools.chain(
+            (g.stage.local_bytes for g in groups),
+            (x[2] for s in sides for x in s),
+            (v for r in routes for v in (r.leg.peak, r.leg.final)),
+        )
+    )
+    serial = env.comm_overlap == "none"
+    # per route: its communication time, its links' busy times (None if it uses none), peak and final bytes
+    scaled = {
+        id(r): (
+            times(r.leg.comm),
+            {link: times(t) for link, t in r.leg.loads} if r.leg.loads else None,
+            space(r.leg.peak),
+            space(r.leg.final),
+            r,
+        )
+        for r in routes
+    }
+    # per source of an operand: the bytes it adds to what is stored and to what is not (the carried array),
+    # its routes scaled, and the source
+    sourced = {
+        id(s): [
+            (0, space(x[2]), [scaled[id(r)] for r in x[3]], x)
+            if x[1] is None
+            else (space(x[2]), 0, [scaled[id(r)] for r in x[3]], x)
+            for x in s
+        ]
+        for s in sides
+    }
+    fronts: dict[tuple, list[tuple]] = {}
+    for g in groups:
+        st = g.stage
+        compute = times(st.compute_time)
+        local = space(st.local_bytes)
+        front = fronts.setdefault((g.carried, g.target), [])
+        legs_o = [scaled[id(c)] for c in g.legs_o]
+        rhs_side = sourced[id(g.rhs)]
+        for stored_l, carried_l, routes_l, src_l in sourced[id(g.lhs)]:
+            for stored_r, carried_r, routes_r, src_r in rhs_side:
+                # Builder.memory less what is stored: the carried operand and the busiest moment's temporaries
+                stored, base = stored_l + stored_r, carried_l + carried_r
+                for comm_a, loads_a, peak_a, final_a, a in routes_l:
+                    for comm_b, loads_b, peak_b, final_b, b in routes_r:
+                        # CostEnv.join of the two legs so far: the one leg with links, or each link's total
+                        if loads_a is None:
+                            single, merged = (comm_b, loads_b) if loads_b is not None else (0, None)
+                        elif loads_b is None:
+                            single, merged = comm_a, loads_a
+                        else:
+                            single, merged = None, dict(loads_a)
+                            for link, t in loads_b.items():
+                                merged[link] = merged[link] + t if link in merged else t
+                        peak_ab = max(peak_a, final_a + peak_b, final_a + final_b + local)
+                        for comm_c, loads_c, peak_c, _, c in legs_o:
+                            if serial:
+                                comm = comm_a + comm_b + comm_c
+                            elif loads_c is None:
+                                comm = single if single is not None else max(merged.values())  # type: ignore[union-attr]
+                            elif merged is None:
+                                comm = comm_c
+                            else:
+                                busy = dict(merged)
+                                for link, t in loads_c.items():
+                                    busy[link] = busy[link] + t if link in busy else t
+                                comm = max(busy.values())
+                            time = (comm if comm > compute else compute) if overlap else compute + comm
+                            transient = base + (peak_ab if peak_ab >= peak_c else peak_c)
+                            for o in front:
+                                if o[0] <= time and o[1] <= stored and o[2] <= transient:
+                                    break
+                            else:
                                 front[:] = [
-                                    o
-                                    for o in front
-                                    if not (
-                                        time <= o.time and stored_bytes <= o.stored_bytes and transient <= o.transient
-                                    )
+                                    o for o in front if not (time <= o[0] and stored <= o[1] and transient <= o[2])
                                 ]
-                                front.append(option)
-                                floats[:] = [(float(o.time), float(o.stored_bytes), float(o.transient)) for o in front]
+                                front.append((time, stored, transient, comm, g, src_l, src_r, (a, b, c)))
+    out: dict[Array | None, list[_Option]] = {}
     for (carried, _), front in fronts.items():
-        out.setdefault(carried, []).extend(front)
-    return out
-
-
-_SURE = 1 - 1e-9
-"""A float this much below another is below it exactly (the floats are within 1e-15 of the exact values)."""
-
-_FLOAT_LEGS: dict[int, tuple[Leg, Leg]] = {}
-
-
-def _float_leg(leg: Leg) -> Leg:
-    """``leg`` with its costs as floats (for the quick first comparison)."""
-    found = _FLOAT_LEGS.get(id(leg))
-    if found is None or found[0] is not leg:
-        if len(_FLOAT_LEGS) > 65536:
-            _FLOAT_LEGS.clear()
-        loads = tuple((r, float(v)) for r, v in leg.loads)
-        found = _FLOAT_LEGS[id(leg)] = (leg, Leg(leg.steps, float(leg.comm), float(leg.peak), float(leg.final), loads))
-    return found[1]
-
-
-def _join_f(env: CostEnv, legs: tuple[Leg, Leg, Leg]) -> float:
-    """:meth:`CostEnv.join` on float legs."""
-    if env.comm_overlap == "none":
-        return sum(leg.comm for leg in legs)
-    loaded = [leg for leg in legs if leg.loads]
-    if len(loaded) < 2:
-        return loaded[0].comm if loaded else 0.0
-    return join_loads((leg.loads for leg in loaded), max)
+        kept = out.setdefault(carried, [])
+        for time, stored, transient, comm, g, src_l, src_r, routes in front:
+            what = tuple(x[1] for x in (src_l, src_r) if x[1] is not None)
+            kept.append(
+                _Option(carried, g.target, what, src_l[0], src_r[0], g.stage, stored, time, comm, transient, routes)
+            )
+    return out, (times.factor, space.factor)
 
 
 def _storages(comp: Array, names: Sequence[str], env: CostEnv, builder: Builder, role: str) -> tuple[Array, ...]:

@@ -327,7 +327,7 @@ def test_compare_accepts_numbers_as_text_and_names():
 # -- best_sharding against brute force ---------------------------------------------------------------
 
 
-def _exhaustive(chain, mesh, shape, chip, limit):
+def _exhaustive(chain, mesh, shape, chip, limit, overlap=True, comm_overlap="axes"):
     """The sharding search's space, walked in full: every compute sharding of each matmul, every storage
     of its operands that splits the compute sharding further (or the carried result), every resolution of
     its partial sums, every route of every leg; every combination of the stages, none pruned. Returns the
@@ -338,8 +338,8 @@ def _exhaustive(chain, mesh, shape, chip, limit):
 
     mms = [matmul(m) for m in chain]
     sizes = {d: sympy.Integer(v) for d, v in shape.items()}
-    env = CostEnv(mesh, sizes, "bf16", hardware(chip), None, "book")
-    builder = Builder(env, True)
+    env = CostEnv(mesh, sizes, "bf16", hardware(chip), None, "book", comm_overlap)
+    builder = Builder(env, overlap)
     names = list(mesh.names)
     partials = [(None, 0, 0, 0)]  # carried, time, resident, transient
     for k, mm in enumerate(mms):
@@ -381,17 +381,73 @@ def _exhaustive(chain, mesh, shape, chip, limit):
     return min(fits) if fits else None
 
 
-@pytest.mark.parametrize("limit", [None, 3_000_000, 1_500_000, 100_000])
-def test_best_sharding_equals_an_exhaustive_walk_of_its_space(limit):
+@pytest.mark.parametrize(
+    ("limit", "overlap", "comm_overlap"),
+    [(None, True, "axes"), (3_000_000, True, "axes"), (1_500_000, True, "axes"), (100_000, True, "axes"),
+     (3_000_000, False, "none")],
+)  # fmt: skip
+def test_best_sharding_equals_an_exhaustive_walk_of_its_space(limit, overlap, comm_overlap):
     """Two chained matmuls on a 2x2 mesh: the dynamic program's best time is that of every combination of
-    every way to run each matmul (none pruned), and nothing fits exactly when nothing does."""
+    every way to run each matmul (none pruned), and nothing fits exactly when nothing does; also with
+    the times added up (no overlap of compute and communication, collectives one after another)."""
     mesh = Mesh("X=2,Y=2", hardware="v5e")
     shape = {"B": 64, "D": 256, "F": 512}
     chain = ["x[B, D] · W_in[D, F] -> Tmp[B, F]", "Tmp[B, F] · W_out[F, D] -> Out[B, D]"]
-    got = best_sharding(chain, mesh, shape, hardware="v5e", memory_limit=limit)
-    want = _exhaustive(chain, mesh, shape, "v5e", limit)
+    got = best_sharding(
+        chain, mesh, shape, hardware="v5e", memory_limit=limit, overlap=overlap, comm_overlap=comm_overlap
+    )
+    want = _exhaustive(chain, mesh, shape, "v5e", limit, overlap, comm_overlap)
     if want is None:
         assert got.best is None
         return
     assert got.best is not None
     assert (got.best.raw_time, got.best.raw_memory) == want
+
+
+@pytest.mark.parametrize(
+    ("chip", "mesh", "overlap", "comm_overlap"),
+    [("v5e", "X=2,Y=2", True, "axes"), ("v5e", "X=2,Y=2", False, "none"), ("h100", "X=4,Y=2", True, "axes"),
+     ("v5p", "X=2,Y=2,Z=2", False, "axes")],
+)  # fmt: skip
+def test_best_sharding_compares_the_exact_costs_scaled(chip, mesh, overlap, comm_overlap):
+    """The search compares each way to run a matmul on ints: the costs the planner works out exactly
+    (``CostEnv.join``, ``Builder.memory``, Fractions), each multiplied by its stage's common denominator.
+    For every way kept at both stages of a chain (the second from each sharding the first leaves), the ints
+    are those exact costs scaled, ways whose legs both communicate among them."""
+    from symshard.einsums import matmul
+    from symshard.planner import Builder, CostEnv, axis_order
+    from symshard.search import _stage_options
+
+    m = Mesh(mesh, hardware=chip)
+    chain = [matmul("x[B, D] · W_in[D, F] -> Tmp[B, F]"), matmul("Tmp[B, F] · W_out[F, D] -> Out[B, D]")]
+    sizes = {"B": sympy.Integer(256), "D": sympy.Integer(1024), "F": sympy.Integer(3072)}
+    env = CostEnv(m, sizes, "bf16", hardware(chip), None, "book", comm_overlap)
+    builder = Builder(env, overlap)
+    names = list(m.names)
+    carried: list[Array | None] = [None]
+    several = 0  # ways whose collectives add up (or share links)
+    for k, mm in enumerate(chain):
+        rank = axis_order(mm.dims, [mm.lhs, mm.rhs], names)
+        carried_name = chain[k - 1].out_name if k else None
+        by_state, (per_second, per_byte) = _stage_options(
+            mm, carried, carried_name, {}, env, builder, rank, names, None, k == len(chain) - 1, overlap
+        )
+        assert per_second > 1  # times are fractions of a second: the ints are not the values themselves
+        options = [o for group in by_state.values() for o in group]
+        assert options
+        for o in options:
+            legs = tuple(r.leg for r in o.routes)
+            comm = env.join(legs)
+            compute = o.stage.compute_time
+            time = (comm if comm > compute else compute) if overlap else compute + comm
+            stored = sum((env.bytes(a) for _, a in o.stored), 0)
+            transient = builder.memory(o.lhs, o.rhs, *legs, o.stage.local) - stored
+            assert (o.time, o.comm, o.stored_bytes, o.transient) == (
+                time * per_second,
+                comm * per_second,
+                stored * per_byte,
+                transient * per_byte,
+            ), o
+            several += sum(1 for leg in legs if leg.comm) >= 2
+        carried = list({o.carried_out: None for o in options})
+    assert several
