@@ -37,6 +37,7 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -171,6 +172,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     Every failure is one line on stderr (a JSON error object on stdout with ``--json``) and
     exit status 2; no traceback unless ``$SYMSHARD_DEBUG`` is set.
     """
+    if argv is None:
+        # a process that runs one command: what the imports built lives to its end, so the cyclic garbage
+        # collector need not walk it again and again while the engine allocates (a fifth of a best-sharding run)
+        gc.freeze()
     argv = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
     language = _language_in(argv)
     as_json = "--json" in argv
