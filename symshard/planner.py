@@ -1071,11 +1071,16 @@ class Enumeration:
         out: list[_Product] = []
         seen: set[tuple[Array, Array, Array]] = set()
         radix = math.prod(len(o) for o in options)
-        for number, target in enumerate(self.targets):
-            rank = axis_order(mm.dims, [target, mm.lhs, mm.rhs], names)
+        # a dim split by several axes takes them in the order the arrays write them, the output's first;
+        # XLA's partitioner may follow either operand's order instead, so with ``xla`` those come too
+        orders = [(0, 1, 2), (1, 2, 0), (2, 1, 0)] if self.xla else [(0, 1, 2)]
+        jobs = [(o, number, target) for o in range(len(orders)) for number, target in enumerate(self.targets)]
+        for o, number, target in jobs:
+            arrays = (target, mm.lhs, mm.rhs)
+            rank = axis_order(mm.dims, [arrays[k] for k in orders[o]], names)
             compute: dict[tuple, Array] = {}
             for combo in _combos(options, classes):
-                index = number * radix + _position(options, combo)
+                index = (o * len(self.targets) + number) * radix + _position(options, combo)
                 key_l = (0, *(c if c in mine_l else None for c in combo))
                 key_r = (1, *(c if c in mine_r else None for c in combo))
                 lhs_c = compute.get(key_l)
@@ -1132,13 +1137,24 @@ class Enumeration:
         )
 
     # -- strategies
+    def legs_of(self, p: _Product, picks: tuple[int, int, int]) -> tuple[Leg, Leg, Leg]:
+        """The legs (left operand's, right operand's, result's) of the strategy :meth:`build` builds."""
+        mm, b = self.mm, self.building
+        return (
+            b.routes(mm.lhs, p.lhs_c, "lhs")[picks[0]],
+            b.routes(mm.rhs, p.rhs_c, "rhs")[picks[1]],
+            b.routes(p.local_out, p.target, "out")[picks[2]],
+        )
+
+    def flops_of(self, p: _Product) -> Value:
+        """The FLOPs per device of compute sharding ``p`` (its strategies' ``raw_flops``)."""
+        return p.flops if self.building is self.pruning else self.building.env.flops(p.lhs_c, p.rhs_c)
+
     def build(self, p: _Product, picks: tuple[int, int, int]) -> Strategy:
         """The strategy of compute sharding ``p`` with the routes numbered ``picks`` (SymPy formulas when
         the plan is symbolic)."""
         mm, b = self.mm, self.building
-        pre_l = b.routes(mm.lhs, p.lhs_c, "lhs")[picks[0]]
-        pre_r = b.routes(mm.rhs, p.rhs_c, "rhs")[picks[1]]
-        post = b.routes(p.local_out, p.target, "out")[picks[2]]
+        pre_l, pre_r, post = self.legs_of(p, picks)
         if b is self.pruning:
             flops, compute_time = p.flops, p.compute_time
         else:
@@ -1386,6 +1402,23 @@ class StrategyList(Sequence):
 
     def __len__(self) -> int:
         return len(self._recipes)
+
+    def legs(self, i: int) -> tuple[Leg, Leg, Leg]:
+        """Strategy ``i``'s resharding legs (left operand's, right operand's, result's), read without
+        building the strategy: what a search through every strategy's collectives needs."""
+        p, picks = self._recipes[i]
+        return self._source.legs_of(p, picks)
+
+    def flops(self, i: int) -> Value:
+        """Strategy ``i``'s FLOPs per device (its ``raw_flops``), without building it."""
+        return self._source.flops_of(self._recipes[i][0])
+
+    def index_of(self, strategy: Strategy) -> int:
+        """The position of ``strategy`` (one read from this list), found without building the others."""
+        for i, s in self._built.items():
+            if s is strategy:
+                return i
+        return self.index(strategy)
 
     def _at(self, i: int) -> Strategy:
         found = self._built.get(i)

@@ -291,11 +291,14 @@ def _plain_routes(cur: Array, dst: Array, xla: bool = False) -> list[tuple[Colle
         tuple(unchecked_dim(s.name, s.axes[: _lcp(s.axes, t.axes)]) for s, t in zip(cur.dims, dst.dims, strict=True)),
         cur.unreduced,
     )
-    if common != cur and common != dst:
-        gather = reshard_steps(cur, common)
-        slices = reshard_steps(common, dst)
-        if _only_gathers(gather) and all(isinstance(s.op, DynamicSlice) for s in slices):
-            out.append((*gather, *slices))
+    # with ``xla``, also everything gathered first (XLA gathers even a major axis it then slices again)
+    bare = unchecked_array(cur.name, tuple(unchecked_dim(d.name, ()) for d in cur.dims), cur.unreduced)
+    for whole in [common, bare] if xla and bare != common else [common]:
+        if whole != cur and whole != dst:
+            gather = reshard_steps(cur, whole)
+            slices = reshard_steps(whole, dst)
+            if _only_gathers(gather) and all(isinstance(s.op, DynamicSlice) for s in slices):
+                out.append((*gather, *slices))
     # gather first the axes dst does not use at all, then move the rest (XLA clears the way for an AllToAll)
     unused = set(cur.axes) - set(dst.axes) if xla else set()
     kept = [next((i for i, a in enumerate(d.axes) if a in unused), len(d.axes)) for d in cur.dims]
@@ -308,7 +311,24 @@ def _plain_routes(cur: Array, dst: Array, xla: bool = False) -> list[tuple[Colle
             for after in _plain_routes(cleared, dst):  # the rest one axis at a time, or a run in one AllToAll
                 if any(isinstance(s.op, AllToAll) for s in after):
                     out.append((*gather, *after))
-    # move a run of several axes to another dim in one AllToAll over all of them
+    # move a run of several axes to another dim in one AllToAll over all of them; with ``xla``, also
+    # after the free slices that come first (XLA slices an axis the array is replicated over, so that
+    # the AllToAll moves smaller blocks)
+    out.extend(_run_moves(cur, dst))
+    if xla:
+        plain = out[0]
+        n = 0
+        while n < len(plain) and isinstance(plain[n].op, DynamicSlice):
+            n += 1
+        if 0 < n < len(plain):
+            out.extend((*plain[:n], *r) for r in _run_moves(plain[n - 1].output, dst))
+    return list(dict.fromkeys(out))
+
+
+def _run_moves(cur: Array, dst: Array) -> list[tuple[CollectiveExpr, ...]]:
+    """Routes from ``cur`` to ``dst`` that start by moving a run of several axes from the minor end of one
+    dim to the dim that receives them next, in one AllToAll over all of them."""
+    out = []
     for s_dim, t_dim in itertools.permutations(zip(cur.dims, dst.dims, strict=True), 2):
         go = s_dim[0].axes[_lcp(s_dim[0].axes, s_dim[1].axes) :]
         come = t_dim[1].axes[_lcp(t_dim[0].axes, t_dim[1].axes) :]
@@ -317,7 +337,7 @@ def _plain_routes(cur: Array, dst: Array, xla: bool = False) -> list[tuple[Colle
             after = reshard_steps(move.output, dst)
             if not any(isinstance(x.op, (ReduceScatter, AllReduce)) for x in after):
                 out.append((move, *after))
-    return list(dict.fromkeys(out))
+    return out
 
 
 @lru_cache(maxsize=65536)
@@ -384,7 +404,12 @@ def reshard_routes(
     # axes exchanged, then one permute puts dst's axes in place. Exchanges only on meshes of two axes:
     # on three they take some plans past a million strategies
     exchange = xla and axis_sizes is not None and len(axis_sizes) <= 2
-    for alt in [*_reorders(dst), *_swaps(dst, cur), *(_exchanges(dst) if exchange else ())] if xla else ():
+    alts = [*_reorders(dst), *_swaps(dst, cur), *(_exchanges(dst) if exchange else ())] if xla else []
+    if xla and axis_sizes is not None and len(axis_sizes) == 3:
+        # on three axes XLA also reaches an array of dst's block shape over other axes (an AllToAll leaves
+        # A[I_ZX, J] where A[I_XY, J] is wanted), then permutes: any such array made of the axes either uses
+        alts += _same_blocks(dst, cur, axis_sizes)
+    for alt in dict.fromkeys(alts):
         last = single_permute(alt, dst, axis_sizes)
         if last is None:
             continue
@@ -402,7 +427,14 @@ def reshard_routes(
         dims.append(unchecked_dim(s.name, t.axes + going))
     # dst's axes, then cur's that dst does not use: each axis once, none unreduced (cur and dst agree there)
     mid = unchecked_array(cur.name, tuple(dims), cur.unreduced)
-    mids = list(dict.fromkeys([mid, *(_departing_kept(cur, dst) if xla else ())]))
+    # mesh axes neither array uses, onto which XLA may permute shards only to gather them (on meshes of at
+    # most three axes: on four they take some plans past five million strategies)
+    spare = tuple(
+        a
+        for a in (axis_sizes or () if len(axis_sizes or ()) <= 3 else ())
+        if a not in dst.axes and a not in cur.axes and a not in cur.unreduced
+    )
+    mids = list(dict.fromkeys([mid, *(_departing_kept(cur, dst, spare) if xla else ())]))
     for mid in mids:
         if mid == dst or mid == cur:
             continue
@@ -467,22 +499,24 @@ def _reduce_first(
     return out
 
 
-def _departing_kept(cur: Array, dst: Array) -> list[Array]:
+def _departing_kept(cur: Array, dst: Array, idle: tuple[str, ...] = ()) -> list[Array]:
     """``dst`` with some of the axes ``cur`` uses and ``dst`` does not added at the minor end of a dim,
     each to any dim (``B[J, K_YP]`` between ``B[J, K_PQ]`` and ``B[J, K_Y]``; ``B[J_P, K_YQ]``
     between ``B[J_Y, K_PQ]`` and ``B[J, K_Y]``): XLA permutes to such an array (where each new block
     lies inside one of ``cur``'s, :func:`single_permute` checks), then gathers the axes it added, where
     keeping every departing axis in its own dim cuts the blocks finer or moves more. Departing axes
-    keep ``cur``'s order within a dim."""
+    that join one dim come in every order: they are gathered next, so any order gives the same array,
+    and XLA's choice decides which devices the permute pairs. Axes of ``idle`` (mesh axes neither array
+    uses) may join too: XLA's roundabout, shards permuted onto an idle axis only to be gathered over it."""
     target_axes = set(dst.axes)
-    going = [a for d in cur.dims for a in d.axes if a not in target_axes]
+    going = [a for d in cur.dims for a in d.axes if a not in target_axes] + [a for a in idle if a not in target_axes]
     out = []
     for places in itertools.product(range(len(cur.dims) + 1), repeat=len(going)):  # the last: dropped
-        dims = tuple(
-            unchecked_dim(t.name, t.axes + tuple(a for a, at in zip(going, places, strict=True) if at == i))
-            for i, t in enumerate(dst.dims)
-        )
-        out.append(unchecked_array(cur.name, dims, cur.unreduced))
+        added = [tuple(a for a, at in zip(going, places, strict=True) if at == i) for i in range(len(dst.dims))]
+        orders = [list(itertools.permutations(axes)) for axes in added]
+        for combo in itertools.product(*orders):
+            dims = tuple(unchecked_dim(t.name, t.axes + extra) for t, extra in zip(dst.dims, combo, strict=True))
+            out.append(unchecked_array(cur.name, dims, cur.unreduced))
     return out
 
 
@@ -510,6 +544,37 @@ def _exchanges(array: Array) -> list[Array]:
             other = {a: b, b: a}
             dims = tuple(Dim(d.name, tuple(other.get(x, x) for x in d.axes)) for d in array.dims)
             out.append(array.with_dims(dims))
+    return out
+
+
+def _same_blocks(array: Array, src: Array, sizes: Mapping[str, Value]) -> list[Array]:
+    """``array`` with each dim that ``src`` splits otherwise split by other axes of the two into as many
+    shards (each axis once), so that every device holds a block of the same shape."""
+    pool = list(dict.fromkeys(a for a in (*src.axes, *array.axes) if a not in array.unreduced))
+    per_dim: list[list[tuple[str, ...]]] = []
+    for d, s in zip(array.dims, src.dims, strict=True):
+        if d.axes == s.axes:
+            per_dim.append([d.axes])
+            continue
+        want = math.prod(sizes[a] for a in d.axes)
+        options = [
+            axes
+            for n in range(len(pool) + 1)
+            for axes in itertools.permutations(pool, n)
+            if math.prod(sizes[a] for a in axes) == want
+        ]
+        per_dim.append(options)
+    out = []
+    for combo in itertools.product(*per_dim):
+        flat = [a for axes in combo for a in axes]
+        if len(flat) != len(set(flat)):
+            continue
+        alt = unchecked_array(
+            array.name, tuple(unchecked_dim(d.name, axes) for d, axes in zip(array.dims, combo, strict=True)),
+            array.unreduced,
+        )
+        if alt != array:
+            out.append(alt)
     return out
 
 

@@ -55,7 +55,7 @@ from ..errors import ShardingError, UsageError
 from ..mesh import Mesh
 from ..messages import Clauses, Message, Names, keyed, say
 from ..placement import ShapeLike
-from ..planner import Plan, Strategy, plan
+from ..planner import Plan, PlanStep, Strategy, StrategyList, plan
 from .execution import Execution, execute, jax_dtype, undivided
 from .hlo import (
     ELIDED,
@@ -151,18 +151,39 @@ def signatures(plan_: Plan) -> list[Signature]:
     sizes = {k: int(v) for k, v in plan_.sizes}
     axes = {a.name: int(a.size) for a in plan_.mesh.axes}
     known: dict[Any, tuple[str, tuple[str, ...], int]] = {}
-    out = []
-    for s in plan_.strategies:
+
+    def of(steps: Sequence[PlanStep]) -> list[tuple[str, tuple[str, ...], int]]:
         sig = []
-        for st in s.steps:
+        for st in steps:
             if not st.is_communication:
                 continue
             triple = known.get(st.op)
             if triple is None:
                 triple = known[st.op] = _step_signature(st.op, sizes, axes)  # type: ignore[arg-type]
             sig.append(triple)
+        return sig
+
+    listed = plan_.strategies
+    if not isinstance(listed, StrategyList):
+        return [tuple(sorted(of(s.steps))) for s in listed]
+    # a listing of every strategy: read from the legs, which strategies share, without building any
+    by_leg: dict[int, list[tuple[str, tuple[str, ...], int]]] = {}
+    out = []
+    for i in range(len(listed)):
+        sig = []
+        for leg in listed.legs(i):
+            found = by_leg.get(id(leg))  # the legs live in the plan's caches while it is read
+            if found is None:
+                found = by_leg[id(leg)] = of(leg.steps)
+            sig.extend(found)
         out.append(tuple(sorted(sig)))
     return out
+
+
+def _flops(p: Plan, i: int) -> int:
+    """The FLOPs per device of ``p``'s strategy ``i``, without building it where the plan lists every one."""
+    listed = p.strategies
+    return int(listed.flops(i) if isinstance(listed, StrategyList) else listed[i].raw_flops)
 
 
 def _step_signature(
@@ -715,7 +736,7 @@ def _compare(p: Plan, x: XlaPlan, *, refined: bool) -> tuple[Strategy | None, in
     for the disagreements a sweep meets often, else the reason's first clause."""
     target = x.signature
     sigs = signatures(p)
-    hits = [(i, s) for i, s in enumerate(p.strategies) if sigs[i] == target]
+    hits = [(i, p.strategies[i]) for i, sig in enumerate(sigs) if sig == target]
     same_flops = [(i, s) for i, s in hits if int(s.raw_flops) == x.dot_flops]
     if same_flops:
         i, s = same_flops[0]
@@ -746,10 +767,11 @@ def _compare(p: Plan, x: XlaPlan, *, refined: bool) -> tuple[Strategy | None, in
                 )
             )
         kind = say("the collectives of a symshard strategy, but other FLOPs per device")
+    wanted = _loose(target)
     loose = [
-        (i, s)
-        for i, s in enumerate(p.strategies)
-        if int(s.raw_flops) == x.dot_flops and _loose(sigs[i]) == _loose(target)
+        (i, p.strategies[i])
+        for i, sig in enumerate(sigs)
+        if _loose(sig) == wanted and _flops(p, i) == x.dot_flops
     ]
     if loose and not hits:
         i, s = loose[0]
@@ -1074,7 +1096,9 @@ def choose(
         return list(p.strategies[:1])
     if sample is None or sample >= len(p.strategies):
         return list(p.strategies)
-    always = {0} | ({p.strategies.index(keep)} if keep is not None else set())
+    listed = p.strategies
+    where = listed.index_of if isinstance(listed, StrategyList) else listed.index
+    always = {0} | ({where(keep)} if keep is not None else set())
     others = [i for i in range(len(p.strategies)) if i not in always]
     drawn = random.Random(seed).sample(others, max(0, min(sample - len(always), len(others))))
     return [p.strategies[i] for i in sorted(always | set(drawn))]
@@ -1154,8 +1178,9 @@ def verify(
         flops_agree = int(strategy.raw_flops) == x.dot_flops
         total_agree = int(strategy.raw_flops) == x.flops
     elif not repeats:
-        flops_agree = any(int(s.raw_flops) == x.dot_flops for s in p.strategies)
-        total_agree = any(int(s.raw_flops) == x.flops for s in p.strategies)
+        every = {_flops(p, i) for i in range(len(p.strategies))}
+        flops_agree = x.dot_flops in every
+        total_agree = x.flops in every
     lowering = _lowering_notes(p, x)
     chosen = choose(p, run, sample=sample, seed=seed, keep=strategy)
     executions: list[Execution] = []
