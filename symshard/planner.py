@@ -787,6 +787,7 @@ def plan(
     routes: str = "standard",
     comm_overlap: str = "axes",
     all: bool | None = None,
+    partitioned_axes: int | None = None,
 ) -> Plan:
     """The strategies for ``mm`` that can win somewhere, each costed, with the reason it is listed.
 
@@ -820,10 +821,14 @@ def plan(
         routes: ``'standard'``: each array resharded by :func:`reshard_routes`'s routes; ``'xla'``:
             also by the other orders XLA's SPMD partitioner takes (reduce before slicing, reorder then
             permute, ...), to compare plans with XLA's (:mod:`symshard.jax.verification` does); on meshes of
-            three axes, many times more strategies (20849 instead of 660 for
+            three axes, many times more strategies (258816 instead of 660 for
             ``A[I_X, J_Y] · B[J_Y, K_Z] -> C[I_X, K_Z]`` on ``X=4,Y=4,Z=4``).
         all: list every valid strategy, not only those that can win; default: only with
             ``routes='xla'`` (where XLA's plan is looked for among them).
+        partitioned_axes: with ``routes='xla'``, the number of axes of the mesh XLA partitioned for,
+            where ``mesh`` splits some of them into parts (verify's check of a plan by sub-axes);
+            default: ``mesh``'s own. XLA's further orders on a mesh of three axes (see
+            :func:`reshard_routes`) come only when it has three.
 
     Raises:
         PlanError: a requested output no strategy can produce (with the reason).
@@ -848,7 +853,8 @@ def plan(
             say("routes must be 'standard' or 'xla', not {value}", value=repr(routes)),
             hint=say("use routes={value}", value="'standard'"),
         )
-    source = Enumeration(m_, env, targets, overlap, routes == "xla")
+    written = partitioned_axes if partitioned_axes is not None else len(mesh_.axes)
+    source = Enumeration(m_, env, targets, overlap, routes == "xla", wide=routes == "xla" and written == 3)
     natural = source.natural()
     if natural is None:
         raise PlanError(
@@ -967,7 +973,8 @@ def best_strategy(
             found = _straight(m_, env, overlap)
             if found is not None:
                 return found
-            fastest = Enumeration(m_, env, (m_.out,), overlap, routes == "xla").fastest()
+            wide = routes == "xla" and len(mesh_.axes) == 3
+            fastest = Enumeration(m_, env, (m_.out,), overlap, routes == "xla", wide).fastest()
             if fastest is not None:
                 return fastest
     p = plan(
@@ -1038,15 +1045,18 @@ class Enumeration:
     strategies a plan lists or a caller reads.
     """
 
-    def __init__(self, mm: Matmul, env: CostEnv, targets: Sequence[Array], overlap: bool, xla: bool) -> None:
+    def __init__(
+        self, mm: Matmul, env: CostEnv, targets: Sequence[Array], overlap: bool, xla: bool, wide: bool = False
+    ) -> None:
         self.mm = mm
         self.env = env
         self.targets = tuple(targets)
         self.overlap = overlap
         self.xla = xla
+        self.wide = wide and xla  # XLA's further orders on a mesh of three axes (see reshard_routes)
         self.costs: CostEnv = env if env.numeric else Probe(env)
-        self.pruning = Builder(self.costs, overlap, xla)
-        self.building = self.pruning if env.numeric else Builder(env, overlap, xla)
+        self.pruning = Builder(self.costs, overlap, xla, self.wide)
+        self.building = self.pruning if env.numeric else Builder(env, overlap, xla, self.wide)
         self.choices = _choices(mm, env)
         self.names = [a for a, _ in self.choices]
         self._products: dict[bool, list[_Product]] = {}
@@ -1072,8 +1082,9 @@ class Enumeration:
         seen: set[tuple[Array, Array, Array]] = set()
         radix = math.prod(len(o) for o in options)
         # a dim split by several axes takes them in the order the arrays write them, the output's first;
-        # XLA's partitioner may follow either operand's order instead, so with ``xla`` those come too
-        orders = [(0, 1, 2), (1, 2, 0), (2, 1, 0)] if self.xla else [(0, 1, 2)]
+        # XLA's partitioner may follow either operand's order instead, so with XLA's orders on a mesh of
+        # three axes those come too
+        orders = [(0, 1, 2), (1, 2, 0), (2, 1, 0)] if self.wide else [(0, 1, 2)]
         jobs = [(o, number, target) for o in range(len(orders)) for number, target in enumerate(self.targets)]
         for o, number, target in jobs:
             arrays = (target, mm.lhs, mm.rhs)
@@ -1182,7 +1193,7 @@ class Enumeration:
         found = self._plain.get(key)
         if found is None:
             sizes = self.building.sizes
-            routes = reshard_routes(src, dst, sizes, self.xla)
+            routes = reshard_routes(src, dst, sizes, self.xla, self.wide)
             found = self._plain[key] = tuple(
                 (i, r) for i, r in enumerate(routes) if all(self.env.fits(s.output) for s in r)
             )
@@ -1809,10 +1820,11 @@ def _choices(mm: Matmul, env: CostEnv) -> list[tuple[str, list[str | None]]]:
 class Builder:
     """Builds costed strategies from compute shardings, sharing resharding legs between them."""
 
-    def __init__(self, env: CostEnv, overlap: bool, xla: bool = False) -> None:
+    def __init__(self, env: CostEnv, overlap: bool, xla: bool = False, wide: bool = False) -> None:
         self.env = env
         self.overlap = overlap
         self.xla = xla
+        self.wide = wide
         self.legs: dict[tuple[Array, Array, str], Leg] = {}
         self.route_legs: dict[tuple[Array, Array, str], tuple[Leg, ...]] = {}
         self.kept: dict[tuple[Array, Array, str], tuple[_Route, ...]] = {}
@@ -1831,7 +1843,7 @@ class Builder:
         key = (src, dst, role)
         found = self.route_legs.get(key)
         if found is None:
-            alts = reshard_routes(src, dst, self.sizes, self.xla)
+            alts = reshard_routes(src, dst, self.sizes, self.xla, self.wide)
             found = (self.leg(src, dst, role), *(_leg(self.env, src, dst, role, role != "out", r) for r in alts[1:]))
             self.route_legs[key] = found
         return found

@@ -280,7 +280,7 @@ def _only_gathers(steps: Sequence[CollectiveExpr]) -> bool:
     return all(isinstance(s.op, (AllGather, DynamicSlice)) for s in steps)
 
 
-def _plain_routes(cur: Array, dst: Array, xla: bool = False) -> list[tuple[CollectiveExpr, ...]]:
+def _plain_routes(cur: Array, dst: Array, xla: bool = False, wide: bool = False) -> list[tuple[CollectiveExpr, ...]]:
     """The permute-free routes from ``cur`` to ``dst`` (partial sums already as ``dst`` keeps them):
     :func:`reshard_steps`, gather-then-slice, a run of several axes moved by one AllToAll, and (with
     ``xla``) a gather of the axes ``dst`` does not use before an AllToAll."""
@@ -291,9 +291,10 @@ def _plain_routes(cur: Array, dst: Array, xla: bool = False) -> list[tuple[Colle
         tuple(unchecked_dim(s.name, s.axes[: _lcp(s.axes, t.axes)]) for s, t in zip(cur.dims, dst.dims, strict=True)),
         cur.unreduced,
     )
-    # with ``xla``, also everything gathered first (XLA gathers even a major axis it then slices again)
+    # with ``wide`` (XLA's orders on three axes), also everything gathered first (XLA gathers even a major
+    # axis it then slices again)
     bare = unchecked_array(cur.name, tuple(unchecked_dim(d.name, ()) for d in cur.dims), cur.unreduced)
-    for whole in [common, bare] if xla and bare != common else [common]:
+    for whole in [common, bare] if wide and bare != common else [common]:
         if whole != cur and whole != dst:
             gather = reshard_steps(cur, whole)
             slices = reshard_steps(whole, dst)
@@ -311,11 +312,11 @@ def _plain_routes(cur: Array, dst: Array, xla: bool = False) -> list[tuple[Colle
             for after in _plain_routes(cleared, dst):  # the rest one axis at a time, or a run in one AllToAll
                 if any(isinstance(s.op, AllToAll) for s in after):
                     out.append((*gather, *after))
-    # move a run of several axes to another dim in one AllToAll over all of them; with ``xla``, also
+    # move a run of several axes to another dim in one AllToAll over all of them; with ``wide``, also
     # after the free slices that come first (XLA slices an axis the array is replicated over, so that
     # the AllToAll moves smaller blocks)
     out.extend(_run_moves(cur, dst))
-    if xla:
+    if wide:
         plain = out[0]
         n = 0
         while n < len(plain) and isinstance(plain[n].op, DynamicSlice):
@@ -342,7 +343,7 @@ def _run_moves(cur: Array, dst: Array) -> list[tuple[CollectiveExpr, ...]]:
 
 @lru_cache(maxsize=65536)
 def reshard_routes(
-    src: Array, dst: Array, sizes: tuple[tuple[str, Value], ...] | None = None, xla: bool = False
+    src: Array, dst: Array, sizes: tuple[tuple[str, Value], ...] | None = None, xla: bool = False, wide: bool = False
 ) -> tuple[tuple[CollectiveExpr, ...], ...]:
     """Every route from ``src`` to ``dst`` the planner costs: :func:`reshard_steps` first, then (once
     the partial sums are what ``dst`` keeps) gather-then-slice, a run of axes moved by one AllToAll,
@@ -358,7 +359,11 @@ def reshard_routes(
     onto an axis ``dst`` uses, or onto an idle one only to be gathered over it (or, on meshes of two
     axes, two axes exchanged), before the rest of the reshard,
     and a permute to ``dst`` with only some of the departing axes kept, on any dim, then gathered
-    (:func:`_departing_kept`). Most
+    (:func:`_departing_kept`). With ``wide`` (XLA's orders on a mesh of three axes), also: those departing
+    axes in any order, and idle
+    axes among them; free slices before a multi-axis AllToAll; everything gathered before slicing; and a
+    route to any array of ``dst``'s block shape made of the axes either uses, then one permute
+    (:func:`_same_blocks`). Most
     are slower than a route above; a few are faster in particular cases (slicing an idle axis before
     an AllToAll moves less, even with the permute after it). They multiply the routes of arrays
     sharded over three axes, so they come on request.
@@ -376,7 +381,7 @@ def reshard_routes(
     if not base or all(isinstance(s.op, DynamicSlice) for s in base):
         return tuple(routes)
     axis_sizes = dict(sizes) if sizes is not None else None
-    for r in _reduce_first(src, dst, base, sizes) if xla else ():
+    for r in _reduce_first(src, dst, base, sizes, wide) if xla else ():
         if r not in routes:
             routes.append(r)
     # the permute comes once the partial sums are what dst keeps
@@ -395,7 +400,8 @@ def reshard_routes(
         or any(isinstance(s.op, (ReduceScatter, AllReduce)) for s in rest)
     ):
         return tuple(routes)
-    candidates: list[tuple[CollectiveExpr, ...]] = [(*head, *r) for r in _plain_routes(cur, dst, xla)[1:]]
+    wide = wide and xla and axis_sizes is not None
+    candidates: list[tuple[CollectiveExpr, ...]] = [(*head, *r) for r in _plain_routes(cur, dst, xla, wide)[1:]]
     direct = single_permute(cur, dst, axis_sizes)
     if direct is not None:
         candidates.append((*head, direct))
@@ -405,7 +411,7 @@ def reshard_routes(
     # on three they take some plans past a million strategies
     exchange = xla and axis_sizes is not None and len(axis_sizes) <= 2
     alts = [*_reorders(dst), *_swaps(dst, cur), *(_exchanges(dst) if exchange else ())] if xla else []
-    if xla and axis_sizes is not None and len(axis_sizes) == 3:
+    if wide:
         # on three axes XLA also reaches an array of dst's block shape over other axes (an AllToAll leaves
         # A[I_ZX, J] where A[I_XY, J] is wanted), then permutes: any such array made of the axes either uses
         alts += _same_blocks(dst, cur, axis_sizes)
@@ -416,7 +422,7 @@ def reshard_routes(
         if alt == cur:
             candidates.append((*head, last))
             continue
-        for there in _plain_routes(cur, alt, xla):
+        for there in _plain_routes(cur, alt, xla, wide):
             if not any(isinstance(x.op, (ReduceScatter, AllReduce)) for x in there):
                 candidates.append((*head, *there, last))
     # permute to dst with the departing axes kept at the minor end of their dim, then gather them
@@ -427,18 +433,15 @@ def reshard_routes(
         dims.append(unchecked_dim(s.name, t.axes + going))
     # dst's axes, then cur's that dst does not use: each axis once, none unreduced (cur and dst agree there)
     mid = unchecked_array(cur.name, tuple(dims), cur.unreduced)
-    # mesh axes neither array uses, onto which XLA may permute shards only to gather them (on meshes of at
-    # most three axes: on four they take some plans past five million strategies)
-    spare = tuple(
-        a
-        for a in (axis_sizes or () if len(axis_sizes or ()) <= 3 else ())
-        if a not in dst.axes and a not in cur.axes and a not in cur.unreduced
-    )
-    mids = list(dict.fromkeys([mid, *(_departing_kept(cur, dst, spare) if xla else ())]))
+    # on three axes, also mesh axes neither array uses, onto which XLA may permute shards only to gather them
+    spare = tuple(a for a in axis_sizes or () if a not in dst.axes and a not in cur.axes and a not in cur.unreduced)
+    mids = list(dict.fromkeys([mid, *(_departing_kept(cur, dst, spare if wide else (), wide) if xla else ())]))
     for mid in mids:
         if mid == dst or mid == cur:
             continue
         first = single_permute(cur, mid, axis_sizes)
+        if first is not None and wide and _slices_unnamed(cur, first):
+            continue  # a permute that also cuts a dim by an axis it does not cross: its name would hide the cut
         if first is not None:
             after = reshard_steps(mid, dst)
             if _only_gathers(after):
@@ -463,7 +466,11 @@ def reshard_routes(
 
 
 def _reduce_first(
-    src: Array, dst: Array, base: tuple[CollectiveExpr, ...], sizes: tuple[tuple[str, Value], ...] | None
+    src: Array,
+    dst: Array,
+    base: tuple[CollectiveExpr, ...],
+    sizes: tuple[tuple[str, Value], ...] | None,
+    wide: bool = False,
 ) -> list[tuple[CollectiveExpr, ...]]:
     """XLA's order for partial sums: reduce them on the whole array before anything else. All-reduce
     every axis ``dst`` does not keep, then take any route to ``dst``; or, over several axes, all-reduce
@@ -482,7 +489,7 @@ def _reduce_first(
     moved = single_permute(whole.output, dst, dict(sizes) if sizes is not None else None)
     if moved is not None:
         out.append((whole, moved))
-    for r in reshard_routes(whole.output, dst, sizes, True)[1:]:
+    for r in reshard_routes(whole.output, dst, sizes, True, wide)[1:]:
         if (whole, *r) not in out:
             out.append((whole, *r))
     if len(gone) > 1:
@@ -499,25 +506,35 @@ def _reduce_first(
     return out
 
 
-def _departing_kept(cur: Array, dst: Array, idle: tuple[str, ...] = ()) -> list[Array]:
+def _departing_kept(cur: Array, dst: Array, idle: tuple[str, ...] = (), orders: bool = False) -> list[Array]:
     """``dst`` with some of the axes ``cur`` uses and ``dst`` does not added at the minor end of a dim,
     each to any dim (``B[J, K_YP]`` between ``B[J, K_PQ]`` and ``B[J, K_Y]``; ``B[J_P, K_YQ]``
     between ``B[J_Y, K_PQ]`` and ``B[J, K_Y]``): XLA permutes to such an array (where each new block
     lies inside one of ``cur``'s, :func:`single_permute` checks), then gathers the axes it added, where
     keeping every departing axis in its own dim cuts the blocks finer or moves more. Departing axes
-    that join one dim come in every order: they are gathered next, so any order gives the same array,
-    and XLA's choice decides which devices the permute pairs. Axes of ``idle`` (mesh axes neither array
-    uses) may join too: XLA's roundabout, shards permuted onto an idle axis only to be gathered over it."""
+    keep ``cur``'s order within a dim or, with ``orders``, come in every order: they are gathered next,
+    so any order gives the same array, and XLA's choice decides which devices the permute pairs. Axes of
+    ``idle`` (mesh axes neither array uses) may join too: XLA's roundabout, shards permuted onto an idle
+    axis only to be gathered over it."""
     target_axes = set(dst.axes)
     going = [a for d in cur.dims for a in d.axes if a not in target_axes] + [a for a in idle if a not in target_axes]
     out = []
     for places in itertools.product(range(len(cur.dims) + 1), repeat=len(going)):  # the last: dropped
         added = [tuple(a for a, at in zip(going, places, strict=True) if at == i) for i in range(len(dst.dims))]
-        orders = [list(itertools.permutations(axes)) for axes in added]
-        for combo in itertools.product(*orders):
+        options = [list(itertools.permutations(axes)) if orders else [axes] for axes in added]
+        for combo in itertools.product(*options):
             dims = tuple(unchecked_dim(t.name, t.axes + extra) for t, extra in zip(dst.dims, combo, strict=True))
             out.append(unchecked_array(cur.name, dims, cur.unreduced))
     return out
+
+
+def _slices_unnamed(cur: Array, permute: CollectiveExpr) -> bool:
+    """Whether ``permute`` also cuts a dim of ``cur`` by axes it does not cross (a free slice), a dim its
+    name, which shows only the dims its axes shard, leaves out."""
+    crossed = set(permute.op.axes)
+    return any(
+        d.axes != e.axes and not set(e.axes) & crossed for d, e in zip(cur.dims, permute.output.dims, strict=True)
+    )
 
 
 def _swaps(array: Array, dst: Array, idle: tuple[str, ...] = ()) -> list[Array]:
@@ -570,7 +587,8 @@ def _same_blocks(array: Array, src: Array, sizes: Mapping[str, Value]) -> list[A
         if len(flat) != len(set(flat)):
             continue
         alt = unchecked_array(
-            array.name, tuple(unchecked_dim(d.name, axes) for d, axes in zip(array.dims, combo, strict=True)),
+            array.name,
+            tuple(unchecked_dim(d.name, axes) for d, axes in zip(array.dims, combo, strict=True)),
             array.unreduced,
         )
         if alt != array:

@@ -769,9 +769,7 @@ def _compare(p: Plan, x: XlaPlan, *, refined: bool) -> tuple[Strategy | None, in
         kind = say("the collectives of a symshard strategy, but other FLOPs per device")
     wanted = _loose(target)
     loose = [
-        (i, p.strategies[i])
-        for i, sig in enumerate(sigs)
-        if _loose(sig) == wanted and _flops(p, i) == x.dot_flops
+        (i, p.strategies[i]) for i, sig in enumerate(sigs) if _loose(sig) == wanted and _flops(p, i) == x.dot_flops
     ]
     if loose and not hits:
         i, s = loose[0]
@@ -1023,7 +1021,11 @@ def refine(
     out = mm.out if mm.out is not None else p.strategies[0].output
     refined = Matmul(_refine_array(mm.lhs, split), _refine_array(mm.rhs, split), _refine_array(out, split))
     sizes = ",".join(f"{k}={v}" for k, v in p.sizes)
-    rp = plan.__wrapped__(refined, mesh_text, sizes, dtype=p.dtype, hardware=p.hardware, model=model, routes="xla")  # type: ignore[attr-defined]
+    # XLA partitioned for the mesh as written: its orders there, not those of a mesh of the refined one's axes
+    rp = plan.__wrapped__(  # type: ignore[attr-defined]
+        refined, mesh_text, sizes, dtype=p.dtype, hardware=p.hardware, model=model, routes="xla",
+        partitioned_axes=len(p.mesh.axes),
+    )  # fmt: skip
     rx = _reread(x, shape, p.dtype)
     strategy, rank, reason, kind = _compare(rp, rx, refined=True)
     executions: tuple[Execution, ...] = ()
