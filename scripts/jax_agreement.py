@@ -15,11 +15,13 @@ XLA's sub-axes) with the time per case, then, for one collective-free case and o
 collectives, symshard's time to answer "which collectives, how long" (and to list every strategy)
 from cold caches against XLA's compile time. Needs the jax extra: ``pip install -e '.[jax]'``.
 
-    python scripts/jax_agreement.py [--jobs 2] [--limit N] [--only TEXT] [--sample N] [--seed S]
+    python scripts/jax_agreement.py [--jobs 2] [--limit N] [--only TEXT [--merge]] [--sample N] [--seed S]
 
 ``--jobs N`` runs the batches in N processes (each its own JAX); ``--only`` keeps the batches
 whose name holds TEXT (e.g. ``X=2,Y=2,Z=2``) and, like ``--limit``, is for a quick look: the
-committed file is the whole sweep, which the tests check against the code.
+committed file is the whole sweep, which the tests check against the code. ``--only TEXT --merge``
+runs those batches again (whole meshes) and puts them into the committed files, after a change that
+moves only their results.
 """
 
 from __future__ import annotations
@@ -98,7 +100,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-speed", action="store_true", help="skip the speed comparison with XLA's compile")
     parser.add_argument("--out", default=str(ROOT / "site" / "data" / "jax-agreement.json"))
     parser.add_argument("--times", default=str(ROOT / "site" / "data" / "jax-agreement-times.json"))
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="with --only: put the batches run into the files at --out and --times, keeping the others as they are "
+        "(after a change that moves only those batches' results; the tests' live cases check the rest)",
+    )
     args = parser.parse_args(argv)
+    if args.merge and args.only is None:
+        parser.error("--merge needs --only: which batches to run again")
 
     from symshard.jax.sweeps import SWEEP, Sweep
 
@@ -119,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     data = result.to_json()
     times = {"wall_seconds": round(wall, 1), "jobs": args.jobs, "cpus": os.cpu_count(), **result.timings()}
+    if args.merge:
+        data, times = _merged(data, times, Path(args.out), Path(args.times))
     for path, content in ((args.out, data), (args.times, times)):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(_dump(content), encoding="utf-8")
@@ -157,6 +169,68 @@ def main(argv: list[str] | None = None) -> int:
                 f"the {SPEED_TARGET}x target)"
             )
     return 0
+
+
+def _merged(data: dict, times: dict, out: Path, times_path: Path) -> tuple[dict, dict]:
+    """The sweep in the files ``out`` and ``times_path`` with the batches of ``data`` (and their rows and
+    timings) put in place of theirs; the figures per mesh and in all added up again from the batches.
+    Whole meshes must be run again: a mesh's median time per case is kept only from one run."""
+    old = json.loads(out.read_text(encoding="utf-8"))
+    old_times = json.loads(times_path.read_text(encoding="utf-8"))
+    key = lambda b: (b["family"], b["mesh"], b["dtype"])  # noqa: E731
+    new = {key(b): b for b in data["batches"]}
+    meshes = {b["mesh"] for b in data["batches"]}
+    partly = {b["mesh"] for b in old["batches"] if b["mesh"] in meshes and key(b) not in new}
+    if partly:
+        sys.exit(f"--merge: run every batch of {', '.join(sorted(partly))} again (their times per case are one run's)")
+    batches = [new.get(key(b), b) for b in old["batches"]]
+    batches += [b for k, b in new.items() if k not in {key(x) for x in old["batches"]}]
+    rows = [r for r in old["rows"] if r["mesh"] not in meshes] + data["rows"]
+    order = {key(b): i for i, b in enumerate(batches)}
+    rows.sort(key=lambda r: order[key(r)])  # stable: each batch's rows keep their order
+
+    def added(group: list[dict]) -> dict:
+        counts = {k: sum(b[k] for b in group) for k in data["total"] if k not in _RATIOS}
+        n = counts["cases"]
+        counts["agreement"] = round(counts["matches"] / n, 4) if n else 0.0
+        counts["agreement_combined"] = round((counts["matches"] + counts["matches_refined"]) / n, 4) if n else 0.0
+        return {k: counts[k] for k in data["total"]}
+
+    mesh_order = list(dict.fromkeys(b["mesh"] for b in batches))
+    devices = {m["mesh"]: m["devices"] for m in [*old["meshes"], *data["meshes"]]}
+    merged = {
+        **old,
+        "batches": batches,
+        "meshes": [
+            {"mesh": m, "devices": devices[m], **added([b for b in batches if b["mesh"] == m])} for m in mesh_order
+        ],
+        "total": added(batches),
+        "rows": rows,
+    }
+    new_times = {b["batch"]: b for b in times["batches"]}
+    timed = [new_times.pop(b["batch"], b) for b in old_times["batches"]] + list(new_times.values())
+    mesh_times = {m["mesh"]: m for m in [*old_times["meshes"], *times["meshes"]]}
+    cases = sum(m["cases"] for m in mesh_times.values())
+    seconds = round(sum(m["seconds"] for m in mesh_times.values()), 1)
+    total = {
+        "cases": cases,
+        "seconds": seconds,
+        "per_case_mean": round(seconds / max(cases, 1), 3),
+        # the median of all cases is not known from the meshes' medians (the page shows a dash)
+        "per_case_median": None,
+        "per_case_max": max(m["per_case_max"] for m in mesh_times.values()),
+    }
+    merged_times = {
+        **old_times,
+        "wall_seconds": round(old_times["wall_seconds"] + times["wall_seconds"], 1),
+        "batches": timed,
+        "meshes": [mesh_times[m] for m in mesh_order],
+        "total": total,
+    }
+    return merged, merged_times
+
+
+_RATIOS = ("agreement", "agreement_combined")
 
 
 def _dump(content: dict) -> str:
