@@ -435,13 +435,14 @@ def reshard_routes(
     mid = unchecked_array(cur.name, tuple(dims), cur.unreduced)
     # on three axes, also mesh axes neither array uses, onto which XLA may permute shards only to gather them
     spare = tuple(a for a in axis_sizes or () if a not in dst.axes and a not in cur.axes and a not in cur.unreduced)
-    mids = list(dict.fromkeys([mid, *(_departing_kept(cur, dst, spare if wide else (), wide) if xla else ())]))
+    narrow = [mid, *(_departing_kept(cur, dst) if xla else ())]
+    mids = list(dict.fromkeys([*narrow, *(_departing_kept(cur, dst, spare, True) if wide else ())]))
     for mid in mids:
         if mid == dst or mid == cur:
             continue
         first = single_permute(cur, mid, axis_sizes)
-        if first is not None and wide and _slices_unnamed(cur, first):
-            continue  # a permute that also cuts a dim by an axis it does not cross: its name would hide the cut
+        if first is not None and wide and mid not in narrow and _slices_unnamed(cur, first):
+            continue  # a further order whose permute also cuts a dim it does not cross: its name would hide the cut
         if first is not None:
             after = reshard_steps(mid, dst)
             if _only_gathers(after):

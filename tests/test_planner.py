@@ -6,6 +6,8 @@ Expected formulas are written out from the chapter's own reasoning (bf16, the
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import sympy
 
@@ -151,6 +153,49 @@ def test_reshard_routes_xla_keeps_some_departing_axes(src, dst, ops):
     xla = [[str(s.op) for s in r] for r in reshard_routes(Array.parse(src), Array.parse(dst), sizes, xla=True)]
     plain = [[str(s.op) for s in r] for r in reshard_routes(Array.parse(src), Array.parse(dst), sizes)]
     assert ops in xla and ops not in plain  # an XLA order: opt-in
+
+
+# on a mesh of three axes XLA takes further orders (``wide``): the sweep's cases on X=2,Y=2,Z=2
+THREE_AXIS_ROUTES = [
+    # the departing axes in XLA's order (I_XZ, not A's Z then X), then gathered
+    ("A[I_ZY, J_X]", "A[I, J_Y]", ["CollectivePermute_{XYZ,I_XZ,J_Y}", "AllGather_XZ"]),
+    # slice the idle axis first, so that one AllToAll over two axes moves half the block, then permute
+    ("B[J_YX, K]", "B[J, K_XZY]", ["DynamicSlice_{Z,K}", "AllToAll_{YX,K}", "CollectivePermute_{XYZ,K_XZY}"]),
+    # everything gathered, even the axis the destination keeps major, then sliced
+    ("A[I_Z, J_X]", "A[I_ZXY, J]", ["AllGather_X", "AllGather_Z", "DynamicSlice_{ZXY,I}"]),
+    # an AllToAll to an array of the destination's block shape over other axes, then one permute
+    ("A[I_Z, J_X]", "A[I_XY, J]", ["AllToAll_{X,I}", "CollectivePermute_{XYZ,I_XY}"]),
+    # shards permuted onto the idle axis X only to be gathered over it
+    ("B[J, K_YZ]", "B[J, K_Z]", ["CollectivePermute_{XYZ,K_ZX}", "AllGather_X"]),
+]
+
+
+@pytest.mark.parametrize(("src", "dst", "ops"), THREE_AXIS_ROUTES)
+def test_reshard_routes_xla_on_three_axes(src, dst, ops):
+    sizes = (("X", 2), ("Y", 2), ("Z", 2))
+    a, b = Array.parse(src), Array.parse(dst)
+    wide = reshard_routes(a, b, sizes, xla=True, wide=True)
+    assert ops in [[str(s.op) for s in r] for r in wide]
+    assert ops not in [[str(s.op) for s in r] for r in reshard_routes(a, b, sizes, xla=True)]  # three axes only
+    for route in wide:  # each step takes the array the last one left, and the last leaves dst
+        assert all(s.operand == prev.output for prev, s in itertools.pairwise(route))
+        assert route[0].operand == a and route[-1].output == b
+        for s in route:  # a permute names every dim it changes (no free cut hidden behind its name)
+            if s.op.kind == "CollectivePermute":
+                changed = [e for d, e in zip(s.operand.dims, s.output.dims, strict=True) if d.axes != e.axes]
+                assert all(set(e.axes) & set(s.op.axes) for e in changed), str(s)
+
+
+def test_xla_orders_of_three_axes_follow_the_mesh_xla_partitioned_for():
+    mm, shape = "A[I_Z, J_X] · B[J_YX, K] -> C[I_XY, K_Z]", "I=96,J=48,K=80"
+    three = plan(mm, "X=2,Y=2,Z=2", shape, routes="xla")
+    refined = plan(mm, "X=2,Y=2,Z=2", shape, routes="xla", partitioned_axes=2)  # as if X·Y were one axis
+    names = {s.name for s in refined.strategies}
+    assert len(three.strategies) > len(refined.strategies)
+    assert names <= {s.name for s in three.strategies}
+    # XLA's plan for this case: an AllToAll, then a permute to the block shape wanted, on three axes only
+    wanted = "AllToAll_{X,I}(A) → CollectivePermute_{XYZ,I_XY}(A) → AllGather_YX(B) → matmul → DynamicSlice_{Z,K}(C)"
+    assert any(s.name == wanted for s in three.strategies) and wanted not in names
 
 
 @pytest.mark.parametrize(
