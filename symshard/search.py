@@ -303,10 +303,11 @@ def best_sharding(
     A dynamic program over the chain: the state is the sharding the last result is left in (what
     the next matmul starts from). For each matmul, every way to run it from each state is costed
     (without building its strategy: legs are shared and routes another route beats are left out),
-    and of the ways that store the same arrays and leave the same result only those no other is at
-    least as fast with no larger temporaries are kept; then each state keeps only the partial chains
-    no other beats on time, resident and transient bytes at once. Strategies are built for the
-    ranked candidates only.
+    and of the ways from the same state to the same result only those no other is at least as fast
+    with no more bytes stored and no larger temporaries are kept; then each state keeps only the
+    partial chains no other beats on time, resident and transient bytes at once. Costs are compared
+    exactly, as integers (each stage's rational times and bytes scaled by a common denominator);
+    strategies and their exact costs are built for the ranked candidates only.
 
     Args:
         matmuls: one matmul, or a chain in which each matmul uses the previous result
