@@ -411,7 +411,7 @@ def reshard_routes(
     # on three they take some plans past a million strategies
     exchange = xla and axis_sizes is not None and len(axis_sizes) <= 2
     alts = [*_reorders(dst), *_swaps(dst, cur), *(_exchanges(dst) if exchange else ())] if xla else []
-    if wide:
+    if wide and axis_sizes is not None:
         # on three axes XLA also reaches an array of dst's block shape over other axes (an AllToAll leaves
         # A[I_ZX, J] where A[I_XY, J] is wanted), then permutes: any such array made of the axes either uses
         alts += _same_blocks(dst, cur, axis_sizes)
