@@ -582,31 +582,24 @@ def _same_blocks(array: Array, src: Array, sizes: Mapping[str, Value]) -> list[A
             if math.prod(sizes[a] for a in axes) == want
         ]
         per_dim.append(options)
+    return _variants(array, per_dim)
+
+
+def _reorders(array: Array) -> list[Array]:
+    """``array`` with the axes of its multi-axis dims in every other order (``K_YX`` for ``K_XY``)."""
+    return _variants(array, [list(itertools.permutations(d.axes)) for d in array.dims])
+
+
+def _variants(array: Array, per_dim: Sequence[Sequence[tuple[str, ...]]]) -> list[Array]:
+    """``array`` with each dim split by one of its options in ``per_dim`` instead (each axis on one dim at
+    most), ``array`` itself left out."""
     out = []
     for combo in itertools.product(*per_dim):
         flat = [a for axes in combo for a in axes]
         if len(flat) != len(set(flat)):
             continue
-        alt = unchecked_array(
-            array.name,
-            tuple(unchecked_dim(d.name, axes) for d, axes in zip(array.dims, combo, strict=True)),
-            array.unreduced,
-        )
-        if alt != array:
-            out.append(alt)
-    return out
-
-
-def _reorders(array: Array) -> list[Array]:
-    """``array`` with the axes of its multi-axis dims in every other order (``K_YX`` for ``K_XY``)."""
-    options = [list(itertools.permutations(d.axes)) if len(d.axes) > 1 else [d.axes] for d in array.dims]
-    out = []
-    for combo in itertools.product(*options):
-        alt = Array(
-            array.name,
-            tuple(Dim(d.name, axes) for d, axes in zip(array.dims, combo, strict=True)),
-            array.unreduced,
-        )
+        dims = tuple(unchecked_dim(d.name, axes) for d, axes in zip(array.dims, combo, strict=True))
+        alt = unchecked_array(array.name, dims, array.unreduced)  # axes once each, none unreduced: valid
         if alt != array:
             out.append(alt)
     return out
