@@ -828,7 +828,7 @@ def plan(
         partitioned_axes: with ``routes='xla'``, the number of axes of the mesh XLA partitioned for,
             where ``mesh`` splits some of them into parts (verify's check of a plan by sub-axes);
             default: ``mesh``'s own. XLA's further orders on a mesh of three axes (see
-            :func:`reshard_routes`) come only when it has three.
+            :func:`reshard_routes`) come only when it has three, for a 2-D matmul.
 
     Raises:
         PlanError: a requested output no strategy can produce (with the reason).
@@ -854,7 +854,7 @@ def plan(
             hint=say("use routes={value}", value="'standard'"),
         )
     written = partitioned_axes if partitioned_axes is not None else len(mesh_.axes)
-    source = Enumeration(m_, env, targets, overlap, routes == "xla", wide=routes == "xla" and written == 3)
+    source = Enumeration(m_, env, targets, overlap, routes == "xla", wide=_wide(routes, written, m_))
     natural = source.natural()
     if natural is None:
         raise PlanError(
@@ -973,7 +973,7 @@ def best_strategy(
             found = _straight(m_, env, overlap)
             if found is not None:
                 return found
-            wide = routes == "xla" and len(mesh_.axes) == 3
+            wide = _wide(routes, len(mesh_.axes), m_)
             fastest = Enumeration(m_, env, (m_.out,), overlap, routes == "xla", wide).fastest()
             if fastest is not None:
                 return fastest
@@ -1968,6 +1968,14 @@ def peak_memory(lhs: Value, rhs: Value, local_out: Value, pre_l: Leg, pre_r: Leg
     (both results alive), then the result's leg. ``largest`` takes the largest of several values."""
     peak = largest([pre_l.peak, pre_l.final + pre_r.peak, pre_l.final + pre_r.final + local_out, post.peak])
     return lhs + rhs + peak
+
+
+def _wide(routes: str, axes: int, mm: Matmul) -> bool:
+    """Whether a plan lists XLA's further orders on a mesh of three axes (see :func:`reshard_routes`):
+    for a 2-D matmul on such a mesh. With batch or head dims they multiply into millions of strategies
+    (an attention einsum on ``X=2,Y=2,Z=2`` took 15 GB to list), so those keep XLA's other orders."""
+    arrays = [mm.lhs, mm.rhs] + ([mm.out] if mm.out is not None else [])
+    return routes == "xla" and axes == 3 and all(len(a.dims) <= 2 for a in arrays)
 
 
 def axis_order(dims: Iterable[str], arrays: Sequence[Array], mesh_names: Sequence[str]) -> dict[str, list[str]]:
