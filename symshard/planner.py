@@ -828,7 +828,7 @@ def plan(
         partitioned_axes: with ``routes='xla'``, the number of axes of the mesh XLA partitioned for,
             where ``mesh`` splits some of them into parts (verify's check of a plan by sub-axes);
             default: ``mesh``'s own. XLA's further orders on a mesh of three axes (see
-            :func:`reshard_routes`) come only when it has three, for a 2-D matmul.
+            :func:`reshard_routes`) come only for a 2-D matmul on a mesh of three axes as written.
 
     Raises:
         PlanError: a requested output no strategy can produce (with the reason).
@@ -854,7 +854,9 @@ def plan(
             hint=say("use routes={value}", value="'standard'"),
         )
     written = partitioned_axes if partitioned_axes is not None else len(mesh_.axes)
-    source = Enumeration(m_, env, targets, overlap, routes == "xla", wide=_wide(routes, written, m_))
+    # a refined mesh (more axes than XLA partitioned for) keeps the orders of neither: see _wide
+    wide = _wide(routes, written, m_) and len(mesh_.axes) == written
+    source = Enumeration(m_, env, targets, overlap, routes == "xla", wide=wide)
     natural = source.natural()
     if natural is None:
         raise PlanError(
@@ -1973,7 +1975,8 @@ def peak_memory(lhs: Value, rhs: Value, local_out: Value, pre_l: Leg, pre_r: Leg
 def _wide(routes: str, axes: int, mm: Matmul) -> bool:
     """Whether a plan lists XLA's further orders on a mesh of three axes (see :func:`reshard_routes`):
     for a 2-D matmul on such a mesh. With batch or head dims they multiply into millions of strategies
-    (an attention einsum on ``X=2,Y=2,Z=2`` took 15 GB to list), so those keep XLA's other orders."""
+    (an attention einsum on ``X=2,Y=2,Z=2`` took 15 GB to list), so those keep XLA's other orders; so
+    does a refined mesh that splits an axis of three into four (millions of strategies too)."""
     arrays = [mm.lhs, mm.rhs] + ([mm.out] if mm.out is not None else [])
     return routes == "xla" and axes == 3 and all(len(a.dims) <= 2 for a in arrays)
 
