@@ -646,14 +646,20 @@ def links_for(
         topology = axis.topology if len(spans) == 1 or fabric is Fabric.ICI else Topology.SWITCH
         w = convert(values.get(fabric.bandwidth, fabric.bandwidth))
         symbol = latency_of(fabric) if latency_of is not None else T_hop
-        resource = f"ici:{axis.name}" if fabric is Fabric.ICI else fabric.value
+        resource = f"ici:{axis.part_of or axis.name}" if fabric is Fabric.ICI else fabric.value
+        latency = convert(values.get(symbol, symbol))
+        # a part of an axis whose neighbours sit `stride` devices apart: each of its steps crosses that
+        # many links, and that many of its groups interleave on every link (a switch has no distance)
+        stride = axis.stride if topology is not Topology.SWITCH else 1
+        if stride != 1:
+            latency = latency * stride
         out.append(
             Link(
                 convert(size),
                 topology,
-                _div(scale * w, fabric.directions),
+                _div(scale * w, fabric.directions * stride),
                 fabric,
-                convert(values.get(symbol, symbol)),
+                latency,
                 resource,
                 axis.name,
             )
@@ -697,6 +703,10 @@ class Costing:
         self._convert = convert
         self._hardware = hardware
         self._links: dict[str, tuple[Link, ...]] = {}
+        self._parts: dict[str, list[str]] = {}  # each split axis's parts, major first
+        for a in mesh.axes:
+            if a.part_of:
+                self._parts.setdefault(a.part_of, []).append(a.name)
         self._constants: frozenset[sympy.Symbol] | None = None
         self.base: Value = convert(values.get(T_base, T_base)) if self.latency_model == "nccl" else 0
 
@@ -724,13 +734,37 @@ class Costing:
         return self._constants
 
     def timing(self, kind: str, axes: Sequence[str], volume: Value) -> Timing:
-        """What a collective of ``kind`` over ``axes`` moving ``volume`` bytes costs."""
-        links = [lk for a in axes for lk in self.links(a)]
+        """What a collective of ``kind`` over ``axes`` moving ``volume`` bytes costs. Over every part of a
+        split axis (:mod:`symshard.subaxes`), in any order, it runs over the whole axis and costs that."""
+        links = [lk for a in self._whole(axes) for lk in self.links(a)]
         return timing(kind, links, volume, self.model, self.latency_model, self.base)
+
+    def _whole(self, axes: Sequence[str]) -> Sequence[str]:
+        """``axes`` with all the parts of one axis replaced by that axis (its links built from its major part)."""
+        if not self._parts:
+            return axes
+        out = list(axes)
+        for whole, names in self._parts.items():
+            if all(n in out for n in names):
+                at = min(out.index(n) for n in names)
+                out = [a for a in out if a not in names]
+                out.insert(at, whole)
+                if whole not in self._links:
+                    major = self._mesh.axis(names[0])
+                    size = sympy.prod([self._mesh.size(n) for n in names])
+                    from .mesh import MeshAxis  # the mesh module imports this one
+
+                    axis = MeshAxis(whole, size, major.topology, major.fabric)
+                    self._links[whole] = links_for(axis, self._values, self._convert, self._latency_of)
+        return out
 
     def latency_floor(self, axis: str) -> Value:
         """The least latency any collective over this one axis pays (a gather, an AllToAll or a permute;
-        NCCL's base latency left out, since one collective over several axes pays it once)."""
+        NCCL's base latency left out, since one collective over several axes pays it once). Zero for a
+        part of an axis: over all the parts together a collective pays the whole axis's latency, which
+        may be less than the parts' floors added up."""
+        if self._mesh.axis(axis).part_of:
+            return 0
         links = list(self.links(axis))
         kinds = ("AllGather", "AllToAll", "CollectivePermute")
         floors = [timing(kind, links, 0, self.model, self.latency_model).latency_time for kind in kinds]

@@ -43,6 +43,9 @@ class MeshAxis:
     ``spans`` lists, innermost first, each network level the axis's devices cross and how many of them
     it groups there (their product is the size): ``((nvlink, 8), (dcn, 2))`` for 16 GPUs that are 8 per
     node over 2 nodes. Empty means one level, the axis's ``fabric``, for all its devices.
+
+    ``part_of`` names the axis this one is a part of (see :mod:`symshard.subaxes`), whose links it
+    shares; ``stride`` is how many of that axis's devices apart its neighbours sit (1: next to each other).
     """
 
     name: str
@@ -51,6 +54,8 @@ class MeshAxis:
     fabric: Fabric = Fabric.ICI
     note: str = field(default="", compare=False)
     spans: tuple[tuple[Fabric, sympy.Expr], ...] = ()
+    part_of: str = ""
+    stride: int = 1
 
     def __post_init__(self) -> None:
         try:

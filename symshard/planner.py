@@ -35,6 +35,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -73,6 +74,7 @@ from .messages import say
 from .monomials import Domain, Lazy, Maximum, Samples, from_expr, less_equal, log_uniform, values_at
 from .placement import ShapeLike, check_on_mesh, resolve_shape
 from .routes import Repermute, reshard_routes, reshard_steps
+from .subaxes import AxisSplit, split_array, split_mesh
 from .symbols import C
 
 __all__ = [
@@ -623,6 +625,7 @@ class Plan:
     reasons: tuple[Reason, ...] = ()
     counted: tuple[tuple[str, int], ...] = ()
     complete: bool = False
+    split: tuple[AxisSplit, ...] = ()  # mesh axes used in parts: the plan's mesh has the parts instead
     source: Any = field(default=None, repr=False, compare=False, hash=False)
     natural_strategy: Strategy | None = field(default=None, repr=False, compare=False, hash=False)
 
@@ -685,6 +688,42 @@ class Plan:
         if self.complete or self.source is None:
             return self.strategies
         return self.source.listing()
+
+    def matching(
+        self, signature: Callable[[tuple[CollectiveExpr, ...]], tuple], target: tuple, *, further: bool = False
+    ) -> list[Strategy]:
+        """Every valid strategy whose steps, read by ``signature`` (a sorted tuple per route, as
+        :meth:`Enumeration.matching` takes it), add up to ``target``, fastest first, found without
+        listing the others. With ``further`` (and ``routes='xla'``) the search also takes XLA's further
+        orders (see :func:`reshard_routes`), which the plan lists only for a 2-D matmul on three axes:
+        with batch or head dims there are too many to list, but a search for one set of collectives is quick.
+        """
+        src = self.source
+        if src is None:
+            return [s for s in self.all_strategies() if signature(tuple(st.op for st in s.collectives)) == target]  # type: ignore[misc]
+        if further and src.xla and not src.wide:
+            src = Enumeration(src.mm, src.env, src.targets, src.overlap, True, wide=True)
+        found = [src.build(p, picks) for p, picks in src.matching(signature, target)]
+        return sorted(found, key=lambda s: _sort_key(s, self.numeric))
+
+    def place(self, strategy: Strategy) -> int:
+        """The 1-based place ``strategy`` takes in the plan's order (fastest first) among the strategies
+        listed: one more than the number ranked before it. It need not be listed itself (one found by
+        :meth:`matching` with ``further``); the listed ones it is compared with are built as a binary search
+        reads them. With symbolic costs, which do not rank, its place is its position if listed, else one
+        past the last."""
+        listed = self.strategies
+        if not self.numeric:
+            return next((i + 1 for i, s in enumerate(listed) if s == strategy), 0) or len(listed) + 1
+        key = _rank_key(strategy)[:4]
+        lo, hi = 0, len(listed)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if _rank_key(listed[mid])[:4] < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo + 1
 
     def why(self, index: int) -> Reason:
         """Why the strategy numbered ``index`` (1-based) is listed."""
@@ -788,6 +827,7 @@ def plan(
     comm_overlap: str = "axes",
     all: bool | None = None,
     partitioned_axes: int | None = None,
+    split: str | Mapping[str, Sequence[int]] | None = None,
 ) -> Plan:
     """The strategies for ``mm`` that can win somewhere, each costed, with the reason it is listed.
 
@@ -829,6 +869,10 @@ def plan(
             where ``mesh`` splits some of them into parts (verify's check of a plan by sub-axes);
             default: ``mesh``'s own. XLA's further orders on a mesh of three axes (see
             :func:`reshard_routes`) come only for a 2-D matmul on a mesh of three axes as written.
+        split: mesh axes to use in parts too, ``'X=2x2'`` (see :mod:`symshard.subaxes`): the plan is
+            made on the mesh with X replaced by ``X1=2, X2=2`` (the same devices in the same order),
+            the arrays' ``X`` read as ``X1, X2``, so that a strategy may move data over part of X,
+            as XLA's partitioner can; with ``routes='xla'``, XLA's orders are those of ``mesh``.
 
     Raises:
         PlanError: a requested output no strategy can produce (with the reason).
@@ -842,6 +886,14 @@ def plan(
     hw = lookup_hardware(hardware) if hardware is not None else None
     arrays = [m_.lhs, m_.rhs] + ([m_.out] if m_.out is not None else [])
     mesh_ = resolve_mesh(mesh, [a for arr in arrays for a in (*arr.axes, *sorted(arr.unreduced))], hw)
+    parts: tuple[AxisSplit, ...] = ()
+    if split is not None:
+        if partitioned_axes is None:
+            partitioned_axes = len(mesh_.axes)
+        taken = [*m_.dims, *(arr.name for arr in arrays if arr.name)]
+        mesh_, parts = split_mesh(mesh_, split, taken=taken)
+        m_ = Matmul(*(split_array(arr, parts) for arr in arrays))  # type: ignore[arg-type]
+        arrays = [m_.lhs, m_.rhs] + ([m_.out] if m_.out is not None else [])
     context = str(m_)
     sizes = resolve_shape(shape, m_.dims, context=context)
     for arr in arrays:
@@ -878,6 +930,11 @@ def plan(
         reasons = tuple(reasons_list[i] for i in order)
     assumptions = [say("model {model}: {description}", model=env.model, description=MODELS[env.model])]
     assumptions += [say("axis {description}", description=a.describe()) for a in mesh_.axes]
+    assumptions += [
+        say("mesh axis {axis} used in parts {parts}, major first, the same devices in the same order",
+            axis=s.axis, parts=", ".join(s.names))
+        for s in parts
+    ]  # fmt: skip
     latency = env.costing.latency_model
     assumptions.append(say("latency {model}: {description}", model=latency, description=LATENCY_MODELS[latency]))
     if hw is not None:
@@ -929,6 +986,7 @@ def plan(
         reasons=reasons,
         counted=tuple(counted),
         complete=every,
+        split=parts,
         source=source,
         natural_strategy=natural,
     )
@@ -1184,6 +1242,51 @@ class Enumeration:
                 for b in rs:
                     for c in os_:
                         yield p, (a.index, b.index, c.index)
+
+    def matching(
+        self, signature: Callable[[tuple[CollectiveExpr, ...]], tuple], target: tuple
+    ) -> Iterator[tuple[_Product, tuple[int, int, int]]]:
+        """The valid strategies whose legs' steps, read by ``signature`` (a sorted tuple of hashable
+        items per route), add up to ``target`` (a sorted tuple), in the enumeration's order, found
+        without listing the rest: each leg keeps only the routes whose items are among the target's,
+        and the result's route is looked up by what the operands' leave over. A search for one known
+        set of collectives (XLA's plan) through more strategies than a listing can sort."""
+        want = Counter(target)
+        cache: dict[tuple[CollectiveExpr, ...], Counter | None] = {}
+
+        def items(steps: tuple[CollectiveExpr, ...]) -> Counter | None:
+            found = cache.get(steps, False)
+            if found is False:
+                c = Counter(signature(steps))
+                found = cache[steps] = c if not c - want else None
+            return found  # type: ignore[return-value]
+
+        mm = self.mm
+        for p in self.products():
+            legs: list[list[tuple[int, Counter]]] = []
+            for src, dst in ((mm.lhs, p.lhs_c), (mm.rhs, p.rhs_c), (p.local_out, p.target)):
+                legs.append([(i, c) for i, r in self.plain(src, dst) if (c := items(r)) is not None])
+            if not all(legs):
+                continue
+            outs: dict[tuple, list[int]] = {}
+            for k, ck in legs[2]:
+                outs.setdefault(tuple(sorted(ck.elements())), []).append(k)
+            for a, ca in legs[0]:
+                for b, cb in legs[1]:
+                    rest = want - ca - cb
+                    if ca + cb + rest != want:
+                        continue  # the operands' legs already hold more than the target
+                    for k in outs.get(tuple(sorted(rest.elements())), ()):
+                        yield p, (a, b, k)
+
+    def count(self) -> int:
+        """How many valid strategies there are (what :meth:`listing` would list), counted without listing them."""
+        mm = self.mm
+        total = 0
+        for p in self.products():
+            legs = (self.plain(mm.lhs, p.lhs_c), self.plain(mm.rhs, p.rhs_c), self.plain(p.local_out, p.target))
+            total += len(legs[0]) * len(legs[1]) * len(legs[2])
+        return total
 
     def every(self) -> Iterator[Strategy]:
         for p, picks in self.recipes():

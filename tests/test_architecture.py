@@ -43,7 +43,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple(
         ("foundation", "errors messages symbols memo outputs"),
         (
             "notation",
-            "arrays notation mesh placement chips dtypes units mathtext network topology nccl substitution",
+            "arrays notation mesh placement chips dtypes units mathtext network topology nccl substitution subaxes",
         ),
         ("costs", "collectives costmodels calibrate"),
         (

@@ -139,12 +139,13 @@ def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
     _set_aside_unused_sizes(args, mm.dims, str(mm))
     how = args.comm_overlap
     every = bool(args.every)
+    split = args.split
     p = plan(mm, mesh, args.shape, dtype=args.dtype, hardware=chip, model=args.model, overlap=not args.serial,
-             comm_overlap=how, all=every)  # fmt: skip
+             comm_overlap=how, all=every, split=split)  # fmt: skip
     if not p.numeric and chip is not None:
         # sizes are symbolic: keep C, W_ici, ... as symbols too, so the formulas stay readable
         p = plan(mm, mesh, args.shape, dtype=args.dtype, model=args.model, overlap=not args.serial, comm_overlap=how,
-                 all=every)  # fmt: skip
+                 all=every, split=split)  # fmt: skip
     if args.json:  # only what is printed is worked out: a long plan's formulas take a while to write
         return "", plan_data(p, args.language)
     text = plan_text(p, top=None if args.top == 0 else args.top, language=args.language, explain=args.explain)

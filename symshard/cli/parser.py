@@ -181,6 +181,12 @@ def argument_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--top", type=int, default=10, help="strategies to print (0: all); --json has them all")
     p.add_argument(
+        "--split",
+        metavar="X=2x2",
+        help="also move data over parts of a mesh axis, as XLA can: X=2x2 plans with X as X1=2 (major) and "
+        "X2=2 (minor), the same devices",
+    )
+    p.add_argument(
         "--explain",
         action="store_true",
         help="say under each step what moves over which axis, and why (--json always has it)",

@@ -242,8 +242,10 @@ def plan_data(p: Plan, language: str = "en") -> dict:
         "notes": list(p.classification.notes),
         "mesh": [
             {"axis": a.name, "size": json_value(a.size), "topology": a.topology.value, "fabric": a.fabric.value}
+            | ({"part_of": a.part_of, "stride": a.stride} if a.part_of else {})
             for a in p.mesh.axes
         ],
+        "split": {s.axis: [{"axis": n, "size": k, "shardy": s.shardy(n)} for n, k in s.parts] for s in p.split},
         "shape": {d: json_value(v) for d, v in p.sizes},
         "dtype": p.dtype,
         "model": p.model,
