@@ -10,8 +10,8 @@ writes two files:
 - ``site/data/jax-agreement-times.json``: seconds per batch and per mesh, and per case, on the
   machine that ran it.
 
-It prints agreement per mesh (on the mesh as written, and counting the refined-mesh matches of
-XLA's sub-axes) with the time per case, then, for one collective-free case and one with
+It prints agreement per mesh (by whole mesh axes, and counting also the matches of XLA's sub-axes
+with those axes in parts) with the time per case, then, for one collective-free case and one with
 collectives, symshard's time to answer "which collectives, how long" (and to list every strategy)
 from cold caches against XLA's compile time. Needs the jax extra: ``pip install -e '.[jax]'``.
 
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         f"strategies run under shard_map, {total['strategies_ok']:,} gave the product"
     )
     seconds = {m["mesh"]: m for m in times["meshes"]}
-    print(f"{'mesh':<12} {'cases':>6} {'on the mesh':>17} {'counting refined':>17} {'s/case':>7} {'median':>7}")
+    print(f"{'mesh':<12} {'cases':>6} {'whole axes':>17} {'axes in parts too':>17} {'s/case':>7} {'median':>7}")
     for m in [*data["meshes"], {"mesh": "all", **total}]:
         t = seconds.get(m["mesh"], times["total"])
         refined = m["matches"] + m["matches_refined"]

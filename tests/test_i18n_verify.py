@@ -36,8 +36,8 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 # (A[I_PQ, J], AllGather_X:(1)2[1024]), and every number
 ARRAY = re.compile(r"[A-Za-z][\w:(),{}]*\[[^\[\]]*\]")
 NUMBER = re.compile(r"\d[\d,]*\d|\d")
-# collective names stay in English; this one is three words to english_left
-KEEP = ("all-to-all",)
+# collective names and commands stay in English; these are three words to english_left
+KEEP = ("all-to-all", "symshard matmul --split")
 
 
 def _check(english: str) -> None:
@@ -92,7 +92,7 @@ def _built_reasons(p) -> list[str]:
     reasons.append(compare(p, _x([_c("CollectivePermute", ("Y",), 77)], flops))[2])
     step = next(t for t in signature(permuting, p) if t[0] == "CollectivePermute")
     reasons.append(compare(p, _x([*_as_xla([step]), _c("AllReduce", ("X",), 77)], flops))[2])
-    # XLA runs nothing; a permute then a gather over one of its axes (on the mesh, on a refined mesh)
+    # XLA runs nothing; a permute then a gather over one of its axes (on the mesh, with axes in parts)
     reasons.append(compare(p, _x([], 3 * flops))[2])
     for permute_axes in (("X", "Y"), ("Y",)):
         roundabout = _x([_c("CollectivePermute", permute_axes, 64), _c("AllGather", ("Y",), 64)], flops)
@@ -105,11 +105,13 @@ def _built_reasons(p) -> list[str]:
     wide = plan.__wrapped__("A[I_Y, J] · B[J, K_X] -> C[I_Y, K]", "X=4,Y=4", "I=64,J=64,K=64", routes="xla")
     subs = ("X:(1)2", "X:(2)2", "Y:(2)2")
     reasons.append(_sub_axis_reason(wide, _x([_c("AllGather", subs, 64)], flops), subs))
-    # what the refined mesh showed: a match, a strategy that did not run correctly, none; one or two axes split
-    for label, mesh in (("X=P·Q", "P=2,Q=2,Y=2"), ("X=P·Q; Y=R·S", "P=2,Q=2,R=2,S=2")):
-        for matched, rank, reason in (("AllGather_P(B) → matmul", 46, ""), ("AllGather_P(B) → matmul", 3, ""),
+    # what the axes in parts showed: a match, a strategy that did not run correctly, none; one or two axes split
+    for label, mesh, split in (("X=X1·X2", "X1=2,X2=2,Y=2", "X=2x2"),
+                               ("X=X1·X2; Y=Y1·Y2", "X1=2,X2=2,Y1=2,Y2=2", "X=2x2,Y=2x2")):  # fmt: skip
+        for matched, rank, reason in (("AllGather_{X1}(B) → matmul", 46, ""), ("AllGather_{X1}(B) → matmul", 3, ""),
                                       (None, None, reasons[0])):  # fmt: skip
-            r = Refinement(label, mesh, "A[I_PQ, J] · B[J, K_Y] -> C[I_PQ, K]", 715, (), matched, rank, reason, ())
+            r = Refinement(label, mesh, "A[I_{X1,X2}, J] · B[J, K_Y] -> C[I_{X1,X2}, K]", 715, (), matched, rank,
+                           reason, (), split=split)  # fmt: skip
             if rank == 46:
                 object.__setattr__(r, "executions", (type("Ran", (), {"correct": True, "shapes_ok": True})(),))
             reasons.append(_refined_reason(reasons[1], r))
@@ -133,10 +135,10 @@ def test_every_clause_verify_writes_reads_in_chinese(p):
         "XLA first moves blocks with a collective-permute",
         "and slices blocks by",
         "(the minor factor); Y (4 devices)",
-        "a match on the refined mesh",
+        "a match by parts of axes",
         "which did NOT run correctly",
         "still no strategy",
-        "on the refined mesh X=P·Q; Y=R·S (",
+        "with axes in parts X=X1·X2; Y=Y1·Y2 (",
         "the closest symshard strategy",
     }
     text = "\n".join(reasons)
@@ -240,7 +242,8 @@ def test_the_report_rows_say_the_same_messages_in_both_languages(p):
 
     verify = importlib.import_module("symshard.jax.verification")
     reason = _built_reasons(p)[1]
-    r = Refinement("X=P·Q", "P=2,Q=2,Y=2", "A[I_PQ, J] · B[J, K_Y] -> C[I_PQ, K]", 715, (), None, None, reason, ())
+    r = Refinement("X=X1·X2", "X1=2,X2=2,Y=2", "A[I_{X1,X2}, J] · B[J, K_Y] -> C[I_{X1,X2}, K]", 715, (), None, None,
+                   reason, (), split="X=2x2")  # fmt: skip
     v = verify.Verification(
         matmul="A[I_Y, J] · B[J, K_Y] -> C[I_Y, K]", mesh="X=4,Y=2", shape="I=64,J=64,K=64", dtype="bf16",
         hardware="tpu-v5e", strategies=282, best="matmul", xla=(_c("AllGather", ("X:(1)2",), 64, "").describe(),),

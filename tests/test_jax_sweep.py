@@ -122,23 +122,24 @@ def test_every_disagreement_is_named_with_both_plans_costs():
         if r["match"]:
             assert r["reason"] == ""
             continue
-        assert "closest symshard strategy" in r["reason"] or "not checked on the refined mesh" in r["reason"], r
+        assert "closest symshard strategy" in r["reason"] or "searched by its collectives" in r["reason"], r
         assert r["xla_bytes"] >= 0 and r["best_bytes"] >= 0 and r["xla_dot_flops"] > 0 and r["best_flops"] > 0
         cheaper = r["xla_bytes"] <= r["best_bytes"] and r["xla_dot_flops"] <= r["best_flops"]
         cheaper = cheaper and (r["xla_bytes"], r["xla_dot_flops"]) != (r["best_bytes"], r["best_flops"])
         assert r["xla_cheaper"] == cheaper, r["matmul"]
 
 
-def test_refined_matches_ran_correctly_and_are_kept_apart():
+def test_matches_with_axes_in_parts_ran_correctly_and_are_kept_apart():
     for r in ROWS:
         refined = r.get("refined")
         if refined is None:
             assert r["matched_on"] == ("mesh" if r["match"] else None)
             continue
         assert not r["match"] and ":" in " ".join(r["xla"]) + r["reason"]  # XLA shards by part of an axis
-        assert all(":" not in c for c in refined["xla"])  # on the refined mesh every group is whole axes
+        assert all(":" not in c for c in refined["xla"])  # with the axes in parts every group is whole parts
+        assert "1=2" in refined["devices"]  # the parts of a split axis are named X1, X2, ...
         if refined["match"]:
-            assert refined["executed_ok"] is True and r["matched_on"].startswith("refined mesh ")
+            assert refined["executed_ok"] is True and r["matched_on"] == f"mesh in parts {refined['mesh']}"
         else:
             assert r["matched_on"] is None
 
@@ -148,8 +149,8 @@ MESHES = [m["mesh"] for m in DATA["meshes"]]
 # page lists every disagreement with both plans' costs); strict: a mesh that reaches the target
 # fails here until it leaves this list
 BELOW_TARGET = {
-    "X=4,Y=2": "XLA shards by half of X (X:(1)2, X:(2)2); nearly all of those match on the refined mesh",
-    "X=2,Y=4": "XLA shards by half of Y; most of those match on the refined mesh; a few multi-axis all-to-alls",
+    "X=4,Y=2": "XLA shards by half of X (X:(1)2, X:(2)2); nearly all of those match with X in parts",
+    "X=2,Y=4": "XLA shards by half of Y; most of those match with Y in parts; a few multi-axis all-to-alls",
     "X=2,Y=2,Z=2": "XLA's permutes on three axes pairing other devices, and its orders for batch and head dims there",
     "X=2,Y=2,Z=4": "as on X=2,Y=2,Z=2, and XLA shards by half of Z",
 }
@@ -167,15 +168,36 @@ def test_agreement_on_each_mesh_as_written(mesh):
     assert m["matches"] / m["cases"] >= AGREEMENT_TARGET
 
 
-# cases that agree per mesh in the committed data, on the mesh and counting refined meshes: a change to
+# with axes in parts too (symshard's plans for the mesh as written, `--split`), the meshes below the target
+BELOW_TARGET_WITH_PARTS = {
+    "X=2,Y=2,Z=2": "XLA's permutes on three axes pairing other devices, and its orders for batch and head dims there",
+    "X=2,Y=2,Z=4": "as on X=2,Y=2,Z=2",
+}
+
+
+@pytest.mark.parametrize(
+    "mesh",
+    [
+        pytest.param(m, marks=pytest.mark.xfail(strict=True, reason=BELOW_TARGET_WITH_PARTS[m]))
+        if m in BELOW_TARGET_WITH_PARTS
+        else m
+        for m in MESHES
+    ],
+)
+def test_agreement_on_each_mesh_with_axes_in_parts(mesh):
+    m = next(x for x in DATA["meshes"] if x["mesh"] == mesh)
+    assert (m["matches"] + m["matches_refined"]) / m["cases"] >= AGREEMENT_TARGET
+
+
+# cases that agree per mesh in the committed data, by whole axes and with axes in parts too: a change to
 # the planner or to verify that lowers them fails here (raise them when agreement rises)
 FLOORS = {
     "X=8": (395, 395),  # of 395
-    "X=4,Y=2": (1412, 1490),  # of 1,501
-    "X=2,Y=4": (316, 330),  # of 340
-    "X=4,Y=4": (363, 363),  # of 370
-    "X=2,Y=2,Z=2": (108, 108),  # of 145
-    "X=2,Y=2,Z=4": (76, 79),  # of 105
+    "X=4,Y=2": (1412, 1493),  # of 1,501
+    "X=2,Y=4": (316, 333),  # of 340
+    "X=4,Y=4": (364, 364),  # of 370
+    "X=2,Y=2,Z=2": (120, 120),  # of 145
+    "X=2,Y=2,Z=4": (79, 90),  # of 105
 }
 
 

@@ -188,34 +188,51 @@ def test_a_disagreement_names_both_plans_costs():
 # -- sub-axes and bf16 ---------------------------------------------------------------------------------
 
 
-def test_the_refined_mesh_is_the_same_devices():
-    # A[I, J] · B[J, K_X] -> C[I, K_Y]: XLA gathers over X:(1)2; on the refined mesh B is B[J, K_PQ] and
-    # XLA's groups are whole axes P, Q, Y; a refined strategy with its collectives runs under shard_map
+def test_axes_in_parts_are_the_same_devices():
+    # A[I, J] · B[J, K_X] -> C[I, K_Y]: XLA gathers over X:(1)2; with X in parts X1·X2 B is B[J, K_{X1,X2}] and
+    # XLA's groups are whole axes X1, X2, Y; a strategy with its collectives runs under shard_map
     from symshard.jax.execution import execute
 
     v = verify("A[I, J] · B[J, K_X] -> C[I, K_Y]", "X=4,Y=2", "I=64,J=64,K=64", run="none")
     r = v.refined
     assert r is not None and not v.match
-    assert r.matmul == "A[I, J] · B[J, K_PQ] -> C[I, K_Y]"
-    assert [c.split(" (")[0] for c in r.xla] == ["CollectivePermute_P,Q,Y", "AllGather_P"]
-    assert "on the refined mesh X=P·Q (P=2,Q=2,Y=2" in v.reason
-    # XLA permutes B's blocks to K_YP (P kept as a minor axis), then gathers P before the dot
-    assert r.match and r.matched == "CollectivePermute_{PQY,K_YP}(B) → AllGather_P(B) → matmul"
-    assert v.matched_on == "refined mesh X=P·Q"
-    p = ss.plan(r.matmul, r.mesh, "I=64,J=64,K=64", routes="xla")
+    assert r.matmul == "A[I, J] · B[J, K_{X1,X2}] -> C[I, K_Y]" and r.split == "X=2x2"
+    assert [c.split(" (")[0] for c in r.xla] == ["CollectivePermute_X1,X2,Y", "AllGather_X1"]
+    assert "with axes in parts X=X1·X2 (X1=2,X2=2,Y=2" in v.reason and "symshard matmul --split X=2x2" in v.reason
+    # XLA permutes B's blocks to K_{Y,X1} (X1 kept as a minor axis), then gathers X1 before the dot
+    assert r.match and r.matched == "CollectivePermute_{X1,X2,Y,K_{Y,X1}}(B) → AllGather_{X1}(B) → matmul"
+    assert v.matched_on == "mesh in parts X=X1·X2"
+    # the same strategy from the planner's own split, run again
+    p = ss.plan(v.matmul, "X=4,Y=2", "I=64,J=64,K=64", routes="xla", split="X=2x2")
+    assert str(p.mesh) == r.mesh and str(p.matmul) == r.matmul
     same = [s for s in p.strategies if s.name == r.matched]
     assert len(same) == 1
     e = execute(p, same[0])
     assert e.correct and e.shapes_ok
 
 
-def test_a_refined_mesh_too_large_to_search_is_said_so():
-    # Z=4 split in two on a 3-axis mesh makes a 4-axis refined mesh; with 3-D arrays it is not searched
+def test_axes_in_parts_too_many_to_list_are_searched():
+    # Z=4 split in two on a 3-axis mesh makes four axes; with 3-D arrays that plan has millions of strategies,
+    # too many to list and rank: it is searched for XLA's collectives instead (here none has them all)
     v = verify(
         "A[G_Z, I_Y, J] · B[G_X, J_Y, K_Z] -> C[G_X, I_Z, K_Y]", "X=2,Y=2,Z=4", "G=16,I=48,J=32,K=80", run="none"
     )
-    assert not v.match and v.refined is None
-    assert "not checked on the refined mesh Z=" in v.reason and "with 4 mesh axes and 3-dim arrays" in v.reason
+    r = v.refined
+    assert not v.match and r is not None and r.searched and not r.match and r.rank is None
+    assert r.strategies > 1_000_000 and r.mesh == "X=2,Y=2,Z1=2,Z2=2"
+    assert "none of symshard's 1,864,019 strategies, nor of XLA's further orders" in v.reason
+
+
+def test_a_match_among_xlas_further_orders_is_found_by_search_and_runs():
+    # a batched matmul on three axes: its plan lists XLA's other orders, not the further ones (millions);
+    # XLA's plan is one of those, found by a search for its collectives, placed among the listed, and run
+    v = verify("A[G, I_Y, J_Z] · B[G, J, K_X] -> C[G_Y, I_XZ, K]", "X=2,Y=2,Z=2", "G=16,I=48,J=32,K=80", run="none")
+    assert v.match and v.further and v.matched_on == "mesh"
+    assert v.matched.startswith("DynamicSlice_{X,G}(A) → AllToAll_{Z,I}(A) → CollectivePermute_{XY,G_Y,I_XZ}(A)")
+    assert 1 < v.rank <= v.strategies + 1
+    assert len(v.executions) == 1 and v.executed_ok  # run though run="none": a match is always checked
+    assert "one of XLA's further orders" in v.text()
+    assert v.to_json()["further"] is True
 
 
 def test_bf16_cases_agree_as_fp32_ones_and_run():

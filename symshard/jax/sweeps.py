@@ -6,9 +6,9 @@ one dim (an axis may also be unused; two axes on one dim come in every order). A
 one mesh in one dtype; its cases are every combination of operand and output shardings or, where
 there are too many, a sample of them drawn with a seed (:func:`cases`). :func:`sweep` runs
 :func:`~symshard.jax.verification.verify` on each case, sharing compiled programs and operand legs
-between the cases of a batch, and :class:`Sweep` sums it up per mesh: agreement on the mesh as
-written, and agreement counting the cases XLA plans with sub-axes that match a strategy on the
-refined mesh (kept apart, see :class:`~symshard.jax.verification.Refinement`). :data:`SWEEP` is the
+between the cases of a batch, and :class:`Sweep` sums it up per mesh: agreement by whole mesh axes,
+and agreement counting also the cases XLA plans with sub-axes that match a strategy with those axes in
+parts (kept apart, see :class:`~symshard.jax.verification.Refinement`). :data:`SWEEP` is the
 sweep behind the docs page.
 
 Examples:
@@ -188,12 +188,12 @@ class Sweep:
 
     @property
     def agreement(self) -> float:
-        """The share of cases in which XLA's collectives are one of symshard's strategies on the mesh."""
+        """The share of cases in which XLA's collectives are one of symshard's strategies over whole mesh axes."""
         return _summary(self.cases)["agreement"]
 
     @property
     def agreement_combined(self) -> float:
-        """The share of cases matched on the mesh or, where XLA shards by sub-axes, on the refined mesh."""
+        """The share of cases matched by whole axes or, where XLA shards by sub-axes, with those axes in parts."""
         return _summary(self.cases)["agreement_combined"]
 
     @property

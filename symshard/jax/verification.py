@@ -13,7 +13,10 @@
    ``compiled.cost_analysis()``, compared apart;
 3. looks for a symshard strategy with exactly XLA's collectives (kind, mesh axes,
    elements each device contributes) and says where it ranks under symshard's cost
-   model, or why none matches.
+   model, or why none matches; where the plan does not list XLA's further orders (batch
+   or head dims on three axes: millions of strategies), they are searched for XLA's
+   collectives (:meth:`~symshard.planner.Plan.matching`), and a strategy found so is run
+   and placed among the listed (:attr:`Verification.further`).
 
 Lowering is accounted for explicitly and recorded in ``lowering``: XLA writes a
 reduce-scatter as an all-reduce plus a partition-indexed ``dynamic-slice``, which the
@@ -22,14 +25,14 @@ the slice's offsets for every device), and a bf16 dot and its reductions run in 
 so the HLO's collectives move twice the bytes of the bf16 plan; the match compares
 elements, which are exact, and both byte counts are reported. Device groups and
 slices are named by mesh axes or, where XLA splits an axis, by its sub-axes
-(``X:(2)2``, Shardy's notation), which no symshard strategy on the mesh uses.
+(``X:(2)2``, Shardy's notation), which no strategy over whole mesh axes uses.
 
-Where XLA's plan uses sub-axes, :func:`refine` checks it again on the *refined* mesh: the same
-devices in the same order with each split axis replaced by one axis per factor (``X=4,Y=2``
-becomes ``P=2,Q=2,Y=2``, ``I_X`` becomes ``I_PQ``), planned again with ``routes="xla"``, with
-XLA's groups read in the refined axes, and a strategy with exactly XLA's collectives and FLOPs
-run under ``shard_map``. Such a match is reported apart (:attr:`Verification.matched_on`),
-never as a match on the mesh.
+Where XLA's plan uses sub-axes, :func:`refine` plans the matmul again with those axes in parts
+(``plan(..., split="X=2x2")``, :mod:`symshard.subaxes`): the same devices in the same order, X
+used as X1 (Shardy's ``X:(1)2``) and X2 (``X:(2)2``), ``I_X`` read as ``I_{X1,X2}``, with
+``routes="xla"``; XLA's groups are read in the parts, and a strategy with exactly XLA's collectives
+and FLOPs is run under ``shard_map``. Such a match is reported apart from a match by whole axes
+(:attr:`Verification.matched_on`).
 
 The result is a frozen :class:`Verification` with ``text()`` and ``to_json()`` forms.
 """
@@ -46,9 +49,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..arrays import Array, Dim
 from ..chips import Hardware
-from ..collectives import CollectiveExpr
+from ..collectives import CollectiveExpr, DynamicSlice
 from ..dtypes import dtype_bytes
 from ..einsums import Matmul, matmul
 from ..errors import ShardingError, UsageError
@@ -251,7 +253,7 @@ def xla_plan(p: Plan) -> XlaPlan:
 
 
 def _reread(x: XlaPlan, shape: list[tuple[str, int]], dtype: str) -> XlaPlan:
-    """``x``'s compiled module read again on a mesh of the same devices with other axes (a refined mesh)."""
+    """``x``'s compiled module read again on a mesh of the same devices with other axes (axes in parts)."""
     devices = 1
     for _, n in shape:
         devices *= n
@@ -287,11 +289,14 @@ ENGLISH: dict[str, str] = {
     "cli.verify.no_collectives": "no collectives",
     "cli.verify.agreement": "agreement",
     "cli.verify.yes": "yes: XLA's plan is symshard's strategy {rank}, {name}",
+    "cli.verify.yes_further": "yes: XLA's plan is {name}, one of XLA's further orders, which symshard does not "
+    "list for this matmul but finds by its collectives; it would rank {rank} among the listed",
     "cli.verify.no": "no: {reason}",
-    "cli.verify.no_on_mesh": "not on the mesh, yes on the refined mesh (below): {reason}",
-    "cli.verify.refined": "refined mesh",
+    "cli.verify.no_on_mesh": "not by whole axes, yes by parts of axes (below): {reason}",
+    "cli.verify.refined": "axes in parts",
     "cli.verify.refined_value": "{label} ({mesh}): {matmul}; {count} strategies",
     "cli.verify.refined_yes": "yes: symshard's strategy {rank} there, {name}, ran correctly",
+    "cli.verify.refined_yes_searched": "yes: {name}, found by a search for XLA's collectives, ran correctly",
     "cli.verify.refined_broken": "collectives of {name}, but it did NOT run correctly",
     "cli.verify.cost": "cost",
     "cli.verify.cost_value": "XLA's plan {xla_bytes} B into collectives and {xla_flops} FLOPs per device, "
@@ -366,7 +371,8 @@ class Verification:
     executions: tuple[Execution, ...]
     symshard_seconds: float
     xla_compile_seconds: float
-    refined: Refinement | None = None  # where XLA shards by sub-axes: the check on the refined mesh
+    refined: Refinement | None = None  # where XLA shards by sub-axes: the check with those axes in parts
+    further: bool = False  # the match is one of XLA's further orders the plan does not list, found by search
     xla_reduction_flops: int = 0
     total_flops_agree: bool | None = None
     xla_bytes: int = 0  # bytes each device contributes to XLA's collectives, in the plan's dtype
@@ -382,16 +388,16 @@ class Verification:
 
     @property
     def refined_match(self) -> bool:
-        """No strategy on the mesh is XLA's plan, but one on the refined mesh is, and ran correctly."""
+        """No strategy over whole axes is XLA's plan, but one with axes in parts is, and ran correctly."""
         return not self.match and self.refined is not None and self.refined.match
 
     @property
     def matched_on(self) -> str | None:
-        """``"mesh"``, ``"refined mesh X=P·Q"`` (see :class:`Refinement`), or None: no match."""
+        """``"mesh"`` (by whole axes), ``"mesh in parts X=X1·X2"`` (see :class:`Refinement`), or None."""
         if self.match:
             return "mesh"
         if self.refined_match and self.refined is not None:
-            return f"refined mesh {self.refined.label}"
+            return f"mesh in parts {self.refined.label}"
         return None
 
     @property
@@ -434,6 +440,7 @@ class Verification:
             "match": self.match,
             "matched_strategy": self.matched,
             "rank": self.rank,
+            "further": self.further,
             "matched_on": self.matched_on,
             "flops_agree": self.flops_agree,
             "total_flops_agree": self.total_flops_agree,
@@ -525,7 +532,8 @@ class Verification:
         ]
         agreement = _word("cli.verify.agreement")
         if self.match:
-            rows.append(((agreement,), (_word("cli.verify.yes", rank=self.rank, name=self.matched),)))
+            said = "cli.verify.yes_further" if self.further else "cli.verify.yes"
+            rows.append(((agreement,), (_word(said, rank=self.rank, name=self.matched),)))
         elif self.refined is not None and self.refined.match:
             rows.append(((agreement,), (_word("cli.verify.no_on_mesh", reason=self.reason),)))
         else:
@@ -535,7 +543,9 @@ class Verification:
             value = _word("cli.verify.refined_value", label=r.label, mesh=r.mesh, matmul=r.matmul, count=r.strategies)
             rows.append(((_word("cli.verify.refined"),), (value,)))
             rows.append((("  XLA",), (_clauses(r.xla) if r.xla else _word("cli.verify.no_collectives"),)))
-            if r.match:
+            if r.match and r.rank is None:
+                said = _word("cli.verify.refined_yes_searched", name=r.matched)
+            elif r.match:
                 said = _word("cli.verify.refined_yes", rank=r.rank, name=r.matched)
             elif r.matched is not None:
                 said = _word("cli.verify.refined_broken", name=r.matched)
@@ -624,38 +634,53 @@ def _sub_axis_reason(p: Plan, x: XlaPlan, subs: tuple[str, ...]) -> Message:
         uses = say("slices blocks by {subs}", subs=sliced)
     return say(
         "XLA splits mesh axis {parts}, as Shardy writes them, and {uses}: a sharding by part of a mesh axis, "
-        "which symshard's notation (each dim sharded by whole mesh axes) cannot write, so no symshard strategy "
-        "can be this plan",
+        "so no strategy over whole mesh axes can be this plan",
         parts=Clauses(parts),
         uses=uses,
     )
 
 
 def _refined_reason(reason: str, r: Refinement) -> Message:
-    """The whole-mesh reason, followed by what the refined mesh showed."""
-    where = {"label": r.label, "mesh": r.mesh, "matmul": r.matmul}
-    if r.match:
+    """The reason by whole axes, followed by what the plan with axes in parts showed."""
+    command = f"symshard matmul --split {r.split}"
+    where = {"label": r.label, "mesh": r.mesh, "matmul": r.matmul, "command": command}
+    if r.matched is not None and not r.match:
         shown = say(
-            "on the refined mesh {label} ({mesh}, the same devices in the same order), as {matmul}, XLA's "
-            "collectives are exactly symshard's strategy {rank} of {count} ({name}), which ran correctly under "
-            "shard_map: a match on the refined mesh",
+            "with axes in parts {label} ({mesh}, the same devices in the same order; {command}), as {matmul}, "
+            "XLA's collectives are exactly {name}, which did NOT run correctly",
+            name=r.matched,
+            **where,
+        )
+    elif r.match and r.searched:
+        shown = say(
+            "with axes in parts {label} ({mesh}, the same devices in the same order; {command}), as {matmul}, "
+            "XLA's collectives are exactly {name}, found by a search for them among symshard's strategies and "
+            "XLA's further orders (not ranked), which ran correctly under shard_map: a match by parts of axes",
+            name=r.matched,
+            **where,
+        )
+    elif r.match:
+        shown = say(
+            "with axes in parts {label} ({mesh}, the same devices in the same order; "
+            "{command}), as {matmul}, XLA's collectives are exactly symshard's strategy {rank} of {count} ({name}), "
+            "which ran correctly under shard_map: a match by parts of axes",
             rank=r.rank,
             count=r.strategies,
             name=r.matched,
             **where,
         )
-    elif r.matched is not None:
+    elif r.searched:
         shown = say(
-            "on the refined mesh {label} ({mesh}, the same devices in the same order), as {matmul}, XLA's "
-            "collectives are strategy {rank} ({name}), which did NOT run correctly",
-            rank=r.rank,
-            name=r.matched,
+            "with axes in parts {label} ({mesh}, the same devices in the same order; {command}), as {matmul}, "
+            "none of symshard's {count} strategies, nor of XLA's further orders, has exactly XLA's collectives "
+            "and FLOPs (searched by its collectives: too many to list)",
+            count=f"{r.strategies:,}",
             **where,
         )
     else:
         shown = say(
-            "on the refined mesh {label} ({mesh}, the same devices in the same order), as {matmul}, still no "
-            "strategy: {reason}",
+            "with axes in parts {label} ({mesh}, the same devices in the same order; "
+            "{command}), as {matmul}, still no strategy: {reason}",
             reason=r.reason,
             **where,
         )
@@ -666,7 +691,7 @@ def _roundabout(x: XlaPlan, *, refined: bool = False) -> Message | None:
     """A permute followed by a gather over one of its axes on as many elements: the reason, if so.
 
     On the mesh, the permute moves shards from axes the array is already sharded by, so gathering
-    over those alone gives the same array; on a refined mesh that is not claimed."""
+    over those alone gives the same array; with axes in parts that is not claimed."""
     order = list(x.collectives)
     for i, c in enumerate(order):
         if c.kind != "CollectivePermute" or not c.axes:
@@ -726,7 +751,7 @@ def _loose(sig: Signature) -> Signature:
 
 def compare(p: Plan, x: XlaPlan, *, refined: bool = False) -> tuple[Strategy | None, int | None, str]:
     """The best-ranked strategy whose communication is exactly XLA's and whose devices do as many FLOPs
-    as XLA's dots, its rank, and the reason when there is none (``refined``: ``p`` is on a refined mesh)."""
+    as XLA's dots, its rank, and the reason when there is none (``refined``: ``p`` has axes in parts)."""
     strategy, rank, reason, _ = _compare(p, x, refined=refined)
     return strategy, rank, reason
 
@@ -890,32 +915,34 @@ def _first_clause(reason: Message) -> Message:
 
 @dataclass(frozen=True, slots=True)
 class Refinement:
-    """One matmul whose XLA plan shards by sub-axes, checked again on a *refined* mesh: the same
-    devices, in the same order, with each split mesh axis replaced by one axis per factor.
+    """One matmul whose XLA plan shards by sub-axes, checked again with those mesh axes in parts: the
+    same devices, in the same order, each split axis used as one axis per part (:mod:`symshard.subaxes`).
 
     On mesh ``X=4,Y=2`` XLA may treat X as two halves, ``X:(1)2`` (major) and ``X:(2)2``
-    (minor); the mesh ``P=2,Q=2,Y=2`` is the same eight devices (device ``(p*2 + q)*2 + y`` is
-    device ``x*2 + y`` of the first, with ``x = 2p + q``), on which ``I_X`` is ``I_PQ`` and
-    the halves are whole axes P and Q. The matmul is planned again there (``routes="xla"``),
-    XLA's compiled module (the same one) is read with the refined mesh's axes, and its
-    collectives are looked for among the refined plan's strategies; a strategy that has them is
-    run under ``shard_map`` and counts as a match only if it gives the product (:attr:`match`).
+    (minor); split as ``X=2x2`` the mesh is ``X1=2,X2=2,Y=2``, the same eight devices (device
+    ``(x1*2 + x2)*2 + y`` is device ``x*2 + y`` of the mesh as written, with ``x = 2*x1 + x2``), on
+    which ``I_X`` is ``I_{X1,X2}`` and the halves are the parts X1 and X2. The matmul is planned again
+    so (``plan(..., split=..., routes="xla")``), XLA's compiled module (the same one) is read with the
+    parts as axes, and its collectives are looked for among that plan's strategies; a strategy that
+    has them is run under ``shard_map`` and counts as a match only if it gives the product (:attr:`match`).
     """
 
-    label: str  # "X=P·Q": which axis became which
-    mesh: str  # the refined mesh, "P=2,Q=2,Y=2"
-    matmul: str  # the matmul with every split axis replaced by its factors, major first
+    label: str  # "X=X1·X2": which axis became which parts
+    mesh: str  # the mesh with the parts, "X1=2,X2=2,Y=2"
+    matmul: str  # the matmul with every split axis replaced by its parts, major first
     strategies: int
-    xla: tuple[str, ...]  # XLA's collectives in the refined mesh's axes
+    xla: tuple[str, ...]  # XLA's collectives over the parts
     matched: str | None
     rank: int | None
     reason: str
     executions: tuple[Execution, ...]  # the matched strategy under shard_map
     kind: Message | None = None  # the kind of the disagreement, for grouping (see compare); None: no reason
+    split: str = ""  # the split as the CLI takes it, "X=2x2"
+    searched: bool = False  # found (or not) by a search for XLA's collectives, not in a listing: no rank
 
     @property
     def match(self) -> bool:
-        """XLA's collectives are exactly a strategy of the refined plan, and that strategy, run under
+        """XLA's collectives are exactly a strategy of the plan with axes in parts, and that strategy, run under
         ``shard_map``, gave the product with symshard's block shapes."""
         return (
             self.matched is not None
@@ -926,6 +953,7 @@ class Refinement:
     def to_json(self) -> dict[str, Any]:
         return {
             "refined_mesh": self.label,
+            "split": self.split,
             "mesh": self.mesh,
             "matmul": self.matmul,
             "strategies": self.strategies,
@@ -935,6 +963,7 @@ class Refinement:
             "rank": self.rank,
             "reason": self.reason,
             "reason_kind": None if self.match else self.kind or "",
+            "searched": self.searched,
             "executed": [
                 {"strategy": e.strategy, "correct": e.correct, "exact": e.exact, "shapes_ok": e.shapes_ok}
                 for e in self.executions
@@ -942,17 +971,12 @@ class Refinement:
         }
 
 
-_FREE_AXIS_NAMES = "PQRSTUVWZLMNOH"
-
-
-def _split_axes(p: Plan, x: XlaPlan) -> dict[str, tuple[tuple[str, int], ...]]:
-    """Each mesh axis XLA's plan splits, with the (name, size) of its factors, major first: the cuts
-    of every sub-axis ``X:(pre)sub`` it uses (after the ``pre`` major devices' worth, and after
-    ``pre*sub``) cut the axis into consecutive factors. Names are capitals the mesh and matmul do not use."""
+def _split_axes(p: Plan, x: XlaPlan) -> dict[str, tuple[int, ...]]:
+    """Each mesh axis XLA's plan splits, with the sizes of its parts, major first: the cuts of every
+    sub-axis ``X:(pre)sub`` it uses (after the ``pre`` major devices' worth, and after ``pre*sub``)
+    cut the axis into consecutive parts (named ``X1, X2, ...`` by :func:`symshard.subaxes.split_mesh`)."""
     sizes = {a.name: int(a.size) for a in p.mesh.axes}
-    taken = set(sizes) | set(p.matmul.dims) | {p.matmul.lhs.name, p.matmul.rhs.name}
-    free = [c for c in _FREE_AXIS_NAMES if c not in taken]
-    out: dict[str, tuple[tuple[str, int], ...]] = {}
+    out: dict[str, tuple[int, ...]] = {}
     for parent in sorted({s.split(":")[0] for s in x.sub_axes}):
         n = sizes[parent]
         cuts = {1, n}
@@ -963,43 +987,30 @@ def _split_axes(p: Plan, x: XlaPlan) -> dict[str, tuple[tuple[str, int], ...]]:
             pre, _, sub = rest.partition(")")
             cuts |= {int(pre), int(pre) * int(sub)}
         ordered = sorted(cuts)
-        if any(b % a for a, b in itertools.pairwise(ordered)) or len(free) < len(ordered) - 1:
+        if any(b % a for a, b in itertools.pairwise(ordered)):
             return {}
-        out[parent] = tuple((free.pop(0), b // a) for a, b in itertools.pairwise(ordered))
+        out[parent] = tuple(b // a for a, b in itertools.pairwise(ordered))
     return out
 
 
-def _refine_array(arr: Array, split: Mapping[str, tuple[tuple[str, int], ...]]) -> Array:
-    def axes(names: Any) -> tuple[str, ...]:
-        return tuple(b for a in names for b in ([n for n, _ in split[a]] if a in split else [a]))
-
-    dims = tuple(Dim(d.name, axes(d.axes)) for d in arr.dims)
-    return Array(arr.name, dims, frozenset(axes(sorted(arr.unreduced))))
+def _split_label(p: Plan, split: Mapping[str, tuple[int, ...]]) -> str:
+    """``'X=X1·X2'`` (``'; '`` between axes): each split axis and its parts' names."""
+    return "; ".join(f"{a}={'·'.join(f'{a}{i + 1}' for i in range(len(parts)))}" for a, parts in split.items())
 
 
 REFINED_AXES = 4
-"""The most axes a refined mesh may have for :func:`verify` to check it: 2-D arrays on four axes plan
-in seconds (a few hundred thousand strategies), 3-D ones on four axes take minutes, so beyond three
-axes only 2-D products are checked."""
+"""The most axes a mesh with axes in parts may have for :func:`verify` to list and rank its plan: 2-D arrays on
+four axes list in seconds (a few hundred thousand strategies), 3-D ones on four axes millions, so beyond
+three axes only a 2-D product's plan is listed; the others are searched for XLA's collectives."""
 
 
-def _unrefinable(p: Plan, x: XlaPlan) -> Message | None:
-    """Why the refined mesh of ``x`` is not checked (too many axes for the arrays' dims), or None."""
+def _listable(p: Plan, x: XlaPlan) -> bool:
+    """Whether the plan with the axes ``x`` splits in parts is small enough to list and rank: below
+    :data:`REFINED_AXES` mesh axes, or that many with 2-D arrays; beyond, it is searched instead."""
     split = _split_axes(p, x)
-    if not split:
-        return None
-    count = sum(len(split.get(a.name, ((a.name, 0),))) for a in p.mesh.axes)
+    count = sum(len(split.get(a.name, (0,))) for a in p.mesh.axes)
     dims = max(len(a.dims) for a in (p.matmul.lhs, p.matmul.rhs))
-    if count < REFINED_AXES or (count == REFINED_AXES and dims <= 2):
-        return None
-    label = "; ".join(f"{a}={'·'.join(n for n, _ in parts)}" for a, parts in split.items())
-    return say(
-        "not checked on the refined mesh {label}: with {count} mesh axes and {dims}-dim arrays its plan lists too "
-        "many strategies to search in a sweep",
-        label=label,
-        count=count,
-        dims=dims,
-    )
+    return count < REFINED_AXES or (count == REFINED_AXES and dims <= 2)
 
 
 def refine(
@@ -1010,42 +1021,59 @@ def refine(
     fused: bool = True,
     memo: dict | None = None,
 ) -> Refinement | None:
-    """``p``'s matmul checked on the refined mesh of XLA's plan ``x`` (see :class:`Refinement`);
-    None when ``x`` uses no sub-axes or they do not cut their axes into factors."""
+    """``p``'s matmul checked with the mesh axes XLA's plan ``x`` splits in parts (see :class:`Refinement`);
+    None when ``x`` uses no sub-axes or they do not cut their axes into parts. A plan too long to list
+    (:func:`_listable`) is searched for XLA's collectives instead, and its match is not ranked."""
     split = _split_axes(p, x)
     if not split:
         return None
-    shape = [(n, s) for a in p.mesh.axes for n, s in split.get(a.name, ((a.name, int(a.size)),))]
-    mesh_text = ",".join(f"{n}={s}" for n, s in shape)
+    listed = _listable(p, x)
     mm = p.matmul
     out = mm.out if mm.out is not None else p.strategies[0].output
-    refined = Matmul(_refine_array(mm.lhs, split), _refine_array(mm.rhs, split), _refine_array(out, split))
     sizes = ",".join(f"{k}={v}" for k, v in p.sizes)
-    # XLA partitioned for the mesh as written: its orders there, not those of a mesh of the refined one's axes
+    # the plan on the mesh as written, with the split axes usable in parts; XLA's orders are the mesh's
     rp = plan.__wrapped__(  # type: ignore[attr-defined]
-        refined, mesh_text, sizes, dtype=p.dtype, hardware=p.hardware, model=model, routes="xla",
-        partitioned_axes=len(p.mesh.axes),
+        Matmul(mm.lhs, mm.rhs, out), p.mesh, sizes, dtype=p.dtype, hardware=p.hardware, model=model, routes="xla",
+        split=split, all=listed,
     )  # fmt: skip
+    shape = [(a.name, int(a.size)) for a in rp.mesh.axes]
+    mesh_text = ",".join(f"{n}={s}" for n, s in shape)
     rx = _reread(x, shape, p.dtype)
-    strategy, rank, reason, kind = _compare(rp, rx, refined=True)
+    kind: Message | None
+    if listed:
+        strategy, rank, reason, kind = _compare(rp, rx, refined=True)
+        count = len(rp.strategies)
+    else:
+        strategy, rank, count, reason, kind = _searched(rp, rx), None, rp.source.count(), "", None
+    searched = not listed
+    if strategy is None:
+        # XLA's further orders, which a plan with axes in parts does not list (see planner._wide)
+        strategy = _searched(rp, rx, further=True)
+        searched = searched or strategy is not None
+        if strategy is not None:
+            rank, reason, kind = None, "", None
+        elif not listed:
+            kind = say("no strategy with exactly XLA's collectives and FLOPs, searched by its collectives")
+            reason = kind
     executions: tuple[Execution, ...] = ()
     if strategy is not None:
         key = ("refined mesh", mesh_text)
         own = None if memo is None else memo.setdefault(key, {})
         done = _attempt(rp, strategy, fused=fused, memo=own)
         executions = (done,) if isinstance(done, Execution) else ()
-    label = "; ".join(f"{a}={'·'.join(n for n, _ in parts)}" for a, parts in split.items())
     return Refinement(
-        label=label,
+        label=_split_label(p, split),
         mesh=mesh_text,
-        matmul=str(refined),
-        strategies=len(rp.strategies),
+        matmul=str(rp.matmul),
+        strategies=count,
         xla=tuple(c.describe() for c in rx.collectives),
         matched=strategy.name if strategy is not None else None,
         rank=rank,
         reason=reason,
         executions=executions,
         kind=kind,
+        split=",".join(f"{a}={'x'.join(map(str, parts))}" for a, parts in split.items()),
+        searched=searched,
     )
 
 
@@ -1106,6 +1134,27 @@ def choose(
     return [p.strategies[i] for i in sorted(always | set(drawn))]
 
 
+def _further(p: Plan, x: XlaPlan) -> Strategy | None:
+    """The fastest strategy among XLA's further orders that the plan does not list (see
+    :meth:`~symshard.planner.Plan.matching`) with exactly XLA's collectives and dot FLOPs, or None."""
+    return _searched(p, x, further=True)
+
+
+def _searched(p: Plan, x: XlaPlan, *, further: bool = False) -> Strategy | None:
+    """The fastest of ``p``'s strategies (with ``further``, also of XLA's further orders) with exactly
+    XLA's collectives and dot FLOPs, found by a search for those collectives rather than a listing."""
+    if any(c.axes is None for c in x.collectives):
+        return None
+    sizes = {k: int(v) for k, v in p.sizes}
+    axes = {a.name: int(a.size) for a in p.mesh.axes}
+
+    def steps_signature(steps: tuple[CollectiveExpr, ...]) -> Signature:
+        return tuple(sorted(_step_signature(e, sizes, axes) for e in steps if not isinstance(e.op, DynamicSlice)))
+
+    found = p.matching(steps_signature, x.signature, further=further)
+    return next((s for s in found if int(s.raw_flops) == x.dot_flops), None)
+
+
 def verify(
     mm: Matmul | str,
     mesh: Mesh | Mapping[str, object] | str,
@@ -1157,13 +1206,12 @@ def verify(
     seconds = time.perf_counter() - start
     x = xla_plan(p)
     strategy, rank, reason = compare(p, x)
+    further = _further(p, x) if strategy is None and not x.sub_axes else None
+    if further is not None:
+        strategy, rank, reason = further, p.place(further), ""
     refined = None
     if strategy is None and x.sub_axes:
-        unchecked = _unrefinable(p, x)
-        if unchecked is not None:
-            reason = _clauses([reason, unchecked])
-        else:
-            refined = refine(p, x, model=model, fused=fused, memo=memo)
+        refined = refine(p, x, model=model, fused=fused, memo=memo)
     if refined is not None:
         reason = _refined_reason(reason, refined)
     sizes = {k: int(v) for k, v in p.sizes}
@@ -1184,7 +1232,9 @@ def verify(
         flops_agree = x.dot_flops in every
         total_agree = x.flops in every
     lowering = _lowering_notes(p, x)
-    chosen = choose(p, run, sample=sample, seed=seed, keep=strategy)
+    chosen = choose(p, run, sample=sample, seed=seed, keep=strategy if further is None else None)
+    if further is not None:
+        chosen.append(further)  # not listed, so never chosen: run as the match it is
     executions: list[Execution] = []
     unrunnable: list[tuple[str, str]] = []
     not_run = 0
@@ -1222,6 +1272,7 @@ def verify(
         symshard_seconds=seconds,
         xla_compile_seconds=x.compile_seconds,
         refined=refined,
+        further=further is not None,
         xla_reduction_flops=x.reduction_flops,
         total_flops_agree=total_agree,
         xla_bytes=_bytes(x.signature, p.dtype),
