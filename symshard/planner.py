@@ -699,8 +699,8 @@ class Plan:
         with batch or head dims there are too many to list, but a search for one set of collectives is quick.
         """
         src = self.source
-        if src is None:
-            return [s for s in self.all_strategies() if signature(tuple(st.op for st in s.collectives)) == target]  # type: ignore[misc]
+        if src is None:  # a plan made by hand, not by plan(): nothing to search
+            return []
         if further and src.xla and not src.wide:
             src = Enumeration(src.mm, src.env, src.targets, src.overlap, True, wide=True)
         found = [src.build(p, picks) for p, picks in src.matching(signature, target)]
@@ -710,11 +710,10 @@ class Plan:
         """The 1-based place ``strategy`` takes in the plan's order (fastest first) among the strategies
         listed: one more than the number ranked before it. It need not be listed itself (one found by
         :meth:`matching` with ``further``); the listed ones it is compared with are built as a binary search
-        reads them. With symbolic costs, which do not rank, its place is its position if listed, else one
-        past the last."""
+        reads them. With symbolic costs, which do not rank, its place is one past the last."""
         listed = self.strategies
         if not self.numeric:
-            return next((i + 1 for i, s in enumerate(listed) if s == strategy), 0) or len(listed) + 1
+            return len(listed) + 1
         key = _rank_key(strategy)[:4]
         lo, hi = 0, len(listed)
         while lo < hi:

@@ -1134,12 +1134,6 @@ def choose(
     return [p.strategies[i] for i in sorted(always | set(drawn))]
 
 
-def _further(p: Plan, x: XlaPlan) -> Strategy | None:
-    """The fastest strategy among XLA's further orders that the plan does not list (see
-    :meth:`~symshard.planner.Plan.matching`) with exactly XLA's collectives and dot FLOPs, or None."""
-    return _searched(p, x, further=True)
-
-
 def _searched(p: Plan, x: XlaPlan, *, further: bool = False) -> Strategy | None:
     """The fastest of ``p``'s strategies (with ``further``, also of XLA's further orders) with exactly
     XLA's collectives and dot FLOPs, found by a search for those collectives rather than a listing."""
@@ -1206,7 +1200,8 @@ def verify(
     seconds = time.perf_counter() - start
     x = xla_plan(p)
     strategy, rank, reason = compare(p, x)
-    further = _further(p, x) if strategy is None and not x.sub_axes else None
+    # XLA's further orders, which the plan may not list (see planner._wide), searched for XLA's collectives
+    further = _searched(p, x, further=True) if strategy is None and not x.sub_axes else None
     if further is not None:
         strategy, rank, reason = further, p.place(further), ""
     refined = None
