@@ -154,7 +154,11 @@ def main(argv: list[str] | None = None) -> int:
         f"FLOPs: XLA's dots equal symshard's in {total['dot_flops_agree']:,} of {total['flops_compared']:,} cases "
         f"compared; its total (with the adds of reductions, converts, index arithmetic) in {total['total_flops_agree']:,}"
     )
-    print(f"disagreements where XLA's plan is cheaper than symshard's best (planner work): {total['xla_cheaper']}")
+    print(
+        f"disagreements where XLA's plan is cheaper than symshard's best by whole axes: {total['xla_cheaper']}; "
+        f"cheaper than its best with axes in parts too, and none of its strategies (planner work): "
+        f"{total['planner_work']}"
+    )
     if not args.no_speed:
         for label, case in (
             ("collective-free", "A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]"),

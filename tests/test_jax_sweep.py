@@ -42,6 +42,7 @@ def _summary(rows: list[dict]) -> dict:
         "agreement_combined": round((matches + refined) / len(rows), 4),
         "rank_1": sum(r["rank"] == 1 for r in rows),
         "xla_cheaper": sum(r["xla_cheaper"] and not r["match"] for r in rows),
+        "planner_work": sum(r["planner_work"] for r in rows),
         "dot_flops_agree": sum(r["flops_agree"] is True for r in rows),
         "total_flops_agree": sum(r["total_flops_agree"] is True for r in rows),
         "strategies_run": sum(r["ran"] for r in rows),
@@ -127,6 +128,27 @@ def test_every_disagreement_is_named_with_both_plans_costs():
         cheaper = r["xla_bytes"] <= r["best_bytes"] and r["xla_dot_flops"] <= r["best_flops"]
         cheaper = cheaper and (r["xla_bytes"], r["xla_dot_flops"]) != (r["best_bytes"], r["best_flops"])
         assert r["xla_cheaper"] == cheaper, r["matmul"]
+
+
+def _cheaper(xla: tuple[int, int], best: tuple[int, int]) -> bool:
+    return xla[0] <= best[0] and xla[1] <= best[1] and xla != best
+
+
+def test_planner_work_is_what_no_best_of_symshards_is_as_cheap_as():
+    # XLA's plan is no strategy of symshard's (by whole axes or with axes in parts) and costs less, both in
+    # bytes and FLOPs, than symshard's best by whole axes and than its best with the axes XLA splits in parts
+    for r in ROWS:
+        xla = (r["xla_bytes"], r["xla_dot_flops"])
+        parts = r.get("refined")
+        expected = (
+            not r["match"]
+            and not (parts and parts["match"])
+            and _cheaper(xla, (r["best_bytes"], r["best_flops"]))
+            and (parts is None or _cheaper(xla, (parts["best_bytes"], parts["best_flops"])))
+        )
+        assert r["planner_work"] == expected, r["matmul"]
+    # most of XLA's cheaper plans by whole axes are plans with axes in parts that symshard lists with --split
+    assert DATA["total"]["planner_work"] < DATA["total"]["xla_cheaper"] / 2
 
 
 def test_matches_with_axes_in_parts_ran_correctly_and_are_kept_apart():

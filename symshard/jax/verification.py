@@ -302,6 +302,7 @@ ENGLISH: dict[str, str] = {
     "cli.verify.cost_value": "XLA's plan {xla_bytes} B into collectives and {xla_flops} FLOPs per device, "
     "symshard's best {best_bytes} B and {best_flops} FLOPs",
     "cli.verify.cheaper": "; XLA's plan is cheaper: planner work",
+    "cli.verify.parts_cost": "; with axes in parts, symshard's best {best_bytes} B and {best_flops} FLOPs",
     "cli.verify.flops": "XLA {total} per device in all, {dots} in dots",
     "cli.verify.flops_extra": " ({adds} adds of reductions, {other} converts and index arithmetic)",
     "cli.verify.flops_both": "; symshard's count equals the dots and the total",
@@ -415,8 +416,17 @@ class Verification:
         """XLA's plan costs less than symshard's best on both counts that need no cost model: its
         collectives take no more bytes from each device and its dots do no more FLOPs, one of them
         strictly fewer."""
-        no_more = self.xla_bytes <= self.best_bytes and self.xla_dot_flops <= self.best_flops
-        return no_more and (self.xla_bytes, self.xla_dot_flops) != (self.best_bytes, self.best_flops)
+        return _cheaper((self.xla_bytes, self.xla_dot_flops), (self.best_bytes, self.best_flops))
+
+    @property
+    def planner_work(self) -> bool:
+        """XLA's plan is none of symshard's strategies, by whole axes or with axes in parts, and costs
+        less than symshard's best both ways (see :attr:`xla_cheaper`), also than its best with the axes
+        XLA splits in parts where those were planned: a route symshard's planner lacks."""
+        if self.match or self.refined_match or not self.xla_cheaper:
+            return False
+        r = self.refined
+        return r is None or _cheaper((self.xla_bytes, self.xla_dot_flops), (r.best_bytes, r.best_flops))
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -580,11 +590,22 @@ class Verification:
             best_bytes=f"{self.best_bytes:,}",
             best_flops=f"{self.best_flops:,}",
         )
-        return (said, _word("cli.verify.cheaper")) if self.xla_cheaper else (said,)
+        out = [said]
+        r = self.refined
+        if r is not None and r.best:
+            out.append(_word("cli.verify.parts_cost", best_bytes=f"{r.best_bytes:,}", best_flops=f"{r.best_flops:,}"))
+        if self.planner_work:
+            out.append(_word("cli.verify.cheaper"))
+        return tuple(out)
 
     def cost_text(self) -> str:
         """:meth:`cost_parts`, in English."""
         return "".join(self.cost_parts())
+
+
+def _cheaper(xla: tuple[int, int], best: tuple[int, int]) -> bool:
+    """``(bytes, FLOPs)`` of XLA's plan no more than ``best``'s both ways, and not the same."""
+    return xla[0] <= best[0] and xla[1] <= best[1] and xla != best
 
 
 def _describe(sig: Signature) -> str:
@@ -939,6 +960,9 @@ class Refinement:
     kind: Message | None = None  # the kind of the disagreement, for grouping (see compare); None: no reason
     split: str = ""  # the split as the CLI takes it, "X=2x2"
     searched: bool = False  # found (or not) by a search for XLA's collectives, not in a listing: no rank
+    best: str = ""  # symshard's fastest strategy with the axes in parts
+    best_bytes: int = 0  # bytes each device puts into its collectives, in the plan's dtype
+    best_flops: int = 0  # its FLOPs per device
 
     @property
     def match(self) -> bool:
@@ -964,6 +988,9 @@ class Refinement:
             "reason": self.reason,
             "reason_kind": None if self.match else self.kind or "",
             "searched": self.searched,
+            "best": self.best,
+            "best_bytes": self.best_bytes,
+            "best_flops": self.best_flops,
             "executed": [
                 {"strategy": e.strategy, "correct": e.correct, "exact": e.exact, "shapes_ok": e.shapes_ok}
                 for e in self.executions
@@ -1074,6 +1101,9 @@ def refine(
         kind=kind,
         split=",".join(f"{a}={'x'.join(map(str, parts))}" for a, parts in split.items()),
         searched=searched,
+        best=rp.strategies[0].name,
+        best_bytes=_bytes(signature(rp.strategies[0], rp), p.dtype),
+        best_flops=int(rp.strategies[0].raw_flops),
     )
 
 
