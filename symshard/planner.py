@@ -1248,7 +1248,7 @@ class Enumeration:
         """The valid strategies whose legs' steps, read by ``signature`` (a sorted tuple of hashable
         items per route), add up to ``target`` (a sorted tuple), in the enumeration's order, found
         without listing the rest: each leg keeps only the routes whose items are among the target's,
-        and the result's route is looked up by what the operands' leave over. A search for one known
+        and the result's route is looked up by what the operands' legs leave over. A search for one known
         set of collectives (XLA's plan) through more strategies than a listing can sort."""
         want = Counter(target)
         cache: dict[tuple[CollectiveExpr, ...], Counter | None] = {}

@@ -7,6 +7,7 @@ Expected formulas are written out from the chapter's own reasoning (bf16, the
 from __future__ import annotations
 
 import itertools
+import random
 
 import pytest
 import sympy
@@ -597,3 +598,45 @@ def test_clear_caches_forgets_the_routes():
     clear_caches()
     assert reshard_routes.cache_info().currsize == 0
     assert reshard_steps.cache_info().currsize == 0
+
+
+# -- a search for one set of collectives, against the listing ------------------------------------------
+
+
+def _steps_signature(steps) -> tuple:
+    return tuple(sorted((e.op.kind, tuple(e.op.axes), str(e.output)) for e in steps if e.op.kind != "DynamicSlice"))
+
+
+@pytest.mark.parametrize(
+    ("mm", "mesh", "shape"),
+    [
+        ("A[I_X, J_Y] · B[J_Y, K] -> C[I_X, K_Y]", "X=4,Y=2", "I=64,J=64,K=64"),
+        ("A[I, J_X] · B[J_X, K] -> C[I, K_X]", "X=2,Y=4", "I=64,J=64,K=64"),
+        ("A[G, I_Y, J] · B[G_X, J, K] -> C[G_Y, I, K_X]", "X=2,Y=2", "G=16,I=48,J=32,K=80"),
+    ],
+)
+def test_a_search_for_collectives_finds_exactly_the_listed_strategies_that_have_them(mm, mesh, shape):
+    # brute force as the oracle: every listed strategy's collectives, grouped; the search for each group
+    # (and for one no strategy has) returns exactly its members, without listing
+    p = plan(mm, mesh, shape, hardware="tpu-v5e", routes="xla", all=True)
+    assert p.source.count() == len(p.strategies)
+    groups: dict[tuple, set[str]] = {}
+    for s in p.strategies:
+        groups.setdefault(_steps_signature(tuple(st.op for st in s.collectives)), set()).add(s.name)
+    rng = random.Random(7)
+    for target in rng.sample(sorted(groups), min(12, len(groups))):
+        found = p.matching(_steps_signature, target)
+        assert {s.name for s in found} == groups[target]
+        assert [s.time for s in found] == sorted(s.time for s in found)  # fastest first
+    assert p.matching(_steps_signature, (("AllGather", ("X",), "nothing"),)) == []
+
+
+def test_an_unlisted_strategy_is_placed_among_the_listed():
+    p = plan("A[I_X, J_Y] · B[J_Y, K] -> C[I_X, K_Y]", "X=4,Y=2", "I=64,J=64,K=64", hardware="tpu-v5e", routes="xla",
+             all=True)  # fmt: skip
+    for i in (0, 5, len(p.strategies) - 1):
+        s = p.strategies[i]
+        place = p.place(s)
+        before = [t for t in p.strategies if (t.time, t.comm_time, t.memory_bytes_per_device, len(t.steps))
+                  < (s.time, s.comm_time, s.memory_bytes_per_device, len(s.steps))]  # fmt: skip
+        assert place == len(before) + 1 and place <= i + 1
