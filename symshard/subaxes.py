@@ -55,6 +55,11 @@ class AxisSplit:
         """``'X=X1·X2'``."""
         return f"{self.axis}={'·'.join(self.names)}"
 
+    @property
+    def spec(self) -> str:
+        """The split as :func:`parse_split` reads it: ``'X=2x2'``."""
+        return f"{self.axis}={'x'.join(str(n) for _, n in self.parts)}"
+
     def shardy(self, name: str) -> str:
         """The part ``name`` as Shardy writes a sub-axis, ``X:(pre)size``: ``pre`` is the product of
         the sizes of the parts before it (more major), ``size`` its own."""

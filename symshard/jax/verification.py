@@ -1020,11 +1020,6 @@ def _split_axes(p: Plan, x: XlaPlan) -> dict[str, tuple[int, ...]]:
     return out
 
 
-def _split_label(p: Plan, split: Mapping[str, tuple[int, ...]]) -> str:
-    """``'X=X1·X2'`` (``'; '`` between axes): each split axis and its parts' names."""
-    return "; ".join(f"{a}={'·'.join(f'{a}{i + 1}' for i in range(len(parts)))}" for a, parts in split.items())
-
-
 REFINED_AXES = 4
 """The most axes a mesh with axes in parts may have for :func:`verify` to list and rank its plan: 2-D arrays on
 four axes list in seconds (a few hundred thousand strategies), 3-D ones on four axes millions, so beyond
@@ -1089,7 +1084,7 @@ def refine(
         done = _attempt(rp, strategy, fused=fused, memo=own)
         executions = (done,) if isinstance(done, Execution) else ()
     return Refinement(
-        label=_split_label(p, split),
+        label="; ".join(s.label for s in rp.split),
         mesh=mesh_text,
         matmul=str(rp.matmul),
         strategies=count,
@@ -1099,7 +1094,7 @@ def refine(
         reason=reason,
         executions=executions,
         kind=kind,
-        split=",".join(f"{a}={'x'.join(map(str, parts))}" for a, parts in split.items()),
+        split=",".join(s.spec for s in rp.split),
         searched=searched,
         best=rp.strategies[0].name,
         best_bytes=_bytes(signature(rp.strategies[0], rp), p.dtype),
