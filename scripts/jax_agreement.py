@@ -142,20 +142,26 @@ def main(argv: list[str] | None = None) -> int:
         f"strategies run under shard_map, {total['strategies_ok']:,} gave the product"
     )
     seconds = {m["mesh"]: m for m in times["meshes"]}
-    print(f"{'mesh':<12} {'cases':>6} {'whole axes':>17} {'axes in parts too':>17} {'s/case':>7} {'median':>7}")
+    print(
+        f"{'mesh':<12} {'cases':>6} {'whole axes':>17} {'axes in parts too':>17} {'routes found step by step':>26} "
+        f"{'s/case':>7} {'median':>7}"
+    )
     for m in [*data["meshes"], {"mesh": "all", **total}]:
         t = seconds.get(m["mesh"], times["total"])
         refined = m["matches"] + m["matches_refined"]
+        routed = f"{m['matches_routed']} + {m['matches_refined_routed']} in parts"
+        median = t["per_case_median"]
         print(
             f"{m['mesh']:<12} {m['cases']:>6} {m['matches']:>6} ({100 * m['matches'] / m['cases']:5.1f} %) "
-            f"{refined:>6} ({100 * refined / m['cases']:5.1f} %) {t['per_case_mean']:>7.2f} {t['per_case_median']:>7.2f}"
+            f"{refined:>6} ({100 * refined / m['cases']:5.1f} %) {routed:>26} {t['per_case_mean']:>7.2f} "
+            f"{median if median is not None else float('nan'):>7.2f}"
         )
     print(
         f"FLOPs: XLA's dots equal symshard's in {total['dot_flops_agree']:,} of {total['flops_compared']:,} cases "
         f"compared; its total (with the adds of reductions, converts, index arithmetic) in {total['total_flops_agree']:,}"
     )
     print(
-        f"disagreements where XLA's plan is cheaper than symshard's best by whole axes: {total['xla_cheaper']}; "
+        f"XLA's plan not one the planner offers and cheaper than symshard's best by whole axes: {total['xla_cheaper']}; "
         f"cheaper than its best with axes in parts too, and none of its strategies (planner work): "
         f"{total['planner_work']}"
     )
@@ -198,6 +204,10 @@ def _merged(data: dict, times: dict, out: Path, times_path: Path) -> tuple[dict,
         n = counts["cases"]
         counts["agreement"] = round(counts["matches"] / n, 4) if n else 0.0
         counts["agreement_combined"] = round((counts["matches"] + counts["matches_refined"]) / n, 4) if n else 0.0
+        planned = counts["matches"] - counts["matches_routed"]
+        counts["agreement_planned"] = round(planned / n, 4) if n else 0.0
+        both = planned + counts["matches_refined"] - counts["matches_refined_routed"]
+        counts["agreement_combined_planned"] = round(both / n, 4) if n else 0.0
         return {k: counts[k] for k in data["total"]}
 
     mesh_order = list(dict.fromkeys(b["mesh"] for b in batches))
@@ -234,7 +244,7 @@ def _merged(data: dict, times: dict, out: Path, times_path: Path) -> tuple[dict,
     return merged, merged_times
 
 
-_RATIOS = ("agreement", "agreement_combined")
+_RATIOS = ("agreement", "agreement_combined", "agreement_planned", "agreement_combined_planned")
 
 
 def _dump(content: dict) -> str:

@@ -36,7 +36,7 @@ import heapq
 import itertools
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -73,7 +73,7 @@ from .mesh import Mesh, resolve_mesh
 from .messages import say
 from .monomials import Domain, Lazy, Maximum, Samples, from_expr, less_equal, log_uniform, values_at
 from .placement import ShapeLike, check_on_mesh, resolve_shape
-from .routes import Repermute, reshard_routes, reshard_steps
+from .routes import Repermute, every_route, reshard_routes, reshard_steps
 from .subaxes import AxisSplit, split_array, split_mesh
 from .symbols import C
 
@@ -690,20 +690,40 @@ class Plan:
         return self.source.listing()
 
     def matching(
-        self, signature: Callable[[tuple[CollectiveExpr, ...]], tuple], target: tuple, *, further: bool = False
+        self,
+        signature: Callable[[tuple[CollectiveExpr, ...]], tuple],
+        target: tuple,
+        *,
+        further: bool = False,
+        any_route: bool = False,
+        kinds: Mapping[str, int] | None = None,
     ) -> list[Strategy]:
         """Every valid strategy whose steps, read by ``signature`` (a sorted tuple per route, as
         :meth:`Enumeration.matching` takes it), add up to ``target``, fastest first, found without
         listing the others. With ``further`` (and ``routes='xla'``) the search also takes XLA's further
         orders (see :func:`reshard_routes`), which the plan lists only for a 2-D matmul on three axes:
         with batch or head dims there are too many to list, but a search for one set of collectives is quick.
+
+        With ``any_route`` (numbers only) the legs are instead any routes of the algebra's exact steps
+        (:func:`symshard.routes.every_route`), which the planner does not list: permutes one after
+        another, a reduce-scatter undone by a gather, a slice before a permute. Such a strategy is one
+        symshard can write, cost and run, though no plan would offer it. ``kinds`` bounds how many steps
+        of each collective kind a strategy takes (a search for a known plan names its own: much quicker).
         """
         src = self.source
         if src is None:  # a plan made by hand, not by plan(): nothing to search
             return []
-        if further and src.xla and not src.wide:
+        if (further or any_route) and src.xla and not src.wide:
             src = Enumeration(src.mm, src.env, src.targets, src.overlap, True, wide=True)
-        found = [src.build(p, picks) for p, picks in src.matching(signature, target)]
+        if any_route:
+
+            def item(expr: CollectiveExpr) -> Hashable | None:
+                read = signature((expr,))
+                return read[0] if read else None
+
+            found = [src.build_routed(p, routes) for p, routes in src.composed(item, target, kinds)]
+        else:
+            found = [src.build(p, picks) for p, picks in src.matching(signature, target)]
         return sorted(found, key=lambda s: _sort_key(s, self.numeric))
 
     def place(self, strategy: Strategy) -> int:
@@ -1277,6 +1297,64 @@ class Enumeration:
                         continue  # the operands' legs already hold more than the target
                     for k in outs.get(tuple(sorted(rest.elements())), ()):
                         yield p, (a, b, k)
+
+    def composed(
+        self, item: Callable[[CollectiveExpr], Hashable | None], target: tuple, kinds: Mapping[str, int] | None = None
+    ) -> Iterator[tuple[_Product, tuple[tuple[CollectiveExpr, ...], ...]]]:
+        """The strategies over the enumeration's compute shardings whose legs are any routes of exact
+        steps (:func:`every_route`, not only the planner's) with items, read by ``item`` (None for a free
+        step), adding up to ``target`` (a sorted tuple), and (with ``kinds``) at most so many steps of each
+        kind: each as (compute sharding, its three routes). Numbers only (a route search needs the axis
+        sizes); every array on the way divides evenly."""
+        sizes = self.building.sizes
+        if sizes is None:
+            return
+        budget = Counter(target)
+        reached: dict[Array, dict[Array, list[tuple[tuple[CollectiveExpr, ...], Counter]]]] = {}
+
+        def routes(src: Array, dst: Array) -> list[tuple[tuple[CollectiveExpr, ...], Counter]]:
+            ends = reached.get(src)
+            if ends is None:
+                ends = reached[src] = {}
+                for steps, used in every_route(src, sizes, item, budget, kinds):
+                    if all(self.env.fits(e.output) for e in steps):
+                        end = steps[-1].output if steps else src
+                        ends.setdefault(end, []).append((steps, Counter(used)))
+            return ends.get(dst, [])
+
+        mm = self.mm
+        for p in self.products():
+            lhs_routes = routes(mm.lhs, p.lhs_c)
+            rhs_routes = routes(mm.rhs, p.rhs_c) if lhs_routes else []
+            out_routes = routes(p.local_out, p.target) if rhs_routes else []
+            if not out_routes:
+                continue
+            outs: dict[tuple, list[tuple[CollectiveExpr, ...]]] = {}
+            for steps, used in out_routes:
+                outs.setdefault(tuple(sorted(used.elements())), []).append(steps)
+            for ra, ca in lhs_routes:
+                for rb, cb in rhs_routes:
+                    rest = budget - ca - cb
+                    if ca + cb + rest != budget:
+                        continue
+                    for rc in outs.get(tuple(sorted(rest.elements())), ()):
+                        yield p, (ra, rb, rc)
+
+    def build_routed(self, p: _Product, routes: tuple[tuple[CollectiveExpr, ...], ...]) -> Strategy:
+        """The strategy of compute sharding ``p`` whose legs take these routes (from :meth:`composed`)."""
+        mm, b = self.mm, self.building
+        ends = ((mm.lhs, p.lhs_c, "lhs"), (mm.rhs, p.rhs_c, "rhs"), (p.local_out, p.target, "out"))
+        pre_l, pre_r, post = (
+            _leg(b.env, src, dst, role, role != "out", steps)
+            for (src, dst, role), steps in zip(ends, routes, strict=True)
+        )
+        if b is self.pruning:
+            flops, compute_time = p.flops, p.compute_time
+        else:
+            flops = b.env.flops(p.lhs_c, p.rhs_c)
+            compute_time = exact_ratio(flops, b.env.flops_rate)
+        product = PlanStep("matmul", LocalMatmul(p.lhs_c, p.rhs_c, p.local_out), None, flops)
+        return b.build(mm.lhs, mm.rhs, p.target, p.sharding, product, compute_time, p.local_out, pre_l, pre_r, post)
 
     def count(self) -> int:
         """How many valid strategies there are (what :meth:`listing` would list), counted without listing them."""

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -36,7 +37,7 @@ from .errors import PlanError
 from .memo import on_clear
 from .messages import say
 
-__all__ = ["Repermute", "reshard_routes", "reshard_steps", "single_permute"]
+__all__ = ["Repermute", "every_route", "one_step", "reshard_routes", "reshard_steps", "single_permute"]
 
 Value = Any
 """An axis size: an ``int`` when numbers are known, a SymPy expression otherwise."""
@@ -624,5 +625,180 @@ def _split_gathers(route: tuple[CollectiveExpr, ...]) -> list[tuple[CollectiveEx
     return [tuple(out)] if split else []
 
 
+# -- every route of the algebra, searched for a known set of steps --------------------------------
+
+
+STEP_KINDS = ("DynamicSlice", "AllGather", "AllToAll", "AllReduce", "ReduceScatter", "CollectivePermute")
+"""The kinds of step :func:`one_step` takes, in its order."""
+
+
+def one_step(
+    array: Array, sizes: tuple[tuple[str, int], ...], kinds: Sequence[str] = STEP_KINDS
+) -> tuple[CollectiveExpr, ...]:
+    """Every exact step of ``kinds`` the algebra takes from ``array`` on a mesh of these (numeric) axis
+    sizes: a free slice over idle axes at the minor end of a dim; an all-gather of a run at the minor
+    end of one dim or more; an all-to-all of such runs onto the minor end of another dim; an all-reduce
+    of some of its partial sums, or a reduce-scatter of them onto a dim; and a collective-permute to any
+    sharding whose blocks lie inside the present ones (:func:`single_permute`).
+
+    Examples:
+        >>> for e in one_step(Array.parse("A[I_X, J]"), (("X", 2), ("Y", 2))):
+        ...     print(e)
+        DynamicSlice_{Y,I}(A[I_X, J]) -> A[I_XY, J]
+        DynamicSlice_{Y,J}(A[I_X, J]) -> A[I_X, J_Y]
+        AllGather_X(A[I_X, J]) -> A[I, J]
+        AllToAll_{X,J}(A[I_X, J]) -> A[I, J_X]
+        CollectivePermute_{XY,I_Y}(A[I_X, J]) -> A[I_Y, J]
+        CollectivePermute_{XY,I_Y,J_X}(A[I_X, J]) -> A[I_Y, J_X]
+        CollectivePermute_{XY,I_YX}(A[I_X, J]) -> A[I_YX, J]
+    """
+    return tuple(e for kind in kinds for e in _steps(array, sizes, kind))
+
+
+@lru_cache(maxsize=16384)
+def _steps(array: Array, sizes: tuple[tuple[str, int], ...], kind: str) -> tuple[CollectiveExpr, ...]:
+    """:func:`one_step`'s steps of one kind."""
+    out: list[CollectiveExpr] = []
+    tails = [[d.axes[k:] for k in range(len(d.axes), -1, -1)] for d in array.dims]  # the empty run first
+    pending = sorted(array.unreduced)
+    if kind == "DynamicSlice":
+        idle = [a for a, _ in sizes if array.sharded_dim(a) is None and a not in array.unreduced]
+        for d in array.dims:
+            for n in range(1, len(idle) + 1):
+                for run in itertools.permutations(idle, n):
+                    out.append(_apply(DynamicSlice(run, d.name), array))
+    elif kind == "AllGather":
+        for combo in itertools.product(*tails):
+            gone = tuple(a for run in combo for a in run)
+            if gone:
+                out.append(_apply(AllGather(gone), array))
+    elif kind == "AllToAll":
+        for t, target in enumerate(array.dims):
+            runs = [[run for run in tails[i] if run] if i != t else [] for i in range(len(array.dims))]
+            for combo in itertools.product(*[[(), *r] for r in runs]):
+                moved = [run for run in combo if run]
+                for order in itertools.permutations(moved) if moved else ():
+                    out.append(_apply(AllToAll(tuple(a for run in order for a in run), target.name), array))
+    elif kind in ("AllReduce", "ReduceScatter"):
+        for n in range(1, len(pending) + 1):
+            for some in itertools.combinations(pending, n):
+                if kind == "AllReduce":
+                    out.append(_apply(AllReduce(some), array))
+                    continue
+                for d in array.dims:
+                    for scattered in itertools.permutations(some):
+                        out.append(_apply(ReduceScatter(scattered, d.name), array))
+    elif kind == "CollectivePermute":
+        out.extend(_permutes(array, sizes))
+    return tuple(out)
+
+
+def _permutes(array: Array, sizes: tuple[tuple[str, int], ...]) -> list[CollectiveExpr]:
+    """Every collective-permute from ``array`` (:func:`single_permute`): each dim's new axes chosen
+    among those whose blocks lie inside its present ones, no axis on two dims."""
+    mapping = dict(sizes)
+    shardable = [a for a, _ in sizes if a not in array.unreduced]
+    every = [c for n in range(len(shardable) + 1) for c in itertools.permutations(shardable, n)]
+    options = [[t for t in every if t == d.axes or _divides(d.axes, t, mapping)] for d in array.dims]
+    out: list[CollectiveExpr] = []
+    chosen: list[tuple[str, ...]] = []
+
+    def place(i: int, taken: frozenset[str]) -> None:
+        if i == len(options):
+            dims = tuple(unchecked_dim(d.name, c) for d, c in zip(array.dims, chosen, strict=True))
+            permute = single_permute(array, unchecked_array(array.name, dims, array.unreduced), mapping)
+            if permute is not None:
+                out.append(permute)
+            return
+        for t in options[i]:
+            if taken.isdisjoint(t):
+                chosen.append(t)
+                place(i + 1, taken.union(t))
+                chosen.pop()
+
+    place(0, frozenset())
+    return out
+
+
+def every_route(
+    src: Array,
+    sizes: tuple[tuple[str, int], ...],
+    item: Callable[[CollectiveExpr], Hashable | None],
+    budget: Mapping[Hashable, int],
+    kinds: Mapping[str, int] | None = None,
+    keep: int = 4,
+) -> list[tuple[tuple[CollectiveExpr, ...], tuple[Hashable, ...]]]:
+    """Routes from ``src`` made of exact steps (:func:`one_step`) whose items, read by ``item`` (None for
+    a step that is free, such as a slice), are drawn from ``budget`` (item to how many times it may
+    occur), and (with ``kinds``) with at most so many steps of each kind besides free ones: each route
+    with its items. For each array reached with each multiset of items, the first ``keep`` routes found
+    (routes alike in both are alike to a search for those items). A route may come back to an array (XLA
+    gathers an axis and slices it again); free slices in a row go onto dims in their order, so the budget
+    bounds every route.
+
+    This is the whole algebra, not the planner's routes: a search for one known set of collectives
+    (XLA's plan) through routes no planner would list, such as a reduce-scatter undone by a gather.
+
+    Examples:
+        >>> routes = every_route(Array.parse("A[I_X, J]"), (("X", 2),), lambda e: e.op.kind, {"AllToAll": 1})
+        >>> [[str(e.op) for e in steps] for steps, _ in routes]
+        [[], ['AllToAll_{X,J}']]
+    """
+    left = Counter(budget)
+    per_kind = Counter(kinds) if kinds is not None else Counter({k: sum(left.values()) for k in STEP_KINDS})
+    items: dict[CollectiveExpr, Hashable | None] = {}
+    Reached = dict[tuple[Array, frozenset], list[tuple[CollectiveExpr, ...]]]
+    memo: dict[tuple, Reached] = {}
+
+    def onward(cur: Array, sliced: int) -> Reached:
+        """Every (array, items used) reached from ``cur`` with what is ``left``, with up to ``keep`` routes;
+        ``sliced``: the dim the step before sliced (-1: it was no slice)."""
+        state = (cur, frozenset((+left).items()), frozenset((+per_kind).items()), sliced)
+        done = memo.get(state)
+        if done is not None:
+            return done
+        out: Reached = {(cur, frozenset()): [()]}
+        for kind in STEP_KINDS:
+            if kind != "DynamicSlice" and per_kind[kind] <= 0:
+                continue
+            for expr in _steps(cur, sizes, kind):
+                op = expr.op
+                at = cur.dim_names.index(op.dim or "") if isinstance(op, DynamicSlice) else -1
+                if at >= 0 and at <= sliced:
+                    continue
+                if expr in items:
+                    it = items[expr]
+                else:
+                    it = items[expr] = item(expr)
+                if it is not None:
+                    if left[it] <= 0:
+                        continue
+                    left[it] -= 1
+                    per_kind[kind] -= 1
+                after = onward(expr.output, at)
+                if it is not None:
+                    left[it] += 1
+                    per_kind[kind] += 1
+                for (end, used), tails in after.items():
+                    if it is not None:
+                        grown = Counter(dict(used))
+                        grown[it] += 1
+                        used = frozenset(grown.items())
+                    routes = out.setdefault((end, used), [])
+                    for tail in tails:
+                        if len(routes) >= keep:
+                            break
+                        routes.append((expr, *tail))
+        memo[state] = out
+        return out
+
+    return [
+        (steps, tuple(Counter(dict(used)).elements()))
+        for (_, used), routes in onward(src, -1).items()
+        for steps in routes
+    ]
+
+
 on_clear(reshard_steps.cache_clear)
 on_clear(reshard_routes.cache_clear)
+on_clear(_steps.cache_clear)

@@ -235,6 +235,57 @@ def test_a_match_among_xlas_further_orders_is_found_by_search_and_runs():
     assert v.to_json()["further"] is True
 
 
+ODD = "I=96,J=48,K=80"
+THREE_PERMUTES = "A[I, J_XY] · B[J_Y, K_X] -> C[I, K_Y]"
+
+
+def test_a_route_no_plan_lists_is_found_step_by_step_and_runs():
+    # XLA permutes A, gathers it over X and permutes it again, then permutes B: a route of symshard's collectives
+    # that no plan lists (nor XLA's further orders); found step by step from XLA's collectives, run, and said so
+    v = verify(THREE_PERMUTES, "X=4,Y=4", ODD, run="none")
+    assert v.match and v.routed and not v.further and not v.planned and v.matched_on == "mesh"
+    assert v.matched == (
+        "CollectivePermute_{XY,J_YX}(A) → AllGather_X(A) → CollectivePermute_{XY,J_X}(A) → "
+        "CollectivePermute_{XY,J_X,K_Y}(B) → matmul → AllReduce_X(C)"
+    )
+    assert v.rank == 400 and v.strategies == 1040
+    assert len(v.executions) == 1 and v.executed_ok and v.flops_agree
+    assert "a route of symshard's collectives that its planner does not list, found step by step" in v.text()
+    assert v.to_json()["routed"] is True
+    # XLA's plan moves more than symshard's best: shown side by side, and no planner work
+    assert not v.xla_cheaper and not v.planner_work and "cost" in v.text()
+
+
+def test_a_route_found_step_by_step_counts_only_if_it_runs(monkeypatch):
+    import symshard.jax.verification as verification
+
+    monkeypatch.setattr(verification, "_attempt", lambda *args, **kwargs: "a block that does not divide")
+    v = verify(THREE_PERMUTES, "X=4,Y=4", ODD, run="none")
+    assert not v.match and not v.routed
+    assert "found step by step from XLA's collectives, which did NOT run correctly" in v.reason
+
+
+def test_a_cheaper_route_found_step_by_step_is_still_planner_work():
+    # XLA's plan is cheaper than any plan symshard offers, so planner work, though the search finds it among the
+    # routes of symshard's collectives (and places it among the listed)
+    v = verify("A[I_YX, J] · B[J_X, K_Y] -> C[I_Y, K_X]", "X=4,Y=4", ODD, run="none")
+    assert v.match and v.routed and v.xla_cheaper and v.planner_work and v.rank == 27
+    assert (
+        v.matched == "AllToAll_{X,J}(A) → AllGather_X(A) → CollectivePermute_{XY,J_Y,K_X}(B) → AllGather_Y(B) → matmul"
+    )
+    assert "planner work" in v.text()
+
+
+def test_a_route_found_step_by_step_with_axes_in_parts():
+    v = verify("A[G, I_Z, J_Y] · B[G, J, K_Z] -> C[G, I_X, K_YZ]", "X=2,Y=2,Z=4", "G=16,I=48,J=32,K=80", run="none")
+    r = v.refined
+    assert not v.match and r is not None and r.match and r.routed and r.rank is None
+    assert v.matched_on == "mesh in parts Z=Z1·Z2"
+    assert r.matched.startswith("CollectivePermute_{X,Y,Z1,Z2,I_XY,J_{Z1}}(A) → AllGather_{Z1}(A)")
+    assert "found step by step from XLA's collectives, ran correctly" in v.text()
+    assert v.to_json()["refined"]["routed"] is True
+
+
 def test_bf16_cases_agree_as_fp32_ones_and_run():
     # bf16: on CPU the dot and its reductions run in f32 (a lowering note); plans are compared on elements
     from symshard.jax.sweeps import FAMILIES, Batch, sweep

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections import Counter
+from typing import Any
 
 import pytest
 import sympy
@@ -20,6 +22,7 @@ from symshard.einsums import local_product, matmul
 from symshard.errors import PlanError, ShardingError
 from symshard.mesh import Mesh
 from symshard.planner import natural_outputs, plan, reshard_routes, reshard_steps
+from symshard.routes import every_route, one_step
 from symshard.search import best_sharding
 from symshard.symbols import C, W_ici, axis, dim
 
@@ -640,3 +643,101 @@ def test_an_unlisted_strategy_is_placed_among_the_listed():
         before = [t for t in p.strategies if (t.time, t.comm_time, t.memory_bytes_per_device, len(t.steps))
                   < (s.time, s.comm_time, s.memory_bytes_per_device, len(s.steps))]  # fmt: skip
         assert place == len(before) + 1 and place <= i + 1
+
+
+# -- every route of the algebra, searched step by step -------------------------------------------------
+
+_TWO = (("X", 4), ("Y", 2))
+_THREE = (("X", 2), ("Y", 2), ("Z", 2))
+
+
+def _item(e) -> tuple | None:
+    """A step as a search reads it: kind, axes and the array it leaves (free slices: None)."""
+    return None if e.op.kind == "DynamicSlice" else (e.op.kind, tuple(e.op.axes), str(e.output))
+
+
+def _budget(steps) -> tuple[Counter, Counter]:
+    items = Counter(i for e in steps if (i := _item(e)) is not None)
+    kinds = Counter(e.op.kind for e in steps if e.op.kind != "DynamicSlice")
+    return items, kinds
+
+
+@pytest.mark.parametrize(
+    ("src", "dst", "sizes"),
+    [
+        ("A[I_X, J]", "A[I, J_X]", _TWO),
+        ("C[I, K]{U_X}", "C[I_Y, K_X]", _TWO),
+        ("C[I, K_XY]", "C[I, K_Y]", _TWO),
+        ("B[J_Y, K_X]", "B[J_X, K]", _TWO),
+        ("A[I, J]", "A[I_X, J_Y]", _TWO),
+        ("A[I_ZY, J_X]", "A[I_XZ, J]", _THREE),
+        ("B[J_XZ, K_Y]", "B[J, K_ZY]", _THREE),
+        ("C[G_X, I, K]{U_YZ}", "C[G_Y, I_X, K_Z]", _THREE),
+        ("A[G_Y, I_X, J_Z]", "A[G_ZY, I, J]", _THREE),
+    ],
+)
+def test_every_route_finds_each_of_the_planners_routes(src, dst, sizes):
+    # the planner's routes, XLA's orders and further orders among them, are routes of the algebra: a search
+    # given one's own steps finds it, and every route it finds is valid step by step and draws on that budget
+    a, b = Array.parse(src), Array.parse(dst)
+    routes = reshard_routes(a, b, sizes, xla=True, wide=len(sizes) == 3)
+    assert routes
+    for route in routes:
+        items, kinds = _budget(route)
+        found = every_route(a, sizes, _item, items, kinds, keep=10**6)  # every route, none left out
+        assert route in [steps for steps, _ in found], [str(e.op) for e in route]
+        # with the default, a few routes for each array and items: one of them ends where the route ends
+        few = every_route(a, sizes, _item, items, kinds)
+        assert (b, items) in [(steps[-1].output if steps else a, Counter(used)) for steps, used in few]
+        for steps, used in found:
+            cur = a
+            for e in steps:
+                assert e.operand == cur and e.op.apply(cur) == e.output
+                cur = e.output
+            assert not Counter(used) - items and Counter(used) == Counter(i for e in steps if (i := _item(e)))
+
+
+def test_every_route_takes_only_exact_steps():
+    # each step of one_step moves axes at the minor end of dims: gathers, all-to-alls and slices warn of nothing
+    sizes = (("X", 2), ("Y", 2), ("Z", 2))
+    kinds = set()
+    for text in ("A[I_XY, J_Z]", "C[I_X, K]{U_YZ}", "Q[B_Z, H, S_Y, E]", "Q[B, H, S_YX, E]"):
+        steps = one_step(Array.parse(text), sizes)
+        kinds |= {e.op.kind for e in steps}
+        for e in steps:
+            assert not e.op.notes(e.operand), str(e)
+            assert e.op.apply(e.operand) == e.output
+    assert kinds == {"DynamicSlice", "AllGather", "AllToAll", "AllReduce", "ReduceScatter", "CollectivePermute"}
+
+
+def test_a_search_through_every_route_holds_the_listed_strategies_with_those_collectives():
+    # brute force as the oracle: wherever the listing has a strategy with one set of collectives, the search
+    # through every route finds one with the same compute sharding (it may find more: routes the planner does
+    # not list; and of routes alike in their arrays and collectives it keeps a few)
+    p = plan("A[G, I_Y, J] · B[G_X, J, K] -> C[G_Y, I, K_X]", "X=2,Y=2", "G=16,I=48,J=32,K=80", hardware="tpu-v5e",
+             routes="xla", all=True)  # fmt: skip
+    groups: dict[tuple, dict[str, Any]] = {}
+    for s in p.strategies:
+        groups.setdefault(_steps_signature(tuple(st.op for st in s.collectives)), {})[s.name] = s
+    rng = random.Random(11)
+    for target in rng.sample(sorted(groups), 6):
+        kinds = Counter(k for k, _, _ in target)
+        found = p.matching(_steps_signature, target, any_route=True, kinds=kinds)
+        assert {s.sharding for s in groups[target].values()} <= {s.sharding for s in found}
+        assert all(_steps_signature(tuple(st.op for st in s.collectives)) == target for s in found)
+
+
+def test_a_strategy_found_step_by_step_can_be_one_no_plan_lists():
+    # XLA's plan for this matmul permutes A twice around a gather, then permutes B: three permutes, a route no
+    # plan lists (nor XLA's further orders); the search through every route finds it, and places it
+    p = plan("A[I, J_XY] · B[J_Y, K_X] -> C[I, K_Y]", "X=4,Y=4", "I=96,J=48,K=80", hardware="tpu-v5e", routes="xla")
+    target = tuple(sorted([
+        ("CollectivePermute", ("X", "Y"), "A[I, J_YX]"), ("AllGather", ("X",), "A[I, J_Y]"),
+        ("CollectivePermute", ("X", "Y"), "A[I, J_X]"), ("CollectivePermute", ("X", "Y"), "B[J_X, K_Y]"),
+        ("AllReduce", ("X",), "C[I, K_Y]"),
+    ]))  # fmt: skip
+    assert p.matching(_steps_signature, target) == [] and p.matching(_steps_signature, target, further=True) == []
+    found = p.matching(_steps_signature, target, any_route=True, kinds=Counter(k for k, _, _ in target))
+    a = "CollectivePermute_{XY,J_YX}(A) → AllGather_X(A) → CollectivePermute_{XY,J_X}(A)"
+    assert [s.name for s in found] == [a + " → CollectivePermute_{XY,J_X,K_Y}(B) → matmul → AllReduce_X(C)"]
+    assert p.place(found[0]) == 400  # of the 1,040 listed

@@ -263,6 +263,8 @@ def _summary(vs: Sequence[Verification]) -> dict:
     n = len(vs)
     matches = sum(v.match for v in vs)
     refined = sum(v.refined_match for v in vs)
+    routed = sum(v.match and v.routed for v in vs)
+    refined_routed = sum(v.refined_match and v.refined is not None and v.refined.routed for v in vs)
     return {
         "cases": n,
         "matches": matches,
@@ -270,8 +272,13 @@ def _summary(vs: Sequence[Verification]) -> dict:
         "refined_cases": sum(v.refined is not None for v in vs),
         "matches_refined": refined,
         "agreement_combined": round((matches + refined) / n, 4) if n else 0.0,
+        # the matches found only step by step, through routes no plan lists (see Verification.routed)
+        "matches_routed": routed,
+        "matches_refined_routed": refined_routed,
+        "agreement_planned": round((matches - routed) / n, 4) if n else 0.0,
+        "agreement_combined_planned": round((matches - routed + refined - refined_routed) / n, 4) if n else 0.0,
         "rank_1": sum(v.rank == 1 for v in vs),
-        "xla_cheaper": sum(v.xla_cheaper and not v.match for v in vs),
+        "xla_cheaper": sum(v.xla_cheaper and not v.planned for v in vs),
         "planner_work": sum(v.planner_work for v in vs),
         "dot_flops_agree": sum(v.flops_agree is True for v in vs),
         "total_flops_agree": sum(v.total_flops_agree is True for v in vs),
@@ -296,6 +303,7 @@ def _row(b: Batch, v: Verification) -> dict:
         "matched": v.matched,
         "rank": v.rank,
         "further": v.further,
+        "routed": v.routed,
         "matched_on": v.matched_on,
         "flops_agree": v.flops_agree,
         "total_flops_agree": v.total_flops_agree,
@@ -338,6 +346,7 @@ def _refined_row(v: Verification) -> dict:
         "best_flops": r.best_flops,
         "split": r.split,
         "searched": r.searched,
+        "routed": r.routed,
         "executed_ok": all(e.correct and e.shapes_ok for e in r.executions) if r.executions else None,
     }
 

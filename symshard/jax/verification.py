@@ -16,7 +16,10 @@
    model, or why none matches; where the plan does not list XLA's further orders (batch
    or head dims on three axes: millions of strategies), they are searched for XLA's
    collectives (:meth:`~symshard.planner.Plan.matching`), and a strategy found so is run
-   and placed among the listed (:attr:`Verification.further`).
+   and placed among the listed (:attr:`Verification.further`); failing that, the routes of
+   every leg are searched through the whole algebra, step by step from XLA's collectives
+   (:func:`symshard.routes.every_route`): a strategy found so, which no plan lists, counts
+   only if it runs correctly under ``shard_map`` (:attr:`Verification.routed`).
 
 Lowering is accounted for explicitly and recorded in ``lowering``: XLA writes a
 reduce-scatter as an all-reduce plus a partition-indexed ``dynamic-slice``, which the
@@ -291,12 +294,16 @@ ENGLISH: dict[str, str] = {
     "cli.verify.yes": "yes: XLA's plan is symshard's strategy {rank}, {name}",
     "cli.verify.yes_further": "yes: XLA's plan is {name}, one of XLA's further orders, which symshard does not "
     "list for this matmul but finds by its collectives; it would rank {rank} among the listed",
+    "cli.verify.yes_routed": "yes: XLA's plan is {name}, a route of symshard's collectives that its planner "
+    "does not list, found step by step from XLA's collectives and run correctly; it would rank {rank} among the listed",
     "cli.verify.no": "no: {reason}",
     "cli.verify.no_on_mesh": "not by whole axes, yes by parts of axes (below): {reason}",
     "cli.verify.refined": "axes in parts",
     "cli.verify.refined_value": "{label} ({mesh}): {matmul}; {count} strategies",
     "cli.verify.refined_yes": "yes: symshard's strategy {rank} there, {name}, ran correctly",
     "cli.verify.refined_yes_searched": "yes: {name}, found by a search for XLA's collectives, ran correctly",
+    "cli.verify.refined_yes_routed": "yes: {name}, a route of symshard's collectives that its planner does not "
+    "list, found step by step from XLA's collectives, ran correctly",
     "cli.verify.refined_broken": "collectives of {name}, but it did NOT run correctly",
     "cli.verify.cost": "cost",
     "cli.verify.cost_value": "XLA's plan {xla_bytes} B into collectives and {xla_flops} FLOPs per device, "
@@ -374,6 +381,7 @@ class Verification:
     xla_compile_seconds: float
     refined: Refinement | None = None  # where XLA shards by sub-axes: the check with those axes in parts
     further: bool = False  # the match is one of XLA's further orders the plan does not list, found by search
+    routed: bool = False  # the match's legs are routes no plan lists, found step by step (ran correctly)
     xla_reduction_flops: int = 0
     total_flops_agree: bool | None = None
     xla_bytes: int = 0  # bytes each device contributes to XLA's collectives, in the plan's dtype
@@ -391,6 +399,12 @@ class Verification:
     def refined_match(self) -> bool:
         """No strategy over whole axes is XLA's plan, but one with axes in parts is, and ran correctly."""
         return not self.match and self.refined is not None and self.refined.match
+
+    @property
+    def planned(self) -> bool:
+        """XLA's plan is one the planner offers: listed, or among XLA's further orders (not a route found
+        only step by step, :attr:`routed`)."""
+        return self.match and not self.routed
 
     @property
     def matched_on(self) -> str | None:
@@ -420,10 +434,12 @@ class Verification:
 
     @property
     def planner_work(self) -> bool:
-        """XLA's plan is none of symshard's strategies, by whole axes or with axes in parts, and costs
-        less than symshard's best both ways (see :attr:`xla_cheaper`), also than its best with the axes
-        XLA splits in parts where those were planned: a route symshard's planner lacks."""
-        if self.match or self.refined_match or not self.xla_cheaper:
+        """XLA's plan is none of the strategies symshard's planner offers (listed, or among XLA's further
+        orders), by whole axes or with axes in parts, and costs less than symshard's best both ways (see
+        :attr:`xla_cheaper`), also than its best with the axes XLA splits in parts where those were
+        planned: a route symshard's planner lacks, even where a search step by step finds it (:attr:`routed`)."""
+        r = self.refined
+        if self.planned or (self.refined_match and r is not None and not r.routed) or not self.xla_cheaper:
             return False
         r = self.refined
         return r is None or _cheaper((self.xla_bytes, self.xla_dot_flops), (r.best_bytes, r.best_flops))
@@ -451,6 +467,7 @@ class Verification:
             "matched_strategy": self.matched,
             "rank": self.rank,
             "further": self.further,
+            "routed": self.routed,
             "matched_on": self.matched_on,
             "flops_agree": self.flops_agree,
             "total_flops_agree": self.total_flops_agree,
@@ -542,7 +559,13 @@ class Verification:
         ]
         agreement = _word("cli.verify.agreement")
         if self.match:
-            said = "cli.verify.yes_further" if self.further else "cli.verify.yes"
+            said = (
+                "cli.verify.yes_routed"
+                if self.routed
+                else "cli.verify.yes_further"
+                if self.further
+                else "cli.verify.yes"
+            )
             rows.append(((agreement,), (_word(said, rank=self.rank, name=self.matched),)))
         elif self.refined is not None and self.refined.match:
             rows.append(((agreement,), (_word("cli.verify.no_on_mesh", reason=self.reason),)))
@@ -553,7 +576,9 @@ class Verification:
             value = _word("cli.verify.refined_value", label=r.label, mesh=r.mesh, matmul=r.matmul, count=r.strategies)
             rows.append(((_word("cli.verify.refined"),), (value,)))
             rows.append((("  XLA",), (_clauses(r.xla) if r.xla else _word("cli.verify.no_collectives"),)))
-            if r.match and r.rank is None:
+            if r.match and r.routed:
+                said = _word("cli.verify.refined_yes_routed", name=r.matched)
+            elif r.match and r.rank is None:
                 said = _word("cli.verify.refined_yes_searched", name=r.matched)
             elif r.match:
                 said = _word("cli.verify.refined_yes", rank=r.rank, name=r.matched)
@@ -562,7 +587,7 @@ class Verification:
             else:
                 said = _word("cli.verify.no", reason=r.reason)
             rows.append((("  ", agreement), (said,)))
-        if not self.match:
+        if not self.planned:  # XLA's plan next to symshard's best, where the planner does not offer it
             rows.append(((_word("cli.verify.cost"),), self.cost_parts()))
         rows.append(self.flops_row())
         rows += self.run_rows()
@@ -669,6 +694,15 @@ def _refined_reason(reason: str, r: Refinement) -> Message:
         shown = say(
             "with axes in parts {label} ({mesh}, the same devices in the same order; {command}), as {matmul}, "
             "XLA's collectives are exactly {name}, which did NOT run correctly",
+            name=r.matched,
+            **where,
+        )
+    elif r.match and r.routed:
+        shown = say(
+            "with axes in parts {label} ({mesh}, the same devices in the same order; {command}), as {matmul}, "
+            "XLA's collectives are exactly {name}, a route of symshard's collectives that its planner does not "
+            "list, found step by step from XLA's collectives, which ran correctly under shard_map: a match by "
+            "parts of axes",
             name=r.matched,
             **where,
         )
@@ -960,6 +994,7 @@ class Refinement:
     kind: Message | None = None  # the kind of the disagreement, for grouping (see compare); None: no reason
     split: str = ""  # the split as the CLI takes it, "X=2x2"
     searched: bool = False  # found (or not) by a search for XLA's collectives, not in a listing: no rank
+    routed: bool = False  # found only step by step, through routes no plan lists (see Verification.routed)
     best: str = ""  # symshard's fastest strategy with the axes in parts
     best_bytes: int = 0  # bytes each device puts into its collectives, in the plan's dtype
     best_flops: int = 0  # its FLOPs per device
@@ -988,6 +1023,7 @@ class Refinement:
             "reason": self.reason,
             "reason_kind": None if self.match else self.kind or "",
             "searched": self.searched,
+            "routed": self.routed,
             "best": self.best,
             "best_bytes": self.best_bytes,
             "best_flops": self.best_flops,
@@ -1068,10 +1104,16 @@ def refine(
     else:
         strategy, rank, count, reason, kind = _searched(rp, rx), None, rp.source.count(), "", None
     searched = not listed
+    routed = False
     if strategy is None:
         # XLA's further orders, which a plan with axes in parts does not list (see planner._wide)
         strategy = _searched(rp, rx, further=True)
         searched = searched or strategy is not None
+        if strategy is None:
+            # any route of symshard's collectives, found step by step from XLA's
+            strategy = _searched(rp, rx, any_route=True)
+            routed = strategy is not None
+            searched = searched or routed
         if strategy is not None:
             rank, reason, kind = None, "", None
         elif not listed:
@@ -1096,6 +1138,7 @@ def refine(
         kind=kind,
         split=",".join(s.spec for s in rp.split),
         searched=searched,
+        routed=routed,
         best=rp.strategies[0].name,
         best_bytes=_bytes(signature(rp.strategies[0], rp), p.dtype),
         best_flops=int(rp.strategies[0].raw_flops),
@@ -1159,9 +1202,10 @@ def choose(
     return [p.strategies[i] for i in sorted(always | set(drawn))]
 
 
-def _searched(p: Plan, x: XlaPlan, *, further: bool = False) -> Strategy | None:
-    """The fastest of ``p``'s strategies (with ``further``, also of XLA's further orders) with exactly
-    XLA's collectives and dot FLOPs, found by a search for those collectives rather than a listing."""
+def _searched(p: Plan, x: XlaPlan, *, further: bool = False, any_route: bool = False) -> Strategy | None:
+    """The fastest of ``p``'s strategies (with ``further``, also of XLA's further orders; with ``any_route``,
+    of the strategies whose legs are any routes of symshard's collectives) with exactly XLA's collectives
+    and dot FLOPs, found by a search for those collectives rather than a listing."""
     if any(c.axes is None for c in x.collectives):
         return None
     sizes = {k: int(v) for k, v in p.sizes}
@@ -1170,7 +1214,8 @@ def _searched(p: Plan, x: XlaPlan, *, further: bool = False) -> Strategy | None:
     def steps_signature(steps: tuple[CollectiveExpr, ...]) -> Signature:
         return tuple(sorted(_step_signature(e, sizes, axes) for e in steps if not isinstance(e.op, DynamicSlice)))
 
-    found = p.matching(steps_signature, x.signature, further=further)
+    kinds = Counter(c.kind for c in x.collectives)
+    found = p.matching(steps_signature, x.signature, further=further, any_route=any_route, kinds=kinds)
     return next((s for s in found if int(s.raw_flops) == x.dot_flops), None)
 
 
@@ -1229,6 +1274,22 @@ def verify(
     further = _searched(p, x, further=True) if strategy is None and not x.sub_axes else None
     if further is not None:
         strategy, rank, reason = further, p.place(further), ""
+    # failing those, any route of symshard's collectives, found step by step from XLA's: a match only
+    # if it runs correctly, for no plan lists it
+    routed: Execution | None = None
+    if strategy is None and not x.sub_axes:
+        found = _searched(p, x, any_route=True)
+        if found is not None:
+            done = _attempt(p, found, fused=fused, memo=memo)
+            if isinstance(done, Execution) and done.correct and done.shapes_ok:
+                strategy, rank, reason, routed = found, p.place(found), "", done
+            else:
+                broken = say(
+                    "XLA's collectives are exactly {name}, a route of symshard's collectives that its planner does "
+                    "not list, found step by step from XLA's collectives, which did NOT run correctly",
+                    name=found.name,
+                )
+                reason = _clauses([reason, broken])
     refined = None
     if strategy is None and x.sub_axes:
         refined = refine(p, x, model=model, fused=fused, memo=memo)
@@ -1252,10 +1313,10 @@ def verify(
         flops_agree = x.dot_flops in every
         total_agree = x.flops in every
     lowering = _lowering_notes(p, x)
-    chosen = choose(p, run, sample=sample, seed=seed, keep=strategy if further is None else None)
+    chosen = choose(p, run, sample=sample, seed=seed, keep=strategy if further is None and routed is None else None)
     if further is not None:
         chosen.append(further)  # not listed, so never chosen: run as the match it is
-    executions: list[Execution] = []
+    executions: list[Execution] = [routed] if routed is not None else []  # run already: never chosen
     unrunnable: list[tuple[str, str]] = []
     not_run = 0
     for i, s in enumerate(chosen):
@@ -1293,6 +1354,7 @@ def verify(
         xla_compile_seconds=x.compile_seconds,
         refined=refined,
         further=further is not None,
+        routed=routed is not None,
         xla_reduction_flops=x.reduction_flops,
         total_flops_agree=total_agree,
         xla_bytes=_bytes(x.signature, p.dtype),
