@@ -5,7 +5,9 @@ the requested output. :func:`reshard_steps` gives the plain route (slices first,
 sums reduced, axes moved by AllToAll, what must go gathered); :func:`reshard_routes` adds the
 other routes the planner costs: gather-then-slice, a run of axes moved by one AllToAll, routes
 through one collective-permute (:class:`Repermute`) and, on request, the orders XLA's SPMD
-partitioner takes. Nothing here costs anything: :mod:`symshard.planner` does.
+partitioner takes. :func:`every_route` is the whole algebra instead: any route of exact steps
+(:func:`one_step`), searched for one known set of collectives. Nothing here costs anything:
+:mod:`symshard.planner` does.
 
 Examples:
     >>> [str(s.op) for s in reshard_steps(Array.parse("A[I_X, J]"), Array.parse("A[I, J_X]"))]

@@ -384,7 +384,7 @@ def test_symbolic_costs_agree_with_numeric_plans(case: Case) -> None:
     check_twins(case)
 
 
-@PROPERTY
+@SLOW_PROPERTY  # each example plans twice, once with symbolic sizes: 60 examples took 70-80 s of the suite
 @given(twin_cases(sizes=(1, 2)))
 def test_axes_of_one_move_nothing(case: Case) -> None:
     # Symbolic formulas are written for axes of at least two devices (the book's formulas
