@@ -1243,15 +1243,18 @@ class Enumeration:
     def build(self, p: _Product, picks: tuple[int, int, int]) -> Strategy:
         """The strategy of compute sharding ``p`` with the routes numbered ``picks`` (SymPy formulas when
         the plan is symbolic)."""
+        return self._assemble(p, self.legs_of(p, picks))
+
+    def _assemble(self, p: _Product, legs: tuple[Leg, Leg, Leg]) -> Strategy:
+        """The strategy of compute sharding ``p`` with these legs (left operand's, right operand's, result's)."""
         mm, b = self.mm, self.building
-        pre_l, pre_r, post = self.legs_of(p, picks)
         if b is self.pruning:
             flops, compute_time = p.flops, p.compute_time
         else:
             flops = b.env.flops(p.lhs_c, p.rhs_c)
             compute_time = exact_ratio(flops, b.env.flops_rate)
         product = PlanStep("matmul", LocalMatmul(p.lhs_c, p.rhs_c, p.local_out), None, flops)
-        return b.build(mm.lhs, mm.rhs, p.target, p.sharding, product, compute_time, p.local_out, pre_l, pre_r, post)
+        return b.build(mm.lhs, mm.rhs, p.target, p.sharding, product, compute_time, p.local_out, *legs)
 
     def recipes(self) -> Iterator[tuple[_Product, tuple[int, int, int]]]:
         """Every valid strategy as (compute sharding, routes), in the enumeration's order."""
@@ -1342,19 +1345,13 @@ class Enumeration:
 
     def build_routed(self, p: _Product, routes: tuple[tuple[CollectiveExpr, ...], ...]) -> Strategy:
         """The strategy of compute sharding ``p`` whose legs take these routes (from :meth:`composed`)."""
-        mm, b = self.mm, self.building
+        mm, env = self.mm, self.building.env
         ends = ((mm.lhs, p.lhs_c, "lhs"), (mm.rhs, p.rhs_c, "rhs"), (p.local_out, p.target, "out"))
         pre_l, pre_r, post = (
-            _leg(b.env, src, dst, role, role != "out", steps)
+            _leg(env, src, dst, role, role != "out", steps)
             for (src, dst, role), steps in zip(ends, routes, strict=True)
         )
-        if b is self.pruning:
-            flops, compute_time = p.flops, p.compute_time
-        else:
-            flops = b.env.flops(p.lhs_c, p.rhs_c)
-            compute_time = exact_ratio(flops, b.env.flops_rate)
-        product = PlanStep("matmul", LocalMatmul(p.lhs_c, p.rhs_c, p.local_out), None, flops)
-        return b.build(mm.lhs, mm.rhs, p.target, p.sharding, product, compute_time, p.local_out, pre_l, pre_r, post)
+        return self._assemble(p, (pre_l, pre_r, post))
 
     def count(self) -> int:
         """How many valid strategies there are (what :meth:`listing` would list), counted without listing them."""
