@@ -36,7 +36,8 @@ The tree::
     ├── AnswerError (ValueError)         a problem answer that does not exist or cannot be read
     ├── UsageError (ValueError)          a command line the CLI cannot read
     ├── OutputError (ValueError)         a folder or file symshard will not or cannot write
-    └── SiteError (RuntimeError)         a docs site that cannot be prepared, built or served
+    ├── SiteError (RuntimeError)         a docs site that cannot be prepared, built or served
+    └── TimeLimitError (TimeoutError)    a search that ran past the time it was given
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ __all__ = [
     "SiteError",
     "SymshardError",
     "TemplateError",
+    "TimeLimitError",
     "UnknownAxisError",
     "UnknownDtypeError",
     "UnknownHardwareError",
@@ -218,6 +220,10 @@ class OutputError(SymshardError, ValueError):
 
 class SiteError(SymshardError, RuntimeError):
     """A docs site that cannot be prepared, built or served (MkDocs missing, a warning, a taken port)."""
+
+
+class TimeLimitError(SymshardError, TimeoutError):
+    """A search that ran past the time it was given (a ``deadline``); what it found so far is dropped."""
 
 
 def did_you_mean(word: str, options: list[str] | tuple[str, ...]) -> Message:

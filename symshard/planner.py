@@ -73,7 +73,7 @@ from .mesh import Mesh, resolve_mesh
 from .messages import say
 from .monomials import Domain, Lazy, Maximum, Samples, from_expr, less_equal, log_uniform, values_at
 from .placement import ShapeLike, check_on_mesh, resolve_shape
-from .routes import Repermute, every_route, reshard_routes, reshard_steps
+from .routes import Repermute, check_deadline, every_route, reshard_routes, reshard_steps
 from .subaxes import AxisSplit, split_array, split_mesh
 from .symbols import C
 
@@ -697,6 +697,7 @@ class Plan:
         further: bool = False,
         any_route: bool = False,
         kinds: Mapping[str, int] | None = None,
+        deadline: float | None = None,
     ) -> list[Strategy]:
         """Every valid strategy whose steps, read by ``signature`` (a sorted tuple per route, as
         :meth:`Enumeration.matching` takes it), add up to ``target``, fastest first, found without
@@ -709,6 +710,9 @@ class Plan:
         another, a reduce-scatter undone by a gather, a slice before a permute. Such a strategy is one
         symshard can write, cost and run, though no plan would offer it. ``kinds`` bounds how many steps
         of each collective kind a strategy takes (a search for a known plan names its own: much quicker).
+
+        Past ``deadline`` (a ``time.perf_counter()`` instant) the search stops with
+        :class:`~symshard.errors.TimeLimitError`: on four axes a search step by step can take minutes.
         """
         src = self.source
         if src is None:  # a plan made by hand, not by plan(): nothing to search
@@ -721,9 +725,9 @@ class Plan:
                 read = signature((expr,))
                 return read[0] if read else None
 
-            found = [src.build_routed(p, routes) for p, routes in src.composed(item, target, kinds)]
+            found = [src.build_routed(p, routes) for p, routes in src.composed(item, target, kinds, deadline)]
         else:
-            found = [src.build(p, picks) for p, picks in src.matching(signature, target)]
+            found = [src.build(p, picks) for p, picks in src.matching(signature, target, deadline)]
         return sorted(found, key=lambda s: _sort_key(s, self.numeric))
 
     def place(self, strategy: Strategy) -> int:
@@ -1266,13 +1270,14 @@ class Enumeration:
                         yield p, (a.index, b.index, c.index)
 
     def matching(
-        self, signature: Callable[[tuple[CollectiveExpr, ...]], tuple], target: tuple
+        self, signature: Callable[[tuple[CollectiveExpr, ...]], tuple], target: tuple, deadline: float | None = None
     ) -> Iterator[tuple[_Product, tuple[int, int, int]]]:
         """The valid strategies whose legs' steps, read by ``signature`` (a sorted tuple of hashable
         items per route), add up to ``target`` (a sorted tuple), in the enumeration's order, found
         without listing the rest: each leg keeps only the routes whose items are among the target's,
         and the result's route is looked up by what the operands' legs leave over. A search for one known
-        set of collectives (XLA's plan) through more strategies than a listing can sort."""
+        set of collectives (XLA's plan) through more strategies than a listing can sort. Past ``deadline``
+        it raises :class:`~symshard.errors.TimeLimitError` (:func:`~symshard.routes.check_deadline`)."""
         want = Counter(target)
         cache: dict[tuple[CollectiveExpr, ...], Counter | None] = {}
 
@@ -1285,6 +1290,7 @@ class Enumeration:
 
         mm = self.mm
         for p in self.products():
+            check_deadline(deadline)
             legs: list[list[tuple[int, Counter]]] = []
             for src, dst in ((mm.lhs, p.lhs_c), (mm.rhs, p.rhs_c), (p.local_out, p.target)):
                 legs.append([(i, c) for i, r in self.plain(src, dst) if (c := items(r)) is not None])
@@ -1302,13 +1308,18 @@ class Enumeration:
                         yield p, (a, b, k)
 
     def composed(
-        self, item: Callable[[CollectiveExpr], Hashable | None], target: tuple, kinds: Mapping[str, int] | None = None
+        self,
+        item: Callable[[CollectiveExpr], Hashable | None],
+        target: tuple,
+        kinds: Mapping[str, int] | None = None,
+        deadline: float | None = None,
     ) -> Iterator[tuple[_Product, tuple[tuple[CollectiveExpr, ...], ...]]]:
         """The strategies over the enumeration's compute shardings whose legs are any routes of exact
         steps (:func:`every_route`, not only the planner's) with items, read by ``item`` (None for a free
         step), adding up to ``target`` (a sorted tuple), and (with ``kinds``) at most so many steps of each
         kind: each as (compute sharding, its three routes). Numbers only (a route search needs the axis
-        sizes); every array on the way divides evenly."""
+        sizes); every array on the way divides evenly. Past ``deadline`` it raises
+        :class:`~symshard.errors.TimeLimitError`."""
         sizes = self.building.sizes
         if sizes is None:
             return
@@ -1319,7 +1330,7 @@ class Enumeration:
             ends = reached.get(src)
             if ends is None:
                 ends = reached[src] = {}
-                for steps, used in every_route(src, sizes, item, budget, kinds):
+                for steps, used in every_route(src, sizes, item, budget, kinds, deadline=deadline):
                     if all(self.env.fits(e.output) for e in steps):
                         end = steps[-1].output if steps else src
                         ends.setdefault(end, []).append((steps, Counter(used)))
@@ -1327,6 +1338,7 @@ class Enumeration:
 
         mm = self.mm
         for p in self.products():
+            check_deadline(deadline)
             lhs_routes = routes(mm.lhs, p.lhs_c)
             rhs_routes = routes(mm.rhs, p.rhs_c) if lhs_routes else []
             out_routes = routes(p.local_out, p.target) if rhs_routes else []

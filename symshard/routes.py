@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,11 +36,19 @@ from .collectives import (
     DynamicSlice,
     ReduceScatter,
 )
-from .errors import PlanError
+from .errors import PlanError, TimeLimitError
 from .memo import on_clear
 from .messages import say
 
-__all__ = ["Repermute", "every_route", "one_step", "reshard_routes", "reshard_steps", "single_permute"]
+__all__ = [
+    "Repermute",
+    "check_deadline",
+    "every_route",
+    "one_step",
+    "reshard_routes",
+    "reshard_steps",
+    "single_permute",
+]
 
 Value = Any
 """An axis size: an ``int`` when numbers are known, a SymPy expression otherwise."""
@@ -722,6 +731,22 @@ def _permutes(array: Array, sizes: tuple[tuple[str, int], ...]) -> list[Collecti
     return out
 
 
+def check_deadline(deadline: float | None) -> None:
+    """Raise :class:`~symshard.errors.TimeLimitError` once ``time.perf_counter()`` has passed ``deadline``
+    (None: no deadline). The searches below call it as they go.
+
+    Examples:
+        >>> check_deadline(None)
+        >>> check_deadline(time.perf_counter() - 1)
+        Traceback (most recent call last):
+        ...
+        symshard.errors.TimeLimitError: the search ran past its time limit
+        hint: allow it more time
+    """
+    if deadline is not None and time.perf_counter() > deadline:
+        raise TimeLimitError(say("the search ran past its time limit"), hint=say("allow it more time"))
+
+
 def every_route(
     src: Array,
     sizes: tuple[tuple[str, int], ...],
@@ -729,6 +754,7 @@ def every_route(
     budget: Mapping[Hashable, int],
     kinds: Mapping[str, int] | None = None,
     keep: int = 4,
+    deadline: float | None = None,
 ) -> list[tuple[tuple[CollectiveExpr, ...], tuple[Hashable, ...]]]:
     """Routes from ``src`` made of exact steps (:func:`one_step`) whose items, read by ``item`` (None for
     a step that is free, such as a slice), are drawn from ``budget`` (item to how many times it may
@@ -740,6 +766,8 @@ def every_route(
 
     This is the whole algebra, not the planner's routes: a search for one known set of collectives
     (XLA's plan) through routes no planner would list, such as a reduce-scatter undone by a gather.
+    With many axes and a long budget it can take minutes: past ``deadline`` (a ``time.perf_counter()``
+    instant) it raises :class:`~symshard.errors.TimeLimitError` (:func:`check_deadline`).
 
     Examples:
         >>> routes = every_route(Array.parse("A[I_X, J]"), (("X", 2),), lambda e: e.op.kind, {"AllToAll": 1})
@@ -759,6 +787,7 @@ def every_route(
         done = memo.get(state)
         if done is not None:
             return done
+        check_deadline(deadline)
         out: Reached = {(cur, frozenset()): [()]}
         for kind in STEP_KINDS:
             if kind != "DynamicSlice" and per_kind[kind] <= 0:

@@ -286,6 +286,63 @@ def test_a_route_found_step_by_step_with_axes_in_parts():
     assert v.to_json()["refined"]["routed"] is True
 
 
+def test_a_time_limit_stops_the_searches_and_says_so(capsys):
+    # the further orders are searched once the listing has no match: a limit already past stops that search,
+    # the case is left undecided (not a miss found by the whole search), and nothing chosen runs
+    v = verify(THREE_PERMUTES, "X=4,Y=4", ODD, run="best", time_limit=1e-9)
+    assert not v.match and v.stopped == v.search_stopped == "further" and v.time_limit_reached
+    assert v.not_run == v.chosen == 1 and not v.executions
+    assert v.reason.endswith("the search through XLA's further orders stopped at the time limit")
+    text = v.text()
+    assert re.search(r"^agreement +not found before the time limit: ", text, re.M)
+    assert "1e-09 s reached: the search for XLA's plan through XLA's further orders stopped" in text
+    assert v.to_json()["search_stopped"] == "further" and v.to_json()["time_limit_reached"] is True
+    argv = ["verify", THREE_PERMUTES, "--mesh", "X=4,Y=4", "--shape", ODD, "--run", "none", "--time-limit", "1e-9"]
+    assert main([*argv, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["search_stopped"] == "further" and shown["match"] is False
+
+
+def test_a_time_limit_stops_the_search_step_by_step(monkeypatch):
+    import symshard.jax.verification as verification
+    from symshard.errors import TimeLimitError
+
+    searched = verification._searched
+
+    def slow_step_by_step(p, x, *, further=False, any_route=False, deadline=None):
+        if any_route:  # a search of every route that outlives its limit, as on four axes
+            raise TimeLimitError("the search ran past its time limit")
+        return searched(p, x, further=further, deadline=deadline)
+
+    monkeypatch.setattr(verification, "_searched", slow_step_by_step)
+    v = verify(THREE_PERMUTES, "X=4,Y=4", ODD, run="none", time_limit=600)
+    assert not v.match and not v.routed and v.search_stopped == "routes" and v.time_limit_reached
+    assert "through every route of symshard's collectives taken step by step stopped" in v.text()
+    assert v.not_run == 0  # the limit was the search's, not the runs'
+
+
+def test_a_time_limit_stops_the_search_with_axes_in_parts(monkeypatch):
+    import symshard.jax.verification as verification
+    from symshard.errors import TimeLimitError
+
+    def out_of_time(*args, **kwargs):
+        raise TimeLimitError("the search ran past its time limit")
+
+    # with X split in two no listed strategy has XLA's collectives, so XLA's further orders are searched next:
+    # the limit stops that search, and the refinement says which search it cut short
+    monkeypatch.setattr(verification, "_searched", out_of_time)
+    batched = ("A[G_X, I_Y, J] · B[G, J_X, K_Y] -> C[G_Y, I, K_X]", "X=4,Y=2", "G=16,I=48,J=32,K=80")
+    v = verify(*batched, run="none", time_limit=600)
+    r = v.refined
+    assert not v.match and r is not None and not r.match and r.stopped == "further"
+    assert v.search_stopped == "parts_further" and v.time_limit_reached
+    assert v.reason.endswith("the search for XLA's collectives through XLA's further orders stopped at the time limit")
+    text = v.text()
+    assert re.search(r"^  agreement +not found before the time limit: ", text, re.M)
+    assert "600 s reached: the search for XLA's plan through XLA's further orders with axes in parts stopped" in text
+    assert v.to_json()["refined"]["stopped"] == "further"
+
+
 def test_bf16_cases_agree_as_fp32_ones_and_run():
     # bf16: on CPU the dot and its reductions run in f32 (a lowering note); plans are compared on elements
     from symshard.jax.sweeps import FAMILIES, Batch, sweep

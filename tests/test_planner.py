@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import time
 from collections import Counter
 from typing import Any
 
@@ -19,7 +20,7 @@ from symshard.chips import hardware
 from symshard.collectives import parse_collective
 from symshard.crossovers import compare
 from symshard.einsums import local_product, matmul
-from symshard.errors import PlanError, ShardingError
+from symshard.errors import PlanError, ShardingError, TimeLimitError
 from symshard.mesh import Mesh
 from symshard.planner import natural_outputs, plan, reshard_routes, reshard_steps
 from symshard.routes import every_route, one_step
@@ -741,3 +742,23 @@ def test_a_strategy_found_step_by_step_can_be_one_no_plan_lists():
     a = "CollectivePermute_{XY,J_YX}(A) → AllGather_X(A) → CollectivePermute_{XY,J_X}(A)"
     assert [s.name for s in found] == [a + " → CollectivePermute_{XY,J_X,K_Y}(B) → matmul → AllReduce_X(C)"]
     assert p.place(found[0]) == 400  # of the 1,040 listed
+
+
+def test_every_search_for_a_known_plan_stops_at_its_deadline():
+    # a deadline already past stops each search before it finds anything; without one the same search finds
+    # XLA's plan (the test above), so the error is the deadline's, not the search's
+    p = plan("A[I, J_XY] · B[J_Y, K_X] -> C[I, K_Y]", "X=4,Y=4", "I=96,J=48,K=80", hardware="tpu-v5e", routes="xla")
+    target = tuple(sorted([
+        ("CollectivePermute", ("X", "Y"), "A[I, J_YX]"), ("AllGather", ("X",), "A[I, J_Y]"),
+        ("CollectivePermute", ("X", "Y"), "A[I, J_X]"), ("CollectivePermute", ("X", "Y"), "B[J_X, K_Y]"),
+        ("AllReduce", ("X",), "C[I, K_Y]"),
+    ]))  # fmt: skip
+    kinds = Counter(k for k, _, _ in target)
+    past = time.perf_counter() - 1
+    for how in ({}, {"further": True}, {"any_route": True, "kinds": kinds}):
+        with pytest.raises(TimeLimitError, match="the search ran past its time limit"):
+            p.matching(_steps_signature, target, deadline=past, **how)
+    assert len(p.matching(_steps_signature, target, any_route=True, kinds=kinds, deadline=past + 3600)) == 1
+    items, kinds = _budget(reshard_routes(Array.parse("B[J_XZ, K_Y]"), Array.parse("B[J, K_ZY]"), _THREE)[0])
+    with pytest.raises(TimeLimitError):
+        every_route(Array.parse("B[J_XZ, K_Y]"), _THREE, _item, items, kinds, deadline=past)

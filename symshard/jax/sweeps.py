@@ -322,6 +322,8 @@ def _row(b: Batch, v: Verification) -> dict:
         "not_run": v.not_run,
         "reason": v.reason,
     }
+    if v.search_stopped:  # only with a time limit per case: a search for XLA's plan cut short
+        row["search_stopped"] = v.search_stopped
     if v.refined is not None:
         row["refined"] = _refined_row(v)
     return row

@@ -56,7 +56,7 @@ from ..chips import Hardware
 from ..collectives import CollectiveExpr, DynamicSlice
 from ..dtypes import dtype_bytes
 from ..einsums import Matmul, matmul
-from ..errors import ShardingError, UsageError
+from ..errors import ShardingError, TimeLimitError, UsageError
 from ..mesh import Mesh
 from ..messages import Clauses, Message, Names, keyed, say
 from ..placement import ShapeLike
@@ -297,6 +297,7 @@ ENGLISH: dict[str, str] = {
     "cli.verify.yes_routed": "yes: XLA's plan is {name}, a route of symshard's collectives that its planner "
     "does not list, found step by step from XLA's collectives and run correctly; it would rank {rank} among the listed",
     "cli.verify.no": "no: {reason}",
+    "cli.verify.no_in_time": "not found before the time limit: {reason}",
     "cli.verify.no_on_mesh": "not by whole axes, yes by parts of axes (below): {reason}",
     "cli.verify.refined": "axes in parts",
     "cli.verify.refined_value": "{label} ({mesh}): {matmul}; {count} strategies",
@@ -325,6 +326,12 @@ ENGLISH: dict[str, str] = {
     "cli.verify.time_limit": "time limit",
     "cli.verify.time_limit_value": "{limit} s reached: {left} of the {chosen} chosen strategies did not run; "
     "run a seeded sample with --sample N, or allow more with --time-limit",
+    "cli.verify.search_stopped_value": "{limit} s reached: the search for XLA's plan through {search} stopped, "
+    "and the plan may yet be there; allow more with --time-limit",
+    "cli.verify.search_search": "symshard's strategies by XLA's collectives",
+    "cli.verify.search_further": "XLA's further orders",
+    "cli.verify.search_routes": "every route of symshard's collectives taken step by step",
+    "cli.verify.search_parts": "{search} with axes in parts",
     "cli.verify.failed": "  failed",
     "cli.verify.time": "time",
     "cli.verify.time_value": "symshard {symshard} ms; XLA compile {xla} ms",
@@ -341,6 +348,32 @@ def _word(key: str, **values: object) -> Message:
 def _clauses(items: Sequence[str]) -> Message:
     """Sentences said one after another, joined by a semicolon in each language's way."""
     return say("{clauses}", clauses=Clauses(items))
+
+
+SEARCHES = ("search", "further", "routes")
+"""The searches for XLA's plan a time limit can cut short, in the order :func:`verify` runs them: its
+collectives among a plan too long to list, XLA's further orders, every route step by step. With axes in
+parts (:func:`refine`) each is named with the prefix ``parts_``."""
+
+
+def _search_words(stopped: str) -> Message:
+    """The search :attr:`Verification.search_stopped` names, in words."""
+    if stopped.startswith("parts_"):
+        return _word("cli.verify.search_parts", search=_search_words(stopped[len("parts_") :]))
+    return _word("cli.verify.search_" + stopped)
+
+
+def _stopped_clause(stopped: str) -> Message:
+    """The clause a reason gets when the time limit cut the search ``stopped`` short."""
+    return say("the search through {search} stopped at the time limit", search=_search_words(stopped))
+
+
+def _in_time(search: Callable[[], Strategy | None], name: str) -> tuple[Strategy | None, str]:
+    """``search()``'s strategy and ``""``, or None and ``name`` when the search ran past its deadline."""
+    try:
+        return search(), ""
+    except TimeLimitError:
+        return None, name
 
 
 Row = tuple[tuple[str, ...], tuple[str, ...]]
@@ -393,6 +426,7 @@ class Verification:
     unrunnable: tuple[tuple[str, str], ...] = ()  # (strategy, why): blocks that do not divide
     not_run: int = 0  # chosen strategies left when the time limit was reached
     time_limit: float | None = None
+    stopped: str = ""  # the search for XLA's plan the time limit cut short: "further" or "routes" (see SEARCHES)
     seconds: float = 0.0  # the whole check: planning, XLA's compile, every run
 
     @property
@@ -421,9 +455,18 @@ class Verification:
         return all(e.correct and e.shapes_ok for e in self.executions)
 
     @property
+    def search_stopped(self) -> str:
+        """The search for XLA's plan the time limit cut short (by whole axes, else with axes in parts), as
+        :data:`SEARCHES` names it; empty when none was."""
+        if self.stopped:
+            return self.stopped
+        r = self.refined
+        return "parts_" + r.stopped if r is not None and r.stopped else ""
+
+    @property
     def time_limit_reached(self) -> bool:
-        """Some chosen strategies did not run: the time limit came first."""
-        return self.not_run > 0
+        """The time limit came first: a search for XLA's plan was cut short, or chosen strategies did not run."""
+        return self.not_run > 0 or bool(self.search_stopped)
 
     @property
     def xla_cheaper(self) -> bool:
@@ -493,6 +536,7 @@ class Verification:
             "not_run": self.not_run,
             "time_limit_s": self.time_limit,
             "time_limit_reached": self.time_limit_reached,
+            "search_stopped": self.search_stopped or None,
             "symshard_seconds": round(self.symshard_seconds, 6),
             "xla_compile_seconds": round(self.xla_compile_seconds, 6),
             "seconds": round(self.seconds, 6),
@@ -543,9 +587,13 @@ class Verification:
             name, why = self.unrunnable[0]
             said = _word("cli.verify.unrunnable_value", count=len(self.unrunnable), name=name, why=why)
             rows.append(((_word("cli.verify.unrunnable"),), (said,)))
+        limit = f"{self.time_limit:g}" if self.time_limit is not None else ""
+        if self.search_stopped:
+            said = _word("cli.verify.search_stopped_value", limit=limit, search=_search_words(self.search_stopped))
+            rows.append(((_word("cli.verify.time_limit"),), (said,)))
         if self.not_run:
             left, chosen = f"{self.not_run:,}", f"{self.chosen:,}"
-            said = _word("cli.verify.time_limit_value", limit=f"{self.time_limit:g}", left=left, chosen=chosen)
+            said = _word("cli.verify.time_limit_value", limit=limit, left=left, chosen=chosen)
             rows.append(((_word("cli.verify.time_limit"),), (said,)))
         return rows
 
@@ -569,6 +617,8 @@ class Verification:
             rows.append(((agreement,), (_word(said, rank=self.rank, name=self.matched),)))
         elif self.refined is not None and self.refined.match:
             rows.append(((agreement,), (_word("cli.verify.no_on_mesh", reason=self.reason),)))
+        elif self.stopped:
+            rows.append(((agreement,), (_word("cli.verify.no_in_time", reason=self.reason),)))
         else:
             rows.append(((agreement,), (_word("cli.verify.no", reason=self.reason),)))
         r = self.refined
@@ -584,6 +634,8 @@ class Verification:
                 said = _word("cli.verify.refined_yes", rank=r.rank, name=r.matched)
             elif r.matched is not None:
                 said = _word("cli.verify.refined_broken", name=r.matched)
+            elif r.stopped:
+                said = _word("cli.verify.no_in_time", reason=r.reason)
             else:
                 said = _word("cli.verify.no", reason=r.reason)
             rows.append((("  ", agreement), (said,)))
@@ -722,6 +774,13 @@ def _refined_reason(reason: str, r: Refinement) -> Message:
             rank=r.rank,
             count=r.strategies,
             name=r.matched,
+            **where,
+        )
+    elif r.stopped:
+        shown = say(
+            "with axes in parts {label} ({mesh}, the same devices in the same order; {command}), as {matmul}, "
+            "the search for XLA's collectives through {search} stopped at the time limit",
+            search=_search_words(r.stopped),
             **where,
         )
     elif r.searched:
@@ -998,6 +1057,7 @@ class Refinement:
     best: str = ""  # symshard's fastest strategy with the axes in parts
     best_bytes: int = 0  # bytes each device puts into its collectives, in the plan's dtype
     best_flops: int = 0  # its FLOPs per device
+    stopped: str = ""  # the search the time limit cut short: "search", "further" or "routes" (see SEARCHES)
 
     @property
     def match(self) -> bool:
@@ -1024,6 +1084,7 @@ class Refinement:
             "reason_kind": None if self.match else self.kind or "",
             "searched": self.searched,
             "routed": self.routed,
+            "stopped": self.stopped or None,
             "best": self.best,
             "best_bytes": self.best_bytes,
             "best_flops": self.best_flops,
@@ -1078,10 +1139,13 @@ def refine(
     model: str = "book",
     fused: bool = True,
     memo: dict | None = None,
+    deadline: float | None = None,
 ) -> Refinement | None:
     """``p``'s matmul checked with the mesh axes XLA's plan ``x`` splits in parts (see :class:`Refinement`);
     None when ``x`` uses no sub-axes or they do not cut their axes into parts. A plan too long to list
-    (:func:`_listable`) is searched for XLA's collectives instead, and its match is not ranked."""
+    (:func:`_listable`) is searched for XLA's collectives instead, and its match is not ranked. A search
+    still going at ``deadline`` (a ``time.perf_counter()`` instant) stops there, and the refinement says
+    which (:attr:`Refinement.stopped`)."""
     split = _split_axes(p, x)
     if not split:
         return None
@@ -1098,27 +1162,32 @@ def refine(
     mesh_text = ",".join(f"{n}={s}" for n, s in shape)
     rx = _reread(x, shape, p.dtype)
     kind: Message | None
+    stopped = ""
     if listed:
         strategy, rank, reason, kind = _compare(rp, rx, refined=True)
         count = len(rp.strategies)
     else:
-        strategy, rank, count, reason, kind = _searched(rp, rx), None, rp.source.count(), "", None
+        rank, count, reason, kind = None, rp.source.count(), "", None
+        strategy, stopped = _in_time(lambda: _searched(rp, rx, deadline=deadline), "search")
     searched = not listed
     routed = False
-    if strategy is None:
+    if strategy is None and not stopped:
         # XLA's further orders, which a plan with axes in parts does not list (see planner._wide)
-        strategy = _searched(rp, rx, further=True)
+        strategy, stopped = _in_time(lambda: _searched(rp, rx, further=True, deadline=deadline), "further")
         searched = searched or strategy is not None
-        if strategy is None:
+        if strategy is None and not stopped:
             # any route of symshard's collectives, found step by step from XLA's
-            strategy = _searched(rp, rx, any_route=True)
+            strategy, stopped = _in_time(lambda: _searched(rp, rx, any_route=True, deadline=deadline), "routes")
             routed = strategy is not None
             searched = searched or routed
         if strategy is not None:
             rank, reason, kind = None, "", None
-        elif not listed:
+        elif not listed and not stopped:
             kind = say("no strategy with exactly XLA's collectives and FLOPs, searched by its collectives")
             reason = kind
+    if stopped:
+        kind = say("the search stopped at the time limit")
+        reason = _clauses([c for c in (reason, _stopped_clause(stopped)) if c])
     executions: tuple[Execution, ...] = ()
     if strategy is not None:
         key = ("refined mesh", mesh_text)
@@ -1139,6 +1208,7 @@ def refine(
         split=",".join(s.spec for s in rp.split),
         searched=searched,
         routed=routed,
+        stopped=stopped,
         best=rp.strategies[0].name,
         best_bytes=_bytes(signature(rp.strategies[0], rp), p.dtype),
         best_flops=int(rp.strategies[0].raw_flops),
@@ -1202,10 +1272,16 @@ def choose(
     return [p.strategies[i] for i in sorted(always | set(drawn))]
 
 
-def _searched(p: Plan, x: XlaPlan, *, further: bool = False, any_route: bool = False) -> Strategy | None:
+def _searched(
+    p: Plan, x: XlaPlan, *, further: bool = False, any_route: bool = False, deadline: float | None = None
+) -> Strategy | None:
     """The fastest of ``p``'s strategies (with ``further``, also of XLA's further orders; with ``any_route``,
     of the strategies whose legs are any routes of symshard's collectives) with exactly XLA's collectives
-    and dot FLOPs, found by a search for those collectives rather than a listing."""
+    and dot FLOPs, found by a search for those collectives rather than a listing.
+
+    Raises:
+        TimeLimitError: the search was still going at ``deadline`` (a ``time.perf_counter()`` instant).
+    """
     if any(c.axes is None for c in x.collectives):
         return None
     sizes = {k: int(v) for k, v in p.sizes}
@@ -1215,7 +1291,9 @@ def _searched(p: Plan, x: XlaPlan, *, further: bool = False, any_route: bool = F
         return tuple(sorted(_step_signature(e, sizes, axes) for e in steps if not isinstance(e.op, DynamicSlice)))
 
     kinds = Counter(c.kind for c in x.collectives)
-    found = p.matching(steps_signature, x.signature, further=further, any_route=any_route, kinds=kinds)
+    found = p.matching(
+        steps_signature, x.signature, further=further, any_route=any_route, kinds=kinds, deadline=deadline
+    )
     return next((s for s in found if int(s.raw_flops) == x.dot_flops), None)
 
 
@@ -1270,15 +1348,19 @@ def verify(
     seconds = time.perf_counter() - start
     x = xla_plan(p)
     strategy, rank, reason = compare(p, x)
+    deadline = None if time_limit is None else started + time_limit
+    stopped = ""  # the search the time limit cut short, if one was
     # XLA's further orders, which the plan may not list (see planner._wide), searched for XLA's collectives
-    further = _searched(p, x, further=True) if strategy is None and not x.sub_axes else None
+    further = None
+    if strategy is None and not x.sub_axes:
+        further, stopped = _in_time(lambda: _searched(p, x, further=True, deadline=deadline), "further")
     if further is not None:
         strategy, rank, reason = further, p.place(further), ""
     # failing those, any route of symshard's collectives, found step by step from XLA's: a match only
     # if it runs correctly, for no plan lists it
     routed: Execution | None = None
-    if strategy is None and not x.sub_axes:
-        found = _searched(p, x, any_route=True)
+    if strategy is None and not x.sub_axes and not stopped:
+        found, stopped = _in_time(lambda: _searched(p, x, any_route=True, deadline=deadline), "routes")
         if found is not None:
             done = _attempt(p, found, fused=fused, memo=memo)
             if isinstance(done, Execution) and done.correct and done.shapes_ok:
@@ -1290,9 +1372,11 @@ def verify(
                     name=found.name,
                 )
                 reason = _clauses([reason, broken])
+    if stopped:
+        reason = _clauses([c for c in (reason, _stopped_clause(stopped)) if c])
     refined = None
     if strategy is None and x.sub_axes:
-        refined = refine(p, x, model=model, fused=fused, memo=memo)
+        refined = refine(p, x, model=model, fused=fused, memo=memo, deadline=deadline)
     if refined is not None:
         reason = _refined_reason(reason, refined)
     sizes = {k: int(v) for k, v in p.sizes}
@@ -1366,6 +1450,7 @@ def verify(
         unrunnable=tuple(unrunnable),
         not_run=not_run,
         time_limit=time_limit,
+        stopped=stopped,
         seconds=time.perf_counter() - started,
     )
 
