@@ -26,6 +26,7 @@ BENCHMARKS = [
     ("bench_cold_answer.py", ["--repeats", "9", "--xla-repeats", "3"]),
     ("bench_problems.py", ["--count", "300", "--runs", "1"]),
     ("bench_site.py", ["--runs", "1"]),
+    ("bench_route_search.py", []),
 ]
 
 

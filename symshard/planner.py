@@ -73,7 +73,7 @@ from .mesh import Mesh, resolve_mesh
 from .messages import say
 from .monomials import Domain, Lazy, Maximum, Samples, from_expr, less_equal, log_uniform, values_at
 from .placement import ShapeLike, check_on_mesh, resolve_shape
-from .routes import Repermute, check_deadline, every_route, reshard_routes, reshard_steps
+from .routes import Repermute, RouteSearch, check_deadline, reshard_routes, reshard_steps
 from .subaxes import AxisSplit, split_array, split_mesh
 from .symbols import C
 
@@ -1315,7 +1315,7 @@ class Enumeration:
         deadline: float | None = None,
     ) -> Iterator[tuple[_Product, tuple[tuple[CollectiveExpr, ...], ...]]]:
         """The strategies over the enumeration's compute shardings whose legs are any routes of exact
-        steps (:func:`every_route`, not only the planner's) with items, read by ``item`` (None for a free
+        steps (:func:`~symshard.routes.every_route`, not only the planner's) with items, read by ``item`` (None for a free
         step), adding up to ``target`` (a sorted tuple), and (with ``kinds``) at most so many steps of each
         kind: each as (compute sharding, its three routes). Numbers only (a route search needs the axis
         sizes); every array on the way divides evenly. Past ``deadline`` it raises
@@ -1324,13 +1324,14 @@ class Enumeration:
         if sizes is None:
             return
         budget = Counter(target)
+        search = RouteSearch(sizes, item, budget, kinds, deadline=deadline)  # one search, from every array
         reached: dict[Array, dict[Array, list[tuple[tuple[CollectiveExpr, ...], Counter]]]] = {}
 
         def routes(src: Array, dst: Array) -> list[tuple[tuple[CollectiveExpr, ...], Counter]]:
             ends = reached.get(src)
             if ends is None:
                 ends = reached[src] = {}
-                for steps, used in every_route(src, sizes, item, budget, kinds, deadline=deadline):
+                for steps, used in search.routes(src):
                     if all(self.env.fits(e.output) for e in steps):
                         end = steps[-1].output if steps else src
                         ends.setdefault(end, []).append((steps, Counter(used)))

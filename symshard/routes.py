@@ -19,7 +19,6 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -42,6 +41,7 @@ from .messages import say
 
 __all__ = [
     "Repermute",
+    "RouteSearch",
     "check_deadline",
     "every_route",
     "one_step",
@@ -767,67 +767,110 @@ def every_route(
     This is the whole algebra, not the planner's routes: a search for one known set of collectives
     (XLA's plan) through routes no planner would list, such as a reduce-scatter undone by a gather.
     With many axes and a long budget it can take minutes: past ``deadline`` (a ``time.perf_counter()``
-    instant) it raises :class:`~symshard.errors.TimeLimitError` (:func:`check_deadline`).
+    instant) it raises :class:`~symshard.errors.TimeLimitError` (:func:`check_deadline`). To search from
+    several arrays with one budget, :class:`RouteSearch` shares the work between them.
 
     Examples:
         >>> routes = every_route(Array.parse("A[I_X, J]"), (("X", 2),), lambda e: e.op.kind, {"AllToAll": 1})
         >>> [[str(e.op) for e in steps] for steps, _ in routes]
         [[], ['AllToAll_{X,J}']]
     """
-    left = Counter(budget)
-    per_kind = Counter(kinds) if kinds is not None else Counter({k: sum(left.values()) for k in STEP_KINDS})
-    items: dict[CollectiveExpr, Hashable | None] = {}
-    Reached = dict[tuple[Array, frozenset], list[tuple[CollectiveExpr, ...]]]
-    memo: dict[tuple, Reached] = {}
+    return RouteSearch(sizes, item, budget, kinds, keep, deadline).routes(src)
 
-    def onward(cur: Array, sliced: int) -> Reached:
-        """Every (array, items used) reached from ``cur`` with what is ``left``, with up to ``keep`` routes;
+
+class RouteSearch:
+    """:func:`every_route` from any number of arrays with one budget: what the search learns from one array
+    (the routes onward from each array it reaches, with what is left of the budget) serves the others.
+
+    Examples:
+        >>> search = RouteSearch((("X", 2),), lambda e: e.op.kind, {"AllToAll": 1, "AllGather": 1})
+        >>> sorted(len(steps) for steps, _ in search.routes(Array.parse("A[I_X, J]")))
+        [0, 1, 1, 2]
+        >>> [[str(e.op) for e in steps] for steps, _ in search.routes(Array.parse("A[I, J_X]")) if len(steps) == 2]
+        [['AllToAll_{X,I}', 'AllGather_X']]
+    """
+
+    def __init__(
+        self,
+        sizes: tuple[tuple[str, int], ...],
+        item: Callable[[CollectiveExpr], Hashable | None],
+        budget: Mapping[Hashable, int],
+        kinds: Mapping[str, int] | None = None,
+        keep: int = 4,
+        deadline: float | None = None,
+    ) -> None:
+        self.sizes = sizes
+        self.keep = keep
+        self.deadline = deadline
+        self._item = item
+        self._names = [k for k, n in budget.items() if n > 0]  # the items, each counted at its place
+        self._place = {k: i for i, k in enumerate(self._names)}
+        self._left = [budget[k] for k in self._names]
+        everything = sum(self._left)
+        self._kinds = [everything if kinds is None else kinds.get(k, 0) for k in STEP_KINDS]
+        self._none = (0,) * len(self._names)
+        self._read: dict[CollectiveExpr, int] = {}  # a step's place among the items; -1 free; -2 none of them
+        # (array, items left, kinds left, the dim the step before sliced) -> (end array, items used) -> routes
+        self._memo: dict[tuple, dict[tuple[Array, tuple[int, ...]], list[tuple[CollectiveExpr, ...]]]] = {}
+
+    def routes(self, src: Array) -> list[tuple[tuple[CollectiveExpr, ...], tuple[Hashable, ...]]]:
+        """Every route from ``src`` (see :func:`every_route`), each with its items."""
+        reached = self._onward(src, -1)
+        return [
+            (steps, tuple(n for n, k in zip(self._names, used, strict=True) for _ in range(k)))
+            for (_, used), routes in reached.items()
+            for steps in routes
+        ]
+
+    def _read_step(self, expr: CollectiveExpr) -> int:
+        found = self._read.get(expr)
+        if found is None:
+            it = self._item(expr)
+            found = self._read[expr] = -1 if it is None else self._place.get(it, -2)
+        return found
+
+    def _onward(self, cur: Array, sliced: int) -> dict[tuple[Array, tuple[int, ...]], list[tuple[CollectiveExpr, ...]]]:
+        """Every (array, items used) reached from ``cur`` with what is left, with up to ``keep`` routes;
         ``sliced``: the dim the step before sliced (-1: it was no slice)."""
-        state = (cur, frozenset((+left).items()), frozenset((+per_kind).items()), sliced)
-        done = memo.get(state)
+        left, kinds = self._left, self._kinds
+        state = (cur, tuple(left), tuple(kinds), sliced)
+        done = self._memo.get(state)
         if done is not None:
             return done
-        check_deadline(deadline)
-        out: Reached = {(cur, frozenset()): [()]}
-        for kind in STEP_KINDS:
-            if kind != "DynamicSlice" and per_kind[kind] <= 0:
+        check_deadline(self.deadline)
+        keep = self.keep
+        out = {(cur, self._none): [()]}
+        for k, kind in enumerate(STEP_KINDS):
+            free = kind == "DynamicSlice"
+            if not free and kinds[k] <= 0:
                 continue
-            for expr in _steps(cur, sizes, kind):
-                op = expr.op
-                at = cur.dim_names.index(op.dim or "") if isinstance(op, DynamicSlice) else -1
-                if at >= 0 and at <= sliced:
-                    continue
-                if expr in items:
-                    it = items[expr]
-                else:
-                    it = items[expr] = item(expr)
-                if it is not None:
-                    if left[it] <= 0:
+            for expr in _steps(cur, self.sizes, kind):
+                at = -1
+                if free:
+                    at = cur.dim_names.index(expr.op.dim or "")
+                    if at <= sliced:
                         continue
-                    left[it] -= 1
-                    per_kind[kind] -= 1
-                after = onward(expr.output, at)
-                if it is not None:
-                    left[it] += 1
-                    per_kind[kind] += 1
+                i = self._read_step(expr)
+                if i == -2 or (i >= 0 and left[i] <= 0):
+                    continue
+                if i >= 0:
+                    left[i] -= 1
+                    kinds[k] -= 1
+                    after = self._onward(expr.output, at)
+                    left[i] += 1
+                    kinds[k] += 1
+                else:
+                    after = self._onward(expr.output, at)
                 for (end, used), tails in after.items():
-                    if it is not None:
-                        grown = Counter(dict(used))
-                        grown[it] += 1
-                        used = frozenset(grown.items())
+                    if i >= 0:
+                        used = (*used[:i], used[i] + 1, *used[i + 1 :])
                     routes = out.setdefault((end, used), [])
                     for tail in tails:
                         if len(routes) >= keep:
                             break
                         routes.append((expr, *tail))
-        memo[state] = out
+        self._memo[state] = out
         return out
-
-    return [
-        (steps, tuple(Counter(dict(used)).elements()))
-        for (_, used), routes in onward(src, -1).items()
-        for steps in routes
-    ]
 
 
 on_clear(reshard_steps.cache_clear)
