@@ -29,6 +29,7 @@ from collections import Counter
 
 import symshard.planner as planner
 from symshard.collectives import CollectiveExpr, DynamicSlice
+from symshard.jax.verification import _step_signature  # imports no JAX
 from symshard.memo import clear_caches
 from symshard.planner import plan
 from symshard.routes import RouteSearch
@@ -60,31 +61,15 @@ class _SearchPerArray:
 
 
 def _search(p) -> list[str]:
+    """The strategies of ``p`` whose collectives are :data:`XLA`'s, searched step by step (as verify does)."""
     sizes = {k: int(v) for k, v in p.sizes}
     axes = {a.name: int(a.size) for a in p.mesh.axes}
 
     def signature(steps: tuple[CollectiveExpr, ...]) -> tuple:
-        out = []
-        for e in steps:
-            if isinstance(e.op, DynamicSlice):
-                continue
-            moved = e.output if e.op.kind == "CollectivePermute" else e.operand
-            n = 1
-            for d in moved.dims:
-                n *= sizes[d.name] // _group(d.axes, axes)
-            out.append((e.op.kind, tuple(sorted(e.op.axes)), n))
-        return tuple(sorted(out))
+        return tuple(sorted(_step_signature(e, sizes, axes) for e in steps if not isinstance(e.op, DynamicSlice)))
 
     kinds = Counter(k for k, _, _ in XLA)
     return [s.name for s in p.matching(signature, tuple(sorted(XLA)), any_route=True, kinds=kinds)]
-
-
-def _group(names: tuple[str, ...], axes: dict[str, int]) -> int:
-    """How many devices the mesh axes ``names`` span together."""
-    n = 1
-    for a in names:
-        n *= axes[a]
-    return n
 
 
 def _timed(p, repeats: int) -> tuple[list[float], list[str]]:

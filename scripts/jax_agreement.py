@@ -160,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         f"FLOPs: XLA's dots equal symshard's in {total['dot_flops_agree']:,} of {total['flops_compared']:,} cases "
         f"compared; its total (with the adds of reductions, converts, index arithmetic) in {total['total_flops_agree']:,}"
     )
+    limit = f"the {args.time_limit:g} s limit per case" if args.time_limit is not None else "no limit"
+    print(f"searches for XLA's plan cut short by {limit} (undecided, counted as misses): {total['search_stopped']}")
     print(
         f"XLA's plan not one the planner offers and cheaper than symshard's best by whole axes: {total['xla_cheaper']}; "
         f"cheaper than its best with axes in parts too, and none of its strategies (planner work): "

@@ -53,6 +53,7 @@ def _summary(rows: list[dict]) -> dict:
         "total_flops_agree": sum(r["total_flops_agree"] is True for r in rows),
         "strategies_run": sum(r["ran"] for r in rows),
         "strategies_ok": sum(r["ran_ok"] for r in rows),
+        "search_stopped": sum("search_stopped" in r for r in rows),
     }
 
 

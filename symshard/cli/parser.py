@@ -215,8 +215,8 @@ def argument_parser() -> argparse.ArgumentParser:
         type=float,
         default=600.0,
         metavar="SECONDS",
-        help="stop running strategies after this long, the whole check (default 600); the report says how many "
-        "were left",
+        help="the whole check's time (default 600): searches for XLA's plan and runs of strategies stop when it is "
+        "up, and the report says which search stopped and how many runs were left",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_lang(p)

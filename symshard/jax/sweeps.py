@@ -287,6 +287,8 @@ def _summary(vs: Sequence[Verification]) -> dict:
         "strategies_run": sum(len(v.executions) for v in vs),
         "strategies_ok": sum(e.correct and e.shapes_ok for v in vs for e in v.executions),
         "unrunnable": sum(len(v.unrunnable) for v in vs),
+        # cases whose search for XLA's plan the time limit per case cut short: undecided, counted as misses
+        "search_stopped": sum(bool(v.search_stopped) for v in vs),
     }
 
 

@@ -350,14 +350,10 @@ def _clauses(items: Sequence[str]) -> Message:
     return say("{clauses}", clauses=Clauses(items))
 
 
-SEARCHES = ("search", "further", "routes")
-"""The searches for XLA's plan a time limit can cut short, in the order :func:`verify` runs them: its
-collectives among a plan too long to list, XLA's further orders, every route step by step. With axes in
-parts (:func:`refine`) each is named with the prefix ``parts_``."""
-
-
 def _search_words(stopped: str) -> Message:
-    """The search :attr:`Verification.search_stopped` names, in words."""
+    """The search :attr:`Verification.search_stopped` names, in words: ``"search"`` (XLA's collectives among
+    a plan too long to list), ``"further"`` (XLA's further orders) or ``"routes"`` (every route step by
+    step), in the order :func:`verify` runs them; with axes in parts (:func:`refine`), prefixed ``parts_``."""
     if stopped.startswith("parts_"):
         return _word("cli.verify.search_parts", search=_search_words(stopped[len("parts_") :]))
     return _word("cli.verify.search_" + stopped)
@@ -426,7 +422,7 @@ class Verification:
     unrunnable: tuple[tuple[str, str], ...] = ()  # (strategy, why): blocks that do not divide
     not_run: int = 0  # chosen strategies left when the time limit was reached
     time_limit: float | None = None
-    stopped: str = ""  # the search for XLA's plan the time limit cut short: "further" or "routes" (see SEARCHES)
+    stopped: str = ""  # the search for XLA's plan the time limit cut short: "further" or "routes" (see _search_words)
     seconds: float = 0.0  # the whole check: planning, XLA's compile, every run
 
     @property
@@ -457,7 +453,7 @@ class Verification:
     @property
     def search_stopped(self) -> str:
         """The search for XLA's plan the time limit cut short (by whole axes, else with axes in parts), as
-        :data:`SEARCHES` names it; empty when none was."""
+        :func:`_search_words` names it; empty when none was."""
         if self.stopped:
             return self.stopped
         r = self.refined
@@ -1057,7 +1053,7 @@ class Refinement:
     best: str = ""  # symshard's fastest strategy with the axes in parts
     best_bytes: int = 0  # bytes each device puts into its collectives, in the plan's dtype
     best_flops: int = 0  # its FLOPs per device
-    stopped: str = ""  # the search the time limit cut short: "search", "further" or "routes" (see SEARCHES)
+    stopped: str = ""  # the search the time limit cut short: "search", "further" or "routes" (see _search_words)
 
     @property
     def match(self) -> bool:
@@ -1326,8 +1322,9 @@ def verify(
         sample: with ``run='all'``, run at most this many: the best, the one matching XLA's plan,
             and others drawn with ``seed`` (see :func:`choose`).
         seed: the seed of the sample.
-        time_limit: seconds for the whole check; strategies still to run when it is reached are
-            left (counted in :attr:`Verification.not_run`) and the report says so.
+        time_limit: seconds for the whole check. A search for XLA's plan still going then stops, and
+            the case is left undecided (:attr:`Verification.search_stopped` says which search);
+            strategies still to run are left (counted in :attr:`Verification.not_run`); the report says so.
         progress: called with (strategies run, strategies chosen) after each one.
         fused: one program per strategy (True) or cached programs per leg (False).
         memo: shared between calls on the same mesh, shape and dtype (a sweep): placed operands
