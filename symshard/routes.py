@@ -3,9 +3,9 @@
 The planner reshards each operand to the sharding the local product needs, and the product to
 the requested output. :func:`reshard_steps` gives the plain route (slices first, then partial
 sums reduced, axes moved by AllToAll, what must go gathered); :func:`reshard_routes` adds the
-other routes the planner costs: gather-then-slice, a run of axes moved by one AllToAll, routes
-through one collective-permute (:class:`Repermute`) and, on request, the orders XLA's SPMD
-partitioner takes. :func:`every_route` is the whole algebra instead: any route of exact steps
+other routes the planner costs: gather-then-slice, a run of axes moved by one AllToAll, several
+moves in one AllToAll (:class:`FusedAllToAll`), routes through one collective-permute
+(:class:`Repermute`) and, on request, the orders XLA's SPMD partitioner takes. :func:`every_route` is the whole algebra instead: any route of exact steps
 (:func:`one_step`), searched for one known set of collectives. Nothing here costs anything:
 :mod:`symshard.planner` does.
 
@@ -40,6 +40,7 @@ from .memo import on_clear
 from .messages import say
 
 __all__ = [
+    "FusedAllToAll",
     "Repermute",
     "RouteSearch",
     "check_deadline",
@@ -228,6 +229,79 @@ class Repermute(CollectivePermute):
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class FusedAllToAll(AllToAll):
+    """``AllToAll_{X→H,Y→B}(P[B, H, S_Y, T_X]) -> P[B_Y, H_X, S, T]``: several all-to-alls at once, one
+    collective over all their axes, each moving its run of axes onto its own dim.
+
+    What the moves do one after another, in one exchange: each device splits its block into one piece for
+    every device of the group (the product of the moves' axes) and sends each its piece, as one all-to-all
+    over all the axes does (XLA's partitioner emits it for a reshard that moves two dims at once). It sends
+    ``(n - 1)/n`` of its block once, where the moves one by one send a share per move; so it is costed as
+    one AllToAll over all the axes. The moves' axes are distinct, and no move's target dim is a dim any move
+    takes axes from (each piece is then a block of the result cut from a block of the operand).
+
+    Examples:
+        >>> fused = FusedAllToAll.of([AllToAll(("Y",), "B"), AllToAll(("X",), "H")])
+        >>> str(fused), str(fused.apply(Array.parse("P[B, H, S_Y, T_X]")))
+        ('AllToAll_{X→H,Y→B}', 'P[B_Y, H_X, S, T]')
+    """
+
+    moves: tuple[AllToAll, ...] = ()
+
+    @classmethod
+    def of(cls, moves: Sequence[AllToAll]) -> FusedAllToAll:
+        """The all-to-all that makes ``moves`` at once, in one order whatever theirs (by their axes)."""
+        ordered = tuple(sorted(moves, key=lambda m: m.axes))
+        return cls(tuple(a for m in ordered for a in m.axes), moves=ordered)
+
+    @property
+    def subscript(self) -> str:
+        """Each move's axes, an arrow and its dim: ``{X→H,Y→B}``."""
+        return "{" + ",".join(f"{format_axes(m.axes).strip('{}')}→{m.dim}" for m in self.moves) + "}"
+
+    def latex(self) -> str:
+        moves = ",".join(rf"{format_axes(m.axes).strip('{}')}\to {m.dim}" for m in self.moves)
+        return rf"\text{{{self.kind}}}_{{{moves}}}"
+
+    def target(self, array: Array) -> str:
+        raise self._fail(array, say("it moves axes onto several dims"), say("read each move's own target"))
+
+    def shifts(self, array: Array) -> str:
+        """Each move as notation, from ``array``: ``X: T → H, Y: S → B`` (the same in every language).
+
+        Examples:
+            >>> fused = FusedAllToAll.of([AllToAll(("Y",), "B"), AllToAll(("X",), "H")])
+            >>> fused.shifts(Array.parse("P[B, H, S_Y, T_X]"))
+            'X: T → H, Y: S → B'
+        """
+        return ", ".join(f"{format_axes(m.axes)}: {array.sharded_dim(m.axes[0])} → {m.dim}" for m in self.moves)
+
+    def apply(self, array: Array) -> Array:
+        if len(self.moves) < 2 or self.axes != tuple(a for m in self.moves for a in m.axes):
+            raise self._fail(array, say("it fuses fewer than two moves"), say("write each move as an AllToAll"))
+        sources = {array.sharded_dim(a) for a in self.axes}
+        targets = [m.dim for m in self.moves]
+        if len(set(targets)) < len(targets) or sources & set(targets):
+            raise self._fail(
+                array,
+                say("its moves share a dim"),
+                say("each move needs its own target dim, which no move takes axes from"),
+            )
+        out = array
+        for m in self.moves:
+            out = m.apply(out)
+        return out
+
+    def notes(self, array: Array) -> tuple[str, ...]:
+        out: list[str] = []
+        for m in self.moves:
+            step = m(array)
+            out.extend(step.notes)
+            array = step.output
+        return tuple(out)
+
+
 def _divides(small: tuple[str, ...], big: tuple[str, ...], sizes: Mapping[str, Value] | None) -> bool:
     """Whether the shard count over ``small`` divides that over ``big``: known when ``small``'s axes are
     among ``big``'s or the sizes are numbers, assumed when they are symbols (the plan says so)."""
@@ -361,7 +435,8 @@ def reshard_routes(
     the partial sums are what ``dst`` keeps) gather-then-slice, a run of axes moved by one AllToAll,
     and the routes through one collective-permute: straight to ``dst``, or to ``dst`` with the axes
     that must go moved to the minor end, then one gather; and each with its multi-dim gathers done
-    one dim at a time.
+    one dim at a time, and with its all-to-alls in a row that can go at once made one
+    (:class:`FusedAllToAll`: ``AllToAll_{X→H,Y→B}``, XLA's way to move two dims at once).
 
     With ``xla``, also the orders XLA's SPMD partitioner takes that the routes above leave out:
     partial sums reduced on the whole array before anything else (:func:`_reduce_first`), a dim's
@@ -472,6 +547,10 @@ def reshard_routes(
         for split in _split_gathers(c):
             if split not in candidates:
                 candidates.append(split)
+    for c in [base, *candidates]:  # all-to-alls in a row that can go at once, as one (XLA's too)
+        for fused in _fuse_moves(c):
+            if fused not in candidates:
+                candidates.append(fused)
     for c in candidates:
         if c not in routes:
             routes.append(c)
@@ -617,6 +696,45 @@ def _variants(array: Array, per_dim: Sequence[Sequence[tuple[str, ...]]]) -> lis
     return out
 
 
+def _fuse_moves(route: tuple[CollectiveExpr, ...]) -> list[tuple[CollectiveExpr, ...]]:
+    """``route`` with each run of AllToAlls in a row that can go at once (:class:`FusedAllToAll`: each
+    from one dim, onto a dim none of them takes from) made one all-to-all over all their axes."""
+    out: list[CollectiveExpr] = []
+    fused = False
+    i = 0
+    while i < len(route):
+        group = [route[i]]
+        while i + len(group) < len(route):
+            moves = [*group, route[i + len(group)]]
+            if not all(_one_source(e) for e in moves):
+                break
+            sources = {e.operand.sharded_dim(e.op.axes[0]) for e in moves}
+            targets = [_moved_to(e) for e in moves]
+            if len(sources) < len(moves) or len(set(targets)) < len(targets) or sources & set(targets):
+                break
+            group = moves
+        if len(group) > 1:
+            fused = True
+            out.append(_apply(FusedAllToAll.of([e.op for e in group]), group[0].operand))  # type: ignore[misc]
+        else:
+            out.append(group[0])
+        i += len(group)
+    return [tuple(out)] if fused else []
+
+
+def _moved_to(e: CollectiveExpr) -> str | None:
+    """The dim an AllToAll step moves its axes onto."""
+    return e.op.dim if isinstance(e.op, AllToAll) else None
+
+
+def _one_source(e: CollectiveExpr) -> bool:
+    """``e`` is a plain AllToAll whose axes all leave one dim."""
+    op = e.op
+    if type(op) is not AllToAll or op.dim is None:
+        return False
+    return len({e.operand.sharded_dim(a) for a in op.axes}) == 1
+
+
 def _split_gathers(route: tuple[CollectiveExpr, ...]) -> list[tuple[CollectiveExpr, ...]]:
     """``route`` with each AllGather that spans several dims done one dim at a time, the last dim
     first (an XLA all-gather runs along one dim: this is the order its partitioner uses)."""
@@ -690,6 +808,15 @@ def _steps(array: Array, sizes: tuple[tuple[str, int], ...], kind: str) -> tuple
                 moved = [run for run in combo if run]
                 for order in itertools.permutations(moved) if moved else ():
                     out.append(_apply(AllToAll(tuple(a for run in order for a in run), target.name), array))
+        # several of those at once, each from its own dim onto its own dim, which none takes from
+        singles = [e for e in out if _one_source(e)]
+        for n in range(2, len(array.dims) // 2 + 1):
+            for moves in itertools.combinations(singles, n):
+                sources = {e.operand.sharded_dim(e.op.axes[0]) for e in moves}
+                targets = {_moved_to(e) for e in moves}
+                if len(sources) < n or len(targets) < n or sources & targets:
+                    continue
+                out.append(_apply(FusedAllToAll.of([e.op for e in moves]), array))  # type: ignore[misc]
     elif kind in ("AllReduce", "ReduceScatter"):
         for n in range(1, len(pending) + 1):
             for some in itertools.combinations(pending, n):
@@ -839,14 +966,14 @@ class RouteSearch:
             return done
         check_deadline(self.deadline)
         keep = self.keep
-        out = {(cur, self._none): [()]}
+        out: dict[tuple[Array, tuple[int, ...]], list[tuple[CollectiveExpr, ...]]] = {(cur, self._none): [()]}
         for k, kind in enumerate(STEP_KINDS):
             free = kind == "DynamicSlice"
             if not free and kinds[k] <= 0:
                 continue
             for expr in _steps(cur, self.sizes, kind):
                 at = -1
-                if free:
+                if isinstance(expr.op, DynamicSlice):
                     at = cur.dim_names.index(expr.op.dim or "")
                     if at <= sliced:
                         continue

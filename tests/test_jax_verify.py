@@ -286,6 +286,23 @@ def test_a_route_found_step_by_step_with_axes_in_parts():
     assert v.to_json()["refined"]["routed"] is True
 
 
+ATTENTION = "B=16,H=16,S=48,T=32,E=16"
+
+
+def test_xlas_all_to_all_over_two_axes_is_a_fused_all_to_all_and_runs():
+    # XLA reshards P in one all-to-all over X and Y that moves S's axis to B and T's to H at once; the planner
+    # lists that route, the match is its own (not found step by step), and the strategy runs under shard_map
+    v = verify("P[B, H, S_Y, T_X] · V[B, H, T, E] -> O[B_Y, H_X, S, E]", "X=4,Y=2", ATTENTION, sample=2)
+    assert [c.split(" (")[0] for c in v.xla] == ["AllToAll_Y,X"]
+    assert v.match and v.planned and not v.routed and v.flops_agree
+    assert v.matched == "AllToAll_{X→H,Y→B}(P) → DynamicSlice_{Y,B}(V) → DynamicSlice_{X,H}(V) → matmul"
+    assert v.matched in [e.strategy for e in v.executions] and v.executed_ok  # XLA's plan is always run
+    # on three axes, a run of two axes moved with another axis: AllToAll_{XZ→H,Y→B}, then a permute
+    v = verify("P[B, H, S_XZ, T_Y] · V[B, H, T_ZXY, E] -> O[B_Y, H_ZX, S, E]", "X=2,Y=2,Z=2", ATTENTION, sample=2)
+    assert v.match and v.planned and v.matched.startswith("AllToAll_{XZ→H,Y→B}(P) → CollectivePermute_{XZ,H_ZX}(P)")
+    assert v.matched in [e.strategy for e in v.executions] and v.executed_ok
+
+
 def test_a_time_limit_stops_the_searches_and_says_so(capsys):
     # the further orders are searched once the listing has no match: a limit already past stops that search,
     # the case is left undecided (not a miss found by the whole search), and nothing chosen runs

@@ -23,7 +23,7 @@ from symshard.einsums import local_product, matmul
 from symshard.errors import PlanError, ShardingError, TimeLimitError
 from symshard.mesh import Mesh
 from symshard.planner import natural_outputs, plan, reshard_routes, reshard_steps
-from symshard.routes import every_route, one_step
+from symshard.routes import FusedAllToAll, every_route, one_step
 from symshard.search import best_sharding
 from symshard.symbols import C, W_ici, axis, dim
 
@@ -675,6 +675,8 @@ def _budget(steps) -> tuple[Counter, Counter]:
         ("B[J_XZ, K_Y]", "B[J, K_ZY]", _THREE),
         ("C[G_X, I, K]{U_YZ}", "C[G_Y, I_X, K_Z]", _THREE),
         ("A[G_Y, I_X, J_Z]", "A[G_ZY, I, J]", _THREE),
+        ("P[B, H, S_Y, T_X]", "P[B_Y, H_X, S, T]", _TWO),  # two dims moved at once: a fused all-to-all
+        ("P[B, H, S_XZ, T_Y]", "P[B_Y, H_XZ, S, T]", _THREE),
     ],
 )
 def test_every_route_finds_each_of_the_planners_routes(src, dst, sizes):
@@ -762,3 +764,75 @@ def test_every_search_for_a_known_plan_stops_at_its_deadline():
     items, kinds = _budget(reshard_routes(Array.parse("B[J_XZ, K_Y]"), Array.parse("B[J, K_ZY]"), _THREE)[0])
     with pytest.raises(TimeLimitError):
         every_route(Array.parse("B[J_XZ, K_Y]"), _THREE, _item, items, kinds, deadline=past)
+
+
+# -- several all-to-alls at once -------------------------------------------------------------------
+
+
+def test_a_fused_all_to_all_is_its_moves_in_one_exchange():
+    # brute force as the oracle: every fused all-to-all one_step offers, on arrays of three and four dims over
+    # two and three axes, leaves the array its moves leave one after another, and is costed as one all-to-all
+    # over all its axes: no more than the moves one by one (each device sends its block's (n-1)/n once)
+    m = Mesh("X=2,Y=2,Z=2", hardware="tpu-v5e")
+    seen = 0
+    for text, sizes in (
+        ("P[B, H, S_Y, T_X]", _TWO), ("Q[B_X, H, S_Y, E]", _TWO), ("P[B, H_Z, S_XY, T]", _THREE),
+        ("A[G_X, I_Y, J_Z]", _THREE), ("Q[B, H_YZ, S, E_X]", _THREE),
+    ):  # fmt: skip
+        a = Array.parse(text)
+        for e in one_step(a, sizes, ("AllToAll",)):
+            if not isinstance(e.op, FusedAllToAll):
+                continue
+            seen += 1
+            cur = a
+            for move in e.op.moves:
+                cur = move.apply(cur)
+            assert (
+                e.output == cur
+                and e.op.kind == "AllToAll"
+                and e.op.axes == tuple(x for mv in e.op.moves for x in mv.axes)
+            )
+            assert sorted(e.op.axes) == sorted(x for mv in e.op.moves for x in mv.axes) and not e.notes
+            if len(sizes) == 3:
+                shape = {d: 64 for d in a.dim_names}
+                at_once = e.op.cost(a, m, shape, hardware="tpu-v5e").time
+                one_by_one, cur = 0, a
+                for move in e.op.moves:
+                    one_by_one += move.cost(cur, m, shape, hardware="tpu-v5e").time
+                    cur = move.apply(cur)
+                assert at_once < one_by_one
+    assert seen >= 8
+
+
+@pytest.mark.parametrize(
+    ("src", "moves", "message"),
+    [
+        ("P[B, H, S_Y, T_X]", [("Y", "B"), ("X", "B")], "its moves share a dim"),
+        ("A[I_X, J_Y]", [("X", "J"), ("Y", "I")], "its moves share a dim"),  # a swap: each piece is no block
+        ("P[B, H, S_Y, T_X]", [("Y", "B")], "it fuses fewer than two moves"),
+        ("P[B, H, S_Y, T]", [("Y", "B"), ("X", "H")], "it is not sharded along X"),
+    ],
+)
+def test_a_fused_all_to_all_refuses_moves_that_are_not_one_exchange(src, moves, message):
+    from symshard.collectives import AllToAll
+    from symshard.errors import CollectiveError
+
+    fused = FusedAllToAll.of([AllToAll((axis,), dim) for axis, dim in moves])
+    with pytest.raises(CollectiveError, match=message):
+        fused.apply(Array.parse(src))
+
+
+def test_the_planner_moves_two_dims_at_once_as_xla_does():
+    # XLA reshards P[B, H, S_Y, T_X] to P[B_Y, H_X, S, T] with one all-to-all over X and Y; the planner lists
+    # that route (standard and XLA's), and its strategy moves less than the two all-to-alls one after another
+    src, dst = Array.parse("P[B, H, S_Y, T_X]"), Array.parse("P[B_Y, H_X, S, T]")
+    for xla in (False, True):
+        names = [[str(e.op) for e in r] for r in reshard_routes(src, dst, _TWO, xla=xla)]
+        assert ["AllToAll_{X→H,Y→B}"] in names and ["AllToAll_{Y,B}", "AllToAll_{X,H}"] in names
+    p = plan("P[B, H, S_Y, T_X] · V[B, H, T, E] -> O[B_Y, H_X, S, E]", "X=4,Y=2", "B=16,H=16,S=48,T=32,E=16",
+             hardware="tpu-v5e", routes="xla")  # fmt: skip
+    at_once = p.strategy("AllToAll_{X→H,Y→B}(P) → DynamicSlice_{Y,B}(V) → DynamicSlice_{X,H}(V) → matmul")
+    one_by_one = p.strategy(
+        "AllToAll_{Y,B}(P) → AllToAll_{X,H}(P) → DynamicSlice_{Y,B}(V) → DynamicSlice_{X,H}(V) → matmul"
+    )
+    assert at_once.comm_time < one_by_one.comm_time and p.place(at_once) < p.place(one_by_one)

@@ -39,6 +39,7 @@ from ..einsums import Classification, LocalMatmul
 from ..errors import SymshardError, UsageError
 from ..mesh import Mesh
 from ..messages import Message, Names, keyed, say
+from ..routes import FusedAllToAll
 from ..symbols import axis as axis_symbol
 from ..units import pretty
 from .catalog import render, text, translate
@@ -58,6 +59,8 @@ ENGLISH: dict[str, str] = {
     "and every device receives the total, {out}.",
     "step.alltoall": "AllToAll {name} over {axes}: each device keeps {fraction} of its block and sends the rest "
     "to {others}, so {axes} shards {dst} instead of {src}: {out}.",
+    "step.alltoall.fused": "AllToAll {name} over {axes}, several moves at once ({moves}): each device keeps "
+    "{fraction} of its block and sends the rest to {others}, in one exchange: {out}.",
     "step.permute": "CollectivePermute {name} along {axes}: each device passes its block to the next device "
     "along {axes}, {out}.",
     "step.repermute": "CollectivePermute {name} over {axes}: each device sends one block to another device and "
@@ -170,6 +173,9 @@ def step_sentence(
         return _say("step.reducescatter", language, count=pretty(count), fraction=pretty(1 / count), dim=dim, **values)
     if isinstance(c, AllReduce):
         return _say("step.allreduce", language, count=pretty(count), **values)
+    if isinstance(c, FusedAllToAll):
+        fraction, others = pretty(1 / count), _others(count, "device")
+        return _say("step.alltoall.fused", language, fraction=fraction, others=others, moves=c.shifts(arr), **values)
     if isinstance(c, AllToAll):
         src = arr.sharded_dim(c.axes[0]) or "?"
         dst = out.sharded_dim(c.axes[0]) or "?"

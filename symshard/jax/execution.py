@@ -11,6 +11,8 @@ step                         inside the body
 ``AllReduce_X``              ``psum(x, 'X')``
 ``AllToAll_{X,K}``           ``all_to_all(x, 'X', split_axis=K, concat_axis=src, tiled=True)``
                              (a run of one dim's axes: one ``all_to_all`` over them all)
+``AllToAll_{X→H,Y→B}``       each move's ``all_to_all`` in turn (the blocks end where one exchange
+                             over Y and X puts them)
 ``CollectivePermute_X``      ``ppermute(x, 'X', [(i, i + 1 mod |X|)])``
 a reshard by permute         each device slices the block one receiver needs, then one ``ppermute``
                              over every mesh axis (a one-to-one matching of senders and receivers)
@@ -57,6 +59,7 @@ from ..errors import ShardingError
 from ..mesh import Mesh
 from ..messages import say
 from ..planner import Plan, PlanStep, Repermute, Strategy
+from ..routes import FusedAllToAll
 from .interop import jax_mesh, local_shape, stacked_shape, stacked_spec
 from .runtime import require_jax
 
@@ -334,6 +337,12 @@ class _Runner:
             return lax.psum_scatter(x, group(op.axes), scatter_dimension=target, tiled=True)
         if isinstance(op, AllReduce):
             return lax.psum(x, group(op.axes))
+        if isinstance(op, FusedAllToAll):  # its moves one after another leave every block where one exchange does
+            for move in op.moves:
+                step = move(src)
+                x = self.collective(x, step)
+                src = step.output
+            return x
         if isinstance(op, AllToAll):
             target = names.index(op.target(src))
             sources = {src.sharded_dim(a) for a in op.axes}

@@ -35,6 +35,7 @@ from ..mesh import Mesh
 from ..messages import say
 from ..placement import ShapeLike, place
 from ..read import parse
+from ..routes import FusedAllToAll
 from .canvas import Canvas
 from .figure import Figure
 from .holdings import atoms_for
@@ -101,6 +102,8 @@ def describe(expr: CollectiveExpr, language: str = "en") -> str:
         return words("figure.collective.reduce_scatter", language, axes=axes, target=op.target(expr.operand))
     if isinstance(op, AllReduce):
         return words("figure.collective.all_reduce", language, axes=axes)
+    if isinstance(op, FusedAllToAll):
+        return words("figure.collective.all_to_all_fused", language, axes=axes, moves=op.shifts(expr.operand))
     if isinstance(op, AllToAll):
         return words("figure.collective.all_to_all", language, axes=axes, source=moved, target=op.target(expr.operand))
     if isinstance(op, CollectivePermute):

@@ -108,6 +108,8 @@ ENGLISH: dict[str, str] = {
     "figure.collective.all_to_all": (
         "the split over {axes} moves from {source} to {target}: each device sends one piece to every other"
     ),
+    "figure.collective.all_to_all_fused": "the splits move at once ({moves}): each device sends one piece to every "
+    "other along {axes}",
     "figure.collective.permute": "each device passes its block to the next device along {axes} (the last to the first)",
     "figure.collective.dynamic_slice": "each device keeps one slice of what it holds, along {axes}: no data moves",
     "figure.collective.other": "{op} runs along {axes}",
