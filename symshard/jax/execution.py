@@ -58,8 +58,7 @@ from ..einsums import LocalMatmul
 from ..errors import ShardingError
 from ..mesh import Mesh
 from ..messages import say
-from ..planner import Plan, PlanStep, Repermute, Strategy
-from ..routes import FusedAllToAll
+from ..planner import FusedAllToAll, Plan, PlanStep, Repermute, Strategy
 from .interop import jax_mesh, local_shape, stacked_shape, stacked_spec
 from .runtime import require_jax
 
