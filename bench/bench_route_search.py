@@ -6,7 +6,7 @@ The workload is the slowest case of the JAX sweep, one XLA plans by parts of an 
 parts (``Z=2x2``), ``B=16,H=16,S=48,T=32,E=16``. Its plan has about 6.4 million strategies, too many to
 list; :meth:`symshard.planner.Plan.matching` with ``any_route=True`` searches them step by step for XLA's
 six collectives (recorded here from XLA's compiled module, so the benchmark needs no JAX) and finds the
-seven strategies that have them.
+strategies that have them (nine).
 
 Both ways search from the same arrays with the same budget and must find the same strategies; the caches
 are cleared before each timed call, and the two ways alternate. Target: the shared search at least 2x as

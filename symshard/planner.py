@@ -1502,6 +1502,31 @@ class Enumeration:
                 fastest_leg[key] = min((r.leg.comm for r in legs), default=None)
             return fastest_leg[key]
 
+        # with collectives on different links overlapping, T_comms is the busiest link's total (join_loads):
+        # on each link, every leg adds at least the least any of its routes keeps that link busy (0 for a
+        # route that does not use it); the busiest such sum bounds T_comms where the legs' largest floor is weak
+        per_link = env.comm_overlap != "none"
+        least_loads: dict[tuple[Array, Array, str], dict[str, Value]] = {}
+
+        def least_on_links(src: Array, dst: Array, role: str) -> dict[str, Value]:
+            key = (src, dst, role)
+            found = least_loads.get(key)
+            if found is None:
+                routes = self.routes(src, dst, role)
+                links = {r for route in routes for r, _ in route.leg.loads}
+                found = {}
+                for link in links:
+                    found[link] = min(dict(route.leg.loads).get(link, 0) for route in routes)
+                least_loads[key] = found
+            return found
+
+        def busiest(legs: Sequence[tuple[Array, Array, str]]) -> Value:
+            totals: dict[str, Value] = {}
+            for src, dst, role in legs:
+                for link, v in least_on_links(src, dst, role).items():
+                    totals[link] = totals.get(link, 0) + v
+            return max(totals.values(), default=0)
+
         def beaten(key: tuple, memory: Value) -> bool:
             if only_best:
                 return bool(front) and front[0][0] < key
@@ -1540,6 +1565,11 @@ class Enumeration:
                 if any(x is None for x in parts):
                     continue  # a leg with no route that divides evenly
                 low = lower(parts)
+                if per_link:
+                    legs = [(mm.lhs, p.lhs_c, "lhs"), (mm.rhs, p.rhs_c, "rhs")]
+                    if stage == 2:
+                        legs.append((p.local_out, p.target, "out"))
+                    low = max(low, busiest(legs))
                 memory, steps = bound[2], bound[3]
             else:
                 self._cost_product(p, offer)

@@ -519,6 +519,27 @@ def test_best_strategy_is_plans_best(text, shape):
         assert best_strategy(text, "X=4,Y=2", shape, dtype="fp32", hardware="tpu-v5e", routes=routes) == want
 
 
+@pytest.mark.parametrize(
+    ("mesh", "chip"), [("X=4,Y=2", "tpu-v5e"), ("X=2,Y=2,Z=2", "tpu-v5p"), ("X=8,Y=2", "h100")]
+)
+def test_best_strategy_is_plans_best_on_drawn_cases(mesh, chip):
+    # brute force as the oracle for the branch and bound: on 2-D matmuls drawn with a seed, on TPU tori and on
+    # a GPU cluster (links of two levels), at a latency-bound size and a bandwidth-bound one, the quick answer
+    # is the full plan's best (its bounds on T_comms, per link where collectives overlap, never cut the winner)
+    from symshard.jax.sweeps import shardings
+    from symshard.planner import best_strategy
+
+    axes = [part.split("=")[0] for part in mesh.split(",")]
+    lhs, rhs, out = (shardings(n, d, axes) for n, d in (("A", "IJ"), ("B", "JK"), ("C", "IK")))
+    rng = random.Random(f"best of {mesh}")
+    for _ in range(20):
+        text = f"{rng.choice(lhs)} · {rng.choice(rhs)} -> {rng.choice(out)}"
+        for shape in ("I=64,J=64,K=64", "I=8192,J=8192,K=8192"):
+            want = plan(text, mesh, shape, dtype="fp32", hardware=chip).best
+            got = best_strategy(text, mesh, shape, dtype="fp32", hardware=chip)
+            assert got is not None and (got.name, got.time) == (want.name, want.time), text
+
+
 def test_best_strategy_symbolic_is_none():
     from symshard.planner import best_strategy
 
