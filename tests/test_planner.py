@@ -519,9 +519,7 @@ def test_best_strategy_is_plans_best(text, shape):
         assert best_strategy(text, "X=4,Y=2", shape, dtype="fp32", hardware="tpu-v5e", routes=routes) == want
 
 
-@pytest.mark.parametrize(
-    ("mesh", "chip"), [("X=4,Y=2", "tpu-v5e"), ("X=2,Y=2,Z=2", "tpu-v5p"), ("X=8,Y=2", "h100")]
-)
+@pytest.mark.parametrize(("mesh", "chip"), [("X=4,Y=2", "tpu-v5e"), ("X=2,Y=2,Z=2", "tpu-v5p"), ("X=8,Y=2", "h100")])
 def test_best_strategy_is_plans_best_on_drawn_cases(mesh, chip):
     # brute force as the oracle for the branch and bound: on 2-D matmuls drawn with a seed, on TPU tori and on
     # a GPU cluster (links of two levels), at a latency-bound size and a bandwidth-bound one, the quick answer
