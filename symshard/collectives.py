@@ -38,7 +38,7 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import ClassVar
@@ -68,6 +68,7 @@ __all__ = [
     "CollectiveExpr",
     "CollectivePermute",
     "DynamicSlice",
+    "FusedAllToAll",
     "ReduceScatter",
     "parse_collective",
 ]
@@ -536,6 +537,79 @@ class AllToAll(Collective):
         return unchecked_array(array.name, tuple(dims), array.unreduced)
 
     notes = AllGather.notes
+
+
+@dataclass(frozen=True, slots=True)
+class FusedAllToAll(AllToAll):
+    """``AllToAll_{X→H,Y→B}(P[B, H, S_Y, T_X]) -> P[B_Y, H_X, S, T]``: several all-to-alls at once, one
+    collective over all their axes, each moving its run of axes onto its own dim.
+
+    What the moves do one after another, in one exchange: each device splits its block into one piece for
+    every device of the group (the product of the moves' axes) and sends each its piece, as one all-to-all
+    over all the axes does (XLA's partitioner emits it for a reshard that moves two dims at once). It sends
+    ``(n - 1)/n`` of its block once, where the moves one by one send a share per move; so it is costed as
+    one AllToAll over all the axes. The moves' axes are distinct, and no move's target dim is a dim any move
+    takes axes from (each piece is then a block of the result cut from a block of the operand).
+
+    Examples:
+        >>> fused = FusedAllToAll.of([AllToAll(("Y",), "B"), AllToAll(("X",), "H")])
+        >>> str(fused), str(fused.apply(Array.parse("P[B, H, S_Y, T_X]")))
+        ('AllToAll_{X→H,Y→B}', 'P[B_Y, H_X, S, T]')
+    """
+
+    moves: tuple[AllToAll, ...] = ()
+
+    @classmethod
+    def of(cls, moves: Sequence[AllToAll]) -> FusedAllToAll:
+        """The all-to-all that makes ``moves`` at once, in one order whatever theirs (by their axes)."""
+        ordered = tuple(sorted(moves, key=lambda m: m.axes))
+        return cls(tuple(a for m in ordered for a in m.axes), moves=ordered)
+
+    @property
+    def subscript(self) -> str:
+        """Each move's axes, an arrow and its dim: ``{X→H,Y→B}``."""
+        return "{" + ",".join(f"{format_axes(m.axes).strip('{}')}→{m.dim}" for m in self.moves) + "}"
+
+    def latex(self) -> str:
+        moves = ",".join(rf"{format_axes(m.axes).strip('{}')}\to {m.dim}" for m in self.moves)
+        return rf"\text{{{self.kind}}}_{{{moves}}}"
+
+    def target(self, array: Array) -> str:
+        raise self._fail(array, say("it moves axes onto several dims"), say("read each move's own target"))
+
+    def shifts(self, array: Array) -> str:
+        """Each move as notation, from ``array``: ``X: T → H, Y: S → B`` (the same in every language).
+
+        Examples:
+            >>> fused = FusedAllToAll.of([AllToAll(("Y",), "B"), AllToAll(("X",), "H")])
+            >>> fused.shifts(Array.parse("P[B, H, S_Y, T_X]"))
+            'X: T → H, Y: S → B'
+        """
+        return ", ".join(f"{format_axes(m.axes)}: {array.sharded_dim(m.axes[0])} → {m.dim}" for m in self.moves)
+
+    def apply(self, array: Array) -> Array:
+        if len(self.moves) < 2 or self.axes != tuple(a for m in self.moves for a in m.axes):
+            raise self._fail(array, say("it fuses fewer than two moves"), say("write each move as an AllToAll"))
+        sources = {array.sharded_dim(a) for a in self.axes}
+        targets = [m.dim for m in self.moves]
+        if len(set(targets)) < len(targets) or sources & set(targets):
+            raise self._fail(
+                array,
+                say("its moves share a dim"),
+                say("each move needs its own target dim, which no move takes axes from"),
+            )
+        out = array
+        for m in self.moves:
+            out = m.apply(out)
+        return out
+
+    def notes(self, array: Array) -> tuple[str, ...]:
+        out: list[str] = []
+        for m in self.moves:
+            step = m(array)
+            out.extend(step.notes)
+            array = step.output
+        return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,7 +46,7 @@ import sympy
 from .arrays import Array, Dim, unchecked_array
 from .chips import Hardware, constant_ranges, exact_number
 from .chips import hardware as lookup_hardware
-from .collectives import CollectiveExpr, DynamicSlice
+from .collectives import CollectiveExpr, DynamicSlice, FusedAllToAll
 from .costmodels import (
     COMM_OVERLAPS,
     LATENCY_MODELS,
@@ -73,7 +73,7 @@ from .mesh import Mesh, resolve_mesh
 from .messages import say
 from .monomials import Domain, Lazy, Maximum, Samples, from_expr, less_equal, log_uniform, values_at
 from .placement import ShapeLike, check_on_mesh, resolve_shape
-from .routes import FusedAllToAll, Repermute, RouteSearch, check_deadline, reshard_routes, reshard_steps
+from .routes import Repermute, RouteSearch, check_deadline, reshard_routes, reshard_steps
 from .subaxes import AxisSplit, split_array, split_mesh
 from .symbols import C
 

@@ -17,13 +17,13 @@ import sympy
 
 from symshard.arrays import Array
 from symshard.chips import hardware
-from symshard.collectives import parse_collective
+from symshard.collectives import FusedAllToAll, parse_collective
 from symshard.crossovers import compare
 from symshard.einsums import local_product, matmul
 from symshard.errors import PlanError, ShardingError, TimeLimitError
 from symshard.mesh import Mesh
 from symshard.planner import natural_outputs, plan, reshard_routes, reshard_steps
-from symshard.routes import FusedAllToAll, every_route, one_step
+from symshard.routes import every_route, one_step
 from symshard.search import best_sharding
 from symshard.symbols import C, W_ici, axis, dim
 

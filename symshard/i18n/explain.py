@@ -32,6 +32,7 @@ from ..collectives import (
     CollectiveExpr,
     CollectivePermute,
     DynamicSlice,
+    FusedAllToAll,
     ReduceScatter,
 )
 from ..einsums import ENGLISH as MATMUL
@@ -39,7 +40,6 @@ from ..einsums import Classification, LocalMatmul
 from ..errors import SymshardError, UsageError
 from ..mesh import Mesh
 from ..messages import Message, Names, keyed, say
-from ..routes import FusedAllToAll
 from ..symbols import axis as axis_symbol
 from ..units import pretty
 from .catalog import render, text, translate

@@ -27,6 +27,7 @@ from ..collectives import (
     CollectiveExpr,
     CollectivePermute,
     DynamicSlice,
+    FusedAllToAll,
     ReduceScatter,
 )
 from ..errors import CollectiveError, NotationError
@@ -35,7 +36,6 @@ from ..mesh import Mesh
 from ..messages import say
 from ..placement import ShapeLike, place
 from ..read import parse
-from ..routes import FusedAllToAll
 from .canvas import Canvas
 from .figure import Figure
 from .holdings import atoms_for
