@@ -848,7 +848,10 @@ def _from_syntax(syntax: CollectiveSyntax) -> CollectiveExpr:
     axes = syntax.axes or ()
     op: Collective
     try:
-        if cls in (ReduceScatter, AllToAll, DynamicSlice):
+        if syntax.moves:  # AllToAll_{X→H,Y→B}: the moves in one exchange (one move is a plain AllToAll)
+            moves = [AllToAll(run, dim) for run, dim in syntax.moves]
+            op = moves[0] if len(moves) == 1 else FusedAllToAll.of(moves)
+        elif cls in (ReduceScatter, AllToAll, DynamicSlice):
             op = cls(axes, syntax.dim)
         else:
             op = cls(axes)

@@ -17,7 +17,9 @@ Grammar (EBNF; whitespace is free between tokens)::
     collective = KIND [ "_" subscript ] ( "(" array ")" | array ) [ ARROW array ] ;
     matmul     = array OP [ "_" ( IDENT | "{" IDENT { "," IDENT } "}" | "LOCAL" ) ] array [ ARROW array ] ;
     subscript  = axes                                  (* AllGather_XY, AllReduce_Z *)
-               | "{" item { "," item } "," IDENT "}" ; (* ReduceScatter_{X,K}: last item is a dim *)
+               | "{" item { "," item } "," IDENT "}"   (* ReduceScatter_{X,K}: last item is a dim *)
+               | "{" move { "," move } "}" ;           (* AllToAll_{X→H,Y→B}: moves in one exchange *)
+    move       = item ARROW IDENT ;                    (* a run of axes, then the dim it goes to *)
     KIND       = "AllGather" | "ReduceScatter" | "AllReduce" | "AllToAll"
                | "CollectivePermute" | "DynamicSlice" | JAX's names (all_gather, psum, ...) ;
     ARROW      = "->" | "→" | "\rightarrow" | "\to" ;
@@ -272,7 +274,9 @@ class CollectiveSyntax:
     """A parsed collective before it is checked against its operand.
 
     ``dim`` is the dim named in ``ReduceScatter_{X,K}`` or ``AllToAll_{X,J}``;
-    ``axes`` is None when the text gave no subscript (``AllReduce(C[I]{U_X})``).
+    ``axes`` is None when the text gave no subscript (``AllReduce(C[I]{U_X})``);
+    ``moves`` are an all-to-all's moves, each axes and the dim they go to, when it names them
+    (``AllToAll_{X→H,Y→B}``: ``(("X",), "H"), (("Y",), "B")``; ``axes`` is then all of theirs).
     """
 
     kind: str
@@ -284,6 +288,7 @@ class CollectiveSyntax:
     kind_span: tuple[int, int]
     subscript_span: tuple[int, int]
     output_span: tuple[int, int] | None
+    moves: tuple[tuple[tuple[str, ...], str], ...] = ()
 
 
 def _found(tok: _Tok) -> Message | str:
@@ -371,6 +376,45 @@ class _Parser:
                     say("expected ',' or '}}' in the {what} but found {found}", what=what, found=_found(nxt)),
                     nxt,
                     say("separate axis names with commas: I_{{data,model}}"),
+                )
+
+    def moves(self, what: Message) -> list[tuple[tuple[str, ...], str]]:
+        """``{ X→H, YZ→B }`` → each move's axes and dim (the "{" is already consumed)."""
+        out: list[tuple[tuple[str, ...], str]] = []
+        while True:
+            tok = self.peek()
+            if tok.kind not in ("IDENT", "NUMBER"):
+                raise self.fail(
+                    say("expected an axis name in the {what} but found {found}", what=what, found=_found(tok)),
+                    tok,
+                    say("write each move as its axes, an arrow and a dim: AllToAll_{{X→H,Y→B}}"),
+                )
+            item, span = self.name()
+            axes = tuple(a for a, _ in self.split_item(item, span))
+            self.expect(
+                "ARROW",
+                say("'→' after the axes of a move in the {what}", what=what),
+                say("write each move as its axes, an arrow and a dim: AllToAll_{{X→H,Y→B}}"),
+            )
+            dim = self.peek()
+            if dim.kind != "IDENT" or not dim.text.isalnum():
+                raise self.fail(
+                    say("'{token}' is not a dim name", token=dim.text)
+                    if dim.kind != "END"
+                    else say("no dim after '→'"),
+                    dim,
+                    say("each move ends with the dim its axes go to: AllToAll_{{X→H,Y→B}}"),
+                )
+            self.take()
+            out.append((axes, dim.text))
+            nxt = self.take()
+            if nxt.kind == "}":
+                return out
+            if nxt.kind != ",":
+                raise self.fail(
+                    say("expected ',' or '}}' in the {what} but found {found}", what=what, found=_found(nxt)),
+                    nxt,
+                    say("separate the moves with commas: AllToAll_{{X→H,Y→B}}"),
                 )
 
     def split_item(self, item: str, span: tuple[int, int]) -> list[tuple[str, tuple[int, int]]]:
@@ -588,25 +632,32 @@ def parse_collective_syntax(text: str) -> CollectiveSyntax:
     kind, kind_span = found
     axes: tuple[str, ...] | None = None
     dim: str | None = None
+    moves: tuple[tuple[tuple[str, ...], str], ...] = ()
     sub_span = (kind_span[1], kind_span[1])
     if p.peek().kind == "_":
         p.take()
         tok = p.peek()
         if tok.kind == "{":
             p.take()
-            raw = p.items(say("subscript of {kind}", kind=kind))
-            sub_span = (tok.start, p.toks[p.i - 1].end)
-            if kind in ("ReduceScatter", "AllToAll", "DynamicSlice") and len(raw) >= 2:
-                dim_text, dim_span = raw[-1]
-                if not dim_text.isalnum():
-                    raise p.fail(
-                        say("'{token}' is not a dim name", token=dim_text),
-                        dim_span,
-                        say("the last item of {kind}_{{X,K}} names the dim to shard", kind=kind),
-                    )
-                dim = dim_text
-                raw = raw[:-1]
-            axes = tuple(a for item, span in raw for a, _ in p.split_item(item, span))
+            what = say("subscript of {kind}", kind=kind)
+            if kind == "AllToAll" and _arrow_before_brace(p):  # moves: AllToAll_{X→H,Y→B}
+                moves = tuple(p.moves(what))
+                axes = tuple(a for run, _ in moves for a in run)
+                sub_span = (tok.start, p.toks[p.i - 1].end)
+            else:
+                raw = p.items(what)
+                sub_span = (tok.start, p.toks[p.i - 1].end)
+                if kind in ("ReduceScatter", "AllToAll", "DynamicSlice") and len(raw) >= 2:
+                    dim_text, dim_span = raw[-1]
+                    if not dim_text.isalnum():
+                        raise p.fail(
+                            say("'{token}' is not a dim name", token=dim_text),
+                            dim_span,
+                            say("the last item of {kind}_{{X,K}} names the dim to shard", kind=kind),
+                        )
+                    dim = dim_text
+                    raw = raw[:-1]
+                axes = tuple(a for item, span in raw for a, _ in p.split_item(item, span))
         else:
             found_axes, sub_span = p.axes(say("subscript of {kind}", kind=kind))
             axes = tuple(a for a, _ in found_axes)
@@ -631,7 +682,17 @@ def parse_collective_syntax(text: str) -> CollectiveSyntax:
         say("the collective"),
         say("a collective is KIND_axes(array), optionally followed by -> array"),
     )
-    return CollectiveSyntax(kind, axes, dim, operand, stated, text, kind_span, sub_span, out_span)
+    return CollectiveSyntax(kind, axes, dim, operand, stated, text, kind_span, sub_span, out_span, moves)
+
+
+def _arrow_before_brace(p: _Parser) -> bool:
+    """Whether an arrow comes before the "}" that closes the subscript: moves, not axes and a dim."""
+    k = 0
+    while p.peek(k).kind not in ("}", "END"):
+        if p.peek(k).kind == "ARROW":
+            return True
+        k += 1
+    return False
 
 
 _INT = re.compile(r"[0-9][0-9_]*\Z")

@@ -122,6 +122,20 @@ def test_collective_symbolic_and_gpu(capsys):
     assert timed["latency_time_s"] == pytest.approx(3.6e-6 + 7e-5)
 
 
+def test_collective_with_several_moves(capsys):
+    # the planner's fused all-to-all, pasted from a plan, is costed as one all-to-all over all its axes
+    fused = "AllToAll_{X→H,Y→B}(P[B, H, S_Y, T_X])"
+    args = ["collective", fused, "--mesh", "X=4,Y=2", "--shape", "B=16,H=16,S=48,T=32", "--hw", "tpu-v5e"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "AllToAll_{X→H,Y→B}(P[B, H, S_Y, T_X]) -> P[B_Y, H_X, S, T]"
+    assert "hops       |X| + |Y| - 2 = 4" in out
+    # a move without its dim: one line, exit 2
+    assert main(["collective", "AllToAll_{X→H,Y}(P[B, H, S_Y, T_X])"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "expected '→' after the axes of a move" in err
+
+
 def test_collective_text(capsys):
     code, out, _ = run(
         capsys, "collective", "AllGather_Y([E_Y, F])", "--mesh", "X=8,Y=4", "--shape", "E=2048,F=8192", "--hw", "v5e"

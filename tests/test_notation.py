@@ -177,6 +177,13 @@ COLLECTIVES = [
     ("AllGather_{data}(x[B_{data}, D])", "AllGather_{data}(x[B_{data}, D]) -> x[B, D]"),
     ("ReduceScatter_{data,model,K}(C[I, K]{U_{data,model}})",
      "ReduceScatter_{data,model,K}(C[I, K]{U_{data,model}}) -> C[I, K_{data,model}]"),
+    # several moves in one all-to-all, as the planner prints them; in any order, with any arrow
+    ("AllToAll_{X→H,Y→B}(P[B, H, S_Y, T_X])", "AllToAll_{X→H,Y→B}(P[B, H, S_Y, T_X]) -> P[B_Y, H_X, S, T]"),
+    ("AllToAll_{Y->B, X->H}(P[B, H, S_Y, T_X])", "AllToAll_{X→H,Y→B}(P[B, H, S_Y, T_X]) -> P[B_Y, H_X, S, T]"),
+    (r"\text{AllToAll}_{X\to H,Y\to B}(P[B, H, S_Y, T_X])",
+     "AllToAll_{X→H,Y→B}(P[B, H, S_Y, T_X]) -> P[B_Y, H_X, S, T]"),
+    ("AllToAll_{XZ→H,Y→B}(P[B, H, S_Y, T_XZ])", "AllToAll_{XZ→H,Y→B}(P[B, H, S_Y, T_XZ]) -> P[B_Y, H_XZ, S, T]"),
+    ("AllToAll_{X→H}(P[B, H, S_Y, T_X])", "AllToAll_{X,H}(P[B, H, S_Y, T_X]) -> P[B, H_X, S_Y, T]"),  # one move
 ]  # fmt: skip
 
 
@@ -205,6 +212,9 @@ INVALID_COLLECTIVES = [
     ("CollectivePermute_XY(A[I_X, J])", r"a permute runs along exactly one axis"),
     ("AllGather_XX(A[I_X])", r"mesh axis X is listed twice"),
     ("AllGather_X(A[I_X, J]) -> A[I_X, J]", r"gives A\[I, J\], not A\[I_X, J\]"),
+    ("AllToAll_{X→H,Y→H}(P[B, H, S_Y, T_X])", r"its moves share a dim"),
+    ("AllToAll_{X→T,Y→B}(P[B, H, S_Y, T_X])", r"its moves share a dim"),  # T loses X and gains it
+    ("AllToAll_{X→H,Z→B}(P[B, H, S_Y, T_X])", r"it is not sharded along Z"),
 ]
 
 
@@ -223,6 +233,14 @@ def test_invalid_collective_syntax():
         parse_collective("AllGather_X(A[I_X] B[J])")
     with pytest.raises(NotationError, match="expected an axis name"):
         parse_collective("AllGather_{,X}(A[I_X])")
+    # an all-to-all's moves: axes, an arrow, a dim, separated by commas
+    with pytest.raises(NotationError, match="expected '→' after the axes of a move in the subscript of AllToAll"):
+        parse_collective("AllToAll_{X→H,Y}(P[B, H, S_Y, T_X])")
+    with pytest.raises(NotationError, match="',' is not a dim name") as info:
+        parse_collective("AllToAll_{X→,Y→B}(P[B, H, S_Y, T_X])")
+    assert info.value.span == (12, 13) and "AllToAll_{X→H,Y→B}" in info.value.hint
+    with pytest.raises(NotationError, match="expected ',' or '}' in the subscript of AllToAll but found 'Y'"):
+        parse_collective("AllToAll_{X→H Y→B}(P[B, H, S_Y, T_X])")
 
 
 def test_classify():

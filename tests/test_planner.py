@@ -855,3 +855,7 @@ def test_the_planner_moves_two_dims_at_once_as_xla_does():
         "AllToAll_{Y,B}(P) → AllToAll_{X,H}(P) → DynamicSlice_{Y,B}(V) → DynamicSlice_{X,H}(V) → matmul"
     )
     assert at_once.comm_time < one_by_one.comm_time and p.place(at_once) < p.place(one_by_one)
+    # its step, as the plan prints it, reads back as the same collective
+    step = at_once.steps[0].op
+    assert str(step) == "AllToAll_{X→H,Y→B}(P[B, H, S_Y, T_X]) -> P[B_Y, H_X, S, T]"
+    assert parse_collective(str(step)) == step
