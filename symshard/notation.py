@@ -368,15 +368,8 @@ class _Parser:
                 )
             item, span = self.name()
             out.append((item, span))
-            nxt = self.take()
-            if nxt.kind == "}":
+            if self.closed(what, say("separate axis names with commas: I_{{data,model}}")):
                 return out
-            if nxt.kind != ",":
-                raise self.fail(
-                    say("expected ',' or '}}' in the {what} but found {found}", what=what, found=_found(nxt)),
-                    nxt,
-                    say("separate axis names with commas: I_{{data,model}}"),
-                )
 
     def moves(self, what: Message) -> list[tuple[tuple[str, ...], str]]:
         """``{ X→H, YZ→B }`` → each move's axes and dim (the "{" is already consumed)."""
@@ -407,15 +400,19 @@ class _Parser:
                 )
             self.take()
             out.append((axes, dim.text))
-            nxt = self.take()
-            if nxt.kind == "}":
+            if self.closed(what, say("separate the moves with commas: AllToAll_{{X→H,Y→B}}")):
                 return out
-            if nxt.kind != ",":
-                raise self.fail(
-                    say("expected ',' or '}}' in the {what} but found {found}", what=what, found=_found(nxt)),
-                    nxt,
-                    say("separate the moves with commas: AllToAll_{{X→H,Y→B}}"),
-                )
+
+    def closed(self, what: Message, hint: Message) -> bool:
+        """Past the "," after an item of a braced list (False) or its closing "}" (True)."""
+        nxt = self.take()
+        if nxt.kind == "}":
+            return True
+        if nxt.kind != ",":
+            raise self.fail(
+                say("expected ',' or '}}' in the {what} but found {found}", what=what, found=_found(nxt)), nxt, hint
+            )
+        return False
 
     def split_item(self, item: str, span: tuple[int, int]) -> list[tuple[str, tuple[int, int]]]:
         """A braced item: a run of capitals is one axis per letter, anything else one name."""
