@@ -749,15 +749,21 @@ def test_a_search_through_every_route_holds_the_listed_strategies_with_those_col
         assert all(_steps_signature(tuple(st.op for st in s.collectives)) == target for s in found)
 
 
-def test_a_strategy_found_step_by_step_can_be_one_no_plan_lists():
-    # XLA's plan for this matmul permutes A twice around a gather, then permutes B: three permutes, a route no
-    # plan lists (nor XLA's further orders); the search through every route finds it, and places it
+def _three_permutes() -> tuple[Any, tuple]:
+    """A plan whose XLA plan no listing holds (three permutes around a gather), and XLA's collectives."""
     p = plan("A[I, J_XY] · B[J_Y, K_X] -> C[I, K_Y]", "X=4,Y=4", "I=96,J=48,K=80", hardware="tpu-v5e", routes="xla")
     target = tuple(sorted([
         ("CollectivePermute", ("X", "Y"), "A[I, J_YX]"), ("AllGather", ("X",), "A[I, J_Y]"),
         ("CollectivePermute", ("X", "Y"), "A[I, J_X]"), ("CollectivePermute", ("X", "Y"), "B[J_X, K_Y]"),
         ("AllReduce", ("X",), "C[I, K_Y]"),
     ]))  # fmt: skip
+    return p, target
+
+
+def test_a_strategy_found_step_by_step_can_be_one_no_plan_lists():
+    # XLA's plan for this matmul permutes A twice around a gather, then permutes B: three permutes, a route no
+    # plan lists (nor XLA's further orders); the search through every route finds it, and places it
+    p, target = _three_permutes()
     assert p.matching(_steps_signature, target) == [] and p.matching(_steps_signature, target, further=True) == []
     found = p.matching(_steps_signature, target, any_route=True, kinds=Counter(k for k, _, _ in target))
     a = "CollectivePermute_{XY,J_YX}(A) → AllGather_X(A) → CollectivePermute_{XY,J_X}(A)"
@@ -768,12 +774,7 @@ def test_a_strategy_found_step_by_step_can_be_one_no_plan_lists():
 def test_every_search_for_a_known_plan_stops_at_its_deadline():
     # a deadline already past stops each search before it finds anything; without one the same search finds
     # XLA's plan (the test above), so the error is the deadline's, not the search's
-    p = plan("A[I, J_XY] · B[J_Y, K_X] -> C[I, K_Y]", "X=4,Y=4", "I=96,J=48,K=80", hardware="tpu-v5e", routes="xla")
-    target = tuple(sorted([
-        ("CollectivePermute", ("X", "Y"), "A[I, J_YX]"), ("AllGather", ("X",), "A[I, J_Y]"),
-        ("CollectivePermute", ("X", "Y"), "A[I, J_X]"), ("CollectivePermute", ("X", "Y"), "B[J_X, K_Y]"),
-        ("AllReduce", ("X",), "C[I, K_Y]"),
-    ]))  # fmt: skip
+    p, target = _three_permutes()
     kinds = Counter(k for k, _, _ in target)
     past = time.perf_counter() - 1
     for how in ({}, {"further": True}, {"any_route": True, "kinds": kinds}):
