@@ -208,6 +208,8 @@ class CostEnv:
         self._bytes: dict[Array, Value] = {}
         self._groups: dict[tuple[str, ...], Value] = {}
         self._by_volume: dict[tuple, Timing] = {}
+        self._floors: dict[tuple[Array, Array], Value] = {}
+        self._floor_loads: dict[tuple[Array, Array], dict[str, Value]] = {}
         self.sizes = dict(sizes)
         self._fits: dict[Array, bool] = {}
 
@@ -243,20 +245,44 @@ class CostEnv:
     def hop_floor(self, src: Array, dst: Array) -> Value:
         """A lower bound on the time of any route from ``src`` to ``dst``: each mesh axis whose partial
         sums must be reduced, or that must leave the dim it shards, takes part in some collective
-        (slices only add axes), and a collective's latency adds up over its axes' steps, each at least
-        the least a gather, an AllToAll or a permute over that axis alone pays
-        (:meth:`~symshard.costmodels.Costing.latency_floor`); when collectives on different axes may
-        overlap, only the largest of those floors is sure. Zero when the costs are symbolic."""
-        floors: list[Value] = []
-        fewest = self._fewest
-        for a in src.unreduced:
-            if a not in dst.unreduced:
-                floors.append(fewest[a])
+        (slices only add axes), each at least the least a gather, an AllToAll or a permute over that
+        axis alone pays (:meth:`~symshard.costmodels.Costing.latency_floor`), and those floors add up
+        along one route: its collectives run one after another, and one collective over several axes
+        pays each axis's steps. Zero when the costs are symbolic."""
+        key = (src, dst)
+        found = self._floors.get(key)
+        if found is None:
+            found = 0
+            for a in self.leaving(src, dst):
+                found = found + self._fewest[a]
+            self._floors[key] = found
+        return found
+
+    def leaving(self, src: Array, dst: Array) -> tuple[str, ...]:
+        """The mesh axes every route from ``src`` to ``dst`` runs a collective over: those whose partial
+        sums must be reduced and those that must leave the dim they shard."""
+        axes = [a for a in src.unreduced if a not in dst.unreduced]
         for d in src.dims:
-            for a in d.axes:
-                if dst.sharded_dim(a) != d.name:
-                    floors.append(fewest[a])
-        return self.bound(floors)
+            axes += [a for a in d.axes if dst.sharded_dim(a) != d.name]
+        return tuple(axes)
+
+    def floor_loads(self, src: Array, dst: Array) -> dict[str, Value]:
+        """A lower bound on how long any route from ``src`` to ``dst`` keeps each link busy: a route keeps
+        every link it uses busy for its whole time (:func:`~symshard.costmodels.tally`), at least
+        :meth:`hop_floor`, and it uses every link of each axis it must run a collective over (the parts
+        of a split axis, whose floor is zero, left out)."""
+        key = (src, dst)
+        found = self._floor_loads.get(key)
+        if found is None:
+            floor = self.hop_floor(src, dst)
+            found = self._floor_loads[key] = {}
+            if floor:
+                for a in self.leaving(src, dst):
+                    if self._fewest[a]:
+                        for link in self.costing.links(a):
+                            if link.size != 1:
+                                found[link.resource] = floor
+        return found
 
     def bound(self, parts: Sequence[Value]) -> Value:
         """A lower bound on ``T_comms`` from lower bounds on its parts (legs, or collectives over
@@ -377,6 +403,8 @@ class Probe(CostEnv):
         self._bytes = {}
         self._groups = {}
         self._by_volume = {}
+        self._floors = {}
+        self._floor_loads = {}
         self._units: dict[tuple[str, tuple[str, ...]], tuple[Maximum, frozenset[str]]] = {}  # per kind and axes
 
     largest_of = staticmethod(Maximum.largest)
@@ -1520,10 +1548,13 @@ class Enumeration:
                 least_loads[key] = found
             return found
 
-        def busiest(legs: Sequence[tuple[Array, Array, str]]) -> Value:
+        def busiest(legs: Sequence[tuple[Array, Array, str]], floored: Sequence[tuple[Array, Array]] = ()) -> Value:
+            # legs routed (the least each route keeps a link busy), and legs not yet routed (floor_loads)
             totals: dict[str, Value] = {}
-            for src, dst, role in legs:
-                for link, v in least_on_links(src, dst, role).items():
+            loads = [least_on_links(src, dst, role) for src, dst, role in legs]
+            loads += [env.floor_loads(src, dst) for src, dst in floored]
+            for found in loads:
+                for link, v in found.items():
                     totals[link] = totals.get(link, 0) + v
             return max(totals.values(), default=0)
 
@@ -1552,6 +1583,8 @@ class Enumeration:
                 continue
             if stage == 0:
                 low = lower([cheap(mm.lhs, p.lhs_c), cheap(mm.rhs, p.rhs_c), cheap(p.local_out, p.target)])
+                if per_link:
+                    low = max(low, busiest((), [(mm.lhs, p.lhs_c), (mm.rhs, p.rhs_c), (p.local_out, p.target)]))
                 moved = [dst for src, dst in ((mm.lhs, p.lhs_c), (mm.rhs, p.rhs_c)) if src != dst]
                 memory: Value = env.bytes(mm.lhs) + env.bytes(mm.rhs)
                 extra: Value = 0
@@ -1569,7 +1602,7 @@ class Enumeration:
                     legs = [(mm.lhs, p.lhs_c, "lhs"), (mm.rhs, p.rhs_c, "rhs")]
                     if stage == 2:
                         legs.append((p.local_out, p.target, "out"))
-                    low = max(low, busiest(legs))
+                    low = max(low, busiest(legs, [] if stage == 2 else [(p.local_out, p.target)]))
                 memory, steps = bound[2], bound[3]
             else:
                 self._cost_product(p, offer)

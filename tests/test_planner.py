@@ -601,16 +601,24 @@ def test_best_strategy_bounds_keep_plans_best(case, options):
     ],
 )
 @pytest.mark.parametrize("model", ["book", "ring"])
-def test_hop_floor_is_below_every_route(src, dst, model):
+@pytest.mark.parametrize(("mesh", "chip"), [("X=4,Y=2", "tpu-v5e"), ("X=8,Y=2", "h100")])
+def test_hop_floor_is_below_every_route(src, dst, model, mesh, chip):
+    """The search's floors hold for every route: its time, and how long it keeps each link busy."""
     from symshard.planner import Builder, CostEnv
 
     a, b = Array.parse(src), Array.parse(dst)
-    mesh = Mesh("X=4,Y=2", hardware="tpu-v5e")
-    env = CostEnv(mesh, {d: sympy.Integer(64) for d in a.dim_names}, "fp32", hardware("tpu-v5e"), None, model)
+    env = CostEnv(
+        Mesh(mesh, hardware=chip), {d: sympy.Integer(64) for d in a.dim_names}, "fp32", hardware(chip), None, model
+    )
     floor = env.hop_floor(a, b)
     assert floor > 0
+    loads = env.floor_loads(a, b)
+    assert loads and set(loads.values()) == {floor}
     legs = Builder(env, True, xla=True).routes(a, b, "out")
     assert min(leg.comm for leg in legs) >= floor
+    for leg in legs:
+        busy = dict(leg.loads)
+        assert all(busy.get(link, 0) >= least for link, least in loads.items()), (leg, loads)
 
 
 def test_clear_caches_forgets_the_routes():
