@@ -137,18 +137,21 @@ def check_on_mesh(array: Array, mesh: Mesh, sizes: Mapping[str, sympy.Expr]) -> 
         UnknownAxisError: the array names an axis the mesh lacks.
         DivisibilityError: a numeric dim size is not a multiple of its shard count.
     """
-    text, spans = array.text_and_spans()
-    for i, d in enumerate(array.dims):
-        for j, a in enumerate(d.axes):
-            mesh.axis(a, context=text, span=spans[("axis", i, j)])
-    for a in sorted(array.unreduced):
-        mesh.axis(a, context=text, span=spans[("unreduced", a)])
+    names = mesh.names
+    if any(a not in names for d in array.dims for a in d.axes) or not array.unreduced <= set(names):
+        text, spans = array.text_and_spans()  # only to quote the array in the error
+        for i, d in enumerate(array.dims):
+            for j, a in enumerate(d.axes):
+                mesh.axis(a, context=text, span=spans[("axis", i, j)])
+        for a in sorted(array.unreduced):
+            mesh.axis(a, context=text, span=spans[("unreduced", a)])
     for i, d in enumerate(array.dims):
         if not d.axes:
             continue
         count = mesh.group_size(d.axes)
         size = sizes[d.name]
         if size.is_number and count.is_number and size % count != 0:
+            text, spans = array.text_and_spans()
             over = "·".join(d.axes)
             raise DivisibilityError(
                 say(
