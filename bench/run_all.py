@@ -27,6 +27,7 @@ BENCHMARKS = [
     ("bench_problems.py", ["--count", "300", "--runs", "1"]),
     ("bench_site.py", ["--runs", "1"]),
     ("bench_route_search.py", []),
+    ("bench_listing.py", []),
 ]
 
 

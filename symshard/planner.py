@@ -1437,6 +1437,11 @@ class Enumeration:
 
     def listing(self) -> StrategyList:
         """Every valid strategy, sorted as a plan lists them, built when read."""
+        return StrategyList(self, self._ranked() if self.env.numeric else self._sorted_exactly())
+
+    def _sorted_exactly(self) -> tuple[tuple[_Product, tuple[int, int, int]], ...]:
+        """Every valid strategy in the plan's order, each key worked out on its own (symbolic costs, or
+        numbers :meth:`_ranked` cannot scale to integers)."""
         numeric = self.env.numeric
         keyed = []
         for n, (p, picks) in enumerate(self.recipes()):
@@ -1453,7 +1458,77 @@ class Enumeration:
                 key = (collectives, -shards, steps, p.order, n)
             keyed.append((key, p, picks))
         keyed.sort(key=lambda k: k[0])
-        return StrategyList(self, tuple((p, picks) for _, p, picks in keyed))
+        return tuple((p, picks) for _, p, picks in keyed)
+
+    def _ranked(self) -> tuple[tuple[_Product, tuple[int, int, int]], ...]:
+        """With numbers: every valid strategy in the plan's order (time, T_comms, memory, steps, the
+        sharding's order, then the enumeration's), with the keys :meth:`CostEnv.join` and :func:`peak_memory`
+        give, worked out once per pair of operand legs and then per result leg. Times and bytes are exact
+        fractions; each is scaled by the common denominator of its kind to an integer first (the same
+        order, the same ties), so that a million strategies add, compare and sort as integers."""
+        env, mm, overlap = self.env, self.mm, self.overlap
+        serial = env.comm_overlap == "none"
+        products = [(p, self.legs(p)) for p in self.products()]
+        routes = {id(route): route for _, legs in products for leg in legs for route in leg}
+        times = [p.compute_time for p, _ in products]
+        sizes = [env.bytes(mm.lhs), env.bytes(mm.rhs)] + [env.bytes(p.local_out) for p, _ in products]
+        for route in routes.values():
+            times += [route.leg.comm, *(v for _, v in route.leg.loads)]
+            sizes += [route.leg.peak, route.leg.final]
+        if not all(isinstance(v, int | Fraction) for v in (*times, *sizes)):
+            return self._sorted_exactly()
+        per_time = math.lcm(*(Fraction(v).denominator for v in times))
+        per_byte = math.lcm(*(Fraction(v).denominator for v in sizes))
+
+        def in_time(v: Value) -> int:
+            return int(v * per_time)
+
+        def in_bytes(v: Value) -> int:
+            return int(v * per_byte)
+
+        scaled = {
+            key: (
+                in_time(r.leg.comm),
+                tuple((link, in_time(v)) for link, v in r.leg.loads),
+                in_bytes(r.leg.peak),
+                in_bytes(r.leg.final),
+            )
+            for key, r in routes.items()
+        }
+        operands = in_bytes(env.bytes(mm.lhs)) + in_bytes(env.bytes(mm.rhs))
+        rows: list[tuple] = []
+        recipes: list[tuple[_Product, tuple[int, int, int]]] = []
+        for p, (ls, rs, os_) in products:
+            out_bytes = in_bytes(env.bytes(p.local_out))
+            compute = in_time(p.compute_time)
+            order = p.order
+            outs = [(c.index, len(c.leg.steps), *scaled[id(c)]) for c in os_]
+            for ra in ls:
+                a_comm, a_loads, a_peak, a_final = scaled[id(ra)]
+                for rb in rs:
+                    b_comm, b_loads, b_peak, b_final = scaled[id(rb)]
+                    loads: dict[str, int] = {}  # each link's total over the operands' legs
+                    for link, v in (*a_loads, *b_loads):
+                        loads[link] = loads.get(link, 0) + v
+                    busiest = max(loads.values(), default=0)
+                    both = a_comm + b_comm
+                    peak = max(a_peak, a_final + b_peak, a_final + b_final + out_bytes)
+                    steps = len(ra.leg.steps) + len(rb.leg.steps) + 1
+                    for c_index, c_steps, c_comm, c_loads, c_peak, _ in outs:
+                        if serial:
+                            comm = both + c_comm
+                        else:
+                            comm = busiest
+                            for link, v in c_loads:
+                                total = loads.get(link, 0) + v
+                                if total > comm:
+                                    comm = total
+                        time = (comm if comm > compute else compute) if overlap else compute + comm
+                        memory = operands + (peak if peak >= c_peak else c_peak)
+                        rows.append((time, comm, memory, steps + c_steps, order, len(rows)))
+                        recipes.append((p, (ra.index, rb.index, c_index)))
+        rows.sort()
+        return tuple(recipes[row[5]] for row in rows)
 
     # -- the chapter's rule
     def natural(self) -> Strategy | None:

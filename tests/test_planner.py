@@ -538,6 +538,30 @@ def test_best_strategy_is_plans_best_on_drawn_cases(mesh, chip):
             assert got is not None and (got.name, got.time) == (want.name, want.time), text
 
 
+@pytest.mark.parametrize(("mesh", "chip"), [("X=4,Y=2", "tpu-v5e"), ("X=2,Y=2,Z=2", "tpu-v5p"), ("X=8,Y=2", "h100")])
+def test_listing_in_integers_is_the_exact_sort(mesh, chip, monkeypatch):
+    # the listing scales times and bytes to integers and joins legs pair by pair; the oracle works out each
+    # strategy's key on its own in exact fractions and sorts them: the same strategies in the same order, on
+    # drawn matmuls, bytes in halves (int4) and whole, collectives overlapping across axes or not
+    from symshard.jax.sweeps import shardings
+    from symshard.planner import Enumeration
+
+    axes = [part.split("=")[0] for part in mesh.split(",")]
+    lhs, rhs, out = (shardings(n, d, axes) for n, d in (("A", "IJ"), ("B", "JK"), ("C", "IK")))
+    rng = random.Random(f"listing on {mesh}")
+    for _ in range(6):
+        text = f"{rng.choice(lhs)} · {rng.choice(rhs)} -> {rng.choice(out)}"
+        for dtype, overlap in (("fp32", "axes"), ("int4", "none")):
+            kwargs: dict[str, Any] = {"dtype": dtype, "hardware": chip, "comm_overlap": overlap, "all": True}
+            kwargs["routes"] = "standard" if len(axes) > 2 else "xla"  # XLA's orders on three axes: 10⁵ strategies
+            fast = plan.__wrapped__(text, mesh, "I=96,J=64,K=80", **kwargs).strategies
+            with monkeypatch.context() as m:
+                m.setattr(Enumeration, "_ranked", Enumeration._sorted_exactly)
+                slow = plan.__wrapped__(text, mesh, "I=96,J=64,K=80", **kwargs).strategies
+            assert len(fast) == len(slow) > 0
+            assert fast._recipes == slow._recipes, (text, dtype, overlap)
+
+
 def test_best_strategy_symbolic_is_none():
     from symshard.planner import best_strategy
 
