@@ -137,9 +137,30 @@ def test_a_time_limit_stops_the_runs_and_says_so(capsys):
     assert v.not_run == v.chosen == v.strategies and not v.executions and v.time_limit_reached
     assert "did not run; run a seeded sample with --sample N" in v.text()
     argv = ["verify", REPRODUCER, "--mesh", "X=4,Y=2", "--shape", "I=64,J=64,K=64", "--time-limit", "0.000001"]
-    assert main(argv) == 0
+    assert main([*argv, "--run", "all"]) == 0
     out = capsys.readouterr().out
     assert f"time limit  1e-06 s reached: {v.strategies} of the {v.strategies} chosen strategies did not run" in out
+
+
+def test_by_default_a_large_plan_runs_a_seeded_sample_and_says_so(capsys):
+    from symshard.jax.verification import AUTO_RUN
+
+    small = verify("A[I_X, J] · B[J, K] -> C[I_X, K]", "X=4", "I=8,J=2,K=4")
+    assert small.strategies <= AUTO_RUN and small.chosen == small.strategies and not small.sampled_by_default
+    assert small.sample is None and "a sample" not in small.text()
+    # 259 strategies: a seeded sample of AUTO_RUN, the best and XLA's match among them (the time limit
+    # leaves them unrun, which keeps the test quick)
+    v = verify(REPRODUCER, "X=4,Y=2", "I=64,J=64,K=64", time_limit=1e-9)
+    assert v.strategies > AUTO_RUN and v.chosen == v.not_run == AUTO_RUN == v.sample and v.sampled_by_default
+    assert f"(a sample: {AUTO_RUN} of {v.strategies}, seed 0, since there are more than {AUTO_RUN}" in v.text()
+    assert v.to_json()["sampled_by_default"] is True
+    every = verify(REPRODUCER, "X=4,Y=2", "I=64,J=64,K=64", run="all", time_limit=1e-9)
+    assert every.chosen == every.strategies and not every.sampled_by_default
+    asked = verify(REPRODUCER, "X=4,Y=2", "I=64,J=64,K=64", sample=7, time_limit=1e-9)
+    assert asked.chosen == 7 and not asked.sampled_by_default and "since there are more" not in asked.text()
+    argv = ["verify", REPRODUCER, "--mesh", "X=4,Y=2", "--shape", "I=64,J=64,K=64", "--time-limit", "0.000001"]
+    assert main(argv) == 0
+    assert f"of the {AUTO_RUN} chosen strategies did not run" in capsys.readouterr().out
 
 
 def test_progress_shows_on_a_terminal_only(capsys, monkeypatch):

@@ -176,7 +176,7 @@ def _verify(args: argparse.Namespace) -> tuple[str, dict]:
     from ..jax.verification import verify
     from ..report.verifications import verification_text
 
-    if args.sample is not None and args.execute != "all":
+    if args.sample is not None and args.execute not in ("all", "auto"):
         raise UsageError(
             say("--sample {count} draws from all strategies, but --run is {run}", count=args.sample, run=args.execute),
             hint=say("drop --run (or use --run all) with --sample"),

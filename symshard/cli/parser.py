@@ -201,13 +201,19 @@ def argument_parser() -> argparse.ArgumentParser:
     p.add_argument("--hw", metavar="CHIP", default="tpu-v5e", help="chip whose constants rank the strategies")
     p.add_argument("--model", default="book", help="collective cost model: book (default) or ring")
     p.add_argument(
-        "--run", dest="execute", default="all", choices=["all", "best", "none"], help="strategies to run in shard_map"
+        "--run",
+        dest="execute",
+        default="auto",
+        choices=["auto", "all", "best", "none"],
+        help="strategies to run in shard_map: auto (the default: every one when there are at most 100, else a "
+        "seeded sample of 100), all, best or none",
     )
     p.add_argument(
         "--sample",
         type=int,
         metavar="N",
-        help="run N of all strategies: the best, the one matching XLA's plan, the rest drawn with --seed",
+        help="run N of all strategies: the best, the one matching XLA's plan, the rest drawn with --seed "
+        "(with --run auto or all)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of --sample's draw (default 0)")
     p.add_argument(

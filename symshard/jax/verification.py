@@ -2,7 +2,8 @@
 
 :func:`verify` plans a matmul with symshard, then:
 
-1. runs every strategy (or the best, or a seeded sample: :func:`choose`) under ``shard_map``,
+1. runs every strategy of a plan of at most :data:`AUTO_RUN`, else a seeded sample of that many (or
+   every one, the best, or a sample of any size: :func:`choose`) under ``shard_map``,
    within a time limit if given, and compares the result with the unsharded product and every
    device's blocks with symshard's local shapes (:mod:`symshard.jax.execution`); a listed strategy
    holding a block that does not divide is reported as not runnable, never run;
@@ -319,7 +320,10 @@ ENGLISH: dict[str, str] = {
     "cli.verify.flops_neither": "; symshard's count DIFFERS from the dots and the total",
     "cli.verify.repeats": "; XLA repeats work across devices",
     "cli.verify.ran": "{ok} of {total} strategies ran and matched the product",
+    "cli.verify.ran_none": "none of the {chosen} strategies chosen ran",
     "cli.verify.sampled": " (a sample: {chosen} of {count}, seed {seed})",
+    "cli.verify.sampled_auto": " (a sample: {chosen} of {count}, seed {seed}, since there are more than {limit}; "
+    "--run all runs every one)",
     "cli.verify.unrunnable": "not runnable",
     "cli.verify.unrunnable_value": "{count} listed strategies hold a block that does not divide, which JAX "
     "cannot hold (first: {name}: {why}); not run",
@@ -417,7 +421,8 @@ class Verification:
     best_bytes: int = 0  # the same for symshard's best strategy
     best_flops: int = 0  # FLOPs per device of symshard's best strategy
     chosen: int = 0  # strategies chosen to run under shard_map (all, the best, or a sample)
-    sample: int | None = None  # --sample N: how many were asked for, with its seed
+    sample: int | None = None  # how many of the strategies were run (--sample N, or run='auto' on a large plan)
+    sampled_by_default: bool = False  # run='auto' drew the sample, the plan having more than AUTO_RUN
     seed: int = 0
     unrunnable: tuple[tuple[str, str], ...] = ()  # (strategy, why): blocks that do not divide
     not_run: int = 0  # chosen strategies left when the time limit was reached
@@ -515,6 +520,7 @@ class Verification:
             "lowering": list(self.lowering),
             "chosen": self.chosen,
             "sample": self.sample,
+            "sampled_by_default": self.sampled_by_default,
             "seed": self.seed,
             "executed": [
                 {
@@ -568,12 +574,20 @@ class Verification:
     def run_rows(self) -> list[Row]:
         """The rows about running strategies under ``shard_map``: what ran, what could not, what was left."""
         rows: list[Row] = []
-        if self.executions:
+        if self.executions or (self.chosen and self.sample):
             ok = sum(e.correct and e.shapes_ok for e in self.executions)
-            ran: list[str] = [_word("cli.verify.ran", ok=ok, total=len(self.executions))]
+            ran: list[str] = [
+                _word("cli.verify.ran", ok=ok, total=len(self.executions))
+                if self.executions
+                else _word("cli.verify.ran_none", chosen=f"{self.chosen:,}")
+            ]
             if self.sample:
                 chosen, count = f"{self.chosen:,}", f"{self.strategies:,}"
-                ran.append(_word("cli.verify.sampled", chosen=chosen, count=count, seed=self.seed))
+                if self.sampled_by_default:
+                    said = _word("cli.verify.sampled_auto", chosen=chosen, count=count, seed=self.seed, limit=AUTO_RUN)
+                else:
+                    said = _word("cli.verify.sampled", chosen=chosen, count=count, seed=self.seed)
+                ran.append(said)
             rows.append((("shard_map",), tuple(ran)))
             for e in self.executions:
                 if not (e.correct and e.shapes_ok):
@@ -598,7 +612,7 @@ class Verification:
         mesh = _word("cli.verify.mesh_value", mesh=self.mesh, shape=self.shape, dtype=self.dtype)
         rows: list[Row] = [
             ((_word("cli.verify.mesh"),), (_clauses([mesh, self.hardware]) if self.hardware else mesh,)),
-            (("symshard",), (_word("cli.verify.symshard_value", count=self.strategies, best=self.best),)),
+            (("symshard",), (_word("cli.verify.symshard_value", count=f"{self.strategies:,}", best=self.best),)),
             (("XLA",), (_clauses(self.xla) if self.xla else _word("cli.verify.no_collectives"),)),
         ]
         agreement = _word("cli.verify.agreement")
@@ -619,7 +633,9 @@ class Verification:
             rows.append(((agreement,), (_word("cli.verify.no", reason=self.reason),)))
         r = self.refined
         if r is not None:
-            value = _word("cli.verify.refined_value", label=r.label, mesh=r.mesh, matmul=r.matmul, count=r.strategies)
+            value = _word(
+                "cli.verify.refined_value", label=r.label, mesh=r.mesh, matmul=r.matmul, count=f"{r.strategies:,}"
+            )
             rows.append(((_word("cli.verify.refined"),), (value,)))
             rows.append((("  XLA",), (_clauses(r.xla) if r.xla else _word("cli.verify.no_collectives"),)))
             if r.match and r.routed:
@@ -1229,15 +1245,20 @@ def _bytes(sig: Signature, dtype: str) -> int:
     return int(sum(n for _, _, n in sig) * dtype_bytes(dtype))
 
 
+AUTO_RUN = 100
+"""With ``run='auto'`` (verify's default), every strategy runs when a plan has at most this many; a larger
+plan (a mesh of three or four axes lists thousands to millions) runs a seeded sample of this many."""
+
+
 def _check_run(run: str, sample: int | None) -> None:
-    if run not in ("all", "best", "none"):
+    if run not in ("auto", "all", "best", "none"):
         raise UsageError(
-            say("run must be all, best or none, not {value}", value=repr(run)), hint=say("e.g. run='best'")
+            say("run must be auto, all, best or none, not {value}", value=repr(run)), hint=say("e.g. run='best'")
         )
-    if sample is not None and (sample < 1 or run != "all"):
+    if sample is not None and (sample < 1 or run not in ("all", "auto")):
         raise UsageError(
             say("a sample of {count} strategies with run={run} cannot be drawn", count=sample, run=repr(run)),
-            hint=say("sample at least 1 strategy, with run='all' (the sample is drawn from all strategies)"),
+            hint=say("sample at least 1 strategy, with run='auto' or 'all' (the sample is drawn from all strategies)"),
         )
 
 
@@ -1301,7 +1322,7 @@ def verify(
     dtype: str = "fp32",
     hardware: Hardware | str | None = "tpu-v5e",
     model: str = "book",
-    run: str = "all",
+    run: str = "auto",
     sample: int | None = None,
     seed: int = 0,
     time_limit: float | None = None,
@@ -1318,9 +1339,10 @@ def verify(
         dtype: ``fp32`` or ``bf16`` (on CPU, XLA runs bf16 dots in f32: see ``lowering``).
         hardware: the chip whose constants rank symshard's strategies.
         model: symshard's collective cost model.
-        run: which strategies to run under ``shard_map``: ``'all'``, ``'best'`` or ``'none'``.
-        sample: with ``run='all'``, run at most this many: the best, the one matching XLA's plan,
-            and others drawn with ``seed`` (see :func:`choose`).
+        run: which strategies to run under ``shard_map``: ``'auto'`` (every one when there are at most
+            :data:`AUTO_RUN`, else a seeded sample of that many), ``'all'``, ``'best'`` or ``'none'``.
+        sample: with ``run='all'`` or ``'auto'``, run at most this many: the best, the one matching XLA's
+            plan, and others drawn with ``seed`` (see :func:`choose`).
         seed: the seed of the sample.
         time_limit: seconds for the whole check. A search for XLA's plan still going then stops, and
             the case is left undecided (:attr:`Verification.search_stopped` says which search);
@@ -1394,6 +1416,9 @@ def verify(
         flops_agree = x.dot_flops in every
         total_agree = x.flops in every
     lowering = _lowering_notes(p, x)
+    by_default = run == "auto" and sample is None and len(p.strategies) > AUTO_RUN
+    if run == "auto":
+        run, sample = "all", AUTO_RUN if by_default else sample
     chosen = choose(p, run, sample=sample, seed=seed, keep=strategy if further is None and routed is None else None)
     if further is not None:
         chosen.append(further)  # not listed, so never chosen: run as the match it is
@@ -1443,6 +1468,7 @@ def verify(
         best_flops=int(best.raw_flops),
         chosen=len(chosen),
         sample=sample if run == "all" and sample is not None and sample < len(p.strategies) else None,
+        sampled_by_default=by_default,
         seed=seed,
         unrunnable=tuple(unrunnable),
         not_run=not_run,
