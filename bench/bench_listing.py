@@ -44,7 +44,7 @@ def _listed(case: tuple[str, str, str, str]) -> tuple[float, tuple]:
     start = time.perf_counter()
     p = plan.__wrapped__(mm, mesh, shape, dtype="fp32", hardware=chip, routes="xla")  # type: ignore[attr-defined]
     seconds = time.perf_counter() - start
-    return seconds, p.strategies._recipes
+    return seconds, tuple(p.strategies._recipes)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,9 +32,11 @@ Examples:
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 import math
+from array import array
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -1439,7 +1441,7 @@ class Enumeration:
         """Every valid strategy, sorted as a plan lists them, built when read."""
         return StrategyList(self, self._ranked() if self.env.numeric else self._sorted_exactly())
 
-    def _sorted_exactly(self) -> tuple[tuple[_Product, tuple[int, int, int]], ...]:
+    def _sorted_exactly(self) -> Sequence[tuple[_Product, tuple[int, int, int]]]:
         """Every valid strategy in the plan's order, each key worked out on its own (symbolic costs, or
         numbers :meth:`_ranked` cannot scale to integers)."""
         numeric = self.env.numeric
@@ -1460,12 +1462,15 @@ class Enumeration:
         keyed.sort(key=lambda k: k[0])
         return tuple((p, picks) for _, p, picks in keyed)
 
-    def _ranked(self) -> tuple[tuple[_Product, tuple[int, int, int]], ...]:
+    def _ranked(self) -> Sequence[tuple[_Product, tuple[int, int, int]]]:
         """With numbers: every valid strategy in the plan's order (time, T_comms, memory, steps, the
         sharding's order, then the enumeration's), with the keys :meth:`CostEnv.join` and :func:`peak_memory`
-        give, worked out once per pair of operand legs and then per result leg. Times and bytes are exact
-        fractions; each is scaled by the common denominator of its kind to an integer first (the same
-        order, the same ties), so that a million strategies add, compare and sort as integers."""
+        give, worked out once per pair of operand legs and then per result leg.
+
+        Times and bytes are exact fractions; each is scaled by the common denominator of its kind to an
+        integer (the same order, the same ties), and a strategy's whole key is packed into one integer, the
+        fields side by side in widths their bounds fix, its number in the enumeration last: a million
+        strategies sort as a million integers, and only their numbers are kept (:class:`_Listed`)."""
         env, mm, overlap = self.env, self.mm, self.overlap
         serial = env.comm_overlap == "none"
         products = [(p, self.legs(p)) for p in self.products()]
@@ -1492,29 +1497,45 @@ class Enumeration:
                 tuple((link, in_time(v)) for link, v in r.leg.loads),
                 in_bytes(r.leg.peak),
                 in_bytes(r.leg.final),
+                len(r.leg.steps),
             )
             for key, r in routes.items()
         }
         operands = in_bytes(env.bytes(mm.lhs)) + in_bytes(env.bytes(mm.rhs))
-        rows: list[tuple] = []
-        recipes: list[tuple[_Product, tuple[int, int, int]]] = []
+        # each field's width: T_comms is at most the legs' own times added up (a link is busy for at most
+        # every leg's whole time), the peak at most every leg's peak and result on top of each other
+        orders = {o: i for i, o in enumerate(sorted({p.order for p, _ in products}))}
+        count = most_time = most_bytes = most_steps = 0
+        for p, legs in products:
+            count += math.prod(len(leg) for leg in legs)
+            fields = [[scaled[id(r)] for r in leg] for leg in legs]
+            comm = sum(max((f[0] for f in leg), default=0) for leg in fields)
+            most_time = max(most_time, in_time(p.compute_time) + comm)
+            held = sum(max((f[2] + f[3] for f in leg), default=0) for leg in fields)
+            most_bytes = max(most_bytes, operands + in_bytes(env.bytes(p.local_out)) + held)
+            most_steps = max(most_steps, 1 + sum(max((f[4] for f in leg), default=0) for leg in fields))
+        w_time, w_bytes, w_steps = most_time.bit_length(), most_bytes.bit_length(), most_steps.bit_length()
+        w_order, w_n = max(len(orders) - 1, 0).bit_length(), max(count - 1, 0).bit_length()
+        keys: list[int] = []
+        starts: list[int] = []
         for p, (ls, rs, os_) in products:
+            starts.append(len(keys))
             out_bytes = in_bytes(env.bytes(p.local_out))
             compute = in_time(p.compute_time)
-            order = p.order
-            outs = [(c.index, len(c.leg.steps), *scaled[id(c)]) for c in os_]
+            order = orders[p.order]
+            outs = [scaled[id(c)] for c in os_]
             for ra in ls:
-                a_comm, a_loads, a_peak, a_final = scaled[id(ra)]
+                a_comm, a_loads, a_peak, a_final, a_steps = scaled[id(ra)]
                 for rb in rs:
-                    b_comm, b_loads, b_peak, b_final = scaled[id(rb)]
+                    b_comm, b_loads, b_peak, b_final, b_steps = scaled[id(rb)]
                     loads: dict[str, int] = {}  # each link's total over the operands' legs
                     for link, v in (*a_loads, *b_loads):
                         loads[link] = loads.get(link, 0) + v
                     busiest = max(loads.values(), default=0)
                     both = a_comm + b_comm
                     peak = max(a_peak, a_final + b_peak, a_final + b_final + out_bytes)
-                    steps = len(ra.leg.steps) + len(rb.leg.steps) + 1
-                    for c_index, c_steps, c_comm, c_loads, c_peak, _ in outs:
+                    steps = a_steps + b_steps + 1
+                    for c_comm, c_loads, c_peak, _, c_steps in outs:
                         if serial:
                             comm = both + c_comm
                         else:
@@ -1525,10 +1546,14 @@ class Enumeration:
                                     comm = total
                         time = (comm if comm > compute else compute) if overlap else compute + comm
                         memory = operands + (peak if peak >= c_peak else c_peak)
-                        rows.append((time, comm, memory, steps + c_steps, order, len(rows)))
-                        recipes.append((p, (ra.index, rb.index, c_index)))
-        rows.sort()
-        return tuple(recipes[row[5]] for row in rows)
+                        key = (time << w_time | comm) << w_bytes | memory
+                        key = ((key << w_steps | steps + c_steps) << w_order | order) << w_n | len(keys)
+                        keys.append(key)
+        keys.sort()
+        mask = (1 << w_n) - 1
+        numbers = array("q", (key & mask for key in keys))
+        del keys
+        return _Listed([(p, *legs) for p, legs in products], starts, numbers)
 
     # -- the chapter's rule
     def natural(self) -> Strategy | None:
@@ -1733,11 +1758,40 @@ class Enumeration:
         return strategies, reasons, counted
 
 
+class _Listed(Sequence):
+    """Strategies as (compute sharding, picks) in a plan's order, kept as their numbers in the enumeration
+    (8 bytes each): a number is a compute sharding's first number plus its routes' positions, the left
+    operand's, then the right's, then the result's, in mixed radix."""
+
+    def __init__(
+        self,
+        products: list[tuple[_Product, tuple[_Route, ...], tuple[_Route, ...], tuple[_Route, ...]]],
+        starts: list[int],
+        numbers: array,
+    ) -> None:
+        self._products = products
+        self._starts = starts
+        self._numbers = numbers
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        n = self._numbers[i]
+        k = bisect.bisect_right(self._starts, n) - 1
+        p, ls, rs, os_ = self._products[k]
+        a, rest = divmod(n - self._starts[k], len(rs) * len(os_))
+        b, c = divmod(rest, len(os_))
+        return p, (ls[a].index, rs[b].index, os_[c].index)
+
+
 class StrategyList(Sequence):
     """Strategies listed by a plan with ``all=True``: recipes in order, each :class:`Strategy` built when
     read (a few hundred kept at a time), so that a hundred thousand never sit in memory at once."""
 
-    def __init__(self, source: Enumeration, recipes: tuple[tuple[_Product, tuple[int, int, int]], ...]) -> None:
+    def __init__(self, source: Enumeration, recipes: Sequence[tuple[_Product, tuple[int, int, int]]]) -> None:
         self._source = source
         self._recipes = recipes
         self._built: dict[int, Strategy] = {}
