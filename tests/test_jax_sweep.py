@@ -188,13 +188,13 @@ def test_matches_with_axes_in_parts_ran_correctly_and_are_kept_apart():
 
 
 MESHES = [m["mesh"] for m in DATA["meshes"]]
-# the meshes on which agreement on the mesh as written is below the target today, and why (the docs
-# page lists every disagreement with both plans' costs); strict: a mesh that reaches the target
-# fails here until it leaves this list
+# agreement on the mesh as written: XLA's plan is one of symshard's strategies on the same mesh and
+# devices, over whole mesh axes or, where XLA itself shards by part of a mesh axis (Shardy's X:(1)2), over
+# those parts (symshard's plan with the axis in parts, `--split`: the same devices in the same order).
+# The meshes below the target, and why; strict: a mesh that reaches it fails here until it leaves the list
 BELOW_TARGET = {
-    "X=4,Y=2": "XLA shards by half of X (X:(1)2, X:(2)2); nearly all of those match with X in parts",
-    "X=2,Y=4": "XLA shards by half of Y; every one of those matches with Y in parts",
-    "X=2,Y=2,Z=4": "XLA shards by half of Z in a fifth of the cases; nearly all of those match with Z in parts",
+    "X=2,Y=2,Z=2,W=2": "beyond the issue's six meshes, four axes of two (54 sampled cases): XLA takes two roundabout "
+    "routes through a permute and gathers, and two all-to-alls over three axes with permutes, that no strategy has",
 }
 
 
@@ -207,25 +207,45 @@ BELOW_TARGET = {
 )
 def test_agreement_on_each_mesh_as_written(mesh):
     m = next(x for x in DATA["meshes"] if x["mesh"] == mesh)
-    assert m["matches"] / m["cases"] >= AGREEMENT_TARGET
+    assert (m["matches"] + m["matches_refined"]) / m["cases"] >= AGREEMENT_TARGET
 
 
-# with axes in parts too (symshard's plans for the mesh as written, `--split`), the meshes below the target
-BELOW_TARGET_WITH_PARTS: dict[str, str] = {}
+# counting only plans over whole mesh axes, the meshes below the target: there XLA shards by part of an axis
+# in more than one case in twenty, and no strategy over whole axes can be such a plan (its device groups are
+# no whole axes), so the target is out of reach by whole axes alone (checked below from the data)
+BELOW_TARGET_BY_WHOLE_AXES = {
+    "X=4,Y=2": "XLA shards by half of X (X:(1)2, X:(2)2) in 5.8% of the cases; nearly all match with X in parts",
+    "X=2,Y=4": "XLA shards by half of Y in 5.3% of the cases; every one matches with Y in parts",
+    "X=2,Y=2,Z=4": "XLA shards by half of Z in a fifth of the cases; nearly all match with Z in parts",
+}
 
 
 @pytest.mark.parametrize(
     "mesh",
     [
-        pytest.param(m, marks=pytest.mark.xfail(strict=True, reason=BELOW_TARGET_WITH_PARTS[m]))
-        if m in BELOW_TARGET_WITH_PARTS
+        pytest.param(m, marks=pytest.mark.xfail(strict=True, reason=BELOW_TARGET_BY_WHOLE_AXES[m]))
+        if m in BELOW_TARGET_BY_WHOLE_AXES
+        else pytest.param(m, marks=pytest.mark.xfail(strict=True, reason=BELOW_TARGET[m]))
+        if m in BELOW_TARGET
         else m
         for m in MESHES
     ],
 )
-def test_agreement_on_each_mesh_with_axes_in_parts(mesh):
+def test_agreement_by_whole_axes_alone(mesh):
     m = next(x for x in DATA["meshes"] if x["mesh"] == mesh)
-    assert (m["matches"] + m["matches_refined"]) / m["cases"] >= AGREEMENT_TARGET
+    assert m["matches"] / m["cases"] >= AGREEMENT_TARGET
+
+
+@pytest.mark.parametrize("mesh", sorted(BELOW_TARGET_BY_WHOLE_AXES))
+def test_by_whole_axes_the_target_is_out_of_reach_where_xla_shards_by_parts_of_axes(mesh):
+    # every case XLA plans by part of an axis is a miss by whole axes: even with every other case a match, the
+    # agreement by whole axes stays below the target on these meshes; and every other case is a match there
+    m = next(x for x in DATA["meshes"] if x["mesh"] == mesh)
+    rows = [r for r in ROWS if r["mesh"] == mesh]
+    by_parts = [r for r in rows if "refined" in r]
+    assert not any(r["match"] for r in by_parts)
+    assert (m["cases"] - len(by_parts)) / m["cases"] < AGREEMENT_TARGET
+    assert [r["matmul"] for r in rows if "refined" not in r and not r["match"]] == []
 
 
 # cases that agree per mesh in the committed data, by whole axes and with axes in parts too: a change to
@@ -237,6 +257,7 @@ FLOORS = {
     "X=4,Y=4": (370, 370),  # of 370
     "X=2,Y=2,Z=2": (141, 141),  # of 145
     "X=2,Y=2,Z=4": (85, 104),  # of 105
+    "X=2,Y=2,Z=2,W=2": (50, 50),  # of 54
 }
 # the same, counting only the strategies the planner offers (listed, or among XLA's further orders), not the
 # routes found step by step: a change to the planner's routes that loses one of XLA's fails here
@@ -247,6 +268,7 @@ FLOORS_PLANNED = {
     "X=4,Y=4": (364, 364),
     "X=2,Y=2,Z=2": (123, 123),
     "X=2,Y=2,Z=4": (80, 91),
+    "X=2,Y=2,Z=2,W=2": (44, 44),
 }
 
 
@@ -270,11 +292,11 @@ def _live_rows() -> list[dict]:
     picked = []
     for mesh in MESHES:
         rows = [r for r in ROWS if r["mesh"] == mesh]
-        if mesh.count("=") == 3:
-            # the live sample takes 2-D matmuls there: they alone list XLA's further orders on three axes,
-            # and verify faster than an attention case (hundreds of thousands of strategies); and not those
-            # XLA plans by sub-axes, whose plan with axes in parts has four axes, searched for a minute or so
-            # (tests/test_jax_verify.py checks such a case)
+        if mesh.count("=") >= 3:
+            # the live sample takes 2-D matmuls on three or four axes: they alone list XLA's further orders on
+            # three axes, and verify faster than an attention case (millions of strategies on four axes); and
+            # not those XLA plans by sub-axes, whose plan with axes in parts has four axes, searched for a
+            # minute or so (tests/test_jax_verify.py checks such a case)
             rows = [r for r in rows if r["family"].startswith("matmul") and "refined" not in r]
         missed = [r for r in rows if not r["match"]]
         chosen = rng.sample(rows, LIVE_PER_MESH)

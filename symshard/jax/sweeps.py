@@ -134,7 +134,7 @@ def cases(batch: Batch, seed: int = 0) -> list[Matmul]:
 
 # the meshes of 8 and 16 devices the sweep covers
 MESHES_8 = ("X=8", "X=4,Y=2", "X=2,Y=4", "X=2,Y=2,Z=2")
-MESHES_16 = ("X=4,Y=4", "X=2,Y=2,Z=4")
+MESHES_16 = ("X=4,Y=4", "X=2,Y=2,Z=4", "X=2,Y=2,Z=2,W=2")
 
 _EINSUMS = ("batched", "attention-scores", "attention-values")
 
@@ -157,6 +157,10 @@ SWEEP: tuple[Batch, ...] = (
     *(Batch(FAMILIES[f], m, count=30) for m in ("X=4,Y=2", "X=2,Y=4", "X=4,Y=4") for f in _EINSUMS),
     *(Batch(FAMILIES[f], "X=2,Y=2,Z=2", count=15) for f in _EINSUMS),
     *(Batch(FAMILIES[f], "X=2,Y=2,Z=4", count=15) for f in _EINSUMS),
+    # four axes of two (data, FSDP, tensor, expert): a sample; their plans list 10⁵ to 10⁷ strategies
+    Batch(FAMILIES["matmul-odd"], "X=2,Y=2,Z=2,W=2", count=40),
+    Batch(FAMILIES["batched"], "X=2,Y=2,Z=2,W=2", count=6),
+    *(Batch(FAMILIES[f], "X=2,Y=2,Z=2,W=2", count=4) for f in _EINSUMS[1:]),
 )
 """The sweep of the docs page (see ``scripts/jax_agreement.py``)."""
 
