@@ -10,7 +10,7 @@ strategy):
   million.
 
 Both ways plan from cold caches and must list the same strategies in the same order; they alternate, so
-that the machine's load falls on both alike. Target: the integer listing at least 3x as fast on each
+that the machine's load falls on both alike. Target: the integer listing at least 8x as fast on each
 workload (ratio of medians). One round takes about a minute.
 
 Usage::
@@ -34,7 +34,7 @@ WORKLOADS = [
     ("A[I_Z, J_X] · B[J_Y, K] -> C[I_X, K_Z]", "X=2,Y=2,Z=2", "I=96,J=96,K=40", "tpu-v5p"),
     ("A[I_XY, J_Z] · B[J_Z, K_W] -> C[I_XY, K_W]", "X=2,Y=2,Z=2,W=2", "I=64,J=64,K=64", "tpu-v5e"),
 ]
-TARGET = 3.0
+TARGET = 8.0
 _RANKED = Enumeration._ranked
 
 
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
             ok = False
             continue
         ratio = statistics.median(slow) / statistics.median(fast)
-        print(f"  integers, legs joined pair by pair: median {statistics.median(fast):.2f} s, best {min(fast):.2f} s")
+        print(f"  integers, packed keys:             median {statistics.median(fast):.2f} s, best {min(fast):.2f} s")
         print(f"  each key on its own, in fractions:  median {statistics.median(slow):.2f} s, best {min(slow):.2f} s")
         passed = ratio >= TARGET
         print(f"  ratio {ratio:.2f}x (target >= {TARGET:g}x): {'PASS' if passed else 'FAIL'}")
