@@ -220,6 +220,18 @@ class CostEnv:
         that shard it (placement's own check); a dim given as a number and sharded over symbolic axes must
         leave room for at least two devices on each."""
         found = self._fits.get(array)
+        if found is None and self.numeric and self._on_mesh(array):
+            # every size a number: placement's rule in integers (the planner checks every array it reaches)
+            found = True
+            for d in array.dims:
+                if d.axes:
+                    devices: Value = 1
+                    for a in d.axes:
+                        devices = devices * self.axis[a]
+                    if self.dim[d.name] % devices:
+                        found = False
+                        break
+            self._fits[array] = found
         if found is None:
             try:
                 check_on_mesh(array, self.mesh, self.sizes)
@@ -243,6 +255,13 @@ class CostEnv:
                         found = False
             self._fits[array] = found
         return found
+
+    def _on_mesh(self, array: Array) -> bool:
+        """Whether every axis ``array`` names is the mesh's and every dim has a size."""
+        axis, dim = self.axis, self.dim
+        return all(d.name in dim and all(a in axis for a in d.axes) for d in array.dims) and all(
+            a in axis for a in array.unreduced
+        )
 
     def hop_floor(self, src: Array, dst: Array) -> Value:
         """A lower bound on the time of any route from ``src`` to ``dst``: each mesh axis whose partial

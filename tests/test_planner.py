@@ -645,6 +645,31 @@ def test_hop_floor_is_below_every_route(src, dst, model, mesh, chip):
         assert all(busy.get(link, 0) >= least for link, least in loads.items()), (leg, loads)
 
 
+@pytest.mark.parametrize(("mesh", "shape"), [("X=4,Y=2", {"I": 96, "J": 6}), ("X=2,Y=2,Z=3", {"I": 12, "J": 18})])
+def test_fits_in_integers_is_placements_rule(mesh, shape):
+    # with every size a number the planner checks divisibility in integers; placement's own check is the oracle
+    from symshard.errors import DivisibilityError
+    from symshard.jax.sweeps import shardings
+    from symshard.placement import check_on_mesh
+    from symshard.planner import CostEnv
+
+    m = Mesh(mesh)
+    sizes = {d: sympy.Integer(n) for d, n in shape.items()}
+    env = CostEnv(m, sizes, "fp32", hardware("tpu-v5e"), None, "book")
+    assert env.numeric
+    verdicts = set()
+    for array in shardings("A", "IJ", list(m.names)):
+        text = str(array)
+        try:
+            check_on_mesh(array, m, sizes)
+            divides = True
+        except DivisibilityError:
+            divides = False
+        assert env.fits(array) == divides, text
+        verdicts.add(divides)
+    assert verdicts == {True, False}
+
+
 def test_clear_caches_forgets_the_routes():
     from symshard.memo import clear_caches
 
