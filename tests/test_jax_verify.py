@@ -171,6 +171,9 @@ def test_progress_shows_on_a_terminal_only(capsys, monkeypatch):
     assert main(argv) == 0
     captured = capsys.readouterr()
     assert "\rrunning strategies: 3 of 3 (" in captured.err and "running" not in captured.out
+    # before the runs, what takes the time on a large plan, then overwritten in place
+    assert captured.err.startswith("\rlisting symshard's strategies, compiling XLA's plan")
+    assert captured.err.rstrip("\n").split("\r")[-1].startswith("running strategies: 3 of 3")
     assert main([*argv, "--json"]) == 0  # never with --json
     captured = capsys.readouterr()
     assert captured.err == "" and json.loads(captured.out)["chosen"] == 3

@@ -215,20 +215,26 @@ def _verify(args: argparse.Namespace) -> tuple[str, dict]:
 
 
 def _verify_progress(lang: str):
-    """A progress line on stderr, rewritten in place, for strategies run one after another."""
+    """A progress line on stderr, rewritten in place: first what runs before any strategy (planning,
+    XLA's compile, the search for its plan: seconds on a mesh of four axes), then the strategies run."""
     import time
 
     started = time.perf_counter()
     shown = [0.0]
+    width = [0]
+
+    def say(text: str) -> None:
+        print("\r" + text.ljust(width[0]), end="", file=sys.stderr, flush=True)  # covers a longer line before
+        width[0] = max(width[0], len(text))
 
     def show(done: int, total: int) -> None:
         now = time.perf_counter()
         if done < total and now - shown[0] < 0.2:  # at most five updates a second
             return
         shown[0] = now
-        said = _say("cli.verify.progress", lang, done=f"{done:,}", total=f"{total:,}", seconds=f"{now - started:.0f}")
-        print("\r" + said, end="", file=sys.stderr, flush=True)
+        say(_say("cli.verify.progress", lang, done=f"{done:,}", total=f"{total:,}", seconds=f"{now - started:.0f}"))
 
+    say(_say("cli.verify.planning", lang))
     return show
 
 

@@ -11,6 +11,7 @@ from ..i18n import keyed
 ENGLISH: dict[str, str] = {
     "error.prefix": "symshard: error: ",
     "cli.unused_sizes": "note: --shape's sizes for {dims} were set aside: '{text}' has no such dim (--strict refuses them)",
+    "cli.verify.planning": "listing symshard's strategies, compiling XLA's plan and looking for it among them…",
     "cli.verify.progress": "running strategies: {done} of {total} ({seconds} s)",
 }
 """The English of the command line's own words by key; other languages are in the catalogue."""
