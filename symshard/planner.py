@@ -1795,15 +1795,37 @@ class _Listed(Sequence):
     def __len__(self) -> int:
         return len(self._numbers)
 
-    def __getitem__(self, i):  # type: ignore[override]
-        if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(len(self)))]
+    def routes(self, i: int) -> tuple[_Product, _Route, _Route, _Route]:
+        """Strategy ``i``'s compute sharding and the route of each of its legs."""
         n = self._numbers[i]
         k = bisect.bisect_right(self._starts, n) - 1
         p, ls, rs, os_ = self._products[k]
         a, rest = divmod(n - self._starts[k], len(rs) * len(os_))
         b, c = divmod(rest, len(os_))
-        return p, (ls[a].index, rs[b].index, os_[c].index)
+        return p, ls[a], rs[b], os_[c]
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        p, a, b, c = self.routes(i)
+        return p, (a.index, b.index, c.index)
+
+    def combined(self, of: Callable[[Leg], tuple]) -> list[tuple]:
+        """:meth:`StrategyList.combined`, in the enumeration's order first (each pair of operand legs joined
+        once), then put in the plan's; equal results are one object."""
+        by_number: list[tuple] = []
+        seen: dict[tuple, tuple] = {}
+        for _, ls, rs, os_ in self._products:
+            outs = [of(r.leg) for r in os_]
+            right = [of(r.leg) for r in rs]
+            for ra in ls:
+                left = of(ra.leg)
+                for rb in right:
+                    both = left + rb
+                    for rc in outs:
+                        items = tuple(sorted(both + rc))
+                        by_number.append(seen.setdefault(items, items))
+        return [by_number[n] for n in self._numbers]
 
 
 class StrategyList(Sequence):
@@ -1821,8 +1843,21 @@ class StrategyList(Sequence):
     def legs(self, i: int) -> tuple[Leg, Leg, Leg]:
         """Strategy ``i``'s resharding legs (left operand's, right operand's, result's), read without
         building the strategy: what a search through every strategy's collectives needs."""
-        p, picks = self._recipes[i]
+        recipes = self._recipes
+        if isinstance(recipes, _Listed):  # its routes at hand: the same legs, without looking them up
+            _, a, b, c = recipes.routes(i)
+            return a.leg, b.leg, c.leg
+        p, picks = recipes[i]
         return self._source.legs_of(p, picks)
+
+    def combined(self, of: Callable[[Leg], tuple]) -> list[tuple]:
+        """For every strategy, in order, the sorted items that ``of`` reads from its three legs together
+        (e.g. the signatures of their collectives): what a search through every strategy's collectives
+        needs, without building one."""
+        recipes = self._recipes
+        if isinstance(recipes, _Listed):
+            return recipes.combined(of)
+        return [tuple(sorted(item for leg in self.legs(i) for item in of(leg))) for i in range(len(self))]
 
     def flops(self, i: int) -> Value:
         """Strategy ``i``'s FLOPs per device (its ``raw_flops``), without building it."""

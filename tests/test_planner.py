@@ -560,6 +560,29 @@ def test_listing_in_integers_is_the_exact_sort(mesh, chip, monkeypatch):
                 slow = plan.__wrapped__(text, mesh, "I=96,J=64,K=80", **kwargs).strategies
             assert len(fast) == len(slow) > 0
             assert list(fast._recipes) == list(slow._recipes), (text, dtype, overlap)
+            for i in range(0, len(fast), max(1, len(fast) // 25)):  # the legs read straight from the routes
+                assert fast.legs(i) == slow.legs(i) and fast.flops(i) == slow.flops(i), (text, i)
+
+
+@pytest.mark.parametrize(
+    ("case", "mesh"),
+    [
+        ("A[I_X, J_Y] · B[J_Y, K] -> C[I_X, K_Y]", "X=4,Y=2"),
+        ("A[I_ZY, J] · B[J_XYZ, K] -> C[I_XZY, K]", "X=2,Y=2,Z=2"),
+        ("Q[B_X, H, S, E] · R[B, H_X, T, E] -> C[B_X, H, S, T]", "X=4,Y=2"),
+    ],
+)
+def test_collectives_read_from_the_legs_are_each_strategys(case, mesh):
+    # what verify compares with XLA's plan for every listed strategy, read from the legs pair by pair without
+    # building a strategy, against each strategy built and read
+    from symshard.jax.verification import signature, signatures  # imports no JAX
+
+    shape = "B=8,H=4,S=16,T=16,E=32" if case.startswith("Q") else "I=96,J=64,K=80"
+    p = plan.__wrapped__(case, mesh, shape, dtype="fp32", hardware="tpu-v5e", routes="xla")
+    sigs = signatures(p)
+    assert len(sigs) == len(p.strategies) > 50
+    for i in sorted({*range(0, len(sigs), max(1, len(sigs) // 400)), len(sigs) - 1}):
+        assert sigs[i] == signature(p.strategies[i], p), i
 
 
 def test_best_strategy_symbolic_is_none():

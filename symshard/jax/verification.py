@@ -61,7 +61,7 @@ from ..errors import ShardingError, TimeLimitError, UsageError
 from ..mesh import Mesh
 from ..messages import Clauses, Message, Names, keyed, say
 from ..placement import ShapeLike
-from ..planner import Plan, PlanStep, Strategy, StrategyList, plan
+from ..planner import Leg, Plan, PlanStep, Strategy, StrategyList, plan
 from .execution import Execution, execute, jax_dtype, undivided
 from .hlo import (
     ELIDED,
@@ -173,17 +173,15 @@ def signatures(plan_: Plan) -> list[Signature]:
     if not isinstance(listed, StrategyList):
         return [tuple(sorted(of(s.steps))) for s in listed]
     # a listing of every strategy: read from the legs, which strategies share, without building any
-    by_leg: dict[int, list[tuple[str, tuple[str, ...], int]]] = {}
-    out = []
-    for i in range(len(listed)):
-        sig = []
-        for leg in listed.legs(i):
-            found = by_leg.get(id(leg))  # the legs live in the plan's caches while it is read
-            if found is None:
-                found = by_leg[id(leg)] = of(leg.steps)
-            sig.extend(found)
-        out.append(tuple(sorted(sig)))
-    return out
+    by_leg: dict[int, tuple[tuple[str, tuple[str, ...], int], ...]] = {}
+
+    def of_leg(leg: Leg) -> tuple[tuple[str, tuple[str, ...], int], ...]:
+        found = by_leg.get(id(leg))  # the legs live in the plan's caches while it is read
+        if found is None:
+            found = by_leg[id(leg)] = tuple(of(leg.steps))
+        return found
+
+    return listed.combined(of_leg)
 
 
 def _flops(p: Plan, i: int) -> int:
