@@ -5,7 +5,7 @@ Issue 6: for one case of the 4×2 sweep (``A[I, J] · B[J, K] -> C[I, K]`` on ``
 compiles the same sharded product. Timed, each call from cold caches (symshard's memo and the
 resharding routes' caches cleared first, as ``scripts/jax_agreement.py`` does):
 
-* **best**: :func:`symshard.planner.best_strategy`, the answer itself;
+* **best**: :func:`symshard.planning.planner.best_strategy`, the answer itself;
 * **plan**: :func:`symshard.plan`, which lists and costs every strategy;
 
 for cases with collectives and a collective-free one (median and min of ``--repeats`` runs). With
@@ -37,7 +37,7 @@ os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 import symshard
 from symshard.jax.sweeps import shardings  # the sweep's enumeration; loads no JAX
 from symshard.memo import clear_caches
-from symshard.planner import best_strategy, reshard_routes, reshard_steps
+from symshard.planning.planner import best_strategy, reshard_routes, reshard_steps
 
 MESH = "X=4,Y=2"
 SHAPE = "I=64,J=64,K=64"

@@ -39,10 +39,10 @@ import sympy
 from sympy.core.cache import clear_cache
 
 from symshard import Hardware, Mesh, hardware
-from symshard.collectives import parse_collective
+from symshard.costs.collectives import parse_collective
+from symshard.costs.placement import resolve_shape
 from symshard.memo import clear_caches
-from symshard.notation import _parse_array as cached_parse_array
-from symshard.placement import resolve_shape
+from symshard.notation.parser import _parse_array as cached_parse_array
 
 TARGET = 2000.0
 """Costings per second that the steady-state and from-strings paths must reach."""

@@ -33,12 +33,12 @@ import sys
 import time
 from collections.abc import Callable
 
-from symshard.einsums import matmul
+from symshard.algebra.units import format_bytes, format_seconds
+from symshard.machines.mesh import Mesh
 from symshard.memo import clear_caches
-from symshard.mesh import Mesh
-from symshard.planner import plan
-from symshard.search import best_sharding
-from symshard.units import format_bytes, format_seconds
+from symshard.notation.einsums import matmul
+from symshard.planning.planner import plan
+from symshard.planning.search import best_sharding
 
 MATMUL = "A[I, J] · B[J, K] -> C[I, K]"
 MESH = "X=4,Y=4,Z=4"

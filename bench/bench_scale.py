@@ -118,8 +118,8 @@ SYMPY = [sys.executable, "-c", "import sympy"]
 # symshard's symbolic plan of THREE_AXES in-process, caches cold, after the imports (printed in seconds)
 PLAN_IN_PROCESS = """
 import time
-from symshard.planner import plan
-from symshard.mesh import Mesh
+from symshard.planning.planner import plan
+from symshard.machines.mesh import Mesh
 m = Mesh("X=4,Y=4,Z=4")
 start = time.perf_counter()
 p = plan("A[I_X, J_Y] · B[J_Y, K_Z] -> C[I_X, K_Z]", m)

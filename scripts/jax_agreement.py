@@ -47,7 +47,7 @@ SPEED_TARGET = 20  # symshard's answer at least this many times faster than XLA'
 
 def _cold() -> None:
     """Forget everything symshard has computed before: its memo and the resharding routes' caches."""
-    from symshard.planner import reshard_routes, reshard_steps
+    from symshard.planning.planner import reshard_routes, reshard_steps
 
     clear_caches()
     reshard_routes.cache_clear()
@@ -56,10 +56,10 @@ def _cold() -> None:
 
 def timing(case: str, mesh: str, shape: str, repeats: int = 7) -> dict[str, float]:
     """Median seconds, each from cold caches, for symshard to answer "which collectives, how long"
-    (:func:`symshard.planner.best_strategy`), to list and cost every strategy (``plan``), and for XLA
+    (:func:`symshard.planning.planner.best_strategy`), to list and cost every strategy (``plan``), and for XLA
     to compile the same sharded product."""
     from symshard.jax.verification import xla_plan
-    from symshard.planner import best_strategy
+    from symshard.planning.planner import best_strategy
 
     kwargs = {"dtype": "fp32", "hardware": "tpu-v5e"}
     best, full = [], []

@@ -10,40 +10,43 @@ symbolically or on a named chip::
     >>> ss.parse("AllGather_X(A[I_X, J])").cost().time
     Max(T_hop*|X|/2, 2*I*J/W_ici)
 
-The names below are the public surface; the submodules (``symshard.symbols``,
-``symshard.costmodels``, ``symshard.errors``, ...) hold the rest.
+The names below are the public surface, with ``symshard.symbols`` (every symbol, made once). The
+layers beneath, from the bottom, hold the rest: ``algebra``, ``notation``, ``machines``, ``costs``,
+``planning``, ``models``, then the presentation (``i18n``, ``report``, ``render``), ``problems``,
+``site`` and ``cli``; ``jax`` is the optional bridge to JAX and XLA.
 """
 
 import importlib
 
-from .arrays import Array, Dim
-from .chips import Hardware, hardware
-from .collectives import AllGather, AllReduce, AllToAll, CollectiveCost, CollectivePermute, ReduceScatter
-from .einsums import Matmul, matmul
+from .algebra import symbols as symbols  # ss.symbols.W_ici, ss.symbols.dim("B"): every symbol, made once
+from .costs.collectives import AllGather, AllReduce, AllToAll, CollectiveCost, CollectivePermute, ReduceScatter
+from .costs.placement import Placement, place
 from .errors import SymshardError
-from .mesh import Mesh
-from .placement import Placement, place
+from .machines.chips import Hardware, hardware
+from .machines.mesh import Mesh
+from .notation.arrays import Array, Dim
+from .notation.einsums import Matmul, matmul
 from .read import parse
 
 # The planner, its searches, the whole-model modules and the explainer (with its Chinese
 # catalogue) load on first use, so that `import symshard` stays close to the cost of `import sympy` (see
 # bench/bench_import.py and tests/test_i18n_explain.py).
 _LAZY = {
-    "Comparison": ".crossovers",
-    "Model": ".transformer",
-    "Plan": ".planner",
-    "Program": ".program",
-    "Strategy": ".planner",
-    "best_sharding": ".search",
-    "compare": ".crossovers",
+    "Comparison": ".planning.crossovers",
+    "Model": ".models.transformer",
+    "Plan": ".planning.planner",
+    "Program": ".planning.program",
+    "Strategy": ".planning.planner",
+    "best_sharding": ".planning.search",
+    "compare": ".planning.crossovers",
     "explain": ".i18n.explain",
-    "layer": ".schemes",
-    "model": ".transformer",
-    "plan": ".planner",
+    "layer": ".models.schemes",
+    "model": ".models.transformer",
+    "plan": ".planning.planner",
     "regime_map": ".render.regions",
-    "roofline": ".parallelism",
-    "serve": ".inference",
-    "train": ".training",
+    "roofline": ".models.parallelism",
+    "serve": ".models.inference",
+    "train": ".models.training",
 }
 
 

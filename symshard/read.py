@@ -1,6 +1,6 @@
 """One entry point for any notation string: :func:`parse`.
 
-The grammar lives in :mod:`symshard.notation`; this module only decides what a
+The grammar lives in :mod:`symshard.notation.parser`; this module only decides what a
 string is (an array, a collective or a matmul) and returns the matching checked value.
 
 Examples:
@@ -12,10 +12,10 @@ Examples:
 
 from __future__ import annotations
 
-from .arrays import Array
-from .collectives import CollectiveExpr, parse_collective
-from .einsums import Matmul, matmul
-from .notation import classify, parse_array
+from .costs.collectives import CollectiveExpr, parse_collective
+from .notation.arrays import Array
+from .notation.einsums import Matmul, matmul
+from .notation.parser import classify, parse_array
 
 __all__ = ["parse"]
 

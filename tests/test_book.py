@@ -11,11 +11,11 @@ from __future__ import annotations
 import pytest
 import sympy
 
-from symshard.chips import hardware
-from symshard.collectives import AllGather, AllToAll, parse_collective
-from symshard.mesh import Mesh
-from symshard.placement import place
-from symshard.symbols import T_hop, W_ici
+from symshard.algebra.symbols import T_hop, W_ici
+from symshard.costs.collectives import AllGather, AllToAll, parse_collective
+from symshard.costs.placement import place
+from symshard.machines.chips import hardware
+from symshard.machines.mesh import Mesh
 
 
 def close(value, expected, rel):

@@ -10,11 +10,18 @@ from __future__ import annotations
 import pytest
 import sympy
 
-from symshard.chips import hardware
-from symshard.collectives import AllGather, AllReduce, AllToAll, CollectivePermute, ReduceScatter, parse_collective
+from symshard.algebra.symbols import T_base, T_hop, T_net, T_nvlink, W_dcn, W_ici, W_nvlink, axis
+from symshard.costs.collectives import (
+    AllGather,
+    AllReduce,
+    AllToAll,
+    CollectivePermute,
+    ReduceScatter,
+    parse_collective,
+)
 from symshard.errors import CollectiveError, DivisibilityError, UnknownAxisError, UnknownModelError
-from symshard.mesh import Mesh
-from symshard.symbols import T_base, T_hop, T_net, T_nvlink, W_dcn, W_ici, W_nvlink, axis
+from symshard.machines.chips import hardware
+from symshard.machines.mesh import Mesh
 
 N = axis("X")
 w = W_ici / 2  # one ICI link, one direction

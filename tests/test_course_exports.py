@@ -21,13 +21,13 @@ from html import unescape
 
 import pytest
 
+from symshard.algebra.units import parse_quantity
 from symshard.cli import main
 from symshard.errors import UsageError
 from symshard.problems import generate
 from symshard.problems.answering import entry, is_choice, mistake_entry, unit_multipliers
-from symshard.problems.html import to_html
 from symshard.problems.writers import FORMATS, export
-from symshard.units import parse_quantity
+from symshard.report.markdown import to_html
 
 SEED = 2026
 TITLES = {"en": "Week 3", "zh": "第三周"}

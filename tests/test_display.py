@@ -1,6 +1,6 @@
 """Notebook display: each result's HTML (content, units, escaping, truncation, determinism), its words
 in Chinese when the session asks for them, the LaTeX of conditions in symshard's one style, and ``subs``
-reading names and text (symshard/report/html.py, symshard/notebook.py, symshard/substitution.py)."""
+reading names and text (symshard/report/html.py, symshard/notebook.py, symshard/algebra/substitution.py)."""
 
 from __future__ import annotations
 
@@ -18,13 +18,13 @@ from helpers import CHINESE_TEXT_KEEPS, english_left
 
 import symshard as ss
 from symshard import notebook
+from symshard.algebra.symbols import C, T_hop, W_ici, axis, dim, latex
+from symshard.algebra.units import format_bytes, format_seconds
 from symshard.errors import NotationError, UnknownSymbolError, UsageError
 from symshard.i18n.catalog import catalogue, translate
 from symshard.notebook import show
 from symshard.report.html import ENGLISH, TOP, comparison_html, math, plan_html, problem_html, strategy_name
 from symshard.report.plans import plan_text
-from symshard.symbols import C, T_hop, W_ici, axis, dim, latex
-from symshard.units import format_bytes, format_seconds
 
 MATMUL = "X[B, D] · Y[D_X, F] -> Z[B, F]"
 
@@ -217,11 +217,11 @@ def test_ipython_shows_results_through_formatters_registered_by_type_name():
     pytest.importorskip("IPython", reason="IPython (dev extra, with ipykernel) is not installed")
     code = (
         "import sys; from IPython.core.interactiveshell import InteractiveShell; ip = InteractiveShell.instance(); "
-        "import symshard as ss; early = sorted(m for m in ('symshard.report', 'symshard.planner') if m in sys.modules); "
+        "import symshard as ss; early = sorted(m for m in ('symshard.report', 'symshard.planning.planner') if m in sys.modules); "
         f"p = ss.plan({MATMUL!r}, 'X=8', 'B=1024,D=8192,F=16384', hardware='tpu-v5e'); "
         "data, _ = ip.display_formatter.format(p); from symshard.report.html import plan_html; "
         "cost = ss.parse('AllGather_X(A[I_X, J])').cost(); latex, _ = ip.display_formatter.format(cost); "
-        "bare, _ = ip.display_formatter.format(cost.time); from symshard import symbols; "
+        "bare, _ = ip.display_formatter.format(cost.time); from symshard.algebra import symbols; "
         "print(early, data['text/html'] == plan_html(p), latex['text/latex'] == '$' + cost.latex() + '$', "
         "bare['text/latex'] == '$\\\\displaystyle ' + symbols.latex(cost.time) + '$' and 'T_{hop}' not in bare['text/latex'])"
     )
@@ -241,10 +241,10 @@ def _chinese_problem():
 
 def _kinds():
     """One result of each kind the notebook shows as a table, with the third party's words it may quote."""
-    from symshard.inference import serve
-    from symshard.training import train, training_memory
-    from symshard.transfers import gather_to_one, host_to_chip, point_to_point, slice_totals
-    from symshard.transformer import model
+    from symshard.models.inference import serve
+    from symshard.models.training import train, training_memory
+    from symshard.models.transfers import gather_to_one, host_to_chip, point_to_point, slice_totals
+    from symshard.models.transformer import model
 
     m = model("mixtral-8x7b")
     sources = (m.label, m.source("sizes"), m.source("published_params"))
@@ -387,7 +387,7 @@ def test_registered_formatters_choose_the_language_when_called(monkeypatch):
 
     formatters = {m: Formatter() for m in ("text/html", "text/latex", "image/svg+xml")}
     assert notebook.register(SimpleNamespace(display_formatter=SimpleNamespace(formatters=formatters)))
-    shown = formatters["text/html"].by_name[("symshard.planner", "Plan")]
+    shown = formatters["text/html"].by_name[("symshard.planning.planner", "Plan")]
     p = numeric_plan()
     assert shown(p) == plan_html(p)
     monkeypatch.setenv("SYMSHARD_LANG", "zh")

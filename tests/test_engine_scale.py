@@ -6,7 +6,7 @@
   pruned plan's best is the brute-force best of every valid strategy, and every strategy on its
   memory front is the fastest among those that need no more memory; a symbolic plan keeps, at
   random points, a strategy as fast as the fastest of all.
-* Sums of monomials compare soundly: what :func:`~symshard.monomials.less_equal` proves holds at
+* Sums of monomials compare soundly: what :func:`~symshard.algebra.monomials.less_equal` proves holds at
   random points of the domain.
 * Crossovers: at random numeric points the fastest strategy satisfies the condition ``compare``
   gives for its region, and no other strategy's region contains the point.
@@ -25,16 +25,16 @@ from hypothesis import HealthCheck, assume, event, given, note, settings
 from hypothesis import strategies as st
 
 import symshard as ss
-from symshard.arrays import Array, Dim
-from symshard.chips import hardware
-from symshard.crossovers import compare
-from symshard.einsums import LocalMatmul, Matmul
+from symshard.algebra.monomials import Domain, Lazy, from_expr, less_equal
+from symshard.algebra.symbols import axis, dim
 from symshard.errors import PlanError
-from symshard.mesh import Mesh
-from symshard.monomials import Domain, Lazy, from_expr, less_equal
-from symshard.planner import Strategy, plan
-from symshard.search import best_sharding
-from symshard.symbols import axis, dim
+from symshard.machines.chips import hardware
+from symshard.machines.mesh import Mesh
+from symshard.notation.arrays import Array, Dim
+from symshard.notation.einsums import LocalMatmul, Matmul
+from symshard.planning.crossovers import compare
+from symshard.planning.planner import Strategy, plan
+from symshard.planning.search import best_sharding
 
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FEW = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -332,9 +332,9 @@ def _exhaustive(chain, mesh, shape, chip, limit, overlap=True, comm_overlap="axe
     of its operands that splits the compute sharding further (or the carried result), every resolution of
     its partial sums, every route of every leg; every combination of the stages, none pruned. Returns the
     fastest (time, memory) that fits."""
-    from symshard.einsums import local_product, matmul
-    from symshard.planner import KEEP, Builder, CostEnv, axis_order, compute_array
-    from symshard.search import _extensions, _resolutions
+    from symshard.notation.einsums import local_product, matmul
+    from symshard.planning.planner import KEEP, Builder, CostEnv, axis_order, compute_array
+    from symshard.planning.search import _extensions, _resolutions
 
     mms = [matmul(m) for m in chain]
     sizes = {d: sympy.Integer(v) for d, v in shape.items()}
@@ -414,9 +414,9 @@ def test_best_sharding_compares_the_exact_costs_scaled(chip, mesh, overlap, comm
     (``CostEnv.join``, ``Builder.memory``, Fractions), each multiplied by its stage's common denominator.
     For every way kept at both stages of a chain (the second from each sharding the first leaves), the ints
     are those exact costs scaled, ways whose legs both communicate among them."""
-    from symshard.einsums import matmul
-    from symshard.planner import Builder, CostEnv, axis_order
-    from symshard.search import _stage_options
+    from symshard.notation.einsums import matmul
+    from symshard.planning.planner import Builder, CostEnv, axis_order
+    from symshard.planning.search import _stage_options
 
     m = Mesh(mesh, hardware=chip)
     chain = [matmul("x[B, D] · W_in[D, F] -> Tmp[B, F]"), matmul("Tmp[B, F] · W_out[F, D] -> Out[B, D]")]

@@ -18,8 +18,8 @@ import pytest
 from helpers import family_variants
 
 from symshard import hardware, parse, place
-from symshard.arrays import Array
-from symshard.notation import parse_array
+from symshard.notation.arrays import Array
+from symshard.notation.parser import parse_array
 from symshard.problems import families
 
 FAMILIES = sorted(families())
@@ -78,7 +78,7 @@ def test_every_answer_is_a_feasible_configuration(name):
 def test_the_tp_degree_divides_the_issue_example():
     # the issue's case: F = 20,480 and D = 16,384 used to get |Y| = 3, which divides neither
     from symshard.errors import DivisibilityError
-    from symshard.schemes import largest_tp, layer
+    from symshard.models.schemes import largest_tp, layer
 
     sizes = {"B": 4096, "D": 16384, "F": 20480}
     arrays = [parse_array(a) for a in ("In[B, D_Y]", "W_in[D, F_Y]", "W_out[F_Y, D]")]

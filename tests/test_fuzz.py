@@ -33,10 +33,9 @@ import pytest
 from hypothesis import HealthCheck, currently_in_test_context, given, note, settings
 from hypothesis import strategies as st
 
-from symshard.arrays import Array
-from symshard.chips import hardware
 from symshard.cli import main
-from symshard.collectives import CollectiveExpr, parse_collective
+from symshard.costs.collectives import CollectiveExpr, parse_collective
+from symshard.costs.placement import place, resolve_shape
 from symshard.errors import (
     CollectiveError,
     DivisibilityError,
@@ -50,9 +49,10 @@ from symshard.errors import (
     UnknownHardwareError,
     UnknownModelError,
 )
-from symshard.mesh import Mesh
-from symshard.notation import parse_array
-from symshard.placement import place, resolve_shape
+from symshard.machines.chips import hardware
+from symshard.machines.mesh import Mesh
+from symshard.notation.arrays import Array
+from symshard.notation.parser import parse_array
 from symshard.read import parse
 
 T = TypeVar("T")

@@ -24,8 +24,8 @@ from helpers import ordered_subsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symshard.arrays import Array, Dim
-from symshard.collectives import (
+from symshard.algebra.symbols import T_hop, W_dcn, W_ici, W_nvlink
+from symshard.costs.collectives import (
     AllGather,
     AllReduce,
     AllToAll,
@@ -35,10 +35,10 @@ from symshard.collectives import (
     ReduceScatter,
     parse_collective,
 )
-from symshard.mesh import Mesh
-from symshard.notation import parse_array
-from symshard.placement import place
-from symshard.symbols import T_hop, W_dcn, W_ici, W_nvlink
+from symshard.costs.placement import place
+from symshard.machines.mesh import Mesh
+from symshard.notation.arrays import Array, Dim
+from symshard.notation.parser import parse_array
 
 MODELS = ("book", "ring")
 TOPOLOGIES = ("ring", "one-way-ring", "line", "switch")

@@ -18,14 +18,14 @@ import pytest
 from helpers import english_left
 
 import symshard as ss
-from symshard.dtypes import dtype_bytes
-from symshard.einsums import ENGLISH as MATMUL
-from symshard.einsums import matmul
+from symshard.algebra.dtypes import dtype_bytes
 from symshard.errors import SymshardError, UsageError
 from symshard.i18n import glossary, language_from, term
 from symshard.i18n.catalog import catalogue, condition
 from symshard.i18n.explain import error_line, explain, step_sentence, strategy_sentences
 from symshard.messages import keyed
+from symshard.notation.einsums import ENGLISH as MATMUL
+from symshard.notation.einsums import matmul
 
 ROOT = Path(__file__).parents[1]
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -277,8 +277,8 @@ def test_language_from_the_environment():
 def test_conditions_keep_their_relations():
     import sympy
 
-    from symshard.conditions import Case, Condition
-    from symshard.symbols import C, W_ici
+    from symshard.algebra.conditions import Case, Condition
+    from symshard.algebra.symbols import C, W_ici
 
     B, D = sympy.symbols("B D", positive=True)
     both = Condition((Case("", (sympy.Lt(B, C / W_ici), sympy.Gt(D, 2 * B))),))
@@ -346,7 +346,7 @@ def test_error_lines_keep_the_input_and_the_column():
 def test_regime_labels_are_data_that_each_language_says():
     # the book's case analysis labels each case with both strategies' regimes: a message holding the
     # numbers and regimes, merged as data and said in Chinese from the catalogue, not a coded string
-    from symshard.conditions import merge_labels, regime_label
+    from symshard.algebra.conditions import merge_labels, regime_label
     from symshard.i18n.catalog import render
     from symshard.messages import Message
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from helpers import english_left
 
-from symshard.dtypes import dtype_bytes
+from symshard.algebra.dtypes import dtype_bytes
 from symshard.i18n.catalog import translate
 from symshard.jax.verification import (
     Refinement,
@@ -28,7 +28,7 @@ from symshard.jax.verification import (
     signature,
 )
 from symshard.messages import say
-from symshard.planner import plan
+from symshard.planning.planner import plan
 
 ROOT = Path(__file__).parents[1]
 CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -265,7 +265,7 @@ def test_permute_pairs_cross_only_the_axes_it_names(mm, mesh):
     # the executor's senders for every permute of every strategy (XLA's routes too) differ from
     # their receivers only along the permute's axes: the name verify compares with XLA's pairs
     from symshard.jax.execution import permute_plan
-    from symshard.planner import Repermute
+    from symshard.planning.planner import Repermute
 
     p = ss.plan(mm, mesh, "I=16,J=16,K=16", dtype="fp32", hardware="tpu-v5e", routes="xla")
     names = [a.name for a in p.mesh.axes]

@@ -16,18 +16,18 @@ import pytest
 import sympy
 
 import symshard as ss
-from symshard.chips import hardware, load_hardware
+from symshard.algebra.symbols import T_base, T_net, T_nvlink, W_dcn, W_ici, W_nvlink, W_spine, axis, dim
 from symshard.cli import main
-from symshard.collectives import AllGather, AllReduce, parse_collective
-from symshard.costmodels import Costing, comm_time
+from symshard.costs.collectives import AllGather, AllReduce, parse_collective
+from symshard.costs.costmodels import Costing, comm_time
 from symshard.errors import HardwareError, MeshError, PlanError, UnknownAxisError
-from symshard.mesh import Mesh
-from symshard.network import Level, place
-from symshard.planner import best_strategy
-from symshard.program import Program
-from symshard.schemes import B_CHIP, fsdp_tp_split, layer
-from symshard.symbols import T_base, T_net, T_nvlink, W_dcn, W_ici, W_nvlink, W_spine, axis, dim
-from symshard.topology import Fabric
+from symshard.machines.chips import hardware, load_hardware
+from symshard.machines.mesh import Mesh
+from symshard.machines.network import Level, place
+from symshard.machines.topology import Fabric
+from symshard.models.schemes import B_CHIP, fsdp_tp_split, layer
+from symshard.planning.planner import best_strategy
+from symshard.planning.program import Program
 
 ROOT = Path(__file__).resolve().parents[1]
 A100_RUN = Path("/work/shared/data/nccl-tests/allreduce-a100-2nodes-16gpus.txt")
@@ -61,7 +61,7 @@ def test_gpu_network_presets(name, figures):
 
 def test_nccl_latency_table_is_the_one_in_tuning_cc():
     # NCCL 2.7.5 ring: baseLat LL 3.6, LL128 10.0, Simple 8.4; hwLat NVLink .47/1.9/3.4, NET 2.7/4.0/9.6 (us)
-    from symshard import nccl
+    from symshard.machines import nccl
 
     us = R(1, 10**6)
     assert nccl.latencies("LL") == {"T_base": R("3.6") * us, "T_nvlink": R("0.47") * us, "T_pci": us,
@@ -324,7 +324,7 @@ SIZES = [2**k for k in range(3, 34)]
 
 @pytest.mark.parametrize(("alpha", "bandwidth"), [(30e-6, 20e9), (8e-6, 150e9), (60e-6, 5e9)])
 def test_fit_recovers_alpha_and_beta(alpha, bandwidth):
-    from symshard.calibrate import calibrate, read_nccl_tests
+    from symshard.costs.calibrate import calibrate, read_nccl_tests
 
     text = synthetic(lambda s: alpha + s / bandwidth, SIZES, 16, 30 / 16)
     fit = calibrate(read_nccl_tests(text), "allreduce", ranks=16, per_node=8, base="a100")
@@ -336,7 +336,7 @@ def test_fit_recovers_alpha_and_beta(alpha, bandwidth):
 
 
 def test_fit_recovers_the_network_constants_of_symshards_own_model():
-    from symshard.calibrate import calibrate, read_nccl_tests
+    from symshard.costs.calibrate import calibrate, read_nccl_tests
 
     # times from a known network: W_dcn = 2.5e10 per GPU, T_net = 5 us, the rest A100 + NCCL 2.7.5
     truth = hardware("a100").with_constants(W_dcn="2.5e10", T_net="5e-6", node_size=8)
@@ -352,7 +352,7 @@ def test_fit_recovers_the_network_constants_of_symshards_own_model():
 
 
 def test_nccl_tests_json_is_read():
-    from symshard.calibrate import calibrate, read_nccl_tests
+    from symshard.costs.calibrate import calibrate, read_nccl_tests
 
     # the layout of nccl-tests' JSON file (version 2, src/util.cu): results with out_of_place/in_place
     rows = [{"size": s, "count": s // 4, "type": "float", "redop": "sum", "root": "-1",
@@ -406,7 +406,7 @@ def test_calibrate_the_measured_a100_run(capsys, tmp_path):
     [("nothing here\n", "no nccl-tests result rows"), ("{}", "no 'results' list"), ("{", "cannot read the JSON")],
 )
 def test_calibrate_bad_input(text, match):
-    from symshard.calibrate import read_nccl_tests
+    from symshard.costs.calibrate import read_nccl_tests
 
     with pytest.raises(HardwareError, match=match):
         read_nccl_tests(text)
@@ -447,9 +447,9 @@ def test_hardware_files(tmp_path):
 
 
 def test_no_module_computes_a_collective_time_but_costmodels():
-    """Only symshard/costmodels.py costs a collective: nothing else imports its private helpers, defines
+    """Only symshard/costs/costmodels.py costs a collective: nothing else imports its private helpers, defines
     the per-collective cost methods the collectives used to carry, or builds a table of fabrics."""
-    from symshard import costmodels
+    from symshard.costs import costmodels
 
     public = set(costmodels.__all__)
     offenders = []

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from symshard import Array, Dim, parse
-from symshard.collectives import parse_collective
+from symshard.costs.collectives import parse_collective
 from symshard.errors import (
     CollectiveError,
     NotationError,
     ShardingError,
     SymshardError,
 )
-from symshard.notation import classify, parse_array, parse_dim
+from symshard.notation.parser import classify, parse_array, parse_dim
 
 # (input, canonical form)
 ARRAYS = [

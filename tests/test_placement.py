@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import sympy
 
-from symshard.chips import hardware
+from symshard.algebra.symbols import W_hbm, axis, dim
+from symshard.costs.placement import place, resolve_shape
 from symshard.errors import DivisibilityError, ShapeError, UnknownAxisError, UnknownDtypeError
-from symshard.mesh import Mesh
-from symshard.placement import place, resolve_shape
-from symshard.symbols import W_hbm, axis, dim
+from symshard.machines.chips import hardware
+from symshard.machines.mesh import Mesh
 
 I_, J, K = dim("I"), dim("J"), dim("K")
 X, Y, Z = axis("X"), axis("Y"), axis("Z")

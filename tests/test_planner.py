@@ -15,17 +15,17 @@ from typing import Any
 import pytest
 import sympy
 
-from symshard.arrays import Array
-from symshard.chips import hardware
-from symshard.collectives import FusedAllToAll, parse_collective
-from symshard.crossovers import compare
-from symshard.einsums import local_product, matmul
+from symshard.algebra.symbols import C, W_ici, axis, dim
+from symshard.costs.collectives import FusedAllToAll, parse_collective
 from symshard.errors import PlanError, ShardingError, TimeLimitError
-from symshard.mesh import Mesh
-from symshard.planner import natural_outputs, plan, reshard_routes, reshard_steps
-from symshard.routes import every_route, one_step
-from symshard.search import best_sharding
-from symshard.symbols import C, W_ici, axis, dim
+from symshard.machines.chips import hardware
+from symshard.machines.mesh import Mesh
+from symshard.notation.arrays import Array
+from symshard.notation.einsums import local_product, matmul
+from symshard.planning.crossovers import compare
+from symshard.planning.planner import natural_outputs, plan, reshard_routes, reshard_steps
+from symshard.planning.routes import every_route, one_step
+from symshard.planning.search import best_sharding
 
 B, D, F, I, J, K = (dim(n) for n in "BDFIJK")  # noqa: E741 - the chapter's dim names
 X = axis("X")
@@ -225,7 +225,7 @@ def test_xla_orders_of_three_axes_follow_the_mesh_xla_partitioned_for():
     ],
 )
 def test_permute_names_the_axes_its_pairs_cross(src, dst, sizes, axes):
-    from symshard.routes import single_permute
+    from symshard.planning.routes import single_permute
 
     moved = single_permute(Array.parse(src), Array.parse(dst), sizes)
     assert (moved.op.axes if moved is not None else None) == axes
@@ -460,7 +460,7 @@ def test_natural_strategy_follows_the_chapters_rules(text, natural):
 
 def test_float_constants_are_made_exact():
     """A constant given as a float (1e-6 s) is read as the exact decimal, as hardware presets are."""
-    from symshard.symbols import T_hop, W_ici
+    from symshard.algebra.symbols import T_hop, W_ici
 
     p = plan("X[B, D] · Y[D_X, F] -> Z[B, F]", mesh="X=4", shape="B=1024,D=8192,F=8192", hardware="tpu-v5p",
              constants={T_hop: 1e-6})  # fmt: skip
@@ -512,7 +512,7 @@ def test_compare_drops_cases_that_contradict_themselves():
 )
 @pytest.mark.parametrize("shape", ["I=64,J=64,K=64", "I=8192,J=8192,K=8192"])
 def test_best_strategy_is_plans_best(text, shape):
-    from symshard.planner import best_strategy
+    from symshard.planning.planner import best_strategy
 
     for routes in ("standard", "xla"):
         want = plan(text, "X=4,Y=2", shape, dtype="fp32", hardware="tpu-v5e", routes=routes).best
@@ -525,7 +525,7 @@ def test_best_strategy_is_plans_best_on_drawn_cases(mesh, chip):
     # a GPU cluster (links of two levels), at a latency-bound size and a bandwidth-bound one, the quick answer
     # is the full plan's best (its bounds on T_comms, per link where collectives overlap, never cut the winner)
     from symshard.jax.sweeps import shardings
-    from symshard.planner import best_strategy
+    from symshard.planning.planner import best_strategy
 
     axes = [part.split("=")[0] for part in mesh.split(",")]
     lhs, rhs, out = (shardings(n, d, axes) for n, d in (("A", "IJ"), ("B", "JK"), ("C", "IK")))
@@ -544,7 +544,7 @@ def test_listing_in_integers_is_the_exact_sort(mesh, chip, monkeypatch):
     # strategy's key on its own in exact fractions and sorts them: the same strategies in the same order, on
     # drawn matmuls, bytes in halves (int4) and whole, collectives overlapping across axes or not
     from symshard.jax.sweeps import shardings
-    from symshard.planner import Enumeration
+    from symshard.planning.planner import Enumeration
 
     axes = [part.split("=")[0] for part in mesh.split(",")]
     lhs, rhs, out = (shardings(n, d, axes) for n, d in (("A", "IJ"), ("B", "JK"), ("C", "IK")))
@@ -586,7 +586,7 @@ def test_collectives_read_from_the_legs_are_each_strategys(case, mesh):
 
 
 def test_best_strategy_symbolic_is_none():
-    from symshard.planner import best_strategy
+    from symshard.planning.planner import best_strategy
 
     assert best_strategy("A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]") is None
 
@@ -597,7 +597,7 @@ def test_best_strategy_symbolic_is_none():
 def _sweep_sample(step: int) -> list[str]:
     import itertools
 
-    from symshard.arrays import Dim
+    from symshard.notation.arrays import Dim
 
     def shardings(name, dims):
         out = []
@@ -626,7 +626,7 @@ def _sweep_sample(step: int) -> list[str]:
 )
 def test_best_strategy_bounds_keep_plans_best(case, options):
     """The lower bounds that let best_strategy skip compute shardings never skip plan's best (ties included)."""
-    from symshard.planner import best_strategy
+    from symshard.planning.planner import best_strategy
 
     kwargs = {"dtype": "fp32", "hardware": "tpu-v5e", **options}
     shape = kwargs.pop("shape")
@@ -651,7 +651,7 @@ def test_best_strategy_bounds_keep_plans_best(case, options):
 @pytest.mark.parametrize(("mesh", "chip"), [("X=4,Y=2", "tpu-v5e"), ("X=8,Y=2", "h100")])
 def test_hop_floor_is_below_every_route(src, dst, model, mesh, chip):
     """The search's floors hold for every route: its time, and how long it keeps each link busy."""
-    from symshard.planner import Builder, CostEnv
+    from symshard.planning.planner import Builder, CostEnv
 
     a, b = Array.parse(src), Array.parse(dst)
     env = CostEnv(
@@ -671,10 +671,10 @@ def test_hop_floor_is_below_every_route(src, dst, model, mesh, chip):
 @pytest.mark.parametrize(("mesh", "shape"), [("X=4,Y=2", {"I": 96, "J": 6}), ("X=2,Y=2,Z=3", {"I": 12, "J": 18})])
 def test_fits_in_integers_is_placements_rule(mesh, shape):
     # with every size a number the planner checks divisibility in integers; placement's own check is the oracle
+    from symshard.costs.placement import check_on_mesh
     from symshard.errors import DivisibilityError
     from symshard.jax.sweeps import shardings
-    from symshard.placement import check_on_mesh
-    from symshard.planner import CostEnv
+    from symshard.planning.planner import CostEnv
 
     m = Mesh(mesh)
     sizes = {d: sympy.Integer(n) for d, n in shape.items()}
@@ -914,7 +914,7 @@ def test_a_fused_all_to_all_is_its_moves_in_one_exchange():
     ],
 )
 def test_a_fused_all_to_all_refuses_moves_that_are_not_one_exchange(src, moves, message):
-    from symshard.collectives import AllToAll
+    from symshard.costs.collectives import AllToAll
     from symshard.errors import CollectiveError
 
     fused = FusedAllToAll.of([AllToAll((axis,), dim) for axis, dim in moves])

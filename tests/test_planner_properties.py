@@ -21,9 +21,9 @@ The properties:
 * numeric plans are sorted by time, so the first strategy is never slower than another;
 * a symbolic plan with the numbers substituted gives exactly the numeric plan's
   FLOPs, compute time, communication time and memory, strategy by strategy;
-* :func:`~symshard.crossovers.compare`'s "A is faster" condition holds at a point
+* :func:`~symshard.planning.crossovers.compare`'s "A is faster" condition holds at a point
   exactly when A's bandwidth-only time there is smaller than B's;
-* :func:`~symshard.search.best_sharding` is never slower than any plan that starts
+* :func:`~symshard.planning.search.best_sharding` is never slower than any plan that starts
   from given stored shardings and fits the same memory, and what it picks fits.
 
 A requested output that no strategy can produce raises ``PlanError``; such draws
@@ -42,17 +42,17 @@ import sympy
 from hypothesis import HealthCheck, assume, event, given, note, settings
 from hypothesis import strategies as st
 
-from symshard.arrays import Array, Dim
-from symshard.chips import hardware
-from symshard.collectives import CollectiveExpr
-from symshard.crossovers import compare
-from symshard.einsums import LocalMatmul, Matmul, local_product, matmul
+from symshard.algebra.symbols import axis, dim
+from symshard.costs.collectives import CollectiveExpr
 from symshard.errors import PlanError
-from symshard.mesh import Mesh
-from symshard.planner import Plan, Repermute, Strategy, natural_outputs, plan
-from symshard.routes import single_permute
-from symshard.search import best_sharding
-from symshard.symbols import axis, dim
+from symshard.machines.chips import hardware
+from symshard.machines.mesh import Mesh
+from symshard.notation.arrays import Array, Dim
+from symshard.notation.einsums import LocalMatmul, Matmul, local_product, matmul
+from symshard.planning.crossovers import compare
+from symshard.planning.planner import Plan, Repermute, Strategy, natural_outputs, plan
+from symshard.planning.routes import single_permute
+from symshard.planning.search import best_sharding
 
 SIZES = (1, 2, 4)
 TOPOLOGIES = ("ring", "line", "one-way-ring")

@@ -15,9 +15,9 @@ from fractions import Fraction
 import pytest
 
 import symshard as ss
+from symshard.algebra.symbols import W_ici
 from symshard.problems import families, generate
 from symshard.problems.writers import to_json
-from symshard.symbols import W_ici
 
 BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "int8": 1, "fp8": 1}
 

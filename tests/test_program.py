@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import sympy
 
+from symshard.algebra.symbols import W_dcn, W_ici, W_nvlink, axis, dim
 from symshard.errors import PlanError
-from symshard.program import Program, spread
-from symshard.symbols import W_dcn, W_ici, W_nvlink, axis, dim
+from symshard.planning.program import Program, spread
 
 B, D, F = dim("B"), dim("D"), dim("F")
 X, Y = axis("X"), axis("Y")

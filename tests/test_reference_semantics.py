@@ -41,8 +41,7 @@ from helpers import ordered_subsets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symshard.arrays import Array, Dim
-from symshard.collectives import (
+from symshard.costs.collectives import (
     AllGather,
     AllReduce,
     AllToAll,
@@ -51,9 +50,10 @@ from symshard.collectives import (
     CollectivePermute,
     ReduceScatter,
 )
-from symshard.mesh import Mesh
-from symshard.notation import parse_array
-from symshard.placement import place
+from symshard.costs.placement import place
+from symshard.machines.mesh import Mesh
+from symshard.notation.arrays import Array, Dim
+from symshard.notation.parser import parse_array
 
 Coords = tuple[int, ...]
 Blocks = dict[Coords, np.ndarray]
@@ -273,7 +273,7 @@ def rows_sorted(block: np.ndarray, dim: int) -> np.ndarray:
 
 
 def local_shape(array: Array, devs: Devices, shape: dict[str, int]) -> tuple[int, ...]:
-    """The block shape :func:`symshard.placement.place` gives ``array`` on this mesh."""
+    """The block shape :func:`symshard.costs.placement.place` gives ``array`` on this mesh."""
     mesh = Mesh(dict(zip(devs.names, devs.sizes, strict=True)))
     return tuple(int(n) for n in place(array, mesh, shape).local_shape)
 

@@ -30,13 +30,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from symshard.algebra.mathtext import MAX_DIGITS, as_expr, as_substitution, parse_math, parse_number
+from symshard.algebra.symbols import C, T_hop, W_ici, axis, dim
 from symshard.cli import main
 from symshard.errors import BudgetError, NotationError, OutputError, SymshardError, TemplateError
-from symshard.mathtext import MAX_DIGITS, as_expr, as_substitution, parse_math, parse_number
 from symshard.outputs import MANIFEST, OutputFolder
 from symshard.problems.budget import Budget, run, stop_worker
 from symshard.problems.family import key_positions, load_family
-from symshard.symbols import C, T_hop, W_ici, axis, dim
 
 ROOT = Path(__file__).parents[1]
 
@@ -343,7 +343,7 @@ def test_sympy_parses_only_its_own_modules_in_the_worker():
     which parse names while they are imported (sympy.physics.units, reached by sympy.solve)."""
     import sympy
 
-    from symshard.schemes import fsdp_tp_split
+    from symshard.models.schemes import fsdp_tp_split
 
     stop_worker()
     assert str(run(fsdp_tp_split, (), Budget(), what="the split").min_batch_per_chip) == "C**2/(F*M_X*M_Y*W_ici**2)"
@@ -546,17 +546,17 @@ functions that sympify a text argument (``simplify``, ``factor``), which must on
 
 _ALLOWED = {
     # the one door: strict sympify, which refuses text, of values that are not text
-    ("symshard/mathtext.py", "sympify"),
-    ("symshard/symbols.py", "sympify"),
+    ("symshard/algebra/mathtext.py", "sympify"),
+    ("symshard/algebra/symbols.py", "sympify"),
     # the site's own page code blocks (trusted sources shipped with the package), run to show their output
     ("symshard/site/pages.py", "eval"),
     ("symshard/site/pages.py", "exec"),
     ("symshard/site/pages.py", "compile"),
     # simplify and factor of SymPy values the algebra built (never text)
-    ("symshard/conditions.py", "factor"),
-    ("symshard/schemes.py", "simplify"),
-    ("symshard/planner.py", "simplify"),
-    ("symshard/worked.py", "simplify"),
+    ("symshard/algebra/conditions.py", "factor"),
+    ("symshard/models/schemes.py", "simplify"),
+    ("symshard/planning/planner.py", "simplify"),
+    ("symshard/models/worked.py", "simplify"),
     ("symshard/problems/sandbox.py", "simplify"),
     ("symshard/problems/sandbox.py", "factor"),
 }
@@ -594,7 +594,9 @@ def test_the_package_evaluates_no_text():
                     offenders.append(f"{rel}:{node.lineno}: {name}(...)")
     assert offenders == []
     strict = [
-        line for line in (ROOT / "symshard/mathtext.py").read_text(encoding="utf-8").splitlines() if "sympify(" in line
+        line
+        for line in (ROOT / "symshard/algebra/mathtext.py").read_text(encoding="utf-8").splitlines()
+        if "sympify(" in line
     ]
     assert strict and all("strict=True" in line for line in strict)
 

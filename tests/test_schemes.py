@@ -19,10 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import symshard as ss
+from symshard.algebra.symbols import axis, dim
 from symshard.cli import main
 from symshard.errors import PlanError
-from symshard.schemes import B_CHIP, SCHEMES, N, fsdp_tp_split, largest_tp, layer, pods
-from symshard.symbols import axis, dim
+from symshard.models.schemes import B_CHIP, SCHEMES, N, fsdp_tp_split, largest_tp, layer, pods
 
 FACTOR = {"AllGather": 1, "ReduceScatter": 1, "AllReduce": 2}
 

@@ -1,4 +1,4 @@
-"""Mesh axes in parts (symshard.subaxes): the split's grammar, the split mesh's wiring, its costs, the
+"""Mesh axes in parts (symshard.machines.subaxes): the split's grammar, the split mesh's wiring, its costs, the
 planner's plans with parts (a superset of the plan by whole axes, at the same costs) and the CLI's --split."""
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from symshard.cli import main
-from symshard.costmodels import Costing
+from symshard.costs.costmodels import Costing
 from symshard.errors import MeshError, SymshardError
-from symshard.mesh import Mesh, MeshAxis
-from symshard.notation import parse_array
-from symshard.planner import plan
-from symshard.subaxes import AxisSplit, parse_split, split_array, split_mesh
-from symshard.topology import Topology
+from symshard.machines.mesh import Mesh, MeshAxis
+from symshard.machines.subaxes import AxisSplit, parse_split, split_array, split_mesh
+from symshard.machines.topology import Topology
+from symshard.notation.parser import parse_array
+from symshard.planning.planner import plan
 
 V = sympy.Symbol("V", positive=True)
 KINDS = ("AllGather", "ReduceScatter", "AllReduce", "AllToAll")

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from symshard.cli import main
-from symshard.transfers import gather_to_one, host_to_chip, point_to_point, slice_totals
+from symshard.models.transfers import gather_to_one, host_to_chip, point_to_point, slice_totals
 
 # the sources' figures, typed once
 V5E_LINK, V5P_LINK, V6E_LINK = 4.5e10, 9.0e10, 9.0e10  # one ICI link, one way, B/s

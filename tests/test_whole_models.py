@@ -13,9 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import symshard as ss
+from symshard.algebra.symbols import C, W_dcn, W_hbm, W_ici, axis, dim
 from symshard.cli import main
 from symshard.errors import HardwareError, MeshError, ModelError, PlanError, UnknownPresetError
-from symshard.inference import (
+from symshard.models.inference import (
     decode_tp_limit,
     kv_cache_bytes,
     latency_threshold,
@@ -23,12 +24,11 @@ from symshard.inference import (
     serve,
     weight_stationary,
 )
-from symshard.parallelism import N_MB, N_STAGES, best_split, bubble, roofline, rooflines, verdict
-from symshard.schemes import B_CHIP, B_POD, N
-from symshard.symbols import C, W_dcn, W_hbm, W_ici, axis, dim
-from symshard.training import M_HBM, batch_per_chip, train, training_memory
-from symshard.transfers import gather_to_one, host_matmul_condition, host_to_chip, point_to_point, slice_totals
-from symshard.transformer import MODELS, Model, model
+from symshard.models.parallelism import N_MB, N_STAGES, best_split, bubble, roofline, rooflines, verdict
+from symshard.models.schemes import B_CHIP, B_POD, N
+from symshard.models.training import M_HBM, batch_per_chip, train, training_memory
+from symshard.models.transfers import gather_to_one, host_matmul_condition, host_to_chip, point_to_point, slice_totals
+from symshard.models.transformer import MODELS, Model, model
 
 # -- presets against the sizes their cards and papers publish ------------------------------------------
 
@@ -446,7 +446,7 @@ def vars_of(p) -> dict:
 )
 def test_the_fsdp_tp_optimum_minimises_the_communication(b, f, d, n, overlap, factor):
     roof = roofline("fsdp+tp", hardware="v5p", overlap=overlap)
-    from symshard.parallelism import _forward_groups
+    from symshard.models.parallelism import _forward_groups
 
     values = {**roof.values, dim("B"): b, dim("F"): f, dim("D"): d}
     groups = [sympy.sympify(g).xreplace(values) for g in _forward_groups("ici")]
@@ -456,7 +456,7 @@ def test_the_fsdp_tp_optimum_minimises_the_communication(b, f, d, n, overlap, fa
         times = [float(g.xreplace(point)) for g in groups]
         return max(times) if overlap == "axes" else sum(times)
 
-    from symshard.parallelism import _split
+    from symshard.models.parallelism import _split
 
     x_best = float(sympy.sympify(_split("ici", overlap).x).xreplace({**values, N: n}))
     assert comm(x_best) <= comm(x_best * factor) * (1 + 1e-9)

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 from ..errors import SymshardError, UsageError
 from ..i18n import LANGUAGES, keyed, language_from, sentence
 from ..messages import say
-from ..report.problems import shown_language
+from ..problems.texts import shown_language
 from .commands import COMMANDS
 from .parser import EXAMPLES, argparse_words, argument_parser
 from .words import ENGLISH

@@ -18,21 +18,21 @@ from typing import TYPE_CHECKING
 
 import sympy
 
-from ..chips import Hardware, hardware
-from ..collectives import parse_collective
+from ..algebra.units import format_number
+from ..costs.collectives import parse_collective
+from ..costs.placement import place
 from ..errors import HardwareError, UsageError
 from ..i18n import sentence
-from ..mesh import Mesh
+from ..machines.chips import Hardware, hardware
+from ..machines.mesh import Mesh
 from ..messages import Message, say
-from ..notation import parse_array, parse_sizes
+from ..notation.parser import parse_array, parse_sizes
 from ..outputs import OutputFolder, write_signed_file
-from ..placement import place
-from ..units import format_number
 from .parser import argument_parser
 from .words import word as _say
 
 if TYPE_CHECKING:  # the comparison is built lazily, in the command that needs it
-    from ..crossovers import Comparison
+    from ..planning.crossovers import Comparison
 
 
 def _budget(args: argparse.Namespace):
@@ -129,8 +129,8 @@ def _matmul_mesh(args: argparse.Namespace, mm, chip: Hardware | None) -> Mesh:
 
 
 def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
-    from ..einsums import matmul
-    from ..planner import plan
+    from ..notation.einsums import matmul
+    from ..planning.planner import plan
     from ..report.plans import plan_data, plan_text
 
     mm = matmul(args.matmul)
@@ -156,7 +156,7 @@ def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
 
 
 def _verify(args: argparse.Namespace) -> tuple[str, dict]:
-    from ..einsums import matmul
+    from ..notation.einsums import matmul
 
     mm = matmul(args.matmul)
     if not args.mesh or not args.shape:
@@ -239,9 +239,9 @@ def _verify_progress(lang: str):
 
 
 def _compare(args: argparse.Namespace) -> tuple[str, dict]:
-    from ..crossovers import compare
-    from ..einsums import matmul
-    from ..planner import plan
+    from ..notation.einsums import matmul
+    from ..planning.crossovers import compare
+    from ..planning.planner import plan
     from ..report.plans import compare_data, compare_text, map_hint, pairs_hint
 
     mm = matmul(args.matmul)
@@ -294,9 +294,9 @@ def _regime_map(args: argparse.Namespace, c: Comparison, text: str, data: dict) 
 
 
 def _best(args: argparse.Namespace) -> tuple[str, dict]:
-    from ..einsums import matmul
+    from ..notation.einsums import matmul
+    from ..planning.search import best_sharding
     from ..report.plans import search_data, search_text
-    from ..search import best_sharding
 
     chain = [matmul(text) for text in args.matmul]
     chip = _chip(args)
@@ -337,8 +337,8 @@ def _int_sizes(text: str | None, what: Message) -> dict[str, int]:
 
 
 def _layer(args: argparse.Namespace) -> tuple[str, dict]:
+    from ..models.schemes import layer
     from ..report.layers import layer_report
-    from ..schemes import layer
 
     chip = _chip(args)
     lay = layer(args.scheme, training=not args.serve, hardware=chip, comm_overlap=args.comm_overlap)
@@ -383,7 +383,7 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
 
 
 def _calibrate(args: argparse.Namespace) -> tuple[str, dict]:
-    from ..calibrate import calibrate, hardware_file, read_nccl_tests
+    from ..costs.calibrate import calibrate, hardware_file, read_nccl_tests
     from ..report.calibrations import calibration_report
 
     path = Path(args.file)
@@ -446,7 +446,7 @@ def _model(args: argparse.Namespace) -> tuple[str, dict]:
 
 def _transfer_size(text: str) -> sympy.Rational:
     """``--bytes``: ``1GB``, ``64MiB``, ``16 GiB``, ``1e9`` (bytes)."""
-    from ..units import parse_quantity
+    from ..algebra.units import parse_quantity
 
     try:
         value = parse_quantity(text, "B")
@@ -461,7 +461,7 @@ def _transfer_size(text: str) -> sympy.Rational:
 
 
 def _chip_count(text: str) -> int:
-    from ..units import parse_quantity
+    from ..algebra.units import parse_quantity
 
     try:
         value = parse_quantity(text, "count")
@@ -518,8 +518,8 @@ def _transfer_question(args: argparse.Namespace) -> str:
 
 
 def _transfer(args: argparse.Namespace) -> tuple[str, dict]:
+    from ..models.transfers import Gather, Route, gather_to_one, point_to_point, slice_shape
     from ..report.transfers import host_report, ici_report, slice_totals_report
-    from ..transfers import Gather, Route, gather_to_one, point_to_point, slice_shape
 
     question = _transfer_question(args)
     chip = _chip(args)
@@ -548,14 +548,14 @@ def _transfer(args: argparse.Namespace) -> tuple[str, dict]:
 
 def _problems_list(args: argparse.Namespace) -> tuple[str, dict]:
     from ..problems import families
-    from ..report.problems import families_report
+    from ..problems.texts import families_report
 
     return families_report(families(args.families or ()), args.language)
 
 
 def _problems_show(args: argparse.Namespace) -> tuple[str, dict]:
     from ..problems import family, variant
-    from ..report.problems import problem_text
+    from ..problems.texts import problem_text
 
     p = variant(family(args.family, args.families or ()), args.seed, args.lang, budget=_budget(args))
     return problem_text(p), p.to_dict()
@@ -563,7 +563,7 @@ def _problems_show(args: argparse.Namespace) -> tuple[str, dict]:
 
 def _problems_check(args: argparse.Namespace) -> tuple[str, dict]:
     from ..problems import family, variant
-    from ..report.problems import check_report
+    from ..problems.texts import check_report
 
     p = variant(family(args.family, args.families or ()), args.seed, args.lang, budget=_budget(args))
     graded = []
@@ -586,8 +586,8 @@ def _problems_check(args: argparse.Namespace) -> tuple[str, dict]:
 
 def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
     from ..problems import generate
+    from ..problems.texts import generated_report, problem_set_title
     from ..problems.writers import FORMATS, write_set
-    from ..report.problems import generated_report, problem_set_title
 
     if args.count is None and args.per_family is None:
         raise UsageError(say("say how many problems: --count N or --per-family K"), hint=say("e.g. --count 20"))
@@ -712,8 +712,8 @@ def _completion(args: argparse.Namespace) -> tuple[str, dict]:
 
 
 def _book(args: argparse.Namespace) -> tuple[str, dict]:
+    from ..models.worked import open_answers, worked_answers
     from ..report.book import book_report
-    from ..worked import open_answers, worked_answers
 
     return book_report(worked_answers(), open_answers())
 

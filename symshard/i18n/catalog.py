@@ -155,7 +155,7 @@ def condition(formula: object, language: str) -> str:
 
     Examples:
         >>> import sympy
-        >>> from symshard.conditions import Case, Condition
+        >>> from symshard.algebra.conditions import Case, Condition
         >>> B, D = sympy.symbols("B D", positive=True)
         >>> c = Condition((Case("", (sympy.Lt(B, D), sympy.Gt(D, 2 * B))), Case("", (sympy.Gt(B, 3),))))
         >>> condition(c.text(), "zh")

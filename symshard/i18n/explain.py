@@ -1,7 +1,7 @@
 """Explanations in words, in English or Chinese: a case, a strategy step by step, an error.
 
-The library's objects carry structure (a :class:`~symshard.einsums.Classification` keeps its
-reason as a message key and values; a :class:`~symshard.planner.Strategy` keeps its steps as
+The library's objects carry structure (a :class:`~symshard.notation.einsums.Classification` keeps its
+reason as a message key and values; a :class:`~symshard.planning.planner.Strategy` keeps its steps as
 collectives and a local product). This module turns that structure into sentences, one per
 step, saying what moves over which mesh axis and what each device holds afterwards, in the
 glossary's terms. Nothing is parsed back out of printed text.
@@ -24,8 +24,9 @@ from collections.abc import Mapping
 
 import sympy
 
-from ..arrays import Array, format_axes
-from ..collectives import (
+from ..algebra.symbols import axis as axis_symbol
+from ..algebra.units import pretty
+from ..costs.collectives import (
     AllGather,
     AllReduce,
     AllToAll,
@@ -35,13 +36,12 @@ from ..collectives import (
     FusedAllToAll,
     ReduceScatter,
 )
-from ..einsums import ENGLISH as MATMUL
-from ..einsums import Classification, LocalMatmul
 from ..errors import SymshardError, UsageError
-from ..mesh import Mesh
+from ..machines.mesh import Mesh
 from ..messages import Message, Names, keyed, say
-from ..symbols import axis as axis_symbol
-from ..units import pretty
+from ..notation.arrays import Array, format_axes
+from ..notation.einsums import ENGLISH as MATMUL
+from ..notation.einsums import Classification, LocalMatmul
 from .catalog import render, text, translate
 from .languages import check_language
 
@@ -134,15 +134,15 @@ def step_sentence(
     """One sentence for one step: a collective (or free slice) or the local product.
 
     Args:
-        step: a :class:`~symshard.planner.PlanStep`, a
-            :class:`~symshard.collectives.CollectiveExpr` or a
-            :class:`~symshard.einsums.LocalMatmul`.
+        step: a :class:`~symshard.planning.planner.PlanStep`, a
+            :class:`~symshard.costs.collectives.CollectiveExpr` or a
+            :class:`~symshard.notation.einsums.LocalMatmul`.
         mesh: the mesh, for the number of devices along an axis (``|X|`` without it).
         role: ``'lhs'``, ``'rhs'`` or ``'out'`` (taken from a PlanStep), naming an unnamed array.
         contracting: the product's contracting dims, to say when a gather makes one whole.
 
     Examples:
-        >>> from symshard.collectives import parse_collective
+        >>> from symshard.costs.collectives import parse_collective
         >>> step_sentence(parse_collective("ReduceScatter_{X,K}(C[I, K]{U_X})"))
         'ReduceScatter C over X: the partial sums of the |X| devices are added up and each device keeps 1/|X| of the total along K, C[I, K_X].'
     """
@@ -210,7 +210,7 @@ def _local(op: LocalMatmul, language: str) -> str:
 
 
 def strategy_sentences(strategy: object, language: str = "en", *, mesh: Mesh | None = None) -> list[str]:
-    """One sentence per step of a :class:`~symshard.planner.Strategy`, in order."""
+    """One sentence per step of a :class:`~symshard.planning.planner.Strategy`, in order."""
     steps = strategy.steps  # type: ignore[attr-defined]
     local = next((s.op for s in steps if isinstance(s.op, LocalMatmul)), None)
     contracting: tuple[str, ...] = ()
@@ -270,7 +270,7 @@ def explain(obj: object, lang: str = "en", *, mesh: Mesh | None = None) -> str:
         沿 X 对 C 做 AllGather：每个设备收到另一个分片，于是每个设备都持有完整的 C[I, K]。
     """
     check_language(lang)
-    from ..planner import Plan, PlanStep, Strategy
+    from ..planning.planner import Plan, PlanStep, Strategy
 
     if isinstance(obj, Classification):
         if lang == "en" or obj.message is None:

@@ -1,6 +1,6 @@
 """Run a planner strategy for real: its steps as ``shard_map`` collectives on JAX devices.
 
-Each step of a :class:`~symshard.planner.Strategy` becomes the JAX collective
+Each step of a :class:`~symshard.planning.planner.Strategy` becomes the JAX collective
 that does exactly that, inside the body of ``jax.shard_map``:
 
 ===========================  ===========================================================
@@ -43,8 +43,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..arrays import Array
-from ..collectives import (
+from ..algebra.dtypes import canonical_dtype
+from ..costs.collectives import (
     AllGather,
     AllReduce,
     AllToAll,
@@ -53,12 +53,12 @@ from ..collectives import (
     DynamicSlice,
     ReduceScatter,
 )
-from ..dtypes import canonical_dtype
-from ..einsums import LocalMatmul
 from ..errors import ShardingError
-from ..mesh import Mesh
+from ..machines.mesh import Mesh
 from ..messages import say
-from ..planner import FusedAllToAll, Plan, PlanStep, Repermute, Strategy
+from ..notation.arrays import Array
+from ..notation.einsums import LocalMatmul
+from ..planning.planner import FusedAllToAll, Plan, PlanStep, Repermute, Strategy
 from .interop import jax_mesh, local_shape, stacked_shape, stacked_spec
 from .runtime import require_jax
 
@@ -134,7 +134,7 @@ def undivided(plan: Plan, strategy: Strategy) -> str | None:
     such strategy once sizes are numbers; one taken from the symbolic plan may be one.
 
     Examples:
-        >>> from symshard.planner import plan
+        >>> from symshard.planning.planner import plan
         >>> p = plan("A[I_X, J] · B[J, K] -> C[I_X, K]", "X=4", "I=8,J=2,K=4")
         >>> undivided(p, p.strategies[0]) is None
         True

@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
-from ..arrays import Array, Dim, check_axis_name
 from ..errors import MeshError, NotationError, ShardingError
-from ..mesh import Mesh, MeshAxis
+from ..machines.mesh import Mesh, MeshAxis
 from ..messages import say
+from ..notation.arrays import Array, Dim, check_axis_name
 from .runtime import require_devices, require_jax
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -137,7 +137,7 @@ def array_from_sharding(sharding: Any, dims: Sequence[str], *, name: str = "A") 
 
 
 def mesh_from_jax(mesh: Any) -> Mesh:
-    """The symshard :class:`~symshard.mesh.Mesh` with the axes and sizes of a JAX mesh.
+    """The symshard :class:`~symshard.machines.mesh.Mesh` with the axes and sizes of a JAX mesh.
 
     Raises:
         MeshError: an axis name symshard cannot read as one axis (``'DP'`` reads as D and P).

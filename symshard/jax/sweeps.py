@@ -31,9 +31,9 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from ..arrays import Array, Dim
-from ..einsums import Matmul, matmul
-from ..mesh import Mesh
+from ..machines.mesh import Mesh
+from ..notation.arrays import Array, Dim
+from ..notation.einsums import Matmul, matmul
 from .execution import forget_programs
 from .verification import Verification, verify
 

@@ -16,10 +16,10 @@
    elements each device contributes) and says where it ranks under symshard's cost
    model, or why none matches; where the plan does not list XLA's further orders (batch
    or head dims on three axes: millions of strategies), they are searched for XLA's
-   collectives (:meth:`~symshard.planner.Plan.matching`), and a strategy found so is run
+   collectives (:meth:`~symshard.planning.planner.Plan.matching`), and a strategy found so is run
    and placed among the listed (:attr:`Verification.further`); failing that, the routes of
    every leg are searched through the whole algebra, step by step from XLA's collectives
-   (:func:`symshard.routes.every_route`): a strategy found so, which no plan lists, counts
+   (:func:`symshard.planning.routes.every_route`): a strategy found so, which no plan lists, counts
    only if it runs correctly under ``shard_map`` (:attr:`Verification.routed`).
 
 Lowering is accounted for explicitly and recorded in ``lowering``: XLA writes a
@@ -32,7 +32,7 @@ slices are named by mesh axes or, where XLA splits an axis, by its sub-axes
 (``X:(2)2``, Shardy's notation), which no strategy over whole mesh axes uses.
 
 Where XLA's plan uses sub-axes, :func:`refine` plans the matmul again with those axes in parts
-(``plan(..., split="X=2x2")``, :mod:`symshard.subaxes`): the same devices in the same order, X
+(``plan(..., split="X=2x2")``, :mod:`symshard.machines.subaxes`): the same devices in the same order, X
 used as X1 (Shardy's ``X:(1)2``) and X2 (``X:(2)2``), ``I_X`` read as ``I_{X1,X2}``, with
 ``routes="xla"``; XLA's groups are read in the parts, and a strategy with exactly XLA's collectives
 and FLOPs is run under ``shard_map``. Such a match is reported apart from a match by whole axes
@@ -53,15 +53,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..chips import Hardware
-from ..collectives import CollectiveExpr, DynamicSlice
-from ..dtypes import dtype_bytes
-from ..einsums import Matmul, matmul
+from ..algebra.dtypes import dtype_bytes
+from ..costs.collectives import CollectiveExpr, DynamicSlice
+from ..costs.placement import ShapeLike
 from ..errors import ShardingError, TimeLimitError, UsageError
-from ..mesh import Mesh
+from ..machines.chips import Hardware
+from ..machines.mesh import Mesh
 from ..messages import Clauses, Message, Names, keyed, say
-from ..placement import ShapeLike
-from ..planner import Leg, Plan, PlanStep, Strategy, StrategyList, plan
+from ..notation.einsums import Matmul, matmul
+from ..planning.planner import Leg, Plan, PlanStep, Strategy, StrategyList, plan
 from .execution import Execution, execute, jax_dtype, undivided
 from .hlo import (
     ELIDED,
@@ -1040,7 +1040,7 @@ def _first_clause(reason: Message) -> Message:
 @dataclass(frozen=True, slots=True)
 class Refinement:
     """One matmul whose XLA plan shards by sub-axes, checked again with those mesh axes in parts: the
-    same devices, in the same order, each split axis used as one axis per part (:mod:`symshard.subaxes`).
+    same devices, in the same order, each split axis used as one axis per part (:mod:`symshard.machines.subaxes`).
 
     On mesh ``X=4,Y=2`` XLA may treat X as two halves, ``X:(1)2`` (major) and ``X:(2)2``
     (minor); split as ``X=2x2`` the mesh is ``X1=2,X2=2,Y=2``, the same eight devices (device
@@ -1108,7 +1108,7 @@ class Refinement:
 def _split_axes(p: Plan, x: XlaPlan) -> dict[str, tuple[int, ...]]:
     """Each mesh axis XLA's plan splits, with the sizes of its parts, major first: the cuts of every
     sub-axis ``X:(pre)sub`` it uses (after the ``pre`` major devices' worth, and after ``pre*sub``)
-    cut the axis into consecutive parts (named ``X1, X2, ...`` by :func:`symshard.subaxes.split_mesh`)."""
+    cut the axis into consecutive parts (named ``X1, X2, ...`` by :func:`symshard.machines.subaxes.split_mesh`)."""
     sizes = {a.name: int(a.size) for a in p.mesh.axes}
     out: dict[str, tuple[int, ...]] = {}
     for parent in sorted({s.split(":")[0] for s in x.sub_axes}):

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
-from ..mathtext import as_expr
-from ..units import unit_scales
+from ..algebra.mathtext import as_expr
+from ..algebra.units import unit_scales
 from .engine import Answer, Mistake, show_value
 
 __all__ = [

@@ -115,7 +115,7 @@ def _shown(value: object) -> str:
 
 
 def _read(value: object, unit: str, what: str) -> float:
-    from ..units import parse_quantity
+    from ..algebra.units import parse_quantity
 
     try:
         number = parse_quantity(value, unit)  # type: ignore[arg-type]

@@ -35,10 +35,10 @@ import jinja2.meta
 import jinja2.sandbox
 import sympy
 
+from ..algebra.mathtext import as_expr
+from ..algebra.units import format_bytes, format_flops, format_number, format_seconds, json_value, parse_quantity
 from ..errors import AnswerError, SymshardError, TemplateError, did_you_mean
-from ..mathtext import as_expr
 from ..messages import Clauses, Message, say
-from ..units import format_bytes, format_flops, format_number, format_seconds, json_value, parse_quantity
 from .budget import Budget, run
 from .family import DIFFICULTIES, AnswerSpec, Family, key_positions, load_family, read_spec
 from .figures import FigureBook

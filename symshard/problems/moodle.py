@@ -18,7 +18,7 @@ One question per problem, in a category named after the set:
 
 Every text (question, general feedback with the worked solution and the answers,
 hints, answer feedback) is ``format="html"``: symshard renders the Markdown itself
-(:mod:`~symshard.problems.html`) and leaves the math as ``\\(...\\)`` and ``\\[...\\]``
+(:mod:`~symshard.report.markdown`) and leaves the math as ``\\(...\\)`` and ``\\[...\\]``
 for Moodle's MathJax filter. Figures travel inside the XML as ``<file>`` elements
 next to the text that shows them, linked as ``@@PLUGINFILE@@/<name>``.
 
@@ -41,10 +41,10 @@ from collections.abc import Mapping, Sequence
 from html import escape as _escape
 from typing import TYPE_CHECKING
 
-from ..units import sig
+from ..algebra.units import sig
+from ..report.markdown import to_html
 from .answering import choices, entry, is_choice, mistake_entry, number, prompt, unit_multipliers, word
 from .engine import Answer, Problem
-from .html import to_html
 
 if TYPE_CHECKING:
     from ..render import Figure

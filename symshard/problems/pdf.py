@@ -25,10 +25,10 @@ from functools import lru_cache
 from typing import Any
 
 from .. import __version__
+from ..algebra.units import sig
 from ..errors import TemplateError, UsageError
 from ..i18n import ui
 from ..messages import Message, say
-from ..units import sig
 from .answering import entry, is_choice, prompt, shown, word
 from .engine import Problem
 from .typesetting import markdown_to_typst, string, text

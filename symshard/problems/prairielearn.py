@@ -42,9 +42,9 @@ from html import escape as _escape
 
 from .. import __version__
 from ..i18n import ui
+from ..report.markdown import to_html
 from .answering import choices, entry, is_choice, mistake_entry, number, prompt
 from .engine import Answer, Problem, family, variant
-from .html import to_html
 from .moodle import answers_html
 
 __all__ = ["question_html", "server_py", "to_prairielearn", "variant_data", "variant_record"]

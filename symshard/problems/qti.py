@@ -30,7 +30,7 @@ for numbers, graded with ``equal`` and a relative tolerance in percent,
 that shows a ``modalFeedback``; the worked solution is a ``modalFeedback`` shown after
 every attempt. ``test.xml`` is an ``assessmentTest`` that lists the items in order.
 
-Text is HTML from :mod:`~symshard.problems.html`, math as ``\\(...\\)`` for MathJax.
+Text is HTML from :mod:`~symshard.report.markdown`, math as ``\\(...\\)`` for MathJax.
 
 Examples:
     >>> import io, zipfile
@@ -52,10 +52,10 @@ import zipfile
 from collections.abc import Sequence
 from html import escape as _escape
 
-from ..units import sig
+from ..algebra.units import sig
+from ..report.markdown import to_html
 from .answering import choices, entry, is_choice, mistake_entry, number, prompt, shown, word
 from .engine import Answer, Problem
-from .html import to_html
 from .moodle import answers_html
 
 __all__ = ["CP_NS", "QTI12_NS", "QTI21_NS", "to_qti12", "to_qti21", "zip_files"]

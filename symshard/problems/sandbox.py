@@ -9,7 +9,7 @@ symbols) and formatting filters (``seconds``, ``bytes``, ``flops``, ``num``,
 
 * **No evaluation of text.** Text that stands for a number or a formula (in
   ``margin``, ``simplify``, ``factor``, ``Rational``, ``math`` and the ``tex``
-  and ``text`` filters) is read by :mod:`symshard.mathtext`'s grammar. A SymPy
+  and ``text`` filters) is read by :mod:`symshard.algebra.mathtext`'s grammar. A SymPy
   function or method handed text is refused, since SymPy would ``eval`` it.
 * **Only symshard's values are open.** Attributes may be read on symshard's and
   SymPy's objects, numbers, text, containers and Jinja's loop helpers; never on
@@ -58,25 +58,26 @@ import jinja2.sandbox
 import sympy
 from jinja2.exceptions import SecurityError
 
-from .. import inference, parallelism, symbols, training, transformer
-from ..arrays import Array
-from ..chips import hardware
-from ..collectives import AllGather, AllReduce, AllToAll, CollectivePermute, DynamicSlice, ReduceScatter
-from ..crossovers import compare
-from ..dtypes import dtype_bytes
-from ..einsums import local_product, matmul
+from ..algebra import symbols
+from ..algebra.dtypes import dtype_bytes
+from ..algebra.mathtext import MAX_DIGITS, as_expr, parse_math
+from ..algebra.units import format_bytes, format_flops, format_number, format_seconds, pretty, sig
+from ..costs.collectives import AllGather, AllReduce, AllToAll, CollectivePermute, DynamicSlice, ReduceScatter
+from ..costs.placement import place
 from ..errors import SymshardError
-from ..mathtext import MAX_DIGITS, as_expr, parse_math
-from ..mesh import Mesh
+from ..machines.chips import hardware
+from ..machines.mesh import Mesh
 from ..messages import say
-from ..notation import parse_array
-from ..placement import place
-from ..planner import plan
+from ..models import inference, parallelism, training, transformer
+from ..models.schemes import fsdp_tp_split, largest_tp
+from ..models.schemes import layer as mlp_layer
+from ..notation.arrays import Array
+from ..notation.einsums import local_product, matmul
+from ..notation.parser import parse_array
+from ..planning.crossovers import compare
+from ..planning.planner import plan
+from ..planning.search import best_sharding
 from ..read import parse
-from ..schemes import fsdp_tp_split, largest_tp
-from ..schemes import layer as mlp_layer
-from ..search import best_sharding
-from ..units import format_bytes, format_flops, format_number, format_seconds, pretty, sig
 
 __all__ = ["MAX_TEMPLATE_BYTES", "MAX_TEXT", "FamilyLoader", "FamilySandbox", "environment", "margin"]
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import TemplateError
 from ..messages import say
-from .html import markdown_parser, split_math
+from ..report.markdown import markdown_parser, split_math
 
 if TYPE_CHECKING:
     from ..render import Figure

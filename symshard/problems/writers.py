@@ -37,11 +37,11 @@ from importlib.resources import files
 from pathlib import Path
 
 from .. import __version__
+from ..algebra.units import sig
 from ..errors import UsageError
 from ..i18n import ui
 from ..messages import say
 from ..outputs import OutputFolder
-from ..units import sig
 from .answering import entry_unit
 from .engine import Problem, show_value
 from .figures import FOLDER

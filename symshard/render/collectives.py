@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..arrays import format_axes
-from ..collectives import (
+from ..costs.collectives import (
     AllGather,
     AllReduce,
     AllToAll,
@@ -30,11 +29,12 @@ from ..collectives import (
     FusedAllToAll,
     ReduceScatter,
 )
+from ..costs.placement import ShapeLike, place
 from ..errors import CollectiveError, NotationError
+from ..machines.mesh import Mesh
 from ..memo import memoized
-from ..mesh import Mesh
 from ..messages import say
-from ..placement import ShapeLike, place
+from ..notation.arrays import format_axes
 from ..read import parse
 from .canvas import Canvas
 from .figure import Figure

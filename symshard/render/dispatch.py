@@ -17,12 +17,12 @@ Examples:
 
 from __future__ import annotations
 
-from ..arrays import Array
-from ..collectives import Collective, CollectiveExpr
-from ..einsums import Matmul
+from ..costs.collectives import Collective, CollectiveExpr
 from ..errors import NotationError, PlanError, UsageError
 from ..messages import Names, say
-from ..planner import Plan
+from ..notation.arrays import Array
+from ..notation.einsums import Matmul
+from ..planning.planner import Plan
 from ..read import parse
 from .collectives import collective, resolve_collective
 from .figure import Figure
@@ -43,8 +43,8 @@ def svg(obj: object, **kwargs: object) -> str:
     """SVG text for ``obj``: a layout, a collective's before/after picture or a regime plot.
 
     Args:
-        obj: an :class:`~symshard.arrays.Array`, a collective applied to an array, a
-            :class:`~symshard.planner.Plan` or :class:`~symshard.einsums.Matmul`, the
+        obj: an :class:`~symshard.notation.arrays.Array`, a collective applied to an array, a
+            :class:`~symshard.planning.planner.Plan` or :class:`~symshard.notation.einsums.Matmul`, the
             notation of any of them, or a :class:`~symshard.render.Figure`.
         **kwargs: passed on: ``mesh``, ``shape``, ``title``, ``language`` for arrays and collectives;
             ``dim`` (required), ``mesh``, ``shape``, ``hardware``, ``lo``, ``hi``, ..., ``language`` for

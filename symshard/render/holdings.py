@@ -12,8 +12,8 @@ multiple of the two block counts. A block is then a run of atoms, and the same
 atom gets the same colour in both pictures.
 
 Examples:
-    >>> from symshard.arrays import Array
-    >>> from symshard.mesh import Mesh
+    >>> from symshard.notation.arrays import Array
+    >>> from symshard.machines.mesh import Mesh
     >>> a, m = Array.parse("A[I_XY, J]{U_Z}"), Mesh("X=2,Y=2,Z=2")
     >>> shards(a, m)
     (4, 1)
@@ -29,8 +29,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..arrays import Array
-from ..mesh import Mesh
+from ..machines.mesh import Mesh
+from ..notation.arrays import Array
 
 __all__ = ["Holding", "atoms_for", "devices", "hold", "shards"]
 

@@ -29,13 +29,13 @@ from functools import lru_cache
 
 import sympy
 
-from ..arrays import Array, format_axes
+from ..costs.placement import Placement, ShapeLike, place
 from ..errors import MeshError, NotationError
+from ..machines.mesh import Mesh
 from ..memo import memoized
-from ..mesh import Mesh
 from ..messages import say
-from ..notation import parse_array
-from ..placement import Placement, ShapeLike, place
+from ..notation.arrays import Array, format_axes
+from ..notation.parser import parse_array
 from .canvas import ID, Canvas, num
 from .figure import Figure
 from .holdings import Holding, atoms_for, hold, shards
@@ -682,8 +682,8 @@ def layout(
     """Draw which device holds which block of ``array`` on ``mesh``, its words in ``language``.
 
     Args:
-        array: an :class:`~symshard.arrays.Array` or its notation, e.g. ``"A[I_XY, J]{U_Z}"``.
-        mesh: a numeric mesh (``"X=4,Y=2"``, a mapping or a :class:`~symshard.mesh.Mesh`);
+        array: an :class:`~symshard.notation.arrays.Array` or its notation, e.g. ``"A[I_XY, J]{U_Z}"``.
+        mesh: a numeric mesh (``"X=4,Y=2"``, a mapping or a :class:`~symshard.machines.mesh.Mesh`);
             None draws each axis the array uses with 2 devices (and says so).
         shape: dim sizes (``"I=1024,J=4096"`` or a mapping); with them the blocks
             are labelled with index ranges (``I 0:256``), without them with fractions.

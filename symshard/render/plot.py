@@ -24,15 +24,15 @@ import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
-from ..chips import Hardware
-from ..einsums import Matmul, matmul
+from ..algebra.units import format_seconds, sig
+from ..costs.placement import ShapeLike, resolve_shape
 from ..errors import PlanError, ShapeError
-from ..mesh import Mesh
+from ..machines.chips import Hardware
+from ..machines.mesh import Mesh
 from ..messages import say
-from ..placement import ShapeLike, resolve_shape
-from ..planner import Plan
-from ..planner import plan as make_plan
-from ..units import format_seconds, sig
+from ..notation.einsums import Matmul, matmul
+from ..planning.planner import Plan
+from ..planning.planner import plan as make_plan
 from .canvas import ID, Canvas
 from .figure import Figure
 from .piecewise import Piecewise
@@ -298,7 +298,7 @@ def regimes(
     """Plot each strategy's time against ``dim`` (log-log) and mark the crossovers.
 
     Args:
-        plan: a numeric :class:`~symshard.planner.Plan` (from ``symshard.plan`` with sizes,
+        plan: a numeric :class:`~symshard.planning.planner.Plan` (from ``symshard.plan`` with sizes,
             mesh and chip) or the matmul's notation.
         dim: the dim to sweep, e.g. ``"B"``.
         mesh: the mesh (default: the plan's); numeric sizes.

@@ -2,13 +2,13 @@
 
 The picture the chapter draws by hand for its Question 4: two quantities on log axes (a batch and
 a model dim, or a dim and a mesh axis), each point coloured by the strategy a
-:class:`~symshard.crossovers.Comparison` finds fastest there, with the times weighed exactly as
+:class:`~symshard.planning.crossovers.Comparison` finds fastest there, with the times weighed exactly as
 ``compare`` weighs them (bandwidth-bound collectives; ``max(T_math, T_comms)`` or their sum).
 Every other symbol takes a number: the chip's constants, the plan's sizes and ``at``.
 
 Where two regions meet, the map finds the boundary exactly (bisection on the difference of the
 two times between grid points), draws it, and numbers it; the notes give its formula, solved
-the way ``compare`` solves (:func:`symshard.inequalities.solve` on the two times' active terms),
+the way ``compare`` solves (:func:`symshard.algebra.inequalities.solve` on the two times' active terms),
 and its value on the chip.
 
 Examples:
@@ -30,12 +30,12 @@ from fractions import Fraction
 
 import sympy
 
+from ..algebra.inequalities import Inequality, solve
+from ..algebra.monomials import Maximum
+from ..algebra.symbols import is_axis_symbol
+from ..algebra.units import pretty, sig
 from ..errors import PlanError, ShapeError
-from ..inequalities import Inequality, solve
 from ..messages import say
-from ..monomials import Maximum
-from ..symbols import is_axis_symbol
-from ..units import pretty, sig
 from .canvas import Canvas
 from .figure import Figure
 from .style import GRID, INK, LINE_COLOURS, MUTED, SIZE, SMALL, TITLE, text_width
@@ -349,7 +349,7 @@ def regime_map(
     """A 2-D map, log axes, of which compared strategy is fastest at each point of ``x`` and ``y``.
 
     Args:
-        comparison: a :class:`~symshard.crossovers.Comparison` (``symshard.compare(...)``).
+        comparison: a :class:`~symshard.planning.crossovers.Comparison` (``symshard.compare(...)``).
         x: the horizontal symbol; default the one the comparison solves for.
         y: the vertical symbol; default the only other symbol left once the chip's constants,
             the plan's sizes and ``at`` have numbers.
@@ -370,7 +370,7 @@ def regime_map(
             comparison of a single strategy.
         ShapeError: a symbol left without a number, or an empty range.
     """
-    from ..crossovers import Comparison  # the map draws a comparison; the algebra never imports the drawing
+    from ..planning.crossovers import Comparison  # the map draws a comparison; the algebra never imports the drawing
 
     if not isinstance(comparison, Comparison):
         raise PlanError(

@@ -26,7 +26,7 @@ from fractions import Fraction
 
 from ..errors import PlanError
 from ..messages import say
-from ..planner import Plan, Strategy
+from ..planning.planner import Plan, Strategy
 from .piecewise import Piecewise
 
 __all__ = ["Curve", "Event", "Sweep", "sweep"]
@@ -110,7 +110,7 @@ class Sweep:
 
 def _curve(index: int, s: Strategy, dim: str, x0: Fraction, overlap: bool) -> Curve:
     math = Piecewise.line(_exact(s.raw_compute_time) / x0)
-    # each collective as the planner adds it up (symshard.costmodels): latency and bandwidth terms by its
+    # each collective as the planner adds it up (symshard.costs.costmodels): latency and bandwidth terms by its
     # latency model; the reshards of each operand and of the result one after another; those three at once
     # on disjoint links (the busiest link's total), or all in turn
     legs: dict[str, tuple[Piecewise, frozenset[str]]] = {}

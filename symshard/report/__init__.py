@@ -11,7 +11,7 @@ them are chosen here, once, for every place that shows a result: the command lin
   notebook HTML, and the LaTeX of costs and conditions;
 - :mod:`~symshard.report.placements`, :mod:`~symshard.report.collectives`, :mod:`~symshard.report.chips`,
   :mod:`~symshard.report.transfers`, :mod:`~symshard.report.layers`, :mod:`~symshard.report.calibrations`,
-  :mod:`~symshard.report.problems`, :mod:`~symshard.report.verifications`, :mod:`~symshard.report.book`:
+  :mod:`~symshard.report.verifications`, :mod:`~symshard.report.book`:
   what the commands of the same names print (text and data);
 - :mod:`~symshard.report.text`: the tables, formula-and-number pairs and shared words they are made of.
 
@@ -20,7 +20,7 @@ not import the planner.
 
 Examples:
     >>> from symshard.report import plan_text
-    >>> from symshard.planner import plan
+    >>> from symshard.planning.planner import plan
     >>> print(plan_text(plan("A[I, J_X] · B[J_X, K] -> C[I, K]"), top=1).splitlines()[0])
     A[I, J_X] · B[J_X, K] -> C[I, K]
 """
@@ -75,16 +75,12 @@ if TYPE_CHECKING:
         search_text,
         strategy_data,
     )
-    from .problems import check_report, families_report, generated_report, problem_set_title, problem_text
     from .transfers import host_report, ici_report, slice_totals_report
     from .verifications import verification_text
 
 # Each public name (the names in __all__) and the module that defines it.
 _MODULES: dict[str, str] = {
     **dict.fromkeys(("book_report",), ".book"),
-    **dict.fromkeys(
-        ("check_report", "families_report", "generated_report", "problem_set_title", "problem_text"), ".problems"
-    ),
     **dict.fromkeys(("verification_text",), ".verifications"),
     **dict.fromkeys(("calibration_report",), ".calibrations"),
     **dict.fromkeys(("chip_report", "chips_report"), ".chips"),
@@ -144,7 +140,6 @@ _MODULES: dict[str, str] = {
 __all__ = [
     "book_report",
     "calibration_report",
-    "check_report",
     "chip_report",
     "chip_summary",
     "chips_report",
@@ -156,9 +151,7 @@ __all__ = [
     "condition_latex",
     "cost_latex",
     "expr_latex",
-    "families_report",
     "gather_html",
-    "generated_report",
     "host_report",
     "host_transfer_html",
     "ici_report",
@@ -177,8 +170,6 @@ __all__ = [
     "plan_text",
     "presets_report",
     "problem_html",
-    "problem_set_title",
-    "problem_text",
     "regime_map_line",
     "route_html",
     "search_data",

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..units import json_value
+from ..algebra.units import json_value
 
 if TYPE_CHECKING:
-    from ..worked import OpenAnswer, WorkedAnswer
+    from ..models.worked import OpenAnswer, WorkedAnswer
 
 
 def book_report(answers: Sequence[WorkedAnswer], extra: Sequence[OpenAnswer]) -> tuple[str, dict]:

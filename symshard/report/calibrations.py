@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING
 
 import sympy
 
+from ..algebra.mathtext import as_expr
+from ..algebra.symbols import latex
+from ..algebra.units import format_number, format_seconds, json_value, pretty, sig
 from ..i18n import keyed, sentence
-from ..mathtext import as_expr
-from ..symbols import latex
-from ..units import format_number, format_seconds, json_value, pretty, sig
 from . import text
 
 if TYPE_CHECKING:
-    from ..calibrate import Calibration, Run
+    from ..costs.calibrate import Calibration, Run
 
 ENGLISH: dict[str, str] = {
     "cli.calibrate.head": "{collective} over {ranks} ranks, {per_node} per node ({nodes} nodes), {rows} rows of {file}",

@@ -5,8 +5,8 @@ level's share when the collective crosses levels), then the time and its regime,
 cost model made that the rows do not already say.
 
 Examples:
-    >>> from symshard.collectives import parse_collective
-    >>> from symshard.mesh import Mesh
+    >>> from symshard.costs.collectives import parse_collective
+    >>> from symshard.machines.mesh import Mesh
     >>> expr, mesh = parse_collective("AllGather_X(A[I_X, J])"), Mesh("X=4")
     >>> text, data = collective_report(expr, mesh, expr.cost(mesh, "I=1024,J=1024"), expr.cost(mesh.symbolic()), None)
     >>> print(text.splitlines()[0])
@@ -21,16 +21,16 @@ from typing import TYPE_CHECKING
 
 import sympy
 
+from ..algebra.symbols import C, latex
+from ..algebra.units import format_bytes, format_number, format_seconds, json_value, pretty
 from ..i18n import keyed, sentence
 from ..messages import Clauses, say
-from ..symbols import C, latex
-from ..units import format_bytes, format_number, format_seconds, json_value, pretty
 from . import text
 
 if TYPE_CHECKING:
-    from ..chips import Hardware
-    from ..collectives import CollectiveCost, CollectiveExpr
-    from ..mesh import Mesh
+    from ..costs.collectives import CollectiveCost, CollectiveExpr
+    from ..machines.chips import Hardware
+    from ..machines.mesh import Mesh
 
 ENGLISH: dict[str, str] = {
     "cli.model": "model",
@@ -52,7 +52,7 @@ def chip_summary(chip: Hardware | None) -> str | None:
     """A chip's name and the constants it substitutes (seconds for latencies), None without a chip.
 
     Examples:
-        >>> from symshard.chips import hardware
+        >>> from symshard.machines.chips import hardware
         >>> chip_summary(hardware("tpu-v5e"))  # doctest: +ELLIPSIS
         'TPU v5e (W_hbm = ..., W_ici = ..., T_hop = 1 µs)'
     """

@@ -3,7 +3,7 @@
 Jupyter shows an object through its ``_repr_html_``; the algebra's result types define that method
 as one line that imports this module when it is called, so the algebra never depends on its
 presentation and ``import symshard`` stays as light as it was. Formulas are LaTeX from
-:func:`symshard.symbols.latex` (``T_{\\text{hop}}``, ``\\lvert X \\rvert``: one style everywhere),
+:func:`symshard.algebra.symbols.latex` (``T_{\\text{hop}}``, ``\\lvert X \\rvert``: one style everywhere),
 inside ``$...$`` for the notebook's MathJax; numbers carry their units as the CLI prints them
 (``559 µs``, ``1,048,576 B (1 MiB)``); every piece of text is escaped; the same object gives the
 same bytes every time (nothing here reads a clock, an address or a set's order).
@@ -14,7 +14,7 @@ formulas, notation and collective names are the same in every language. A proble
 language, so its page uses the problem's own.
 
 Examples:
-    >>> from symshard.planner import plan
+    >>> from symshard.planning.planner import plan
     >>> p = plan("X[B, D] · Y[D_X, F] -> Z[B, F]", "X=8", "B=1024,D=8192,F=16384", hardware="tpu-v5e")
     >>> page = plan_html(p)
     >>> "★" in page and "1.3 ms" in page
@@ -28,24 +28,47 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterable, Sequence
 from html import escape
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ..algebra.mathtext import as_expr
+from ..algebra.symbols import latex
+from ..algebra.units import format_bytes, format_flops, format_number, format_seconds
 from ..i18n import keyed, ui
-from ..mathtext import as_expr
-from ..symbols import latex
-from ..units import format_bytes, format_flops, format_number, format_seconds
 from . import collectives, placements, text, transfers
 
 if TYPE_CHECKING:
     import sympy
 
-    from ..collectives import CollectiveCost
-    from ..conditions import Clauses, Condition
-    from ..crossovers import Comparison
-    from ..placement import Placement
-    from ..planner import Plan, PlanStep, Strategy
-    from ..problems.engine import Problem
-    from ..transfers import Gather, HostTransfer, Route, SliceTotals
+    from ..algebra.conditions import Clauses, Condition
+    from ..costs.collectives import CollectiveCost
+    from ..costs.placement import Placement
+    from ..models.transfers import Gather, HostTransfer, Route, SliceTotals
+    from ..planning.crossovers import Comparison
+    from ..planning.planner import Plan, PlanStep, Strategy
+
+
+class ShownProblem(Protocol):
+    """What a problem's page needs of it (a :class:`symshard.problems.engine.Problem` has it all)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def language(self) -> str: ...
+    @property
+    def statement(self) -> str: ...
+    @property
+    def solution(self) -> str: ...
+    @property
+    def hints(self) -> Sequence[str]: ...
+    @property
+    def figures(self) -> Sequence[tuple[str, Any]]: ...
+    @property
+    def answers(self) -> Sequence[Any]: ...
+    @property
+    def family(self) -> Any: ...
+
 
 __all__ = [
     "ENGLISH",
@@ -223,7 +246,7 @@ def _page(kind: str, *parts: str) -> str:
 
 def _step_tex(step: PlanStep) -> str:
     """One step's short name in LaTeX: ``\\text{AllGather}_{X}(Y)``, ``\\text{matmul}``."""
-    from ..einsums import LocalMatmul
+    from ..notation.einsums import LocalMatmul
 
     if isinstance(step.op, LocalMatmul):
         return r"\text{matmul}"
@@ -359,7 +382,7 @@ def expr_latex(e: sympy.Basic) -> str:
     for symshard's constants and axes; an expression without them looks exactly as SymPy shows it.
 
     Examples:
-        >>> from symshard.symbols import T_hop, axis
+        >>> from symshard.algebra.symbols import T_hop, axis
         >>> expr_latex(T_hop * axis("X"))
         '$\\\\displaystyle T_{\\\\text{hop}} \\\\lvert X \\\\rvert$'
     """
@@ -559,7 +582,7 @@ def _markdown(text: str, figures: dict[str, str]) -> str:
     from ..errors import UsageError
 
     try:
-        from ..problems.html import to_html
+        from .markdown import to_html
 
         body, _ = to_html(text, lambda name: figures.get(name, "figures/" + name))
         return body
@@ -567,7 +590,7 @@ def _markdown(text: str, figures: dict[str, str]) -> str:
         return f'<pre style="white-space:pre-wrap">{escape(text)}</pre>'
 
 
-def problem_html(pr: Problem, *, language: str | None = None) -> str:
+def problem_html(pr: ShownProblem, *, language: str | None = None) -> str:
     """A problem: its statement (figures inline), then hints, answers and the worked solution, each
     folded away behind a ``<details>`` so the answers are not read by accident.
 
@@ -597,6 +620,6 @@ def problem_html(pr: Problem, *, language: str | None = None) -> str:
     return _page("problem", *parts)
 
 
-def _level(pr: Problem, language: str) -> str:
+def _level(pr: ShownProblem, language: str) -> str:
     """The family's difficulty (``easy``, ``medium``, ``hard``) in ``language``."""
     return ui(pr.family.difficulty, language)

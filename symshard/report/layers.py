@@ -5,7 +5,7 @@ its math and communication times and which one bounds it; then memory per device
 being compute-bound (symbolic, and with the given numbers), and for FSDP+TP the best split of the mesh.
 
 Examples:
-    >>> from symshard.schemes import layer
+    >>> from symshard.models.schemes import layer
     >>> lay = layer("tp")
     >>> text, data = layer_report(lay, {}, mesh={}, spreads={}, used={"Y"}, chip=None, solve="Y")
     >>> print(text.splitlines()[1])
@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING
 
 import sympy
 
-from ..costmodels import COMM_OVERLAPS
+from ..algebra.mathtext import as_expr
+from ..algebra.units import format_bytes, format_number, format_seconds, json_value, pretty
+from ..costs.costmodels import COMM_OVERLAPS
 from ..i18n import keyed, sentence
-from ..mathtext import as_expr
-from ..units import format_bytes, format_number, format_seconds, json_value, pretty
 from . import text
 
 if TYPE_CHECKING:
-    from ..chips import Hardware
-    from ..schemes import Layer
+    from ..machines.chips import Hardware
+    from ..models.schemes import Layer
 
 ENGLISH: dict[str, str] = {
     "cli.layer_head": "{scheme} MLP block, {mode}, {dtype}; bandwidth-only collectives over {fabric} ({bandwidth})",
@@ -78,9 +78,9 @@ def layer_report(
     """The text and the JSON-ready data of ``lay`` with ``values`` substituted (the mesh's axes, the
     sizes, the chip's constants, the spreads of the ``used`` axes); ``solve`` names the symbol the
     compute-bound condition is solved for."""
-    from ..schemes import ADAM_BYTES_PER_PARAM, SCHEMES, fsdp_tp_split
-    from ..symbols import axis as axis_symbol
-    from ..symbols import dim as dim_symbol
+    from ..algebra.symbols import axis as axis_symbol
+    from ..algebra.symbols import dim as dim_symbol
+    from ..models.schemes import ADAM_BYTES_PER_PARAM, SCHEMES, fsdp_tp_split
 
     spread_values = spreads
     x, _ = lay._symbol(solve)

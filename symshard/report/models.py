@@ -1,14 +1,14 @@
 """What ``symshard model`` prints: whole models, training runs and serving, as text, JSON and HTML.
 
-The algebra (:mod:`symshard.transformer`, :mod:`symshard.training`, :mod:`symshard.parallelism`,
-:mod:`symshard.inference`, :mod:`symshard.transfers`) returns SymPy values and English notes;
+The algebra (:mod:`symshard.models.transformer`, :mod:`symshard.models.training`, :mod:`symshard.models.parallelism`,
+:mod:`symshard.models.inference`, :mod:`symshard.models.transfers`) returns SymPy values and English notes;
 the words around them are chosen here, in English or Simplified Chinese (keys in
 :data:`ENGLISH`, their Chinese in ``symshard/i18n/zh/*.po``). Every line prints the formula and
 then the number. JSON keeps English keys, numbers as numbers, formulas as text, and a ``*_zh``
 field beside each note. Notebooks get an HTML table of the same rows, in the same language.
 
 Examples:
-    >>> from symshard.transformer import model
+    >>> from symshard.models.transformer import model
     >>> print(model_text(model("llama3-8b")).splitlines()[0])
     LLaMA-3 8B: L=32, D=4096, F=14336, N=32, K=8, H=128, V=128256
 """
@@ -20,10 +20,10 @@ from collections.abc import Mapping, Sequence
 
 import sympy
 
+from ..algebra.mathtext import as_expr
+from ..algebra.units import format_bytes, format_flops, format_number, format_seconds, json_value, pretty, sig
 from ..errors import SymshardError
 from ..i18n import keyed, sentence
-from ..mathtext import as_expr
-from ..units import format_bytes, format_flops, format_number, format_seconds, json_value, pretty, sig
 from .text import bound, condition, shown, table
 
 __all__ = [
@@ -123,7 +123,7 @@ def _eq(formula: object, value: object, fmt) -> str:
 
 
 def _symbolic(m):
-    from ..transformer import Model
+    from ..models.transformer import Model
 
     return Model.symbolic(moe=m.is_moe, gated=m.gated, tied_embeddings=m.tied_embeddings)
 
@@ -133,7 +133,7 @@ def _symbolic(m):
 
 def model_text(m, language: str = "en") -> str:
     """The model's sizes, parameters by part, FLOPs per token and KV cache per token."""
-    from ..inference import kv_cache_bytes
+    from ..models.inference import kv_cache_bytes
 
     p = m.params
     head = (
@@ -165,7 +165,7 @@ def model_text(m, language: str = "en") -> str:
 
 def model_data(m) -> dict:
     """The model as a JSON-ready dict."""
-    from ..inference import kv_cache_bytes
+    from ..models.inference import kv_cache_bytes
 
     p = m.params
     sym = _symbolic(m)
@@ -189,7 +189,7 @@ def model_data(m) -> dict:
 
 def presets_report(language: str = "en") -> tuple[str, dict]:
     """Every preset, one line each."""
-    from ..transformer import MODELS
+    from ..models.transformer import MODELS
 
     rows = [(_say("model.presets_head", language), _say("model.presets_columns", language))]
     for m in MODELS.values():
@@ -212,7 +212,7 @@ def _notes_json(notes: Sequence[str]) -> list[dict]:
 
 def training_report(run, roofs, verdicts, split, totals, language: str = "en") -> tuple[str, dict]:
     """The text and JSON of a training run with its rooflines (see :func:`model_report`)."""
-    from ..training import OPTIMIZERS
+    from ..models.training import OPTIMIZERS
 
     m, lang = run.model, language
     chip = run.hardware.label if run.hardware is not None else ""
@@ -319,7 +319,7 @@ def _flop(x: object) -> str:
 
 
 def _symbolic_memory(mem):
-    from ..training import training_memory
+    from ..models.training import training_memory
 
     return training_memory(_symbolic(mem.model), policy=mem.policy, optimizer=mem.optimizer,
                            gradients=bool(mem.gradients != 0))  # fmt: skip
@@ -337,7 +337,7 @@ def _size(x: object) -> str:
 def _schemes_text(roofs, language: str) -> list[str]:
     if not roofs:
         return []
-    from ..parallelism import OVERLAPS
+    from ..models.parallelism import OVERLAPS
 
     lines = [_say("model.schemes_head", language, convention=sentence(OVERLAPS["axes"], language)
                   if roofs[0].convention == OVERLAPS["axes"] else sentence(roofs[0].convention, language))]  # fmt: skip
@@ -503,7 +503,7 @@ def model_report(
     Raises:
         ModelError, UnknownPresetError, UnknownHardwareError, PlanError: bad input.
     """
-    from ..transformer import model
+    from ..models.transformer import model
 
     m = model(name)
     if sizes:
@@ -519,9 +519,9 @@ def model_report(
 
 
 def _train(m, *, hardware, tokens, chips, mfu, batch, policy, optimizer, gradients, context, dtype, overlap, language):
-    from ..parallelism import best_split, rooflines, verdict
-    from ..training import train
-    from ..transfers import slice_totals
+    from ..models.parallelism import best_split, rooflines, verdict
+    from ..models.training import train
+    from ..models.transfers import slice_totals
 
     run = train(m, tokens=tokens, chips=chips, hardware=hardware, mfu=mfu, batch=batch, policy=policy,
                 optimizer=optimizer, gradients=gradients, dtype=dtype, context=context)  # fmt: skip
@@ -541,8 +541,8 @@ def _train(m, *, hardware, tokens, chips, mfu, batch, policy, optimizer, gradien
 
 
 def _serve(m, *, hardware, batch, context, mesh, chips, dtype, kv_dtype, language):
-    from ..inference import decode_tp_limit, prefill_tp_limit, serve, weight_stationary
-    from ..symbols import dim
+    from ..algebra.symbols import dim
+    from ..models.inference import decode_tp_limit, prefill_tp_limit, serve, weight_stationary
 
     s = serve(m, batch=batch, context=context, mesh=mesh, chips=chips, hardware=hardware, dtype=dtype,
               kv_dtype=kv_dtype)  # fmt: skip

@@ -4,9 +4,9 @@ Each row shows the symbolic formula (from the placement on a symbolic mesh) and,
 given, its number with units; the JSON carries the numbers and the formulas as LaTeX.
 
 Examples:
-    >>> from symshard.mesh import Mesh
-    >>> from symshard.notation import parse_array
-    >>> from symshard.placement import place
+    >>> from symshard.machines.mesh import Mesh
+    >>> from symshard.notation.parser import parse_array
+    >>> from symshard.costs.placement import place
     >>> a, mesh = parse_array("A[I_X, J]"), Mesh("X=4")
     >>> text, data = placement_report(place(a, mesh, "I=64,J=8"), place(a, mesh.symbolic(), None), None)
     >>> print(text.splitlines()[1])
@@ -19,14 +19,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..algebra.symbols import latex
+from ..algebra.units import format_bytes, format_number, format_seconds, json_value, pretty
 from ..i18n import keyed
-from ..symbols import latex
-from ..units import format_bytes, format_number, format_seconds, json_value, pretty
 from . import text
 
 if TYPE_CHECKING:
-    from ..chips import Hardware
-    from ..placement import Placement
+    from ..costs.placement import Placement
+    from ..machines.chips import Hardware
 
 ENGLISH: dict[str, str] = {
     "cli.shard_head": "{array} on mesh {mesh}, {dtype}",

@@ -10,7 +10,7 @@ the numbers, units, notation and formulas do not. The JSON keeps its English key
 sentences and adds ``*_zh`` fields next to the sentences it carries.
 
 Examples:
-    >>> from symshard.planner import plan
+    >>> from symshard.planning.planner import plan
     >>> print(plan_text(plan("A[I, J_X] · B[J_X, K] -> C[I, K]"), top=1))  # doctest: +ELLIPSIS
     A[I, J_X] · B[J_X, K] -> C[I, K]
     Case 3: both operands shard the contracting dim J along X, ...
@@ -35,17 +35,25 @@ from __future__ import annotations
 
 import sympy
 
-from ..conditions import Clauses
-from ..crossovers import Comparison, Condition
+from ..algebra.conditions import Clauses
+from ..algebra.mathtext import as_expr
+from ..algebra.symbols import latex
+from ..algebra.units import (
+    format_bytes,
+    format_flops,
+    format_number,
+    format_seconds,
+    format_seconds_expr,
+    json_value,
+    pretty,
+)
 from ..i18n import keyed, sentence
-from ..mathtext import as_expr
-from ..mesh import Mesh
+from ..machines.mesh import Mesh
 from ..messages import Clauses as Sentences
 from ..messages import say
-from ..planner import Plan, Reason, Strategy
-from ..search import Candidate, SearchResult
-from ..symbols import latex
-from ..units import format_bytes, format_flops, format_number, format_seconds, format_seconds_expr, json_value, pretty
+from ..planning.crossovers import Comparison, Condition
+from ..planning.planner import Plan, Reason, Strategy
+from ..planning.search import Candidate, SearchResult
 
 __all__ = [
     "ENGLISH",
@@ -635,7 +643,7 @@ def pairs_hint(language: str = "en") -> str:
 
 def map_hint(c: Comparison, language: str) -> str:
     """Where several strategies can win: the --map that draws who wins where, and what it needs."""
-    from ..symbols import is_axis_symbol
+    from ..algebra.symbols import is_axis_symbol
 
     constants = set(dict(c.hardware.constants(c.plan.dtype))) if c.hardware is not None else set()
     free: set = set()

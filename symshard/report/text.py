@@ -9,8 +9,8 @@ Examples:
     >>> print(table([("bytes", "1 MiB"), ("hops", "3")]))
     bytes  1 MiB
     hops   3
-    >>> from symshard.units import format_bytes
-    >>> from symshard.symbols import dim
+    >>> from symshard.algebra.units import format_bytes
+    >>> from symshard.algebra.symbols import dim
     >>> equation(dim("I") * 2, 2048, format_bytes)
     '2·I = 2,048 B (2 KiB)'
 """
@@ -20,8 +20,8 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable, Sequence
 
-from ..mathtext import as_expr
-from ..units import format_number, format_seconds, format_seconds_expr, pretty
+from ..algebra.mathtext import as_expr
+from ..algebra.units import format_number, format_seconds, format_seconds_expr, pretty
 
 ENGLISH: dict[str, str] = {
     "cli.one_device": "(one device)",
@@ -37,7 +37,7 @@ ENGLISH: dict[str, str] = {
 """The English of the words several reports share, by key; other languages are in the catalogue."""
 
 Format = Callable[[object], str]
-"""A function that shows a number with its unit (:func:`symshard.units.format_bytes`, ...)."""
+"""A function that shows a number with its unit (:func:`symshard.algebra.units.format_bytes`, ...)."""
 
 
 def width(text: str) -> int:
@@ -70,7 +70,7 @@ def equation(symbolic: object, numeric: object, fmt: Format) -> str:
     """``formula = number`` when they differ, else just one of them.
 
     Examples:
-        >>> from symshard.symbols import dim
+        >>> from symshard.algebra.symbols import dim
         >>> equation(2 * dim("I"), 8, format_number)
         '2·I = 8'
     """
@@ -89,7 +89,7 @@ def shown(x: object, fmt: Format) -> str:
     """A value as a number with its unit, or its formula while a symbol is left.
 
     Examples:
-        >>> from symshard.symbols import dim
+        >>> from symshard.algebra.symbols import dim
         >>> shown(dim("I") / 2, format_number), shown(0.5, format_seconds)
         ('I/2', '500 ms')
     """

@@ -5,8 +5,8 @@ one), from the hosts over PCIe, and what a whole slice adds up to. Each row is a
 with its unit; the JSON carries the numbers.
 
 Examples:
-    >>> from symshard.chips import hardware
-    >>> from symshard.transfers import point_to_point
+    >>> from symshard.machines.chips import hardware
+    >>> from symshard.models.transfers import point_to_point
     >>> chip = hardware("tpu-v5e")
     >>> route = point_to_point((0, 0), (2, 1), (4, 4), hardware=chip, nbytes=2**30)
     >>> text, data = ici_report(route, chip, (4, 4), 2**30)
@@ -23,16 +23,16 @@ from typing import TYPE_CHECKING
 
 import sympy
 
-from ..chips import Hardware
+from ..algebra.mathtext import as_expr
+from ..algebra.units import format_bytes, format_number, format_seconds, json_value
 from ..i18n import keyed, sentence
-from ..mathtext import as_expr
-from ..mesh import Mesh
+from ..machines.chips import Hardware
+from ..machines.mesh import Mesh
 from ..messages import Clauses, say
-from ..units import format_bytes, format_number, format_seconds, json_value
 from . import text
 
 if TYPE_CHECKING:
-    from ..transfers import Gather, Route
+    from ..models.transfers import Gather, Route
 
 ENGLISH: dict[str, str] = {
     "cli.transfer.p2p_head": "{bytes} from chip {source} to chip {target} of a {chip} {shape} slice",
@@ -97,10 +97,10 @@ def ici_report(
     moved: Route | Gather, chip: Hardware, dims: tuple[int, ...], nbytes: sympy.Expr | int, language: str = "en"
 ) -> tuple[str, dict]:
     """``nbytes`` over the chips' links of a ``dims`` slice, from one chip to another (a
-    :class:`~symshard.transfers.Route`) or from every chip to one (a :class:`~symshard.transfers.Gather`):
+    :class:`~symshard.models.transfers.Route`) or from every chip to one (a :class:`~symshard.models.transfers.Gather`):
     the rows that differ, then bandwidth, latency and their sum, as text and data."""
-    from ..symbols import T_hop
-    from ..transfers import Gather
+    from ..algebra.symbols import T_hop
+    from ..models.transfers import Gather
 
     lang = language
     shape = "x".join(map(str, dims))
@@ -164,7 +164,7 @@ def ici_report(
 def host_report(chip: Hardware | None, nbytes: sympy.Expr | int, chips: int, language: str = "en") -> tuple[str, dict]:
     """``nbytes`` from the hosts over PCIe to ``chips`` chips, and when a matmul streaming its weights
     from the host is compute-bound, as text and data."""
-    from ..transfers import host_matmul_condition, host_to_chip
+    from ..models.transfers import host_matmul_condition, host_to_chip
 
     lang = language
     t = host_to_chip(nbytes, hardware=chip, chips=chips)
@@ -196,7 +196,7 @@ def host_report(chip: Hardware | None, nbytes: sympy.Expr | int, chips: int, lan
 
 def slice_totals_report(chip: Hardware, dims: tuple[int, ...], language: str = "en") -> tuple[str, dict]:
     """A slice's totals (FLOP/s, HBM, hosts, DCN egress) as the per-chip figure times the chips."""
-    from ..transfers import CHIPS_PER_HOST, slice_totals
+    from ..models.transfers import CHIPS_PER_HOST, slice_totals
 
     lang = language
     t = slice_totals(chip, "x".join(map(str, dims)))

@@ -36,13 +36,13 @@ import sympy
 import symshard
 
 from .. import errors
-from ..chips import HARDWARE
+from ..algebra.mathtext import as_expr
+from ..algebra.symbols import W_dcn, W_ici
+from ..algebra.symbols import latex as symbol_latex
+from ..algebra.units import format_bytes, format_number, format_seconds
 from ..errors import SymshardError, TemplateError
-from ..mathtext import as_expr
+from ..machines.chips import HARDWARE
 from ..messages import say
-from ..symbols import W_dcn, W_ici
-from ..symbols import latex as symbol_latex
-from ..units import format_bytes, format_number, format_seconds
 from .mathml import to_mathml
 
 __all__ = ["CommandLine", "Page", "cli_reference", "error_tree", "grammar", "hardware_table", "latex_of", "sources"]
@@ -511,9 +511,9 @@ def cli_reference(parser: argparse.ArgumentParser) -> str:
 
 def grammar() -> str:
     """The notation's EBNF, taken from the parser's own docstring."""
-    from .. import notation
+    from ..notation import parser as notation_parser
 
-    doc = notation.__doc__ or ""
+    doc = notation_parser.__doc__ or ""
     start = doc.index("::", doc.index("Grammar")) + 2
     body = textwrap.dedent(doc[start:].split("\n\n", 2)[1])
     return "```ebnf\n" + body.rstrip() + "\n```"

@@ -1,0 +1,12 @@
+"""Whole layers and models: parallelism schemes, rooflines, training, serving and transfers.
+
+:mod:`.schemes` costs an MLP layer under DP, FSDP, TP and FSDP + TP, :mod:`.parallelism` the
+compute-bound conditions of each scheme (rooflines), :mod:`.transformer` a model's parameters
+and FLOPs from its configuration (with the presets), :mod:`.training` a training run,
+:mod:`.inference` serving (the KV cache, prefill and decode), :mod:`.transfers` moving bytes across
+a slice, its hosts and the data-centre network, and :mod:`.worked` the book's worked answers
+recomputed.
+
+It may import every layer below it, :mod:`symshard.planning` included; the presentation (words,
+reports, figures) sits above it.
+"""
