@@ -45,7 +45,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple(
             "notation",
             "arrays notation mesh placement chips dtypes units mathtext network topology nccl substitution subaxes",
         ),
-        ("costs", "collectives costmodels calibrate"),
+        ("costs", "collectives costmodels calibrate kernels chipfit measure"),
         (
             "algebra",
             "einsums planner routes crossovers conditions inequalities monomials schemes search program read worked",

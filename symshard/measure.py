@@ -1,0 +1,285 @@
+"""Measuring the local accelerator: a short sweep of microbenchmarks, timed through JAX.
+
+``symshard measure`` times what a chip's local work is made of, on JAX's default backend (a GPU or TPU
+when there is one, else the CPU): matmuls ``[m, k] x [k, n]`` of many shapes (decode-like ``m`` from 1 to
+128 against large weights, squares, the shapes of real layers) in bf16, fp16 and fp32 (int8 too where
+the backend multiplies it), and copies and elementwise adds from 1 MiB up to a few GiB (capped by the
+device's memory). Each kernel is compiled once, run a few times to warm up, then timed several times,
+each time as a batch of back-to-back calls ended by ``block_until_ready`` (so that the host's dispatch
+overlaps the device's work, as in a real program); the median and the best per call are kept.
+
+The rows are the columns of the chip measurement files (``site/data/chip-*.csv``), exactly:
+``op,dtype,m,k,n,bytes,flops,median_s,best_s``, where ``bytes`` counts the operands read and the
+result written once (a copy of ``n`` bytes moves ``2·n``, an add of ``n`` elements ``3·n·itemsize``)
+and a matmul does ``2·m·k·n`` FLOPs (an add ``n``). ``symshard calibrate --chip`` fits them.
+
+JAX is imported here only inside the functions that need it (the ``jax`` extra): ``import symshard``
+stays light, and without JAX ``symshard measure`` says how to install it.
+
+Examples:
+    >>> rows = (Measurement("copy", "bf16", 0, 0, 1 << 20, 2 << 20, 0, 2.4e-05, 2.2e-05),)
+    >>> print(measurements_csv(rows), end="")
+    op,dtype,m,k,n,bytes,flops,median_s,best_s
+    copy,bf16,0,0,1048576,2097152,0,2.4e-05,2.2e-05
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+
+from .dtypes import canonical_dtype
+from .errors import UsageError
+from .messages import say
+
+__all__ = ["COLUMNS", "Measurement", "Sweep", "measure", "measurements_csv", "plan_sweep"]
+
+COLUMNS = ("op", "dtype", "m", "k", "n", "bytes", "flops", "median_s", "best_s")
+"""The columns of a measurement file, in order."""
+
+DTYPES = ("bf16", "fp16", "fp32", "int8")
+"""What the sweep measures by default (int8 only where the backend multiplies it)."""
+
+_ITEMSIZE = {"bf16": 2, "fp16": 2, "fp32": 4, "int8": 1}
+_JAX_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "int8": "int8"}
+
+_DECODE = (1, 4, 16, 64, 128)
+_WEIGHTS = ((4096, 14336), (8192, 8192))
+_SQUARES = (512, 1024, 2048, 4096, 8192)
+_LAYERS = ((512, 4096, 14336), (2048, 4096, 14336), (2048, 14336, 4096), (4096, 8192, 28672))
+_STREAMS = tuple(1 << e for e in range(20, 33, 2))  # 1 MiB to 4 GiB
+
+_QUICK_MATMULS = ((1, 256, 256), (64, 256, 256), (256, 256, 256))
+_QUICK_STREAMS = (1 << 16, 1 << 19, 1 << 22)
+
+CPU_MAX_BYTES = 256 << 20
+"""The largest copy on a CPU, by default (its memory is the host's: the sweep stays small)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    """One timed kernel, as a row of the measurement file (see the module)."""
+
+    op: str
+    dtype: str
+    m: int
+    k: int
+    n: int
+    bytes: int
+    flops: int
+    median_s: float
+    best_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """What ``measure`` timed: the rows, and the device, backend and JAX version it ran on."""
+
+    rows: tuple[Measurement, ...]
+    device: str
+    platform: str
+    jax_version: str
+    seconds: float
+    skipped: tuple[str, ...] = ()
+    """Dtypes the backend could not run (int8 on some), by name."""
+
+
+def measurements_csv(rows: Sequence[Measurement]) -> str:
+    """The measurement file's text: the header, then one row a line (times with Python's shortest repr)."""
+    lines = [",".join(COLUMNS)]
+    for r in rows:
+        lines.append(f"{r.op},{r.dtype},{r.m},{r.k},{r.n},{r.bytes},{r.flops},{r.median_s!r},{r.best_s!r}")
+    return "\n".join(lines) + "\n"
+
+
+def _matmul_work(dtype: str, m: int, k: int, n: int) -> tuple[int, int]:
+    """``(bytes, flops)`` of ``[m, k] x [k, n]``: operands read once, the result written once (int8's
+    result is int32)."""
+    size = _ITEMSIZE[dtype]
+    out = 4 if dtype == "int8" else size
+    return size * (m * k + k * n) + out * m * n, 2 * m * k * n
+
+
+def plan_sweep(
+    *, quick: bool = False, dtypes: Sequence[str] | None = None, max_bytes: int | None = None
+) -> tuple[tuple[str, str, int, int, int], ...]:
+    """The kernels a sweep times, in order: ``(op, dtype, m, k, n)`` (a copy's ``n`` in bytes, an add's in
+    elements). ``max_bytes`` caps what one kernel moves.
+
+    Raises:
+        UsageError: an unknown dtype, or a cap below the smallest kernel.
+
+    Examples:
+        >>> len(plan_sweep()), plan_sweep(quick=True, dtypes=["fp32"])[0]
+        (118, ('matmul', 'fp32', 1, 256, 256))
+    """
+    chosen = []
+    for name in dtypes or DTYPES:
+        key = canonical_dtype(name)
+        if key not in _ITEMSIZE:
+            raise UsageError(
+                say("symshard measure cannot measure {dtype}", dtype=key),
+                hint=say("measure {dtypes}", dtypes=", ".join(DTYPES)),
+            )
+        if key not in chosen:
+            chosen.append(key)
+    limit = max_bytes if max_bytes is not None else 1 << 62
+    matmuls = _QUICK_MATMULS if quick else _matmul_shapes()
+    streams = _QUICK_STREAMS if quick else _STREAMS
+    plan: list[tuple[str, str, int, int, int]] = []
+    for dtype in chosen:
+        size = _ITEMSIZE[dtype]
+        plan += [("matmul", dtype, m, k, n) for m, k, n in matmuls if _matmul_work(dtype, m, k, n)[0] <= limit]
+        if dtype == "int8":
+            continue  # the copies and adds of int8 move bytes as every dtype does
+        for nbytes in streams:
+            if 3 * nbytes <= limit:
+                plan += [("copy", dtype, 0, 0, nbytes), ("add", dtype, 0, 0, nbytes // size)]
+    if not plan:
+        raise UsageError(
+            say("--max-bytes {value} leaves nothing to measure", value=f"{limit:,}"),
+            hint=say("allow at least a few MiB, e.g. --max-bytes 64MiB"),
+        )
+    return tuple(plan)
+
+
+def _matmul_shapes() -> tuple[tuple[int, int, int], ...]:
+    shapes = [(m, k, n) for k, n in _WEIGHTS for m in _DECODE]
+    shapes += [(s, s, s) for s in _SQUARES]
+    shapes += list(_LAYERS)
+    return tuple(shapes)
+
+
+def require_jax() -> ModuleType:
+    """JAX, or a :class:`~symshard.errors.UsageError` saying how to install it."""
+    try:
+        import jax
+    except ImportError:
+        raise UsageError(
+            say("symshard measure runs its kernels through JAX, which is not installed"),
+            hint=say("pip install 'symshard[jax]' (and JAX's CUDA or TPU build to measure an accelerator)"),
+        ) from None
+    return jax
+
+
+def measure(
+    *,
+    quick: bool = False,
+    dtypes: Sequence[str] | None = None,
+    max_bytes: int | None = None,
+    runs: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Sweep:
+    """Time the sweep on JAX's default device.
+
+    Args:
+        quick: a tiny sweep (seconds on a CPU), for tests and a first look.
+        dtypes: what to measure (default bf16, fp16, fp32 and int8 where it runs).
+        max_bytes: the most one kernel may move (default: a third of the device's memory, or 256 MiB
+            on a CPU).
+        runs: timed samples per kernel (default 7; 3 with ``quick``).
+        progress: called with ``(done, total)`` after each kernel.
+
+    Raises:
+        UsageError: JAX missing, an unknown dtype, a cap that leaves nothing to measure.
+    """
+    jax = require_jax()
+    import jax.numpy as jnp
+
+    started = time.perf_counter()
+    device = jax.devices()[0]
+    platform = device.platform
+    if max_bytes is None:
+        max_bytes = _device_cap(device)
+    plan = plan_sweep(quick=quick, dtypes=dtypes, max_bytes=max_bytes)
+    samples = runs or (3 if quick else 7)
+    rows: list[Measurement] = []
+    skipped: list[str] = []
+    for done, (op, dtype, m, k, n) in enumerate(plan, start=1):
+        if dtype in skipped:
+            if progress is not None:
+                progress(done, len(plan))
+            continue
+        try:
+            rows.append(_time_kernel(jax, jnp, op, dtype, m, k, n, samples, quick))
+        except Exception as err:  # a backend that cannot run this dtype (int8 dots on some): skip it
+            if dtype != "int8":
+                raise UsageError(
+                    say("JAX could not run {op} in {dtype} on {device}: {why}", op=op, dtype=dtype,
+                        device=str(device.device_kind), why=f"{type(err).__name__}: {str(err)[:200]}"),
+                    hint=say("leave the dtype out with --dtypes, or cap the sizes with --max-bytes"),
+                ) from None  # fmt: skip
+            skipped.append(dtype)
+            rows = [r for r in rows if r.dtype != dtype]
+        if progress is not None:
+            progress(done, len(plan))
+    return Sweep(
+        tuple(rows),
+        device=str(getattr(device, "device_kind", platform)),
+        platform=platform,
+        jax_version=str(jax.__version__),
+        seconds=time.perf_counter() - started,
+        skipped=tuple(skipped),
+    )
+
+
+def _device_cap(device) -> int:
+    """A third of the device's memory (a kernel holds up to three arrays), or the CPU's default."""
+    try:
+        stats = device.memory_stats() or {}
+    except Exception:  # backends without memory statistics
+        stats = {}
+    limit = stats.get("bytes_limit")
+    if device.platform == "cpu" or not limit:
+        return CPU_MAX_BYTES
+    return int(limit) // 3
+
+
+def _time_kernel(jax, jnp, op, dtype, m, k, n, samples, quick) -> Measurement:
+    """Compile one kernel, warm it up, then time ``samples`` batches of calls; the median and best per call."""
+    jdtype = getattr(jnp, _JAX_DTYPE[dtype])
+    key = jax.random.PRNGKey(0)
+    if op == "matmul":
+        if dtype == "int8":
+            a = jax.random.randint(key, (m, k), -8, 8, dtype=jdtype)
+            b = jax.random.randint(key, (k, n), -8, 8, dtype=jdtype)
+            fn = jax.jit(lambda x, y: jnp.matmul(x, y, preferred_element_type=jnp.int32))
+        else:
+            a = jax.random.normal(key, (m, k), dtype=jdtype)
+            b = jax.random.normal(key, (k, n), dtype=jdtype) * 0.02
+            fn = jax.jit(lambda x, y: jnp.matmul(x, y, precision=jax.lax.Precision.HIGHEST))
+        args: tuple = (a, b)
+        nbytes, flops = _matmul_work(dtype, m, k, n)
+    elif op == "copy":
+        x = jnp.ones((n // _ITEMSIZE[dtype],), dtype=jdtype)
+        fn = jax.jit(jnp.copy)  # a copy primitive: XLA writes a new buffer (jit does not forward it)
+        args = (x,)
+        nbytes, flops = 2 * n, 0
+    else:
+        x = jnp.ones((n,), dtype=jdtype)
+        y = jnp.ones((n,), dtype=jdtype)
+        fn = jax.jit(lambda u, v: u + v)
+        args = (x, y)
+        nbytes, flops = 3 * n * _ITEMSIZE[dtype], n
+    fn(*args).block_until_ready()  # compile
+    first = time.perf_counter()
+    fn(*args).block_until_ready()
+    once = time.perf_counter() - first
+    # each sample is a batch of calls lasting about a millisecond (at least one call), so that the
+    # host's dispatch of one call overlaps the device's work on the one before, as in a real program
+    batch = max(1, min(100 if not quick else 10, int(1e-3 / max(once, 1e-7))))
+    for _ in range(1 if quick else 3):
+        fn(*args).block_until_ready()
+    per_call = []
+    for _ in range(samples):
+        t = time.perf_counter()
+        out = None
+        for _ in range(batch):
+            out = fn(*args)
+        out.block_until_ready()  # type: ignore[union-attr]
+        per_call.append((time.perf_counter() - t) / batch)
+    per_call.sort()
+    median = per_call[len(per_call) // 2]
+    return Measurement(op, dtype, m, k, n, nbytes, flops, float(median), float(per_call[0]))
