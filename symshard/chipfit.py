@@ -54,6 +54,7 @@ from .dtypes import canonical_dtype
 from .errors import MeasurementError, SymshardError, UsageError
 from .kernels import expected_time, kernel_time
 from .messages import Message, say
+from .symbols import C, W_hbm
 
 __all__ = [
     "COLUMNS",
@@ -419,7 +420,9 @@ def fit_chip(
                 say("{file} has no {dtype} rows", file=measurements.file, dtype=dtype),
                 hint=say("it measured {dtypes}", dtypes=", ".join(measurements.dtypes)),
             )
-        fits.append(_fit_dtype(dtype, rows, measurements.file))
+        peaks = base.constants(dtype)
+        limits = (1 / float(peaks[C]) if C in peaks else 0.0, 1 / float(peaks[W_hbm]) if W_hbm in peaks else 0.0)
+        fits.append(_fit_dtype(dtype, rows, measurements.file, limits))
     used = sum(len(f.rows) for f in fits)
     attained = Attained(
         tuple(f.rates for f in fits), measurements.file, measurements.sha256, device, date, used
@@ -438,7 +441,10 @@ def fit_chip(
     return ChipFit(measurements, base, chip, tuple(fits), above, tuple(notes))
 
 
-def _fit_dtype(dtype: str, rows: tuple[ChipRow, ...], file: str) -> DtypeFit:
+def _fit_dtype(dtype: str, rows: tuple[ChipRow, ...], file: str, limits: tuple[float, float]) -> DtypeFit:
+    """One dtype's fit; ``limits`` are the least ``1/C'`` and ``1/W'`` (the data sheet's peaks: no rate
+    above them, which also keeps a rate the rows cannot see, such as the bandwidth of a dtype measured
+    only in compute-bound matmuls, at the peak rather than at infinity)."""
     if len(rows) < 3 or not any(r.op == "matmul" for r in rows):
         raise MeasurementError(
             say("{file}: {count} {dtype} rows, too few to fit (it needs matmuls and at least 3 rows)", file=file,
@@ -448,11 +454,12 @@ def _fit_dtype(dtype: str, rows: tuple[ChipRow, ...], file: str) -> DtypeFit:
     flops = [float(r.flops) for r in rows]
     nbytes = [float(r.bytes) for r in rows]
     times = [r.median_s for r in rows]
-    start = _first_guess(rows)
+    guess = _first_guess(rows)
+    start = (guess[0], max(guess[1], limits[0]), max(guess[2], limits[1]))
     candidates = []
     for p in OVERLAPS:
-        params = _least_squares(flops, nbytes, times, p, start)
-        params = _least_squares(flops, nbytes, times, p, params, huber=True)
+        params = _least_squares(flops, nbytes, times, p, start, limits)
+        params = _least_squares(flops, nbytes, times, p, params, limits, huber=True)
         candidates.append((p, params, _rms(flops, nbytes, times, p, params)))
     p, params, _ = min(candidates, key=lambda c: c[2])
     t0, u, v = params
@@ -518,10 +525,12 @@ def _rms(flops, nbytes, times, p, params) -> float:
     return math.sqrt(sum(r * r for r, _ in res) / len(res))
 
 
-def _least_squares(flops, nbytes, times, p, start, *, huber: bool = False):
+def _least_squares(flops, nbytes, times, p, start, limits, *, huber: bool = False):
     """Levenberg–Marquardt on ``Σ w·((t0 + N - t) / t)²`` over ``(t0, 1/C', 1/W')``, each scaled by its
-    start; ``huber`` weighs each row by Huber's rule from the start's residuals."""
+    start, kept at or above ``(0, *limits)``; ``huber`` weighs each row by Huber's rule from the start's
+    residuals."""
     scale = [max(abs(s), 1e-300) for s in start]
+    lowest = [0.0, limits[0] / scale[1], limits[1] / scale[2]]
     x = [1.0, 1.0, 1.0]
     weights = [1.0] * len(times)
     if huber:
@@ -549,8 +558,8 @@ def _least_squares(flops, nbytes, times, p, start, *, huber: bool = False):
         while damping < 1e12:
             a = [[jtj[i][j] + (damping * jtj[i][i] if i == j else 0.0) for j in range(3)] for i in range(3)]
             step = _solve3(a, [-g for g in jtr])
-            trial = [x[i] + step[i] for i in range(3)] if step is not None else None
-            if trial is not None and trial[0] >= 0 and trial[1] > 0 and trial[2] > 0:
+            trial = [max(x[i] + step[i], lowest[i]) for i in range(3)] if step is not None else None
+            if trial is not None and trial[1] > 0 and trial[2] > 0:
                 value = cost(trial)
                 if value < current:
                     gain = current - value

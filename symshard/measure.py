@@ -5,8 +5,10 @@ when there is one, else the CPU): matmuls ``[m, k] x [k, n]`` of many shapes (de
 128 against large weights, squares, the shapes of real layers) in bf16, fp16 and fp32 (int8 too where
 the backend multiplies it), and copies and elementwise adds from 1 MiB up to a few GiB (capped by the
 device's memory). Each kernel is compiled once, run a few times to warm up, then timed several times,
-each time as a batch of back-to-back calls ended by ``block_until_ready`` (so that the host's dispatch
-overlaps the device's work, as in a real program); the median and the best per call are kept.
+each time as a batch of back-to-back runs ended by ``block_until_ready`` (so that the host's dispatch
+overlaps the device's work); the median and the best per kernel are kept. Each run is one compiled
+program that runs the kernel 8 times in a loop, so that the host's dispatch is paid once for all of
+them (JAX's dispatch of one small program takes tens of µs, more than a small kernel).
 
 The rows are the columns of the chip measurement files (``site/data/chip-*.csv``), exactly:
 ``op,dtype,m,k,n,bytes,flops,median_s,best_s``, where ``bytes`` counts the operands read and the
@@ -45,11 +47,11 @@ DTYPES = ("bf16", "fp16", "fp32", "int8")
 _ITEMSIZE = {"bf16": 2, "fp16": 2, "fp32": 4, "int8": 1}
 _JAX_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "int8": "int8"}
 
-_DECODE = (1, 4, 16, 64, 128)
+_DECODE = (1, 8, 32, 128)
 _WEIGHTS = ((4096, 14336), (8192, 8192))
-_SQUARES = (512, 1024, 2048, 4096, 8192)
-_LAYERS = ((512, 4096, 14336), (2048, 4096, 14336), (2048, 14336, 4096), (4096, 8192, 28672))
-_STREAMS = tuple(1 << e for e in range(20, 33, 2))  # 1 MiB to 4 GiB
+_SQUARES = (1024, 4096, 8192)
+_LAYERS = ((2048, 4096, 14336), (4096, 8192, 28672))
+_STREAMS = tuple(1 << e for e in (20, 24, 26, 28, 30, 32))  # 1 MiB to 4 GiB
 
 _QUICK_MATMULS = ((1, 256, 256), (64, 256, 256), (256, 256, 256))
 _QUICK_STREAMS = (1 << 16, 1 << 19, 1 << 22)
@@ -84,6 +86,8 @@ class Sweep:
     seconds: float
     skipped: tuple[str, ...] = ()
     """Dtypes the backend could not run (int8 on some), by name."""
+    compile_seconds: float = 0.0
+    """Of ``seconds``, those spent compiling (and running once) each kernel's program."""
 
 
 def measurements_csv(rows: Sequence[Measurement]) -> str:
@@ -113,7 +117,7 @@ def plan_sweep(
 
     Examples:
         >>> len(plan_sweep()), plan_sweep(quick=True, dtypes=["fp32"])[0]
-        (118, ('matmul', 'fp32', 1, 256, 256))
+        (89, ('matmul', 'fp32', 1, 256, 256))
     """
     chosen = []
     for name in dtypes or DTYPES:
@@ -197,13 +201,16 @@ def measure(
     samples = runs or (3 if quick else 7)
     rows: list[Measurement] = []
     skipped: list[str] = []
+    compiling = 0.0
     for done, (op, dtype, m, k, n) in enumerate(plan, start=1):
         if dtype in skipped:
             if progress is not None:
                 progress(done, len(plan))
             continue
         try:
-            rows.append(_time_kernel(jax, jnp, op, dtype, m, k, n, samples, quick))
+            row, compiled = _time_kernel(jax, jnp, op, dtype, m, k, n, samples, quick)
+            rows.append(row)
+            compiling += compiled
         except Exception as err:  # a backend that cannot run this dtype (int8 dots on some): skip it
             if dtype != "int8":
                 raise UsageError(
@@ -222,6 +229,7 @@ def measure(
         jax_version=str(jax.__version__),
         seconds=time.perf_counter() - started,
         skipped=tuple(skipped),
+        compile_seconds=compiling,
     )
 
 
@@ -237,49 +245,88 @@ def _device_cap(device) -> int:
     return int(limit) // 3
 
 
-def _time_kernel(jax, jnp, op, dtype, m, k, n, samples, quick) -> Measurement:
-    """Compile one kernel, warm it up, then time ``samples`` batches of calls; the median and best per call."""
+REPEAT = 8
+"""Kernels run back to back inside one compiled program (a loop), so that the host's dispatch of the
+program is paid once for all of them: the time per kernel is the device's, launch included."""
+
+
+def _program(jax, jnp, op, dtype, m, k, n):
+    """The compiled loop for one kernel, its arguments, and the kernel's ``(bytes, flops)``.
+
+    Each iteration must be run: a matmul reads the next of ``REPEAT`` stacked activations (a dynamic
+    index, so that nothing is loop-invariant and no two products merge into one); a copy negates the
+    array it carries (read ``n`` bytes, write ``n``); an add adds the other operand to it.
+    """
+    lax = jax.lax
     jdtype = getattr(jnp, _JAX_DTYPE[dtype])
-    key = jax.random.PRNGKey(0)
     if op == "matmul":
+        xs = jnp.asarray(_values((REPEAT, m, k), dtype), dtype=jdtype)
+        w = jnp.asarray(_values((k, n), dtype), dtype=jdtype)
         if dtype == "int8":
-            a = jax.random.randint(key, (m, k), -8, 8, dtype=jdtype)
-            b = jax.random.randint(key, (k, n), -8, 8, dtype=jdtype)
-            fn = jax.jit(lambda x, y: jnp.matmul(x, y, preferred_element_type=jnp.int32))
+
+            def product(x, y):
+                return jnp.matmul(x, y, preferred_element_type=jnp.int32)
+
+            zero = jnp.zeros((m, n), dtype=jnp.int32)
         else:
-            a = jax.random.normal(key, (m, k), dtype=jdtype)
-            b = jax.random.normal(key, (k, n), dtype=jdtype) * 0.02
-            fn = jax.jit(lambda x, y: jnp.matmul(x, y, precision=jax.lax.Precision.HIGHEST))
-        args: tuple = (a, b)
-        nbytes, flops = _matmul_work(dtype, m, k, n)
-    elif op == "copy":
-        x = jnp.ones((n // _ITEMSIZE[dtype],), dtype=jdtype)
-        fn = jax.jit(jnp.copy)  # a copy primitive: XLA writes a new buffer (jit does not forward it)
-        args = (x,)
-        nbytes, flops = 2 * n, 0
-    else:
-        x = jnp.ones((n,), dtype=jdtype)
-        y = jnp.ones((n,), dtype=jdtype)
-        fn = jax.jit(lambda u, v: u + v)
-        args = (x, y)
-        nbytes, flops = 3 * n * _ITEMSIZE[dtype], n
-    fn(*args).block_until_ready()  # compile
+
+            def product(x, y):  # fp32 in full precision (no TF32), as the shared measurements
+                return jnp.matmul(x, y, precision=lax.Precision.HIGHEST)
+
+            zero = jnp.zeros((m, n), dtype=jdtype)
+
+        def matmuls(stack, weights):
+            return lax.fori_loop(0, REPEAT, lambda i, _: product(lax.dynamic_index_in_dim(stack, i, 0, False), weights),
+                                 zero)  # fmt: skip
+
+        return jax.jit(matmuls), (xs, w), _matmul_work(dtype, m, k, n)
+    size = _ITEMSIZE[dtype]
+    if op == "copy":
+        x = jnp.ones((n // size,), dtype=jdtype)
+        return jax.jit(lambda v: lax.fori_loop(0, REPEAT, lambda i, y: -y, v)), (x,), (2 * n, 0)
+    a = jnp.ones((n,), dtype=jdtype)
+    b = jnp.ones((n,), dtype=jdtype)
+    return jax.jit(lambda u, v: lax.fori_loop(0, REPEAT, lambda i, y: y + v, u)), (a, b), (3 * n * size, n)
+
+
+def _values(shape: tuple[int, ...], dtype: str):
+    """Pseudo-random operands made on the host (JAX's own generator compiles a program per shape, which
+    would cost more than the measurement): a block of normal values, repeated to fill the shape; small
+    integers for int8."""
+    import numpy as np
+
+    count = 1
+    for size in shape:
+        count *= size
+    rng = np.random.default_rng(0)
+    block = rng.integers(-8, 8, size=min(count, 1 << 20), dtype=np.int8) if dtype == "int8" else (
+        rng.standard_normal(min(count, 1 << 20), dtype=np.float32))  # fmt: skip
+    return np.resize(block, count).reshape(shape)
+
+
+def _time_kernel(jax, jnp, op, dtype, m, k, n, samples, quick) -> tuple[Measurement, float]:
+    """Compile one kernel's loop, warm it up, then time ``samples`` batches of runs; the median and best
+    per kernel, and the seconds spent compiling."""
+    fn, args, (nbytes, flops) = _program(jax, jnp, op, dtype, m, k, n)
+    started = time.perf_counter()
+    fn(*args).block_until_ready()  # compile (and the first run)
+    compiled = time.perf_counter() - started
     first = time.perf_counter()
     fn(*args).block_until_ready()
     once = time.perf_counter() - first
-    # each sample is a batch of calls lasting about a millisecond (at least one call), so that the
-    # host's dispatch of one call overlaps the device's work on the one before, as in a real program
-    batch = max(1, min(100 if not quick else 10, int(1e-3 / max(once, 1e-7))))
-    for _ in range(1 if quick else 3):
+    # each sample is a batch of runs lasting about a millisecond (at least one), so that the host's
+    # dispatch of one run overlaps the device's work on the one before
+    batch = max(1, min(20 if not quick else 5, int(1e-3 / max(once, 1e-7))))
+    for _ in range(1 if quick else 2):
         fn(*args).block_until_ready()
-    per_call = []
+    per_kernel = []
     for _ in range(samples):
         t = time.perf_counter()
         out = None
         for _ in range(batch):
             out = fn(*args)
         out.block_until_ready()  # type: ignore[union-attr]
-        per_call.append((time.perf_counter() - t) / batch)
-    per_call.sort()
-    median = per_call[len(per_call) // 2]
-    return Measurement(op, dtype, m, k, n, nbytes, flops, float(median), float(per_call[0]))
+        per_kernel.append((time.perf_counter() - t) / (batch * REPEAT))
+    per_kernel.sort()
+    median = per_kernel[len(per_kernel) // 2]
+    return Measurement(op, dtype, m, k, n, nbytes, flops, float(median), float(per_kernel[0])), compiled

@@ -182,6 +182,7 @@ def measure_report(sweep: Sweep, written: Path, shown_out: str, language: str = 
         "platform": sweep.platform,
         "jax_version": sweep.jax_version,
         "seconds": sweep.seconds,
+        "compile_seconds": sweep.compile_seconds,
         "kernels": len(sweep.rows),
         "skipped": list(sweep.skipped),
         "dtypes": summary,
