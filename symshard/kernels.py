@@ -21,8 +21,8 @@ Two figures, and they answer different questions:
 Why not simply ``t0 + max(F / C', B / W')``? Because the measured data asks for more. Near the ridge a
 real kernel neither fully overlaps its loads with its math nor fully serialises them. On an H200 (the
 198 rows of ``site/data/chip-h200-torch-2026-11.csv``, fitted by least squares on relative error), the
-``max`` form is off by 15 % (bf16) and 19 % (fp16) on its worst matmul over 100 µs; with ``p = 2`` the
-worst is 10 % and 15 %, and the median error of those matmuls is about 5 %. fp32 matmuls (CUDA cores,
+``max`` form is off by 15 % (bf16) and 18 % (fp16) on its worst matmul over 100 µs; with ``p = 2`` the
+worst is 10 % and 15 %, and the median error of those matmuls is about 6 %. fp32 matmuls (CUDA cores,
 TF32 off) fit best with ``p = 1``: at small batch cuBLAS's SIMT kernels load and compute in turn.
 ``calibrate --chip`` chooses ``p`` per dtype from 1, 2, 4 and ∞, whichever fits best, and says so.
 

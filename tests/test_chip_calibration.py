@@ -264,7 +264,10 @@ def test_a_base_chip_slower_than_the_measurements_is_named():
         ("[attained.bf16]\nflops = '1e14'\n", r"\[attained.bf16\] needs flops, hbm_bandwidth, kernel_overhead"),
         ("[attained.bf16]\nflops='1e14'\nhbm_bandwidth='1e12'\nkernel_overhead='-1'\n", r"must be positive"),
         ("[attained.bf16]\nflops='1e14'\nhbm_bandwidth='1e12'\nkernel_overhead='1e-5'\noverlap=0\n", r"overlap"),
-        ("[attained.bf16]\nflops='1e16'\nhbm_bandwidth='1e12'\nkernel_overhead='1e-5'\n", r"above chip's data sheet peak C"),
+        (
+            "[attained.bf16]\nflops='1e16'\nhbm_bandwidth='1e12'\nkernel_overhead='1e-5'\n",
+            r"above chip's data sheet peak C",
+        ),
         ("[attained.bf61]\nflops='1e14'\nhbm_bandwidth='1e12'\nkernel_overhead='1e-5'\n", r"unknown dtype"),
     ],
 )
@@ -287,7 +290,10 @@ def test_calibrate_chip_writes_a_hardware_file_and_reports_the_errors(tmp_path, 
     assert data["rows"] == 198 and data["date"] == "2025-11-24" and data["bound_above_measured"] == []
     assert set(data["dtypes"]) == {"bf16", "fp16", "fp32"}
     assert data["dtypes"]["bf16"]["overlap"] == 2
-    assert {(c["op"], c["band"]) for c in data["dtypes"]["bf16"]["classes"]} >= {("matmul", "100us-1ms"), ("copy", ">64MiB")}
+    assert {(c["op"], c["band"]) for c in data["dtypes"]["bf16"]["classes"]} >= {
+        ("matmul", "100us-1ms"),
+        ("copy", ">64MiB"),
+    }
     assert all(m["bound_s"] <= m["best_s"] for m in data["measurements"])
     first = out.read_bytes()
     assert main(argv) == 0  # the same run again: the same bytes (its own file is replaced)
