@@ -117,7 +117,7 @@ def plan_sweep(
 
     Examples:
         >>> len(plan_sweep()), plan_sweep(quick=True, dtypes=["fp32"])[0]
-        (89, ('matmul', 'fp32', 1, 256, 256))
+        (88, ('matmul', 'fp32', 1, 256, 256))
     """
     chosen = []
     for name in dtypes or DTYPES:
