@@ -25,7 +25,8 @@ The tree::
     ├── ShapeError (ValueError)          bad dim sizes
     ├── CollectiveError (ValueError)     a collective that does not fit its input
     ├── HardwareError (ValueError)       bad hardware constants
-    │   └── UnknownHardwareError (LookupError)
+    │   ├── UnknownHardwareError (LookupError)
+    │   └── MeasurementError             a chip's measurement file that cannot be read or fitted
     ├── UnknownDtypeError (LookupError)
     ├── UnknownModelError (LookupError)  a cost model other than book / ring
     ├── PlanError (ValueError)           a matmul request that cannot be met
@@ -50,6 +51,7 @@ __all__ = [
     "CollectiveError",
     "DivisibilityError",
     "HardwareError",
+    "MeasurementError",
     "MeshError",
     "ModelError",
     "NotationError",
@@ -175,6 +177,11 @@ class HardwareError(SymshardError, ValueError):
 
 class UnknownHardwareError(HardwareError, LookupError):
     """A chip name that is not in the preset catalogue."""
+
+
+class MeasurementError(HardwareError):
+    """A chip's measurement file (``symshard measure``'s CSV) that cannot be read or fitted: empty, wrong
+    columns, a time that is not a positive finite number, binary data, too large, too few rows."""
 
 
 class UnknownDtypeError(SymshardError, LookupError):

@@ -14,7 +14,9 @@ The rules:
 * A path that is a file, a device or a link is not a folder; a name that climbs out
   of the folder is refused.
 
-A command that writes one file (``calibrate``) signs it instead: :func:`write_signed_file`.
+A command that writes one file (``calibrate``) signs it instead: :func:`write_signed_file`; one whose
+format has no room for a signature (``measure``'s CSV, read by other tools) writes only a new file:
+:func:`write_new_file`.
 
 Writes are atomic (a temporary file renamed into place), and the manifest holds no
 date, so the same outputs give the same bytes on any day.
@@ -43,7 +45,7 @@ from pathlib import Path, PurePosixPath
 from .errors import OutputError
 from .messages import Message, say
 
-__all__ = ["MANIFEST", "OutputFolder", "Written", "write_signed_file"]
+__all__ = ["MANIFEST", "OutputFolder", "Written", "write_new_file", "write_signed_file"]
 
 MANIFEST = ".symshard-manifest.json"
 """The manifest's file name, at the top of every folder symshard writes."""
@@ -414,6 +416,54 @@ def write_signed_file(path: Path | str, text: str, tool: str, *, force: bool = F
     signature = f"written by {tool}; sha256 {hashlib.sha256(text.encode('utf-8')).hexdigest()}"
     content = f"<!-- {signature} -->\n{text}" if xml else f"# {signature}\n{text}"
     _atomic_write(path, content.encode("utf-8"))
+    return path
+
+
+def write_new_file(path: Path | str, text: str) -> Path:
+    """Write a text file that must not exist yet (for formats that cannot carry a signature, such as
+    ``symshard measure``'s CSV: symshard cannot tell its own file there from anyone else's, so it never
+    replaces one). Atomic: written beside, then linked into place only if the name is still free.
+
+    Raises:
+        OutputError: the path exists (whoever wrote it), or cannot be written.
+
+    Examples:
+        >>> import tempfile, pathlib
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     p = write_new_file(pathlib.Path(d) / "m.csv", "op\\n")
+        ...     write_new_file(p, "op\\n")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+          ...
+        symshard.errors.OutputError: '...m.csv' exists: symshard writes measurements only to a new file
+        hint: give another name, or move the old file away
+    """
+    path = Path(path)
+    exists = OutputError(
+        say("'{path}' exists: symshard writes measurements only to a new file", path=str(path)),
+        hint=say("give another name, or move the old file away"),
+    )
+    try:
+        taken = os.path.lexists(path)
+    except ValueError:  # a NUL character
+        raise OutputError(
+            say("{path} is not a valid path", path=repr(str(path))), hint=say("give a file path")
+        ) from None
+    if taken:
+        raise exists
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=".symshard-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(text.encode("utf-8"))
+            os.chmod(tmp, 0o644)
+            try:
+                os.link(tmp, path)  # fails if the name was taken meanwhile: never replaces a file
+            except FileExistsError:
+                raise exists from None
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    except OSError as err:
+        raise _os_error(err, "write") from None
     return path
 
 

@@ -728,12 +728,15 @@ def test_every_example_in_the_help_runs_as_written(tmp_path, monkeypatch, capsys
     with pytest.raises(SystemExit):
         argument_parser().parse_args([*path, "--help"])
     assert line in capsys.readouterr().out
-    if path[0] in ("site", "verify"):
-        return  # the site commands build for a minute (test_site.py runs them); verify needs JAX (test_jax_verify.py)
+    if path[0] in ("site", "verify", "measure"):
+        # the site commands build for a minute (test_site.py runs them); verify and measure need JAX
+        # (test_jax_verify.py, test_chip_calibration.py)
+        return
     monkeypatch.chdir(tmp_path)
-    if path == ("calibrate",):  # real nccl-tests output under the name the example gives
-        data = Path(__file__).resolve().parent.parent / "site" / "data" / "nccl-tests-allreduce-a100-2nodes-16gpus.txt"
-        shutil.copy(data, "all_reduce_perf.txt")
+    if path == ("calibrate",):  # real measurements under the names the examples give
+        data = Path(__file__).resolve().parent.parent / "site" / "data"
+        shutil.copy(data / "nccl-tests-allreduce-a100-2nodes-16gpus.txt", "all_reduce_perf.txt")
+        shutil.copy(data / "chip-h200-torch-2026-11.csv", "chip-h200.csv")
     argv = shlex.split(line.split(" > ")[0])[1:]
     code = main(argv)
     out, err = capsys.readouterr()

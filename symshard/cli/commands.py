@@ -386,6 +386,15 @@ def _calibrate(args: argparse.Namespace) -> tuple[str, dict]:
     from ..costs.calibrate import calibrate, hardware_file, read_nccl_tests
     from ..report.calibrations import calibration_report
 
+    if args.chip:
+        return _calibrate_chip(args)
+    if not args.file:
+        raise UsageError(
+            say("calibrate needs nccl-tests output, or --chip and a measurement file"),
+            hint=say("e.g. symshard calibrate allreduce.txt --collective allreduce --ranks 16, or symshard "
+                     "calibrate --chip measured.csv --hw h100"),
+        )  # fmt: skip
+    args.hw = args.hw or "a100"
     path = Path(args.file)
     try:
         text = path.read_text(encoding="utf-8")
@@ -403,6 +412,87 @@ def _calibrate(args: argparse.Namespace) -> tuple[str, dict]:
         args.out, hardware_file(cal, name=args.name, source=path.name), "symshard calibrate", force=args.force
     )
     return calibration_report(cal, run, path, out, args.out, args.language)
+
+
+def _calibrate_chip(args: argparse.Namespace) -> tuple[str, dict]:
+    from ..costs.chipfit import chip_hardware_file, fit_chip, read_chip_measurements
+    from ..report.chipfits import chip_fit_report
+
+    if args.file:
+        raise UsageError(
+            say("--chip fits a measurement file; '{file}' would be nccl-tests output", file=args.file),
+            hint=say("calibrate the network and the chip in two runs"),
+        )
+    if not args.hw:
+        raise UsageError(
+            say("--chip needs the chip that was measured: its data sheet stays the bound"),
+            hint=say("give its preset, e.g. --hw h200 (see symshard hardware)"),
+        )
+    base = hardware(args.hw)
+    measurements = read_chip_measurements(args.chip)
+    fit = fit_chip(measurements, base, device=args.device_name or "", date=_measurement_date(args.date))
+    text = chip_hardware_file(fit, name=args.name)
+    out = write_signed_file(args.out, text, "symshard calibrate --chip", force=args.force)
+    return chip_fit_report(fit, out, args.out, args.language)
+
+
+def _measurement_date(given: str | None) -> str:
+    """``--date`` as given (checked), else ``$SOURCE_DATE_EPOCH``'s day (UTC), else '' (not recorded):
+    never today's date, so that the same file gives the same bytes on any day."""
+    import datetime
+    import os
+
+    if given:
+        try:
+            return datetime.date.fromisoformat(given.strip()).isoformat()
+        except ValueError:
+            raise UsageError(
+                say("--date {value} is not a date", value=given), hint=say("write it like 2026-11-20")
+            ) from None
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch:
+        try:
+            return datetime.datetime.fromtimestamp(int(epoch), datetime.UTC).date().isoformat()
+        except (ValueError, OverflowError, OSError):
+            raise UsageError(
+                say("SOURCE_DATE_EPOCH={value} is not a number of seconds", value=epoch),
+                hint=say("set it to seconds since 1970, e.g. 1764000000, or unset it"),
+            ) from None
+    return ""
+
+
+# -- measure -------------------------------------------------------------------------------------
+
+
+def _measure(args: argparse.Namespace) -> tuple[str, dict]:
+    from ..algebra.units import parse_quantity
+    from ..costs.measure import measure, measurements_csv
+    from ..outputs import write_new_file
+    from ..report.chipfits import measure_report
+
+    out = Path(args.out)
+    if out.exists() or out.is_symlink():  # refuse before the minute of work, not after
+        write_new_file(out, "")
+    max_bytes = None
+    if args.max_bytes:
+        try:
+            value = parse_quantity(args.max_bytes, "B")
+        except ValueError as err:
+            raise UsageError(
+                say("--max-bytes {value}: {why}", value=args.max_bytes, why=err.args[0] if err.args else str(err)),
+                hint=say("write a size, e.g. --max-bytes 1GiB"),
+            ) from None
+        if value < 1:
+            raise UsageError(
+                say("--max-bytes {value} leaves nothing to measure", value=args.max_bytes),
+                hint=say("allow at least a few MiB, e.g. --max-bytes 64MiB"),
+            )
+        max_bytes = int(value)
+    dtypes = [d for d in (args.dtypes or "").split(",") if d.strip()] or None
+    progress = _Progress(args).counter("measure")
+    sweep = measure(quick=args.quick, dtypes=dtypes, max_bytes=max_bytes, progress=progress)
+    written = write_new_file(out, measurements_csv(sweep.rows))
+    return measure_report(sweep, written, args.out, args.language)
 
 
 def _rat(x) -> sympy.Rational:
@@ -728,6 +818,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], tuple[str, dict]]] = {
     "hardware": _hardware,
     "layer": _layer,
     "matmul": _matmul,
+    "measure": _measure,
     "model": _model,
     "problems_check": _problems_check,
     "problems_generate": _problems_generate,

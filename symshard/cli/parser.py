@@ -297,14 +297,27 @@ def argument_parser() -> argparse.ArgumentParser:
     _add_comm_overlap(p)
     p.set_defaults(run="layer")
 
-    p = sub.add_parser("calibrate", help="fit a GPU network's latency and bandwidth to nccl-tests output")
-    p.add_argument("file", help="nccl-tests output: the text all_reduce_perf prints, or its JSON file")
+    p = sub.add_parser(
+        "calibrate",
+        help="fit a GPU network's latency and bandwidth to nccl-tests output, or a chip's rates to measurements (--chip)",
+    )
+    p.add_argument("file", nargs="?", help="nccl-tests output: the text all_reduce_perf prints, or its JSON file")
+    p.add_argument(
+        "--chip", metavar="FILE.csv",
+        help="instead: fit one chip's attained FLOP/s, HBM bandwidth and fixed cost per kernel to the CSV that "
+        "'symshard measure' writes (--hw names the chip measured)",
+    )  # fmt: skip
+    p.add_argument("--device-name", metavar="NAME", help="--chip: the device measured, recorded in the file")
+    p.add_argument(
+        "--date", metavar="YYYY-MM-DD", help="--chip: the measurement's date (default: $SOURCE_DATE_EPOCH's)"
+    )
     p.add_argument("--collective", help="allreduce, allgather or reducescatter (default: what the file says)")
     p.add_argument("--ranks", type=int, help="GPUs in the run (default: the file's '# Rank' lines)")
     p.add_argument("--per-node", type=int, help="GPUs per node (default: from the file's host names)")
     p.add_argument(
-        "--hw", metavar="CHIP", default="a100", help="preset (or hardware file) whose other figures are kept"
-    )
+        "--hw", metavar="CHIP",
+        help="preset (or hardware file) whose other figures are kept (default a100; with --chip, the chip measured)",
+    )  # fmt: skip
     p.add_argument("--level", metavar="LEVEL", help="the level the bandwidth is fitted to (default: the outermost)")
     p.add_argument("--min-bytes", type=int, metavar="B", help="fit only rows of at least this many bytes")
     p.add_argument("--max-bytes", type=int, metavar="B", help="fit only rows of at most this many bytes")
@@ -318,6 +331,22 @@ def argument_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_lang(p)
     p.set_defaults(run="calibrate")
+
+    p = sub.add_parser(
+        "measure",
+        help="time matmuls, copies and adds on the local accelerator through JAX (jax extra), for calibrate --chip",
+        description="Time a short sweep of microbenchmarks on JAX's default device (a GPU or TPU, else the CPU): "
+        "matmuls of many shapes in bf16, fp16, fp32 (and int8 where it runs), copies and elementwise adds of "
+        "1 MiB to a few GiB; write one row per kernel: op,dtype,m,k,n,bytes,flops,median_s,best_s.",
+    )
+    p.add_argument("--out", required=True, metavar="FILE.csv", help="the CSV to write (a new file)")
+    p.add_argument("--quick", action="store_true", help="a tiny sweep (seconds, on a CPU too)")
+    p.add_argument("--dtypes", metavar="bf16,fp32", help="what to measure (default bf16,fp16,fp32,int8)")
+    p.add_argument("--max-bytes", metavar="BYTES", help="the most one kernel may move, e.g. 1GiB (default: a third "
+                   "of the device's memory; 256 MiB on a CPU)")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_lang(p)
+    p.set_defaults(run="measure")
 
     p = sub.add_parser("model", help="a whole model: parameters, training time and memory, serving rooflines")
     p.add_argument("name", nargs="?", help="a preset (llama3-70b, gemma-7b, ...); none lists them")
@@ -496,7 +525,9 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, ...]] = {
             "symshard calibrate all_reduce_perf.txt --collective allreduce --ranks 16 --per-node 8 --hw a100 "
             "--out my-cluster.toml"
         ),
+        "symshard calibrate --chip chip-h200.csv --hw h200 --device-name 'NVIDIA H200' --out h200-measured.toml",
     ),
+    ("measure",): ("symshard measure --quick --out measured.csv",),
     ("model",): (
         "symshard model --list",
         "symshard model llama3-70b --train --chips 8960 --tokens 15e12 --mfu 0.4 --hw tpu-v5p",

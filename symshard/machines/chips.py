@@ -59,7 +59,18 @@ from . import nccl
 from .network import Level, Placement, place
 from .topology import Fabric, Topology
 
-__all__ = ["HARDWARE", "Hardware", "Wiring", "constant_ranges", "exact_number", "hardware", "load_hardware"]
+__all__ = [
+    "HARDWARE",
+    "Attained",
+    "AttainedRates",
+    "Hardware",
+    "Wiring",
+    "check_attained",
+    "constant_ranges",
+    "exact_number",
+    "hardware",
+    "load_hardware",
+]
 
 Number: TypeAlias = sympy.Rational
 
@@ -123,6 +134,88 @@ _NVLINK = "nvlink"  # GPUs: switch domains of node_size GPUs, scale-out beyond
 _RING = "ring"  # a custom chip: every axis a wraparound ring
 
 
+@dataclass(frozen=True, slots=True)
+class AttainedRates:
+    """What one dtype's kernels attain on the chip, fitted to measurements (an expectation, not a bound).
+
+    A kernel of ``F`` FLOPs that reads and writes ``B`` bytes of HBM is expected to take
+    ``t0 + (Tc**p + Tm**p)**(1/p)`` with ``Tc = F / flops`` and ``Tm = B / hbm_bandwidth``: a fixed cost,
+    then compute and memory overlapping as far as ``overlap`` (``p``) says: ``1`` adds them (no
+    overlap), ``None`` takes the larger (perfect overlap, the roofline's ``max``), ``2`` lies between.
+    See :mod:`symshard.costs.kernels`.
+
+    Attributes:
+        dtype: the canonical dtype (``'bf16'``).
+        flops: attained FLOP/s (``C'``).
+        hbm_bandwidth: attained HBM bandwidth, bytes/s (``W'``), bytes read and written counted.
+        kernel_overhead: the fixed cost of one kernel, seconds (``t0``).
+        overlap: the exponent ``p`` (a positive integer), or None for the larger of the two.
+
+    Examples:
+        >>> AttainedRates("bf16", "7.5e14", "4.6e12", "2e-5", 2).flops
+        750000000000000
+    """
+
+    dtype: str
+    flops: Number
+    hbm_bandwidth: Number
+    kernel_overhead: Number
+    overlap: int | None = None
+
+    def __post_init__(self) -> None:
+        from ..algebra.dtypes import canonical_dtype
+
+        object.__setattr__(self, "dtype", canonical_dtype(self.dtype))
+        for name in ("flops", "hbm_bandwidth", "kernel_overhead"):
+            object.__setattr__(self, name, _num(getattr(self, name), f"attained.{self.dtype}.{name}"))
+        if self.overlap is not None and (
+            isinstance(self.overlap, bool) or not isinstance(self.overlap, int) or not 1 <= self.overlap <= 64
+        ):
+            raise HardwareError(
+                say("attained.{dtype}.overlap must be a whole number from 1 to 64 or 'max', got {value}",
+                    dtype=self.dtype, value=repr(self.overlap)),
+                hint=say("1 adds compute and memory time, 'max' takes the larger, 2 lies between"),
+            )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Attained:
+    """The rates a chip attained in measurements, per dtype, and where they come from.
+
+    Kept beside the data sheet's peaks (:meth:`Hardware.constants`, which stay the bound): a calibrated
+    chip reports both the bound and the expected time (:func:`symshard.costs.kernels.kernel_time`).
+
+    Attributes:
+        rates: one :class:`AttainedRates` per dtype, sorted by dtype.
+        file: the measurement file's name; sha256: its digest.
+        device: the device measured, as the user or JAX named it ('' if not known).
+        date: the measurement's date, ``YYYY-MM-DD`` ('' if not known).
+        rows: how many measured rows the fit used.
+    """
+
+    rates: tuple[AttainedRates, ...]
+    file: str = ""
+    sha256: str = ""
+    device: str = ""
+    date: str = ""
+    rows: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rates", tuple(sorted(self.rates, key=lambda r: r.dtype)))
+
+    def of(self, dtype: str) -> AttainedRates | None:
+        """The rates for ``dtype`` (fp16 and bf16 are separate), or None if it was not measured."""
+        from ..algebra.dtypes import canonical_dtype
+
+        key = canonical_dtype(dtype)
+        return next((r for r in self.rates if r.dtype == key), None)
+
+    @property
+    def dtypes(self) -> tuple[str, ...]:
+        """The dtypes measured."""
+        return tuple(r.dtype for r in self.rates)
+
+
 class Wiring(NamedTuple):
     """How one mesh axis is wired on a chip: topology, outermost fabric, why, and the levels it crosses."""
 
@@ -158,6 +251,7 @@ class Hardware:
         leaf_nodes: nodes per scalable unit under one set of leaf switches (a spine joins the units);
             None for one flat scale-out network.
         sources: ``(field, citation)`` pairs.
+        attained: the rates measured on the chip (``symshard calibrate --chip``), None for the presets.
     """
 
     name: str
@@ -179,6 +273,7 @@ class Hardware:
     node_size: int | None = None
     leaf_nodes: int | None = None
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    attained: Attained | None = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -404,7 +499,7 @@ class Hardware:
 
     def table_row(self) -> dict[str, object]:
         """The figures as a flat mapping (for tables and JSON)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "sources"}
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("sources", "attained")}
 
 
 _NUMERIC_FIELDS = {
@@ -607,6 +702,22 @@ def load_hardware(path: str | Path) -> Hardware:
         [sources]            # optional: where each figure comes from
         W_dcn = "fitted to allreduce.txt by symshard calibrate"
 
+    A chip calibrated from measurements (``symshard calibrate --chip``) also has the rates it attained,
+    kept beside the data sheet's peaks (which stay the bound), with the measurement's provenance::
+
+        [attained]           # optional: measured on the chip, fitted by symshard calibrate --chip
+        file = "h200.csv"    # the measurements, their SHA-256, the device, the date, the rows fitted
+        sha256 = "9f2c..."
+        device = "NVIDIA H200"
+        date = "2026-11-20"
+        rows = 198
+
+        [attained.bf16]      # one table per dtype measured
+        flops = "7.58e14"            # attained FLOP/s (C')
+        hbm_bandwidth = "4.66e12"    # attained HBM bandwidth, B/s, bytes read and written (W')
+        kernel_overhead = "1.98e-5"  # fixed cost per kernel, s (t0)
+        overlap = 2                  # p in t0 + (Tc^p + Tm^p)^(1/p); "max" takes the larger
+
     Raises:
         UnknownHardwareError: the file does not exist.
         HardwareError: it is not valid TOML, or names an unknown preset or constant.
@@ -640,12 +751,84 @@ def load_hardware(path: str | Path) -> Hardware:
     sources = dict(chip.sources)
     sources.update({str(k): str(v) for k, v in notes.items() if str(k) in _SYMBOL_FIELDS or str(k) in _SHAPE_FIELDS})
     named = {_SYMBOL_FIELDS.get(k, k): v for k, v in sources.items()}
-    return replace(
+    chip = replace(
         chip,
         name=str(head.get("name", file.stem)),
         label=str(head.get("label", file.stem)),
         sources=tuple(named.items()),
     )
+    if "attained" in data:
+        chip = replace(chip, attained=_attained(data["attained"], str(path)))
+        check_attained(chip)
+    return chip
+
+
+_ATTAINED_KEYS = ("flops", "hbm_bandwidth", "kernel_overhead", "overlap")
+_PROVENANCE_KEYS = ("file", "sha256", "device", "date", "rows")
+
+
+def _attained(table: object, path: str) -> Attained:
+    """The ``[attained]`` section of a hardware file (see :func:`load_hardware`)."""
+    from ..algebra.dtypes import canonical_dtype
+
+    hint = say("see the [attained] section in 'symshard calibrate --chip' (docs: Calibrate a chip)")
+    if not isinstance(table, dict):
+        raise HardwareError(say("hardware file '{path}': [attained] must be a table", path=path), hint=hint)
+    rates = []
+    for key, value in sorted(table.items()):
+        if key in _PROVENANCE_KEYS:
+            continue
+        if not isinstance(value, dict):
+            raise HardwareError(
+                say("hardware file '{path}': unknown key '{key}' in [attained]", path=path, key=str(key)),
+                hint=say("[attained] takes {keys} and one table per dtype", keys=", ".join(_PROVENANCE_KEYS)),
+            )
+        dtype = canonical_dtype(str(key))
+        missing = [k for k in _ATTAINED_KEYS[:3] if k not in value]
+        unknown = sorted(str(k) for k in value if k not in _ATTAINED_KEYS)
+        if missing or unknown:
+            raise HardwareError(
+                say("hardware file '{path}': [attained.{dtype}] needs {needed}, got {got}", path=path, dtype=dtype,
+                    needed=", ".join(_ATTAINED_KEYS[:3]), got=", ".join(sorted(map(str, value))) or "nothing"),
+                hint=hint,
+            )  # fmt: skip
+        overlap = value.get("overlap", "max")
+        if overlap == "max":
+            overlap = None
+        rates.append(AttainedRates(dtype, value["flops"], value["hbm_bandwidth"], value["kernel_overhead"], overlap))
+    if not rates:
+        raise HardwareError(say("hardware file '{path}': [attained] has no dtype table", path=path), hint=hint)
+    rows = table.get("rows", 0)
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
+        raise HardwareError(
+            say("hardware file '{path}': attained rows must be a whole number, got {value}", path=path,
+                value=repr(rows)),
+            hint=hint,
+        )  # fmt: skip
+    text = {k: str(table.get(k, "")) for k in ("file", "sha256", "device", "date")}
+    return Attained(tuple(rates), rows=rows, **text)
+
+
+def check_attained(chip: Hardware) -> None:
+    """Refuse attained rates above the data sheet's peaks: the peaks are a bound, and a chip cannot beat it.
+
+    Raises:
+        HardwareError: an attained FLOP/s or HBM bandwidth above the chip's peak for that dtype (the base
+            chip is not the one measured, or the measurements are wrong).
+    """
+    if chip.attained is None:
+        return
+    for rates in chip.attained.rates:
+        peaks = chip.constants(rates.dtype)
+        for symbol, value, what in ((C, rates.flops, "FLOP/s"), (W_hbm, rates.hbm_bandwidth, "B/s")):
+            peak = peaks.get(symbol)
+            if peak is not None and value > peak:
+                raise HardwareError(
+                    say("the attained {dtype} {what} {value} is above {chip}'s data sheet peak {symbol} = {peak}",
+                        dtype=rates.dtype, what=what, value=f"{float(value):.4g}", chip=chip.label,
+                        symbol=str(symbol), peak=f"{float(peak):.4g}"),
+                    hint=say("measure and calibrate against the chip that was measured (--hw), or correct its peak"),
+                )  # fmt: skip
 
 
 @cache
