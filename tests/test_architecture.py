@@ -2,7 +2,7 @@
 another's private names.
 
 grimp builds the import graph, counting imports inside functions and under ``TYPE_CHECKING`` (a
-lazy import is still a dependency, only a later one). The layers, from the bottom:
+lazy import is still a dependency, only a later one). The layers (stated in ``symshard/layers.py``), from the bottom:
 
 1. ``foundation``: errors, messages, the memo and the output folder everything may use;
 2. ``algebra``: symbols, dtypes, units, formulas as text, exact sums, inequalities and conditions;
@@ -35,44 +35,26 @@ from pathlib import Path
 
 import pytest
 
+from symshard.layers import FACES
+from symshard.layers import LAYERS as _LAYERS
+from symshard.layers import layer_of as _layer_of
+
 grimp = pytest.importorskip("grimp", reason="grimp (dev extra) is not installed")
 
 PACKAGE = Path(__file__).resolve().parents[1] / "symshard"
 
-# The package faces: re-exports for users, outside the layers.
-FACES = frozenset({"symshard", "symshard.jax", "symshard.__main__"})
-
-# Each layer by the modules it holds; a name ending in ".*" holds a package and all its modules.
-LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple(
-    (name, frozenset(members.split()))
-    for name, members in (
-        ("foundation", "errors messages memo outputs"),
-        ("algebra", "algebra.*"),
-        ("notation", "notation.*"),
-        ("machines", "machines.*"),
-        ("costs", "costs.*"),
-        ("reading", "read"),
-        ("planning", "planning.*"),
-        ("models", "models.*"),
-        ("bridge", "jax.*"),
-        ("presentation", "i18n.* report.* notebook render.*"),
-        ("problems", "problems.*"),
-        ("site", "site.*"),
-        ("cli", "cli.*"),
-    )
-)
+# Each layer by the modules it holds (symshard/layers.py states them; the docs page draws its map from there).
+LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((layer.name, frozenset(layer.members)) for layer in _LAYERS)
 
 
 def layer_of(module: str) -> int | None:
     """The number of ``module``'s layer (0 at the bottom), None for a face."""
     if module in FACES:
         return None
-    short = module.removeprefix("symshard.")
-    for number, (_, members) in enumerate(LAYERS):
-        for member in members:
-            if short == member or (member.endswith(".*") and (short + ".").startswith(member[:-1])):
-                return number
-    raise AssertionError(f"module {module} is in no layer: add it to LAYERS in tests/test_architecture.py")
+    found = _layer_of(module)
+    if found is None:
+        raise AssertionError(f"module {module} is in no layer: add it to LAYERS in symshard/layers.py")
+    return _LAYERS.index(found)
 
 
 @cache

@@ -527,3 +527,24 @@ def test_pages_run_the_command_they_are_handed_and_the_site_never_imports_the_cl
     assert ran == [["shard", "A[I_X, J]"]]
     reference = page.context()["cli_reference"]()
     assert reference.startswith("## `symshard`") and "### `symshard site`" in reference
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_architecture_page_maps_every_module_to_its_layer(site, language):
+    from symshard.layers import LAYERS, layer_of
+    from symshard.site.pages import module_summaries
+
+    out, _, pages = site
+    root = out if language == "en" else out / "zh"
+    page = _html_for(root, "explanation/architecture.md")
+    html = page.read_text(encoding="utf-8")
+    text = " ".join("".join(pages[page].article).split())
+    modules = module_summaries()
+    assert len(modules) > 50
+    # every module of the package has a layer, or is a face, and the map names each one
+    assert [m for m in modules if layer_of(m) is None] == ["symshard", "symshard.__main__", "symshard.jax"]
+    for module in modules:
+        if layer_of(module) is not None:
+            assert f"<code>{module}</code>" in html, module
+    for number, layer in enumerate(LAYERS, 1):
+        assert f"{number}. {layer.name}" in text, layer.name  # bold in the table, not raw Markdown

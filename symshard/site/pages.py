@@ -23,6 +23,7 @@ import contextlib
 import importlib.resources
 import io
 import os
+import re
 import shlex
 import tempfile
 import textwrap
@@ -260,6 +261,7 @@ class Page:
             "cli_reference": lambda: cli_reference(self.command_line().parser()),
             "grammar": grammar,
             "families_table": families_table,
+            "layer_map": layer_map,
             "seconds": format_seconds,
             "bytes": format_bytes,
             "num": format_number,
@@ -517,6 +519,41 @@ def grammar() -> str:
     start = doc.index("::", doc.index("Grammar")) + 2
     body = textwrap.dedent(doc[start:].split("\n\n", 2)[1])
     return "```ebnf\n" + body.rstrip() + "\n```"
+
+
+def module_summaries() -> dict[str, tuple[str, int]]:
+    """Every module of the package (``symshard.costs.placement``): its docstring's first paragraph and its
+    number of lines, read from the source without importing it (the JAX bridge would load JAX)."""
+
+    root = Path(str(symshard.__file__)).parent
+    out: dict[str, tuple[str, int]] = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        text = path.read_text(encoding="utf-8")
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        first = " ".join(doc.strip().split("\n\n", 1)[0].split())
+        first = re.sub(r":\w+:`~?([^`]+)`", r"`\1`", first).replace("``", "`")  # reST roles as Markdown code
+        out[name] = (first.replace("|", "\\|"), len(text.splitlines()))
+    return out
+
+
+def layer_map(heads: Sequence[str] = ("layer", "module", "lines", "what it is"), summaries: bool = True) -> str:
+    """The package's layers from the bottom (:data:`symshard.layers.LAYERS`), each with its modules and
+    their size; with ``summaries``, each module's summary too (its docstring's first paragraph, English).
+    ``heads`` are the columns' headings, in the page's language."""
+    from ..layers import LAYERS, layer_of
+
+    modules = module_summaries()
+    head = "| " + " | ".join(heads[:3]) + " |" + (f" {heads[3]} |" if summaries else "")
+    rows = [head, "| --- | --- | ---: |" + (" --- |" if summaries else "")]
+    for number, layer in enumerate(LAYERS, 1):
+        members = [m for m in modules if layer_of(m) is layer]
+        for i, m in enumerate(members):
+            line, count = modules[m]
+            first = f"{number}. **{layer.name}**" if i == 0 else ""
+            rows.append(f"| {first} | `{m}` | {count:,} |" + (f" {line} |" if summaries else ""))
+    return "\n".join(rows)
 
 
 def families_table() -> str:
