@@ -205,6 +205,22 @@ def test_math_is_mathml_and_no_dollars_are_left(site):
         assert pages[out / rel].math > 0, rel
 
 
+def test_no_raw_tex_is_left_in_any_formula(site):
+    # a TeX command that the converter did not understand shows as text inside the MathML
+    # ("T \\text{comms"): read every <math> element's text, its data-latex attribute left aside
+    import html as html_module
+
+    out, _, pages = site
+    found = {}
+    for path in pages:
+        for element in re.findall(r"<math\b.*?</math>", path.read_text(encoding="utf-8"), re.S):
+            shown = html_module.unescape(re.sub(r"<[^>]+>", "", element))
+            raw = re.search(r"\\[A-Za-z]+|\\[{}]", shown)
+            if raw:
+                found.setdefault(str(path.relative_to(out)), shown[max(0, raw.start() - 20) : raw.end() + 20])
+    assert found == {}, f"{len(found)} pages show raw TeX: {found}"
+
+
 @pytest.mark.parametrize(
     ("language", "hint_word", "solution_word"), [("en", "Hint", "Solution"), ("zh", "提示", "解答")]
 )

@@ -63,9 +63,13 @@ def latex_of(value: object) -> str:
 
 
 def _name_latex(name: str) -> str:
-    """A symbol name as LaTeX with an upright multi-letter subscript: ``T_comms`` → ``T_{\\text{comms}}``."""
+    """A symbol name as LaTeX with an upright multi-letter subscript: ``T_comms`` → ``T_{\\text{comms}}``.
+
+    A name already written in LaTeX (``T_{\\text{AG}, XY}``: a brace or a backslash) is kept as it is.
+    """
+    if "\\" in name or "{" in name:
+        return name
     base, _, sub = name.partition("_")
-    sub = sub.strip("{}")
     if not sub:
         return base
     return f"{base}_{{{sub}}}" if len(sub) == 1 else f"{base}_{{\\text{{{sub}}}}}"
