@@ -609,7 +609,7 @@ def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
     title = args.title if args.title else problem_set_title(language)
     written = write_set(problems, out, formats=formats, seed=args.seed, title=title,
                         solutions=args.solutions, force=args.force)  # fmt: skip
-    return generated_report(problems, written, out, args.seed, args.lang)
+    return generated_report(problems, written.written, out, args.seed, args.lang, kept=written.kept)
 
 
 class _Progress:
