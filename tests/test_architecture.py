@@ -40,7 +40,7 @@ FACES = frozenset({"symshard", "symshard.jax", "symshard.__main__"})
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple(
     (name, frozenset(members.split()))
     for name, members in (
-        ("foundation", "errors messages symbols memo outputs"),
+        ("foundation", "errors messages symbols memo outputs inputs tomltext"),
         (
             "notation",
             "arrays notation mesh placement chips dtypes units mathtext network topology nccl substitution subaxes",
