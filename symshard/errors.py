@@ -36,6 +36,7 @@ The tree::
     │   └── BudgetError                  a family's work past its time or memory limit
     ├── AnswerError (ValueError)         a problem answer that does not exist or cannot be read
     ├── UsageError (ValueError)          a command line the CLI cannot read
+    ├── InputError (ValueError)          a file symshard will not read (not a regular file, too large, not text)
     ├── OutputError (ValueError)         a folder or file symshard will not or cannot write
     ├── SiteError (RuntimeError)         a docs site that cannot be prepared, built or served
     └── TimeLimitError (TimeoutError)    a search that ran past the time it was given
@@ -51,6 +52,7 @@ __all__ = [
     "CollectiveError",
     "DivisibilityError",
     "HardwareError",
+    "InputError",
     "MeasurementError",
     "MeshError",
     "ModelError",
@@ -219,6 +221,11 @@ class AnswerError(SymshardError, ValueError):
 
 class UsageError(SymshardError, ValueError):
     """A command line the ``symshard`` CLI cannot read (unknown option, missing argument)."""
+
+
+class InputError(SymshardError, ValueError):
+    """A file given to read that symshard will not read (not a regular file, too large, not UTF-8 text)
+    or cannot read."""
 
 
 class OutputError(SymshardError, ValueError):

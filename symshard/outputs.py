@@ -1,25 +1,50 @@
-"""Writing a folder of outputs without ever deleting or changing a file symshard did not write.
+"""Writing a folder of outputs without ever deleting or changing a file symshard did not write there.
 
-Every command that writes files (``site build``, ``site prepare``, ``problems
-generate``) writes through an :class:`OutputFolder`. The folder keeps a manifest,
-``.symshard-manifest.json``, naming each file symshard wrote there and its SHA-256.
+Every command that writes a folder (``site build``, ``site prepare``, ``problems generate``) writes
+through an :class:`OutputFolder`. Two files at the top of the folder keep its books:
+
+* ``.symshard-manifest.json`` lists the files symshard wrote there, each with its SHA-256. It holds
+  no date and nothing of the machine, so the same outputs give the same bytes on any day and
+  anywhere: it is what a person or a tool reads to know what the folder holds.
+* ``.symshard-stamps.jsonl`` is this machine's record of each file as symshard left it: its SHA-256
+  and the inode, modification time (in nanoseconds) and size the file system gave it. It differs
+  from run to run, and is also the journal of a run in progress (below).
+
+**What the manifest proves: nothing about who wrote a file.** Anyone can write a manifest, and a
+digest in it proves only that a file's bytes are the ones listed, which anyone who has seen the
+file can compute. A manifest that came with a folder someone sent, one crafted to list a user's own
+notes with their digest, or one naming ``link/notes.txt`` where ``link`` leads outside, must not
+make symshard delete or overwrite anything. So symshard takes a file as its own only when the
+stamps prove it: the file at that name is the very inode symshard renamed into place, with the
+modification time and size it had then, and its bytes still have the digest recorded. Copying,
+extracting, checking out or editing a file gives it another inode or time, and nobody can give a
+file of the user's the stamp of one symshard wrote, so a stamps file from elsewhere proves nothing
+either. When in doubt symshard keeps the file and reports it: a stale file left behind is better
+than a user's file deleted.
+
 The rules:
 
-* A folder holding anything symshard did not write (or a file of symshard's that
-  someone edited since) is refused, unless forced.
-* Forced, symshard writes beside such files and overwrites its own (edited or not),
-  but never overwrites a file it did not write: that is still an error.
-* Files symshard wrote last time and does not write again are deleted, unless
-  someone edited them since (those are left, and reported).
-* A path that is a file, a device or a link is not a folder; a name that climbs out
-  of the folder is refused.
+* A folder holding any file symshard cannot prove it wrote there (a user's file, a link, a file of
+  symshard's edited since, a file of a copied folder) is refused, unless forced.
+* Forced, symshard writes beside such files and never overwrites or deletes one.
+* Files symshard proves it wrote and does not write again are deleted; stale files it cannot prove
+  are kept and reported (:attr:`Written.kept`).
+* Nothing outside the folder is written or removed, and no link is followed, in writing or in
+  removing: every folder on the way to a file is opened relative to the one above it, refusing a
+  link (``O_NOFOLLOW``), so neither a link in the folder nor one swapped in while symshard works
+  leads it outside. A name that climbs out of the folder, or is a bookkeeping name, is refused; a
+  path that is a file, a device or a link is not a folder.
+
+**Interrupted runs.** Each file is written to a temporary file beside it (``.symshard-tmp-`` and 16
+hex digits), then renamed into place. The stamps file is appended to as a journal, one line at a
+time: the temporary's name before it is made, the file's stamp before the rename. The manifest and
+a compact stamps file are written last. A run killed at any point thus leaves every file it renamed
+proven by its stamp and every temporary named in the journal: the next run, without ``--force``,
+takes the files as its own, removes the temporaries, and leaves a consistent folder.
 
 A command that writes one file (``calibrate``) signs it instead: :func:`write_signed_file`; one whose
 format has no room for a signature (``measure``'s CSV, read by other tools) writes only a new file:
 :func:`write_new_file`.
-
-Writes are atomic (a temporary file renamed into place), and the manifest holds no
-date, so the same outputs give the same bytes on any day.
 
 Examples:
     >>> import tempfile, pathlib
@@ -36,56 +61,75 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .errors import OutputError
-from .messages import Message, say
+from .messages import say
 
-__all__ = ["MANIFEST", "OutputFolder", "Written", "write_new_file", "write_signed_file"]
+__all__ = ["MANIFEST", "STAMPS", "OutputFolder", "Written", "write_new_file", "write_signed_file"]
 
 MANIFEST = ".symshard-manifest.json"
 """The manifest's file name, at the top of every folder symshard writes."""
 
-_LEGACY_MARKERS = (".symshard-site",)
-"""Markers older versions left instead of a manifest: such a folder was symshard's, its files unlisted."""
+STAMPS = ".symshard-stamps.jsonl"
+"""The stamps file's name (this machine's proof of what symshard wrote, and a run's journal), beside the manifest."""
 
+_BOOKKEEPING = (MANIFEST, STAMPS)
 
-def _digest(path: Path) -> str | None:
-    try:
-        h = hashlib.sha256()
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        return h.hexdigest()
-    except OSError:
-        return None
+_TEMP_PREFIX = ".symshard-tmp-"
+_TEMP = re.compile(r"\.symshard-tmp-[0-9a-f]{16}")
+"""The names of symshard's temporary files (a name no output may take)."""
+
+MAX_BOOKKEEPING_BYTES = 64 * 2**20
+"""The most of the manifest or the stamps file read (tens of thousands of files take a few MiB)."""
+
+MAX_DEPTH = 48
+"""Folders nested deeper inside an output folder are not looked into (nothing symshard writes is)."""
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # refuse a link where a file or a folder is opened
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a named pipe put in the way must not block the open
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC
+_READ_FLAGS = os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC
+_NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
+_APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _CLOEXEC
 
 
 def _relative(name: str) -> str:
-    """A file name inside the folder, in POSIX form; anything that could leave it is refused."""
+    """A file name inside the folder, in POSIX form; anything that could leave it, or take a bookkeeping
+    name, is refused."""
     rel = PurePosixPath(name.replace("\\", "/"))
-    if rel.is_absolute() or not rel.parts or any(p in ("..", "") for p in rel.parts) or ":" in rel.parts[0]:
+    if (
+        rel.is_absolute()
+        or not rel.parts
+        or any(p in ("..", "") or _TEMP.fullmatch(p) for p in rel.parts)
+        or ":" in rel.parts[0]
+        or "\x00" in name
+        or rel.as_posix() in _BOOKKEEPING
+    ):
         raise OutputError(
             say("'{name}' is not a file name inside the output folder", name=name), hint=say("this is a bug; report it")
         )
     return rel.as_posix()
 
 
-def _os_error(err: OSError, doing: str) -> OutputError:
-    """What the system refused (its words, ``strerror``, quoted as they are) while doing ``doing`` to a path."""
+def _os_error(err: OSError, doing: str, path: str | None = None) -> OutputError:
+    """What the system refused (its words, ``strerror``, quoted as they are) while doing ``doing`` to ``path``
+    (else the path the error names)."""
     why = err.strerror or str(err)
-    if err.filename:
-        path = str(err.filename)
+    shown = path if path is not None else str(err.filename) if err.filename else None
+    if shown is not None:
         said = {
-            "look at the folder": say("cannot look at the folder '{path}': {why}", path=path, why=why),
-            "create the folder": say("cannot create the folder '{path}': {why}", path=path, why=why),
-            "write the manifest in": say("cannot write the manifest in '{path}': {why}", path=path, why=why),
-            "look at": say("cannot look at '{path}': {why}", path=path, why=why),
-            "write": say("cannot write '{path}': {why}", path=path, why=why),
+            "look at the folder": say("cannot look at the folder '{path}': {why}", path=shown, why=why),
+            "create the folder": say("cannot create the folder '{path}': {why}", path=shown, why=why),
+            "write the manifest in": say("cannot write the manifest in '{path}': {why}", path=shown, why=why),
+            "look at": say("cannot look at '{path}': {why}", path=shown, why=why),
+            "write": say("cannot write '{path}': {why}", path=shown, why=why),
         }
     else:
         said = {
@@ -98,27 +142,90 @@ def _os_error(err: OSError, doing: str) -> OutputError:
     return OutputError(said[doing], hint=say("check the path, its permissions and the free disk space"))
 
 
+def _in_the_way(folder: str, path: str) -> OutputError:
+    return OutputError(
+        say("'{folder}' is in the way of '{path}'", folder=folder, path=path),
+        hint=say("move it away, then write again"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Stamp:
+    """A file as symshard left it: its digest, and the inode, modification time and size it had."""
+
+    sha256: str
+    ino: int
+    mtime_ns: int
+    size: int
+
+    def matches(self, info: os.stat_result) -> bool:
+        """Whether ``info`` (an ``lstat``) is of this very file, unchanged."""
+        return (
+            stat.S_ISREG(info.st_mode)
+            and (info.st_ino, info.st_mtime_ns, info.st_size) == (self.ino, self.mtime_ns, self.size)
+        )  # fmt: skip
+
+    def line(self, name: str) -> dict[str, object]:
+        return {"name": name, "sha256": self.sha256, "ino": self.ino, "mtime_ns": self.mtime_ns, "size": self.size}
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _stamp_of(record: dict) -> _Stamp | None:
+    """The stamp a journal line records, if it is well formed (a line anyone could have written: it is only
+    a claim, which the file on disk must bear out)."""
+    values = [record.get(k) for k in ("ino", "mtime_ns", "size")]
+    digest = record.get("sha256")
+    if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
+        return None
+    if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**64 for v in values):
+        return None
+    return _Stamp(digest, *values)  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True, slots=True)
 class Written:
-    """What :meth:`OutputFolder.finish` did: the files written, the stale ones removed and those kept."""
+    """What :meth:`OutputFolder.finish` did: the files written, the stale ones removed and those kept.
+
+    Iterating over it gives the files written.
+    """
 
     root: Path
     written: tuple[Path, ...]
     removed: tuple[Path, ...]
     kept: tuple[Path, ...]
-    """Files symshard wrote before and does not write now, left because someone edited them."""
+    """Stale files (of an earlier run, not written now) left in place: edited since, or not provably
+    symshard's (a copied folder, a crafted manifest). Reported, never deleted."""
+
+    def __iter__(self) -> Iterator[Path]:
+        return iter(self.written)
+
+    def __len__(self) -> int:
+        return len(self.written)
 
 
 @dataclass(slots=True)
 class OutputFolder:
-    """A folder symshard writes into, keeping the manifest of what it wrote (see the module)."""
+    """A folder symshard writes into, keeping the manifest and the stamps of what it wrote (see the module).
+
+    Attributes:
+        root: the folder.
+        tool: the command writing it (recorded in the manifest).
+        force: write beside files symshard did not write.
+        previous: the files symshard proves it wrote there before, by name, with their stamps.
+        listed: what the manifest found there lists (names and digests): a claim, never a proof.
+        temps: the temporary files of an interrupted run (named in its journal), removed at the end.
+        written: the files written by this run, by name, with their stamps.
+    """
 
     root: Path
     tool: str
     force: bool
-    previous: dict[str, str]
-    legacy: bool = False
-    written: dict[str, str] = field(default_factory=dict)
+    previous: dict[str, _Stamp] = field(default_factory=dict)
+    listed: dict[str, str] = field(default_factory=dict)
+    temps: tuple[str, ...] = ()
+    written: dict[str, _Stamp] = field(default_factory=dict)
 
     @classmethod
     def open(cls, root: Path | str, tool: str, *, force: bool = False, create: bool = True) -> OutputFolder:
@@ -127,12 +234,12 @@ class OutputFolder:
         Args:
             root: the folder.
             tool: the command writing it (recorded in the manifest).
-            force: write beside files symshard did not write, and over its own files edited since.
+            force: write beside files symshard did not write (it still never overwrites or deletes one).
             create: make the folder if it does not exist (False: only check, before slow work).
 
         Raises:
-            OutputError: ``root`` is not a folder, cannot be made, or holds files symshard did not
-                write (or edited ones) and ``force`` is false.
+            OutputError: ``root`` is not a folder, cannot be made, or holds files symshard cannot prove it
+                wrote there and ``force`` is false.
         """
         root = Path(root)
         try:
@@ -157,16 +264,15 @@ class OutputFolder:
         if info is None:
             if not create:
                 cls._probe(root)
-                return cls(root, tool, force, {})
+                return cls(root, tool, force)
             try:
                 root.mkdir(parents=True)
             except OSError as err:
                 raise _os_error(err, "create the folder") from None
-            return cls(root, tool, force, {})
-        previous, legacy = cls._read_manifest(root)
-        if not force:
-            cls._refuse_foreign(root, previous, legacy)
-        return cls(root, tool, force, previous, legacy)
+            return cls(root, tool, force)
+        folder = cls(root, tool, force)
+        folder._survey()
+        return folder
 
     @staticmethod
     def _probe(root: Path) -> None:
@@ -182,109 +288,352 @@ class OutputFolder:
             except OSError:
                 break
 
-    @classmethod
-    def _refuse_foreign(cls, root: Path, previous: dict[str, str], legacy: bool) -> None:
-        """Raise at the first file symshard did not write, or edited since (sorted walk: the same one each time)."""
-        for path in cls._files(root):
-            rel = path.relative_to(root).as_posix()
-            if rel == MANIFEST or rel in _LEGACY_MARKERS:
-                continue
-            if legacy:
-                message = say(
-                    "'{path}' was written by an older symshard, which kept no list of its files", path=str(root)
-                )
-            elif rel not in previous:
-                message = say("'{path}' holds files symshard did not write, e.g. '{file}'", path=str(root), file=rel)
-            elif _digest(path) != previous[rel]:
-                message = say("'{path}' was changed since symshard wrote it", path=f"{root}/{rel}")
-            else:
-                continue
-            raise OutputError(
-                message,
-                hint=say(
-                    "pick a new or empty folder, or pass --force to write anyway (symshard never deletes or "
-                    "overwrites a file it did not write)"
-                ),
-            )
+    # -- looking, without following a link --------------------------------------------------------------
 
-    @staticmethod
-    def _read_manifest(root: Path) -> tuple[dict[str, str], bool]:
-        path = root / MANIFEST
-        if not path.exists():
-            return {}, any((root / m).exists() for m in _LEGACY_MARKERS)
+    def _open_root(self) -> int:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            files = data["files"]
-            if not isinstance(files, dict) or not all(
-                isinstance(k, str) and isinstance(v, str) for k, v in files.items()
-            ):
-                raise ValueError(say("files is not a mapping of names to digests"))
-            return {_relative(k): v for k, v in files.items()}, False
-        except (OSError, ValueError, KeyError, TypeError, OutputError) as err:
-            said = err.args[0] if len(err.args) == 1 and isinstance(err.args[0], Message) else None
-            why = err.message if isinstance(err, OutputError) else said if said is not None else str(err)
-            raise OutputError(
-                say("the manifest '{path}' cannot be read ({why})", path=str(path), why=why),
-                hint=say("pick another folder, or delete the manifest to treat every file there as not symshard's"),
-            ) from None
+            return os.open(self.root, _DIR_FLAGS)
+        except OSError as err:
+            raise _os_error(err, "look at the folder", str(self.root)) from None
 
-    @staticmethod
-    def _files(root: Path) -> Iterable[Path]:
-        """Every file and link under ``root``, walked in sorted order (links to folders are not entered)."""
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames.sort()
-            base = Path(dirpath)
-            yield from (base / f for f in sorted(filenames))
-            yield from (base / d for d in dirnames if (base / d).is_symlink())
+    def _open_parent(self, rel: str, *, create: bool) -> int | None:
+        """A descriptor of the folder that holds ``rel``, each folder on the way opened inside the one above
+        without following a link (made when missing, with ``create``; else None when one is missing).
+
+        Raises:
+            OutputError: a link, a file or something else is where a folder should be.
+        """
+        fd = self._open_root()
+        try:
+            done = ""
+            for part in rel.split("/")[:-1]:
+                done += part
+                try:
+                    sub = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                except FileNotFoundError:
+                    if not create:
+                        os.close(fd)
+                        return None
+                    try:
+                        os.mkdir(part, 0o777, dir_fd=fd)
+                        sub = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                    except OSError as err:
+                        raise _os_error(err, "write", str(self.root / done)) from None
+                except OSError:  # a link (ELOOP), a file (ENOTDIR) or something unreadable
+                    raise _in_the_way(str(self.root / done), str(self.root / rel)) from None
+                os.close(fd)
+                fd = sub
+                done += "/"
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _lstat(self, rel: str) -> os.stat_result | None:
+        """What is at ``rel`` (a link itself, not what it leads to); None when nothing is, or a folder on the
+        way is missing."""
+        fd = self._open_parent(rel, create=False)
+        if fd is None:
+            return None
+        try:
+            return os.stat(rel.rsplit("/", 1)[-1], dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            raise _os_error(err, "look at", str(self.root / rel)) from None
+        finally:
+            os.close(fd)
+
+    def _digest(self, rel: str, stamp: _Stamp | None = None) -> str | None:
+        """The SHA-256 of the regular file at ``rel`` (None if it is not one, or cannot be read); with
+        ``stamp``, None unless the file opened is that very file."""
+        try:
+            fd = self._open_parent(rel, create=False)
+        except OutputError:
+            return None
+        if fd is None:
+            return None
+        try:
+            file = os.open(rel.rsplit("/", 1)[-1], _READ_FLAGS, dir_fd=fd)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        try:
+            info = os.fstat(file)
+            if not stat.S_ISREG(info.st_mode) or (stamp is not None and not stamp.matches(info)):
+                return None
+            h = hashlib.sha256()
+            while chunk := os.read(file, 1 << 20):
+                h.update(chunk)
+            return h.hexdigest()
+        except OSError:
+            return None
+        finally:
+            os.close(file)
+
+    def _tree(self) -> list[tuple[str, os.stat_result | None]]:
+        """Every entry under the folder that is not a folder (files, links, devices), with its ``lstat``,
+        sorted by name; links to folders are not entered, and a folder that cannot be entered (too deep,
+        unreadable) is listed with None."""
+
+        def scan(fd: int, prefix: str) -> list[str]:
+            with os.scandir(fd) as entries:
+                found = sorted(entries, key=lambda e: e.name)
+            folders = []
+            for entry in found:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.name)
+                else:
+                    try:
+                        items.append((prefix + entry.name, entry.stat(follow_symlinks=False)))
+                    except OSError:
+                        items.append((prefix + entry.name, None))
+            return folders
+
+        items: list[tuple[str, os.stat_result | None]] = []
+        root = self._open_root()
+        stack: list[tuple[int, str, Iterator[str]]] = []
+        try:
+            stack.append((root, "", iter(scan(root, ""))))
+            while stack:
+                fd, prefix, pending = stack[-1]
+                name = next(pending, None)
+                if name is None:
+                    stack.pop()
+                    os.close(fd)
+                    continue
+                if len(stack) > MAX_DEPTH:
+                    items.append((prefix + name, None))
+                    continue
+                try:
+                    sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                except OSError:
+                    items.append((prefix + name, None))
+                    continue
+                stack.append((sub, f"{prefix}{name}/", iter(())))  # on the stack first: closed if the scan fails
+                stack[-1] = (sub, f"{prefix}{name}/", iter(scan(sub, f"{prefix}{name}/")))
+        except OSError as err:
+            raise _os_error(err, "look at the folder", str(self.root)) from None
+        finally:
+            for fd, _, _ in stack:
+                os.close(fd)
+        return sorted(items, key=lambda item: item[0])
+
+    # -- what the folder holds --------------------------------------------------------------------------
+
+    def _read_bookkeeping(self, name: str) -> str:
+        """The text of a bookkeeping file ("" when it is missing, not a regular file, too large or not text:
+        it proves nothing, so a broken one is only ignored)."""
+        fd = self._open_root()
+        try:
+            file = os.open(name, _READ_FLAGS, dir_fd=fd)
+        except OSError:
+            return ""
+        finally:
+            os.close(fd)
+        try:
+            if not stat.S_ISREG(os.fstat(file).st_mode):
+                return ""
+            data = b""
+            while len(data) <= MAX_BOOKKEEPING_BYTES and (chunk := os.read(file, 1 << 20)):
+                data += chunk
+            return "" if len(data) > MAX_BOOKKEEPING_BYTES else data.decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+        finally:
+            os.close(file)
+
+    def _survey(self) -> None:
+        """Read the manifest and the stamps, find what symshard proves it wrote, and refuse (unless forced)
+        a folder holding anything else."""
+        try:
+            files = json.loads(self._read_bookkeeping(MANIFEST) or "{}").get("files", {})
+        except (ValueError, AttributeError, RecursionError):
+            files = {}
+        if isinstance(files, dict):
+            self.listed = {k: v for k, v in files.items() if isinstance(k, str) and isinstance(v, str)}
+        claims: dict[str, list[_Stamp]] = {}
+        journaled: set[str] = set()
+        for line in self._read_bookkeeping(STAMPS).split("\n"):
+            try:
+                record = json.loads(line) if line.strip() else None
+            except (ValueError, RecursionError):
+                continue  # a line cut short by a kill, or not ours
+            if not isinstance(record, dict):
+                continue
+            if isinstance(record.get("temp"), str):
+                journaled.add(record["temp"])
+            elif isinstance(record.get("name"), str) and (stamp := _stamp_of(record)) is not None:
+                claims.setdefault(record["name"], []).append(stamp)
+        for name in _BOOKKEEPING:  # symshard's to replace, when it is a regular file
+            info = self._lstat(name)
+            if info is not None and not stat.S_ISREG(info.st_mode):
+                raise OutputError(
+                    say("'{path}' exists and is not a regular file", path=str(self.root / name)),
+                    hint=say("move it away, then write again"),
+                )
+        temps = []
+        foreign: list[str] = []
+        for rel, info in self._tree():
+            if rel in _BOOKKEEPING:
+                continue
+            proven = None
+            if info is not None:
+                for stamp in claims.get(rel, ()):
+                    if stamp.matches(info) and self._digest(rel, stamp) == stamp.sha256:
+                        proven = stamp
+                        break
+            if proven is not None:
+                self.previous[rel] = proven
+            elif (
+                info is not None and stat.S_ISREG(info.st_mode) and rel in journaled
+                and _TEMP.fullmatch(rel.rsplit("/", 1)[-1])
+            ):  # fmt: skip
+                temps.append(rel)
+            else:
+                foreign.append(rel)
+        self.temps = tuple(temps)
+        if foreign and not self.force:
+            raise self._foreign(foreign[0])
+
+    def _foreign(self, rel: str) -> OutputError:
+        """The refusal of a folder holding ``rel``, a file symshard cannot prove it wrote there."""
+        if rel not in self.listed:
+            message = say("'{path}' holds files symshard did not write, e.g. '{file}'", path=str(self.root), file=rel)
+        elif self._digest(rel) != self.listed[rel]:
+            message = say("'{path}' was changed since symshard wrote it", path=str(self.root / rel))
+        else:
+            message = say(
+                "'{path}' is in the manifest, but symshard cannot tell that it wrote it here (a copied or restored "
+                "folder, or a manifest from elsewhere)",
+                path=str(self.root / rel),
+            )
+        if self.force:  # forced, it is in the way of a file to write
+            return OutputError(message, hint=say("move it away, or pick another folder"))
+        return OutputError(
+            message,
+            hint=say(
+                "pick a new or empty folder, or pass --force to write anyway (symshard never deletes or "
+                "overwrites a file it did not write)"
+            ),
+        )
+
+    def _ours(self, rel: str, info: os.stat_result) -> bool:
+        """Whether ``info`` is of the file symshard wrote at ``rel`` (in this run, or proven from an earlier one)."""
+        stamp = self.written.get(rel) or self.previous.get(rel)
+        return stamp is not None and stamp.matches(info)
+
+    # -- writing ---------------------------------------------------------------------------------------
 
     def check(self, name: str) -> Path:
         """The path ``name`` will be written to, refusing what must not be overwritten (nothing is written).
 
         Raises:
-            OutputError: the path holds a file symshard did not write, a folder or a link.
+            OutputError: the path holds a file symshard cannot prove it wrote there, a folder or a link, or a
+                link or a file is where a folder on the way should be.
         """
         rel = _relative(name)
         path = self.root / rel
-        try:
-            info = os.lstat(path)
-        except FileNotFoundError:
-            info = None
-        except OSError as err:
-            raise _os_error(err, "look at") from None
+        info = self._lstat(rel)
         if info is not None:
             if not stat.S_ISREG(info.st_mode):
                 raise OutputError(
                     say("'{path}' exists and is not a regular file", path=str(path)),
                     hint=say("move it away, then write again"),
                 )
-            if rel not in self.previous and not self.legacy and rel not in self.written:
+            if not self._ours(rel, info):
+                if rel in self.listed:
+                    raise self._foreign(rel)
                 raise OutputError(
                     say("'{path}' exists and was not written by symshard", path=str(path)),
                     hint=say("move it away, or pick another folder"),
                 )
-        for parent in reversed(PurePosixPath(rel).parents[:-1]):
-            folder = self.root / parent
-            if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        return path
+
+    def _journal(self, record: dict[str, object]) -> None:
+        """Add one line to the stamps file, the journal of this run (a line on its own, whatever a kill
+        left unfinished before it)."""
+        line = ("\n" + json.dumps(record, sort_keys=True) + "\n").encode("utf-8")
+        fd = self._open_root()
+        try:
+            file = os.open(STAMPS, _APPEND_FLAGS, 0o644, dir_fd=fd)
+        except OSError as err:
+            raise _os_error(err, "write the manifest in", str(self.root)) from None
+        finally:
+            os.close(fd)
+        try:
+            if not stat.S_ISREG(os.fstat(file).st_mode):
                 raise OutputError(
-                    say("'{folder}' is in the way of '{path}'", folder=str(folder), path=str(path)),
+                    say("'{path}' exists and is not a regular file", path=str(self.root / STAMPS)),
                     hint=say("move it away, then write again"),
                 )
-        return path
+            os.write(file, line)
+        except OSError as err:
+            raise _os_error(err, "write the manifest in", str(self.root)) from None
+        finally:
+            os.close(file)
+
+    def _put(self, rel: str, content: bytes, *, record: bool) -> _Stamp:
+        """Write ``content`` at ``rel`` through a temporary file renamed into place; with ``record``, the
+        file's stamp goes into the journal before the rename."""
+        fd = self._open_parent(rel, create=True)
+        assert fd is not None  # made when missing
+        folder, _, base = rel.rpartition("/")
+        prefix = f"{folder}/" if folder else ""
+        temp = ""
+        try:
+            file = None
+            while file is None:  # 16 random hex digits: a name taken already is all but impossible
+                temp = _TEMP_PREFIX + secrets.token_hex(8)
+                self._journal({"temp": prefix + temp})
+                try:
+                    file = os.open(temp, _NEW_FLAGS, 0o644, dir_fd=fd)
+                except FileExistsError:
+                    temp = ""
+            try:
+                view = memoryview(content)
+                while view:
+                    view = view[os.write(file, view) :]
+                os.fchmod(file, 0o644)
+                info = os.fstat(file)
+            finally:
+                os.close(file)
+            stamp = _Stamp(hashlib.sha256(content).hexdigest(), info.st_ino, info.st_mtime_ns, info.st_size)
+            if record:
+                self._journal(stamp.line(rel))
+                try:  # looked at again just before the rename: what is there now must still be symshard's
+                    there = os.stat(base, dir_fd=fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    there = None
+                if there is not None and not self._ours(rel, there):
+                    raise OutputError(
+                        say("'{path}' exists and was not written by symshard", path=str(self.root / rel)),
+                        hint=say("move it away, or pick another folder"),
+                    )
+            os.replace(temp, base, src_dir_fd=fd, dst_dir_fd=fd)
+            temp = ""
+            return stamp
+        except OSError as err:
+            raise _os_error(err, "write", str(self.root / rel)) from None
+        finally:
+            if temp:  # not renamed into place: removed (the journal names it, should this fail too)
+                try:
+                    os.unlink(temp, dir_fd=fd)
+                except OSError:
+                    pass
+            os.close(fd)
 
     def write(self, name: str, data: str | bytes) -> Path:
         """Write one file (text as UTF-8) and record it.
 
         Raises:
-            OutputError: the path holds a file symshard did not write, or cannot be written.
+            OutputError: the path holds a file symshard cannot prove it wrote there, or cannot be written.
         """
         path = self.check(name)
+        rel = _relative(name)
         content = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise _os_error(err, "write") from None
-        _atomic_write(path, content)
-        self.written[_relative(name)] = hashlib.sha256(content).hexdigest()
+        self.written[rel] = self._put(rel, content, record=True)
         return path
 
     def write_all(self, files: dict[str, str | bytes]) -> None:
@@ -312,52 +661,88 @@ class OutputFolder:
         for name, path in found:
             self.write(name, path.read_bytes())
 
+    # -- finishing -------------------------------------------------------------------------------------
+
+    def _remove(self, rel: str, stamp: _Stamp | None) -> bool:
+        """Remove the file at ``rel`` if it is still the one ``stamp`` proves symshard's (without a stamp: if
+        it is a regular file, for a temporary named in the journal); then the folders it leaves empty."""
+        fd = self._open_parent(rel, create=False)
+        if fd is None:
+            return False
+        base = rel.rsplit("/", 1)[-1]
+        try:
+            info = os.stat(base, dir_fd=fd, follow_symlinks=False)
+            ours = (
+                stamp.matches(info) and self._digest(rel, stamp) == stamp.sha256
+                if stamp
+                else stat.S_ISREG(info.st_mode)
+            )
+            if not ours:
+                return False
+            os.unlink(base, dir_fd=fd)
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+        parts = rel.split("/")[:-1]
+        while parts:  # the folders left empty, up to the output folder (rmdir removes no link, no full folder)
+            holder = self._open_parent("/".join(parts), create=False)
+            if holder is None:
+                break
+            try:
+                os.rmdir(parts[-1], dir_fd=holder)
+            except OSError:
+                break
+            finally:
+                os.close(holder)
+            parts.pop()
+        return True
+
+    def _replace_bookkeeping(self, name: str, text: str) -> None:
+        try:
+            self._put(name, text.encode("utf-8"), record=False)
+        except OutputError:
+            raise
+        except OSError as err:  # pragma: no cover - _put words its own
+            raise _os_error(err, "write the manifest in", str(self.root)) from None
+
     def finish(self) -> Written:
-        """Remove the stale files of the last run (unless edited), write the manifest, and report.
+        """Remove the stale files symshard proves it wrote and the temporaries of an interrupted run, write the
+        manifest and the stamps, and report (stale files it cannot prove are kept, and listed).
 
         Raises:
-            OutputError: the manifest cannot be written.
+            OutputError: the manifest or the stamps cannot be written.
         """
-        removed, kept = [], []
-        for rel, digest in sorted(self.previous.items()):
+        removed: list[Path] = []
+        kept: list[Path] = []
+        for rel in sorted(self.previous):
             if rel in self.written:
                 continue
-            path = self.root / rel
-            if not path.is_file() or path.is_symlink():
-                continue
-            if _digest(path) == digest:
-                try:
-                    path.unlink()
-                    removed.append(path)
-                    self._prune(path.parent)
-                except OSError:
-                    kept.append(path)
-            else:
-                kept.append(path)
-        for marker in _LEGACY_MARKERS:
-            (self.root / marker).unlink(missing_ok=True)
-        manifest = {"written_by": self.tool, "files": dict(sorted(self.written.items()))}
-        text = json.dumps(manifest, indent=1, sort_keys=False) + "\n"
-        rel_manifest = MANIFEST
-        self.written.pop(rel_manifest, None)
-        try:
-            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".symshard-")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, self.root / rel_manifest)
-        except OSError as err:
-            raise _os_error(err, "write the manifest in") from None
-        return Written(self.root, tuple(self.root / rel for rel in sorted(self.written)), tuple(removed), tuple(kept))
-
-    def _prune(self, folder: Path) -> None:
-        """Remove folders left empty by removing stale files, up to the output folder itself."""
-        while folder != self.root and self.root in folder.parents:
+            (removed if self._remove(rel, self.previous[rel]) else kept).append(self.root / rel)
+        for rel in sorted(set(self.listed) - set(self.previous) - set(self.written)):
             try:
-                folder.rmdir()
-            except OSError:
-                return
-            folder = folder.parent
+                info = self._lstat(rel) if _relative_or_none(rel) else None
+            except OutputError:
+                info = None
+            if info is not None and stat.S_ISREG(info.st_mode):
+                kept.append(self.root / rel)
+        left = [rel for rel in self.temps if not self._remove(rel, None) and self._lstat(rel) is not None]
+        manifest = {"written_by": self.tool, "files": {rel: s.sha256 for rel, s in sorted(self.written.items())}}
+        self._replace_bookkeeping(MANIFEST, json.dumps(manifest, indent=1) + "\n")
+        lines = [json.dumps(s.line(rel), sort_keys=True) for rel, s in sorted(self.written.items())]
+        lines += [json.dumps({"temp": rel}) for rel in left]
+        self._replace_bookkeeping(STAMPS, "".join(line + "\n" for line in lines))
+        return Written(
+            self.root, tuple(self.root / rel for rel in sorted(self.written)), tuple(removed), tuple(sorted(kept))
+        )
+
+
+def _relative_or_none(name: str) -> str | None:
+    """``name`` as a file name inside a folder, or None where it could not be one (a manifest's claim)."""
+    try:
+        return _relative(name)
+    except OutputError:
+        return None
 
 
 _SIGNATURE = re.compile(r"(?:# |<!-- )written by (symshard[^;\n]*); sha256 ([0-9a-f]{64})(?: -->)?\n")

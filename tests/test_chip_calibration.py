@@ -32,7 +32,7 @@ from symshard.costs.chipfit import (
     read_chip_measurements,
 )
 from symshard.costs.kernels import critical_intensity, expected_time, kernel_time
-from symshard.errors import HardwareError, MeasurementError, OutputError, UsageError
+from symshard.errors import HardwareError, InputError, MeasurementError, OutputError, UsageError
 from symshard.machines.chips import Attained, AttainedRates, hardware, load_hardware
 
 DATA = Path(__file__).resolve().parents[1] / "site" / "data"
@@ -148,10 +148,10 @@ def test_a_good_row_next_to_the_bad_ones_reads():
 @pytest.mark.parametrize(
     ("make", "error", "match"),
     [
-        (lambda d: d / "missing.csv", UsageError, r"does not exist"),
-        (lambda d: d, UsageError, r"is not a regular file"),
-        (lambda d: _write(d / "bin.csv", b"op,dtype\x00\x01\x02"), MeasurementError, r"holds binary data"),
-        (lambda d: _write(d / "latin.csv", HEADER.encode() + b"\n\xe9\n"), MeasurementError, r"is not UTF-8 text"),
+        (lambda d: d / "missing.csv", InputError, r"does not exist"),
+        (lambda d: d, InputError, r"is a folder, not a regular file"),
+        (lambda d: _write(d / "bin.csv", b"op,dtype\x00\x01\x02"), InputError, r"holds binary data"),
+        (lambda d: _write(d / "latin.csv", HEADER.encode() + b"\n\xe9\n"), InputError, r"UTF-8"),
         (lambda d: _write(d / "empty.csv", b""), MeasurementError, r"is empty"),
     ],
 )
@@ -164,7 +164,7 @@ def test_a_file_over_the_size_limit_is_refused_before_it_is_read(tmp_path, monke
     import symshard.costs.chipfit as chipfit
 
     monkeypatch.setattr(chipfit, "MAX_FILE_BYTES", 100)
-    with pytest.raises(MeasurementError, match=r"a measurement file is at most 100"):
+    with pytest.raises(InputError, match=r"is larger than 100 B"):
         read_chip_measurements(_write(tmp_path / "big.csv", _GOOD.encode() * 3))
 
 

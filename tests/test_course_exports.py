@@ -418,7 +418,8 @@ def test_format_all_writes_every_format(tmp_path, capsys):
     assert "4 PrairieLearn questions" in printed
     capsys.readouterr()
     assert main(["problems", "generate", "--seed", "4", "--count", "4", "--format", "qti12", "--out", str(out)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == [".symshard-manifest.json", "problems.qti12.zip"]  # replaced
+    assert sorted(p.name for p in out.iterdir()) == [".symshard-manifest.json", ".symshard-stamps.jsonl",
+                                                     "problems.qti12.zip"]  # replaced  # fmt: skip
     (out / "notes.txt").write_text("mine", encoding="utf-8")
     assert main(["problems", "generate", "--seed", "4", "--count", "4", "--format", "qti12", "--out", str(out)]) == 2
     assert "did not write, e.g. 'notes.txt'" in capsys.readouterr().err

@@ -30,6 +30,7 @@ from symshard.errors import (
     UsageError,
 )
 from symshard.memo import clear_caches
+from symshard.outputs import STAMPS
 from symshard.problems import family, generate, variant
 from symshard.problems.writers import schema, to_json, to_markdown, to_moodle, write_set
 from symshard.render import Figure, collective, layout, regimes, svg
@@ -497,7 +498,9 @@ def test_same_seed_same_bytes_with_figures(tmp_path):
         problems = generate(5, per_family=1, names=FIGURE_FAMILIES)
         out = tmp_path / f"run{run}"
         write_set(problems, out, seed=5)
-        outs.append({p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
+        # the stamps are this machine's proof of what symshard wrote (inodes, times): different on every run
+        files = [p for p in sorted(out.rglob("*")) if p.is_file() and p.name != STAMPS]
+        outs.append({p.relative_to(out).as_posix(): p.read_bytes() for p in files})
     assert outs[0] == outs[1]
     assert any(k.startswith("figures/") for k in outs[0])
     digest = hashlib.sha256(json.dumps(sorted(outs[0])).encode()).hexdigest()

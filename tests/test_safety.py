@@ -714,6 +714,7 @@ def _command_lines() -> st.SearchStrategy[list[str]]:
         st.builds(lambda n: ["matmul", "A[I_X, J] · B[J, K]", "--mesh", f"X={n}", "--hw-set", f"T_hop={n}"], number),
         st.builds(lambda t: ["shard", t, "--dtype", t], text),
         st.builds(lambda t: ["hardware", t], text),
+        st.builds(lambda p, n: ["calibrate", p, "--collective", "allreduce", "--ranks", n], path, number),
     )
 
 

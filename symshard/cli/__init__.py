@@ -194,6 +194,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             unused, context = args.unused_sizes
             text += "\n" + _say("cli.unused_sizes", language, dims=", ".join(unused), text=context)
             data["unused_sizes"] = unused
+        if getattr(args, "model_note", None) is not None:  # the cost model came from the hardware file
+            text += "\n" + _say("cli.model_note", language, note=sentence(args.model_note, language))
+            data["cost_model"] = {"name": args.model_from_hardware, "from": "hardware file"}
     except SystemExit as exit_:  # --help and --version
         return exit_.code if isinstance(exit_.code, int) else 0
     except KeyboardInterrupt:

@@ -70,6 +70,23 @@ def _chip(args: argparse.Namespace) -> Hardware | None:
     return chip
 
 
+def _cost_model(args: argparse.Namespace, chip: Hardware | None) -> str:
+    """The collective cost model to price with: ``--model`` when given, else the one the hardware file was
+    calibrated with (said in a note under the answer, and in the JSON), else the book's."""
+    if args.model is not None:
+        return args.model
+    if chip is not None and chip.collective_model is not None:
+        args.model_note = say(
+            "collectives are priced with the {model} model, the one {hardware} was calibrated with "
+            "(--model book for the chapter's formulas)",
+            model=chip.collective_model,
+            hardware=str(getattr(args, "hw", None) or chip.name),
+        )
+        args.model_from_hardware = chip.collective_model
+        return chip.collective_model
+    return "book"
+
+
 def _mesh(args: argparse.Namespace, axes: Sequence[str], chip: Hardware | None) -> Mesh:
     topology = None
     if args.topology:
@@ -105,8 +122,9 @@ def _collective(args: argparse.Namespace) -> tuple[str, dict]:
     axes = [*expr.operand.axes, *sorted(expr.operand.unreduced), *expr.op.axes]
     mesh = _mesh(args, list(dict.fromkeys(axes)), chip)
     _set_aside_unused_sizes(args, expr.operand.dim_names, str(expr))
-    cost = expr.cost(mesh, args.shape, dtype=args.dtype, hardware=chip, model=args.model)
-    sym = expr.cost(mesh.symbolic(), None, dtype=args.dtype, model=args.model)
+    model = _cost_model(args, chip)
+    cost = expr.cost(mesh, args.shape, dtype=args.dtype, hardware=chip, model=model)
+    sym = expr.cost(mesh.symbolic(), None, dtype=args.dtype, model=model)
     return collective_report(expr, mesh, cost, sym, chip, args.language)
 
 
@@ -140,11 +158,12 @@ def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
     how = args.comm_overlap
     every = bool(args.every)
     split = args.split
-    p = plan(mm, mesh, args.shape, dtype=args.dtype, hardware=chip, model=args.model, overlap=not args.serial,
+    model = _cost_model(args, chip)
+    p = plan(mm, mesh, args.shape, dtype=args.dtype, hardware=chip, model=model, overlap=not args.serial,
              comm_overlap=how, all=every, split=split)  # fmt: skip
     if not p.numeric and chip is not None:
         # sizes are symbolic: keep C, W_ici, ... as symbols too, so the formulas stay readable
-        p = plan(mm, mesh, args.shape, dtype=args.dtype, model=args.model, overlap=not args.serial, comm_overlap=how,
+        p = plan(mm, mesh, args.shape, dtype=args.dtype, model=model, overlap=not args.serial, comm_overlap=how,
                  all=every, split=split)  # fmt: skip
     if args.json:  # only what is printed is worked out: a long plan's formulas take a while to write
         return "", plan_data(p, args.language)
@@ -197,7 +216,7 @@ def _verify(args: argparse.Namespace) -> tuple[str, dict]:
         args.shape,
         dtype=args.dtype,
         hardware=args.hw,
-        model=args.model,
+        model=_cost_model(args, hardware(args.hw)),
         run=args.execute,
         sample=args.sample,
         seed=args.seed,
@@ -260,7 +279,7 @@ def _compare(args: argparse.Namespace) -> tuple[str, dict]:
                 )
             picked.append(int(part))
     _set_aside_unused_sizes(args, mm.dims, str(mm))
-    p = plan(mm, mesh, args.shape, dtype=args.dtype, model=args.model, comm_overlap=args.comm_overlap)
+    p = plan(mm, mesh, args.shape, dtype=args.dtype, model=_cost_model(args, chip), comm_overlap=args.comm_overlap)
     c = compare(p, args.solve_for, strategies=picked, hardware=chip, overlap=not args.serial)
     text, data = compare_text(c, language=args.language, pairs=args.pairs), compare_data(c, args.language)
     if c.mode != "explicit" and not args.pairs:
@@ -313,7 +332,7 @@ def _best(args: argparse.Namespace) -> tuple[str, dict]:
         fixed[arr.name] = arr
     r = best_sharding(
         chain, mesh, args.shape, hardware=chip, memory_limit=args.memory, out=args.out, fixed=fixed,
-        dtype=args.dtype, model=args.model, overlap=not args.serial, comm_overlap=args.comm_overlap,
+        dtype=args.dtype, model=_cost_model(args, chip), overlap=not args.serial, comm_overlap=args.comm_overlap,
     )  # fmt: skip
     args.exit_code = 0 if r.best is not None else 1  # a shell script can tell "nothing fits" from an answer
     return search_text(r, language=args.language), search_data(r, args.language)
@@ -383,7 +402,8 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
 
 
 def _calibrate(args: argparse.Namespace) -> tuple[str, dict]:
-    from ..costs.calibrate import calibrate, hardware_file, read_nccl_tests
+    from ..costs.calibrate import MAX_BYTES, calibrate, hardware_file, read_nccl_tests
+    from ..inputs import read_text_file
     from ..report.calibrations import calibration_report
 
     if args.chip:
@@ -396,13 +416,7 @@ def _calibrate(args: argparse.Namespace) -> tuple[str, dict]:
         )  # fmt: skip
     args.hw = args.hw or "a100"
     path = Path(args.file)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise UsageError(
-            say("cannot read '{path}': {reason}", path=args.file, reason=str(err)),
-            hint=say("give nccl-tests output saved to a file"),
-        ) from None
+    text = read_text_file(path, what=say("the nccl-tests output"), max_bytes=MAX_BYTES)
     run = read_nccl_tests(text, in_place=args.in_place)
     cal = calibrate(
         run, args.collective, ranks=args.ranks, per_node=args.per_node, base=args.hw, min_bytes=args.min_bytes,
@@ -699,7 +713,7 @@ def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
     title = args.title if args.title else problem_set_title(language)
     written = write_set(problems, out, formats=formats, seed=args.seed, title=title,
                         solutions=args.solutions, force=args.force)  # fmt: skip
-    return generated_report(problems, written, out, args.seed, args.lang)
+    return generated_report(problems, written.written, out, args.seed, args.lang, kept=written.kept)
 
 
 class _Progress:

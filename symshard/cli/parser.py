@@ -119,8 +119,13 @@ def _add_budget(p: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+_MODEL_HELP = (
+    "collective cost model: book or ring (default: the one a calibrated hardware file was fitted with, else book)"
+)
+
+
 def _add_plan_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default="book", help="collective cost model: book (default) or ring")
+    p.add_argument("--model", help=_MODEL_HELP)
     group = p.add_mutually_exclusive_group()
     group.add_argument("--overlap", action="store_true", help="time = max(T_math, T_comms) (default)")
     group.add_argument("--serial", action="store_true", help="time = T_math + T_comms")
@@ -163,7 +168,7 @@ def argument_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("collective", help="what a collective produces and costs")
     p.add_argument("collective", help="e.g. 'AllGather_Y(A[E_Y, F])'")
     _add_sizes(p)
-    p.add_argument("--model", default="book", help="collective cost model: book (default) or ring")
+    p.add_argument("--model", help=_MODEL_HELP)
     p.set_defaults(run="collective")
 
     p = sub.add_parser(
@@ -199,7 +204,7 @@ def argument_parser() -> argparse.ArgumentParser:
     p.add_argument("--shape", metavar="I=64,J=64,K=64", help="every dim's size")
     p.add_argument("--dtype", default="fp32", help="fp32 (default) or bf16 (on CPU XLA runs bf16 dots in f32)")
     p.add_argument("--hw", metavar="CHIP", default="tpu-v5e", help="chip whose constants rank the strategies")
-    p.add_argument("--model", default="book", help="collective cost model: book (default) or ring")
+    p.add_argument("--model", help=_MODEL_HELP)
     p.add_argument(
         "--run",
         dest="execute",

@@ -10,6 +10,7 @@ from ..i18n import keyed
 
 ENGLISH: dict[str, str] = {
     "error.prefix": "symshard: error: ",
+    "cli.model_note": "note: {note}",
     "cli.unused_sizes": "note: --shape's sizes for {dims} were set aside: '{text}' has no such dim (--strict refuses them)",
     "cli.verify.planning": "listing symshard's strategies, compiling XLA's plan and looking for it among them…",
     "cli.verify.progress": "running strategies: {done} of {total} ({seconds} s)",

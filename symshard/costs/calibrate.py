@@ -21,6 +21,11 @@ out-of-place and in-place columns) and the JSON file newer nccl-tests write (``v
 ``results`` list of ``{"size", "out_of_place": {"time", "alg_bw", "bus_bw"}, ...}`` and the ranks
 under ``config.devices``; see nccl-tests' ``src/util.cu``). Times are read as exact decimals.
 
+Reading is bounded: the command reads the file with :func:`~symshard.inputs.read_text_file` (a
+regular file of at most :data:`MAX_BYTES`), at most :data:`MAX_ROWS` rows are read, every number
+is read by a pattern of bounded length (no 5,000-digit integer, no ``1e999999``), and a row that
+does not read is an error naming its line, never skipped in silence.
+
 Examples:
     >>> text = "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\\n"
     >>> text += "".join(f"{s} {s // 4} float sum -1 {10 + s / 1e4:.2f} 0 0 0 0 0 0 0\\n" for s in (2**k for k in range(10, 28)))
@@ -32,9 +37,12 @@ Examples:
 
 from __future__ import annotations
 
+import decimal
 import json
+import math
 import re
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
@@ -48,9 +56,22 @@ from ..machines.chips import Hardware, hardware
 from ..machines.mesh import Mesh
 from ..machines.topology import Fabric
 from ..messages import Message, say
+from ..tomltext import toml_document
 from .costmodels import Costing, LevelCost
 
-__all__ = ["COLLECTIVES", "Calibration", "Run", "Sample", "calibrate", "hardware_file", "read_nccl_tests"]
+__all__ = [
+    "COLLECTIVES",
+    "FITTED_MODEL",
+    "MAX_BYTES",
+    "MAX_RANKS",
+    "MAX_ROWS",
+    "Calibration",
+    "Run",
+    "Sample",
+    "calibrate",
+    "hardware_file",
+    "read_nccl_tests",
+]
 
 COLLECTIVES = {
     "allreduce": "AllReduce",
@@ -97,14 +118,59 @@ def _collective_key(name: str) -> str:
     return key
 
 
-def _decimal(text: str, what: Message) -> Fraction:
-    try:
-        return Fraction(text)
-    except (ValueError, ZeroDivisionError):
+MAX_BYTES = 4 * 2**20
+"""The largest measurement file read (an nccl-tests run of 40 sizes is about 5 KB)."""
+
+MAX_ROWS = 1000
+"""The most result rows read from one file: a run has one row per size, a few dozen; a file of more
+is not one run."""
+
+MAX_RANKS = 2**20
+"""The most ranks a calibration is costed over."""
+
+_NOT_MEASURED = ("N/A", "-")
+"""What nccl-tests prints in place of a time it did not measure: such a row is skipped."""
+
+_DIGITS = re.compile(r"[0-9]+")
+_DECIMAL = re.compile(r"(?:[0-9]{1,18}(?:\.[0-9]{0,18})?|\.[0-9]{1,18})(?:[eE][-+]?[0-9]{1,2})?")
+"""A number as nccl-tests prints one: at most 18 digits each side of the point and a two-digit exponent."""
+
+
+def _quoted(text: str) -> str:
+    """The input as a message quotes it: a very long word cut short."""
+    return text if len(text) <= 24 else text[:24] + "…"
+
+
+def _decimal(text: str, what: Message, line: int, *, zero: bool = False) -> Fraction:
+    """A positive number (or zero, with ``zero``) in nccl-tests' notation, read exactly.
+
+    Raises:
+        HardwareError: anything else (a sign, letters, NaN, too many digits), naming the line.
+    """
+    value = Fraction(text) if _DECIMAL.fullmatch(text) else None
+    if value is None or value < 0 or (value == 0 and not zero):
         raise HardwareError(
-            say("cannot read {what} '{value}' as a number", what=what, value=text),
+            say("line {line}: cannot read {what} '{value}' as a positive number", line=line, what=what,
+                value=_quoted(text)),
             hint=say("is this nccl-tests output?"),
-        ) from None
+        )  # fmt: skip
+    return value
+
+
+def _size(text: str, line: int) -> int:
+    if len(text) > 20 or int(text) > 2**64:
+        raise HardwareError(
+            say("line {line}: the size '{value}' is too large for a message", line=line, value=_quoted(text)),
+            hint=say("is this nccl-tests output?"),
+        )
+    return int(text)
+
+
+def _too_many_rows(where: Message) -> HardwareError:
+    return HardwareError(
+        say("{where}: more than {count} result rows", where=where, count=MAX_ROWS),
+        hint=say("calibrate one run at a time: keep one table per file"),
+    )
 
 
 _RANK = re.compile(r"^#\s*Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device")
@@ -114,20 +180,24 @@ _PROGRAM = re.compile(r"Collective test starting:\s*(\S+)")
 def read_nccl_tests(text: str, *, in_place: bool = False) -> Run:
     """The samples of an nccl-tests run, from its text output or its JSON file.
 
-    ``in_place`` reads the in-place columns instead of the out-of-place ones. Rows whose time is not a
-    positive number (``N/A``) are skipped.
+    ``in_place`` reads the in-place columns instead of the out-of-place ones. A row whose time is
+    ``N/A`` is skipped; any other row of the table (a line after the header that starts with a size)
+    must read, or the error names its line. Lines that are not rows (NCCL's log, blank lines) are
+    passed over. At most :data:`MAX_ROWS` rows are read.
 
     Raises:
-        HardwareError: no result rows, or a row that does not read.
+        HardwareError: no result rows, a row that does not read (with its line), or too many rows.
     """
     stripped = text.lstrip()
     if stripped.startswith("{"):
         return _read_json(stripped, in_place)
     header: list[str] | None = None
+    times: list[int] = []
+    busbws: list[int] = []
     samples: list[Sample] = []
     hosts: list[str] = []
     collective = None
-    for line in text.splitlines():
+    for number, line in enumerate(text.split("\n"), 1):
         if line.startswith("#"):
             rank = _RANK.match(line)
             if rank:
@@ -138,24 +208,31 @@ def read_nccl_tests(text: str, *, in_place: bool = False) -> Run:
             words = line.lstrip("#").split()
             if "size" in words and "time" in words and header is None:
                 header = words
+                times = [i for i, w in enumerate(header) if w in ("time", "cputime")]
+                busbws = [i for i, w in enumerate(header) if w == "busbw"]
             continue
         words = line.split()
-        if header is None or len(words) < header.index("time") + 1 or not words[0].isdigit():
-            continue
-        times = [i for i, w in enumerate(header) if w in ("time", "cputime")]
-        busbws = [i for i, w in enumerate(header) if w == "busbw"]
+        if header is None or not words or not _DIGITS.fullmatch(words[0]):
+            continue  # not a row of the table
+        if len(samples) == MAX_ROWS:
+            raise _too_many_rows(say("line {line}", line=number))
         pick = 1 if in_place and len(times) > 1 else 0
         t_col = times[pick]
-        if t_col >= len(words) or words[t_col] in ("N/A", "-"):
+        if t_col >= len(words):
+            raise HardwareError(
+                say("line {line} has {count} columns, but the header puts the time in column {column}",
+                    line=number, count=len(words), column=t_col + 1),
+                hint=say("is this nccl-tests output? a line may be cut short"),
+            )  # fmt: skip
+        size = _size(words[0], number)
+        if words[t_col] in _NOT_MEASURED:
             continue
-        t = _decimal(words[t_col], say("the time"))
-        if t <= 0:
-            continue
+        t = _decimal(words[t_col], say("the time"), number)
         b_col = busbws[pick] if pick < len(busbws) else None
         busbw = None
-        if b_col is not None and b_col < len(words) and words[b_col] not in ("N/A", "-"):
-            busbw = _decimal(words[b_col], say("the bus bandwidth")) * 10**9
-        samples.append(Sample(int(words[0]), t / 10**6, busbw))
+        if b_col is not None and b_col < len(words) and words[b_col] not in _NOT_MEASURED:
+            busbw = _decimal(words[b_col], say("the bus bandwidth"), number, zero=True) * 10**9
+        samples.append(Sample(size, t / 10**6, busbw))
     if not samples:
         raise HardwareError(
             say("no nccl-tests result rows found"),
@@ -166,42 +243,88 @@ def read_nccl_tests(text: str, *, in_place: bool = False) -> Run:
     return Run(tuple(samples), collective, ranks, per_node, "text")
 
 
+def _json_int(text: str) -> int:
+    """An integer of the JSON, refused when it has more digits than any size or count has."""
+    if len(text.lstrip("-")) > 20:
+        raise HardwareError(
+            say("the JSON holds a number of {count} digits: '{value}'", count=len(text.lstrip("-")),
+                value=_quoted(text)),
+            hint=_SOURCE_JSON,
+        )  # fmt: skip
+    return int(text)
+
+
+def _json_number(row: dict, key: str) -> float | None:
+    """A finite number of a row, or None when it is missing or not measured."""
+    value = row.get(key)
+    if value is None or value in _NOT_MEASURED:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise HardwareError(
+            say("the JSON's {key} '{value}' is not a number", key=key, value=_quoted(str(value))), hint=_SOURCE_JSON
+        )
+    return float(value)
+
+
 def _read_json(text: str, in_place: bool) -> Run:
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_json_int)
+    except HardwareError:
+        raise
     except json.JSONDecodeError as err:
         raise HardwareError(
             say("cannot read the JSON: {reason} (line {line})", reason=err.msg, line=err.lineno), hint=_SOURCE_JSON
         ) from None
+    except RecursionError:
+        raise HardwareError(say("the JSON nests too deeply to read"), hint=_SOURCE_JSON) from None
     if not isinstance(data, dict) or not isinstance(data.get("results"), list):
         raise HardwareError(
             say("the JSON has no 'results' list"),
             hint=say("give the file nccl-tests writes, {source}", source=_SOURCE_JSON),
         )
-    samples = []
-    for row in data["results"]:
+    samples: list[Sample] = []
+    for index, row in enumerate(data["results"], 1):
         part = row.get("in_place" if in_place else "out_of_place") if isinstance(row, dict) else None
         if not isinstance(part, dict):
             continue
-        t = part.get("time", part.get("cpu_time"))
-        if not isinstance(t, (int, float)) or t <= 0:
+        if len(samples) == MAX_ROWS:
+            raise _too_many_rows(say("result {index} of the JSON", index=index))
+        size = row.get("size")
+        if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= 2**64:
+            raise HardwareError(
+                say("result {index} of the JSON: the size '{value}' is not a number of bytes", index=index,
+                    value=_quoted(str(size))),
+                hint=_SOURCE_JSON,
+            )  # fmt: skip
+        t = _json_number(part, "time")
+        if t is None:
+            t = _json_number(part, "cpu_time")
+        if t is None:
             continue
-        busbw = part.get("bus_bw")
-        samples.append(
-            Sample(
-                int(row["size"]),
-                Fraction(repr(float(t))) / 10**6,
-                Fraction(repr(float(busbw))) * 10**9 if isinstance(busbw, (int, float)) else None,
+        busbw = _json_number(part, "bus_bw")
+        if t <= 0:
+            raise HardwareError(
+                say("result {index} of the JSON: the time {time} us is not positive", index=index, time=repr(t)),
+                hint=_SOURCE_JSON,
             )
+        if busbw is not None and busbw < 0:
+            raise HardwareError(
+                say("result {index} of the JSON: the bus bandwidth {value} GB/s is negative", index=index,
+                    value=repr(busbw)),
+                hint=_SOURCE_JSON,
+            )  # fmt: skip
+        samples.append(
+            Sample(size, Fraction(repr(t)) / 10**6, Fraction(repr(busbw)) * 10**9 if busbw is not None else None)
         )
     if not samples:
         raise HardwareError(say("the JSON has no result rows with a time"), hint=_SOURCE_JSON)
-    devices = (data.get("config") or {}).get("devices") or []
-    hosts = [d.get("hostname") for d in devices if isinstance(d, dict)]
+    config = data.get("config")
+    devices = config.get("devices") if isinstance(config, dict) else None
+    hosts = [d.get("hostname") for d in devices or () if isinstance(d, dict) and isinstance(d.get("hostname"), str)]
     ranks = len(hosts) or None
     per_node = ranks // len(set(hosts)) if hosts and ranks % len(set(hosts)) == 0 else None  # type: ignore[operator]
-    args = data.get("args") or []
-    program = Path(str(args[0])).name if args else ""
+    args = data.get("args")
+    program = Path(str(args[0])).name if isinstance(args, list) and args else ""
     return Run(tuple(samples), _PROGRAMS.get(program), ranks, per_node, "json")
 
 
@@ -221,6 +344,8 @@ class Calibration:
         hardware: the base preset with the fitted constants.
         notes: what the fit could not settle.
         levels: each level's part of the formula (devices, bandwidth term, steps).
+        model: the collective cost model the formula is (:data:`FITTED_MODEL`), which the hardware
+            file records so that commands given it price collectives the same way.
     """
 
     collective: str
@@ -240,6 +365,7 @@ class Calibration:
     hardware: Hardware
     notes: tuple[Message, ...] = field(default=())
     levels: tuple[LevelCost, ...] = field(default=(), compare=False)
+    model: str = "ring"
 
     @property
     def rms_residual(self) -> float:
@@ -249,6 +375,10 @@ class Calibration:
 
 S = sympy.Symbol("S", positive=True)
 """The message size in bytes, as nccl-tests' ``size`` column gives it."""
+
+FITTED_MODEL = "ring"
+"""The collective cost model a calibration fits: the exact count of a ring's steps and bytes, as NCCL
+runs them (the book's model drops the ``(N-1)/N`` factors and would fit other constants)."""
 
 
 def calibrate(
@@ -283,6 +413,11 @@ def calibrate(
     per_node = per_node or run.per_node or ranks
     if not ranks or ranks < 2:
         raise UsageError(say("calibration needs the number of ranks (at least 2)"), hint=say("give --ranks 16"))
+    if ranks > MAX_RANKS:
+        raise UsageError(
+            say("calibration takes at most {limit} ranks, not {ranks}", limit=f"{MAX_RANKS:,}", ranks=f"{ranks:,}"),
+            hint=say("give the number of GPUs the run used, e.g. --ranks 16"),
+        )
     if not per_node or per_node < 1 or ranks % per_node:
         raise UsageError(
             say("{ranks} ranks do not split into nodes of {size}", ranks=ranks, size=per_node),
@@ -302,22 +437,12 @@ def calibrate(
     # symshard's own cost of the collective over one mesh axis of the run's ranks, laid out as NCCL
     # numbers them (consecutive ranks share a node)
     mesh = Mesh({"R": ranks}, hardware=chip)
-    cost = Costing(mesh, {}, "ring", chip).timing(COLLECTIVES[key], ("R",), S)
+    cost = Costing(mesh, {}, FITTED_MODEL, chip).timing(COLLECTIVES[key], ("R",), S)
     formula = as_expr(cost.time)
 
-    # least squares on relative errors: minimise Σ ((α + β S_i - t_i) / t_i)²
-    w = [Fraction(1) / (s.time * s.time) for s in rows]
-    zero = Fraction(0)
-    a11 = sum(w, zero)
-    a12 = sum((wi * s.size for wi, s in zip(w, rows, strict=True)), zero)
-    a22 = sum((wi * s.size * s.size for wi, s in zip(w, rows, strict=True)), zero)
-    b1 = sum((wi * s.time for wi, s in zip(w, rows, strict=True)), zero)
-    b2 = sum((wi * s.size * s.time for wi, s in zip(w, rows, strict=True)), zero)
-    det = a11 * a22 - a12 * a12
-    if det == 0:
+    if len({s.size for s in rows}) < 2:
         raise HardwareError(say("the measured sizes are all the same: no line fits"), hint=say("measure several sizes"))
-    alpha = (b1 * a22 - a12 * b2) / det
-    beta = (a11 * b2 - a12 * b1) / det
+    alpha, beta = _least_squares(rows)
     if beta <= 0 or alpha < 0:
         raise HardwareError(
             say(
@@ -375,16 +500,47 @@ def calibrate(
         calibrated,
         name=f"{chip.name}-calibrated",
         label=f"{chip.label}, calibrated",
-        sources=tuple((k, source if k in {_FIELD[s] for s in fitted} else v) for k, v in calibrated.sources),
-    )
+        collective_model=FITTED_MODEL,
+        sources=(
+            *((k, source if k in {_FIELD[s] for s in fitted} else v) for k, v in calibrated.sources
+              if k != "collective_model"),
+            ("collective_model", source),
+        ),
+    )  # fmt: skip
     fitted_times = tuple(alpha + beta * s.size for s in rows)
     residuals = tuple((f - s.time) / s.time for f, s in zip(fitted_times, rows, strict=True))
     factor = Fraction(str(nccl.bus_factor(key, ranks)))
     busbw = tuple(Fraction(s.size) / f * factor for f, s in zip(fitted_times, rows, strict=True))
     return Calibration(
         key, ranks, per_node, formula, alpha, beta, binding.fabric, outer, fitted, kept, tuple(rows), fitted_times,
-        residuals, busbw, calibrated, tuple(notes), levels,
+        residuals, busbw, calibrated, tuple(notes), levels, FITTED_MODEL,
     )  # fmt: skip
+
+
+FIT_DIGITS = 60
+"""The decimal digits the fit's sums keep. Exact fractions would do too, but their denominators grow
+with every distinct time (a thousand 17-digit times took 15 s); 60 digits are far beyond what a
+measurement holds, and decimal arithmetic gives the same digits on every machine."""
+
+
+def _least_squares(rows: list[Sample]) -> tuple[Fraction, Fraction]:
+    """The ``(α, β)`` of ``t = α + β S`` that minimise ``Σ ((α + β S_i - t_i) / t_i)²`` over ``rows``."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = FIT_DIGITS
+        times = [Decimal(s.time.numerator) / Decimal(s.time.denominator) for s in rows]
+        sizes = [Decimal(s.size) for s in rows]
+        weights = [1 / (t * t) for t in times]
+        a11 = sum(weights, Decimal(0))
+        a12 = sum((w * x for w, x in zip(weights, sizes, strict=True)), Decimal(0))
+        a22 = sum((w * x * x for w, x in zip(weights, sizes, strict=True)), Decimal(0))
+        b1 = sum((w * t for w, t in zip(weights, times, strict=True)), Decimal(0))
+        b2 = sum((w * x * t for w, x, t in zip(weights, sizes, times, strict=True)), Decimal(0))
+        det = a11 * a22 - a12 * a12
+        if det == 0:
+            raise HardwareError(
+                say("the measured sizes are all the same: no line fits"), hint=say("measure several sizes")
+            )
+        return Fraction((b1 * a22 - a12 * b2) / det), Fraction((a11 * b2 - a12 * b1) / det)
 
 
 _FIELD = {W_nvlink: "nvlink_bandwidth", W_dcn: "dcn_bandwidth", W_spine: "spine_bandwidth",
@@ -415,30 +571,31 @@ def _binding(levels, level: str | None):
 
 def hardware_file(cal: Calibration, *, name: str | None = None, source: str = "") -> str:
     """The hardware file (TOML) for a calibration, which ``--hw FILE`` and :func:`~symshard.machines.chips.load_hardware`
-    read: the base preset, the fitted constants and where each comes from."""
+    read: the base preset, the fitted constants, the cost model they were fitted with (``collective_model``,
+    which commands given the file use) and where each comes from. Every value is escaped
+    (:func:`~symshard.tomltext.toml_document`): a name or a file name cannot add keys.
+
+    Raises:
+        OutputError: ``name`` or ``source`` is not Unicode text.
+    """
     base = cal.hardware.name.removesuffix("-calibrated")
-    lines = [
-        f"# calibrated to {cal.collective} over {cal.ranks} ranks, {cal.per_node} per node"
+    why = f"fitted by symshard calibrate to {source or 'nccl-tests output'} ({cal.collective}, {cal.ranks} ranks)"
+    comments = [
+        f"calibrated to {cal.collective} over {cal.ranks} ranks, {cal.per_node} per node"
         + (f", from {source}" if source else ""),
         (
-            f"# fit t = alpha + beta*S: alpha = {float(cal.alpha):.6g} s, beta = {float(cal.beta):.6g} s/B, "
+            f"fit t = alpha + beta*S: alpha = {float(cal.alpha):.6g} s, beta = {float(cal.beta):.6g} s/B, "
             f"rms residual {cal.rms_residual:.2%}"
         ),
-        "[hardware]",
-        f'name = "{name or cal.hardware.name}"',
-        f'label = "{cal.hardware.label}"',
-        f'base = "{base}"',
-        "",
-        "[constants]",
     ]
-    shape = {"node_size": cal.per_node}
-    lines += [f'{k} = "{v}"' for k, v in shape.items()]
-    lines += [f'{s} = "{_decimal_text(v)}"' for s, v in cal.fitted.items()]
-    lines += ["", "[sources]"]
-    why = f"fitted by symshard calibrate to {source or 'nccl-tests output'} ({cal.collective}, {cal.ranks} ranks)"
-    lines += [f'{s} = "{why}"' for s in cal.fitted]
-    lines.append(f'node_size = "the calibrated run: {cal.per_node} ranks per node"')
-    return "\n".join(lines) + "\n"
+    head = {"name": name or cal.hardware.name, "label": cal.hardware.label, "base": base, "collective_model": cal.model}
+    constants = {"node_size": str(cal.per_node), **{str(s): _decimal_text(v) for s, v in cal.fitted.items()}}
+    sources = {
+        **dict.fromkeys(map(str, cal.fitted), why),
+        "node_size": f"the calibrated run: {cal.per_node} ranks per node",
+        "collective_model": why,
+    }
+    return toml_document([("hardware", head), ("constants", constants), ("sources", sources)], comments=comments)
 
 
 def _decimal_text(value: sympy.Rational) -> str:

@@ -44,14 +44,13 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
-import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..algebra.dtypes import canonical_dtype
 from ..algebra.symbols import C, W_hbm
 from ..errors import MeasurementError, SymshardError, UsageError
+from ..inputs import read_text_file
 from ..machines.chips import HARDWARE, Attained, AttainedRates, Hardware, check_attained
 from ..messages import Message, say
 from .kernels import expected_time, kernel_time
@@ -139,45 +138,13 @@ def read_chip_measurements(path: str | Path) -> ChipMeasurements:
     """Read a measurement file with limits: a regular file of at most 16 MiB, UTF-8 text.
 
     Raises:
-        UsageError: no such file, or not a regular file.
-        MeasurementError: too large, binary, or a row that does not read (with its line number).
+        InputError: no such file, not a regular file, too large, or not UTF-8 text
+            (:func:`symshard.inputs.read_text_file`, the one bounded reader of a user's file).
+        MeasurementError: a row that does not read (with its line number).
     """
     file = Path(path)
-    hint = say("give the CSV that symshard measure wrote (columns {columns})", columns=",".join(COLUMNS))
-    try:
-        info = os.stat(file)
-    except FileNotFoundError:
-        raise UsageError(say("'{path}' does not exist", path=str(path)), hint=hint) from None
-    except (OSError, ValueError) as err:
-        raise UsageError(say("cannot read '{path}': {reason}", path=str(path), reason=str(err)), hint=hint) from None
-    if not stat.S_ISREG(info.st_mode):
-        raise UsageError(say("'{path}' is not a regular file", path=str(path)), hint=hint)
-    if info.st_size > MAX_FILE_BYTES:
-        raise MeasurementError(
-            say("'{path}' is {size} bytes: a measurement file is at most {limit}", path=str(path),
-                size=f"{info.st_size:,}", limit=f"{MAX_FILE_BYTES:,}"),
-            hint=say("measure fewer kernels, or split the file by dtype"),
-        )  # fmt: skip
-    try:
-        with open(file, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
-    except OSError as err:
-        raise UsageError(say("cannot read '{path}': {reason}", path=str(path), reason=str(err)), hint=hint) from None
-    if len(data) > MAX_FILE_BYTES:  # it grew while we looked
-        raise MeasurementError(
-            say("'{path}' is over {limit} bytes: a measurement file is not that large", path=str(path),
-                limit=f"{MAX_FILE_BYTES:,}"),
-            hint=say("measure fewer kernels, or split the file by dtype"),
-        )  # fmt: skip
-    if b"\0" in data:
-        raise MeasurementError(say("'{path}' holds binary data, not CSV text", path=str(path)), hint=hint)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise MeasurementError(
-            say("'{path}' is not UTF-8 text (byte {offset})", path=str(path), offset=err.start), hint=hint
-        ) from None
-    return parse_chip_measurements(text, file.name, hashlib.sha256(data).hexdigest())
+    text = read_text_file(file, what=say("the measurement file"), max_bytes=MAX_FILE_BYTES)
+    return parse_chip_measurements(text, file.name, hashlib.sha256(text.encode("utf-8")).hexdigest())
 
 
 def parse_chip_measurements(text: str, file: str = "measurements.csv", sha256: str = "") -> ChipMeasurements:

@@ -60,6 +60,7 @@ from .network import Level, Placement, place
 from .topology import Fabric, Topology
 
 __all__ = [
+    "COST_MODELS",
     "HARDWARE",
     "Attained",
     "AttainedRates",
@@ -250,6 +251,9 @@ class Hardware:
         node_size: GPUs per NVLink domain.
         leaf_nodes: nodes per scalable unit under one set of leaf switches (a spine joins the units);
             None for one flat scale-out network.
+        collective_model: the collective cost model (``book`` or ``ring``) the network figures were
+            fitted with (``symshard calibrate`` records it in the hardware file); commands given this
+            chip price collectives with it unless told otherwise. None for the presets.
         sources: ``(field, citation)`` pairs.
         attained: the rates measured on the chip (``symshard calibrate --chip``), None for the presets.
     """
@@ -272,6 +276,7 @@ class Hardware:
     wiring: str = _RING
     node_size: int | None = None
     leaf_nodes: int | None = None
+    collective_model: str | None = None
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     attained: Attained | None = None
 
@@ -520,6 +525,9 @@ _NUMERIC_FIELDS = {
 
 _SHAPE_FIELDS = {"node_size", "leaf_nodes"}
 
+COST_MODELS = ("book", "ring")
+"""The collective cost models a hardware file may name (:data:`symshard.costs.costmodels.MODELS` says what each is)."""
+
 _SYMBOL_FIELDS = {
     "C": "flops_bf16",
     "C_8bit": "flops_8bit",
@@ -694,6 +702,7 @@ def load_hardware(path: str | Path) -> Hardware:
         name = "my-cluster"
         label = "A100 cluster, calibrated"
         base = "a100"
+        collective_model = "ring"   # optional: the cost model the figures were fitted with
 
         [constants]          # symbol names, as --hw-set takes them; numbers as text stay exact
         W_dcn = "1.25e10"
@@ -748,13 +757,21 @@ def load_hardware(path: str | Path) -> Hardware:
     base = head.get("base")
     chip = hardware(str(base)) if base else Hardware("custom", "custom chip")
     chip = chip.with_constants({str(k): v for k, v in consts.items()})
+    model = head.get("collective_model", chip.collective_model)
+    if model is not None and model not in COST_MODELS:
+        raise HardwareError(
+            say("hardware file '{path}' names the unknown cost model '{name}'", path=str(path), name=str(model)),
+            hint=say("collective_model is one of {models}", models=", ".join(COST_MODELS)),
+        )
     sources = dict(chip.sources)
-    sources.update({str(k): str(v) for k, v in notes.items() if str(k) in _SYMBOL_FIELDS or str(k) in _SHAPE_FIELDS})
+    known = {*_SYMBOL_FIELDS, *_SHAPE_FIELDS, "collective_model"}
+    sources.update({str(k): str(v) for k, v in notes.items() if str(k) in known})
     named = {_SYMBOL_FIELDS.get(k, k): v for k, v in sources.items()}
     chip = replace(
         chip,
         name=str(head.get("name", file.stem)),
         label=str(head.get("label", file.stem)),
+        collective_model=model,
         sources=tuple(named.items()),
     )
     if "attained" in data:

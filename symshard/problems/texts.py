@@ -32,6 +32,8 @@ ENGLISH: dict[str, str] = {
     "cli.generated": "{count} problems from {families} families, seed {seed}:",
     "cli.figures": "{folder}/ ({count} figures)",
     "cli.figure": "{folder}/ (1 figure)",
+    "cli.kept": "kept {count} stale files of an earlier set, edited since or not provably symshard's (delete them "
+    "yourself if they are not yours):",
     "cli.questions": "{folder}/ ({count} PrairieLearn questions and an assessment)",
     "cli.problem_set_title": "Problem set",
     "cli.families.head": "family",
@@ -125,10 +127,15 @@ def problem_set_title(language: str) -> str:
 
 
 def generated_report(
-    problems: Sequence[Problem], written: Sequence[Path], out: Path, seed: int, language: str = "en"
+    problems: Sequence[Problem],
+    written: Sequence[Path],
+    out: Path,
+    seed: int,
+    language: str = "en",
+    kept: Sequence[Path] = (),
 ) -> tuple[str, dict]:
     """The files a generated set wrote into ``out`` (figures and PrairieLearn questions counted, not
-    listed), as text and data."""
+    listed), and the stale files of an earlier set left in place (``kept``), as text and data."""
     lang = shown_language(language)
     families_used = sorted({p.family.name for p in problems})
     figures = [path for path in written if path.parent == out / "figures"]
@@ -139,6 +146,12 @@ def generated_report(
         shown.append("  " + _say(key, lang, folder=figures[0].parent, count=len(figures)))
     if questions:
         shown.append("  " + _say("cli.questions", lang, folder=out / "prairielearn", count=len(problems)))
+    if kept:
+        shown.append(_say("cli.kept", lang, count=len(kept)))
+        shown += [f"  {path}" for path in kept]
     head = _say("cli.generated", lang, count=len(problems), families=len(families_used), seed=seed)
-    return head + "\n" + "\n".join(shown), {"count": len(problems), "seed": seed, "families": families_used,
-                                            "files": [str(p) for p in written], "ids": [p.id for p in problems]}  # fmt: skip
+    data = {"count": len(problems), "seed": seed, "families": families_used, "files": [str(p) for p in written],
+            "ids": [p.id for p in problems]}  # fmt: skip
+    if kept:
+        data["kept"] = [str(p) for p in kept]
+    return head + "\n" + "\n".join(shown), data

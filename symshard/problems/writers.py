@@ -41,7 +41,7 @@ from ..algebra.units import sig
 from ..errors import UsageError
 from ..i18n import ui
 from ..messages import say
-from ..outputs import OutputFolder
+from ..outputs import OutputFolder, Written
 from .answering import entry_unit
 from .engine import Problem, show_value
 from .figures import FOLDER
@@ -267,11 +267,13 @@ def export(
     return out
 
 
-def write_files(out: Path | str, produced: Mapping[str, str | bytes], *, force: bool = False) -> list[Path]:
-    """Write ``produced`` under the folder ``out`` as :class:`~symshard.outputs.OutputFolder` writes.
+def write_files(out: Path | str, produced: Mapping[str, str | bytes], *, force: bool = False) -> Written:
+    """Write ``produced`` under the folder ``out`` as :class:`~symshard.outputs.OutputFolder` writes, and
+    say what was written, removed and kept (iterating over the answer gives the files written).
 
     A folder holding files symshard did not write is refused unless ``force``; such files are
-    never overwritten or deleted; the files of the set this one replaces are removed.
+    never overwritten or deleted; the files of the set this one replaces are removed when symshard
+    proves it wrote them there, and kept (and listed) otherwise.
 
     Raises:
         OutputError: ``out`` holds files symshard did not write (without ``force``), a path
@@ -279,7 +281,7 @@ def write_files(out: Path | str, produced: Mapping[str, str | bytes], *, force: 
     """
     folder = OutputFolder.open(out, "symshard problems generate", force=force)
     folder.write_all(dict(produced))
-    return list(folder.finish().written)
+    return folder.finish()
 
 
 def write_set(
@@ -291,8 +293,9 @@ def write_set(
     title: str = "Problem set",
     solutions: bool = False,
     force: bool = False,
-) -> list[Path]:
-    """Write the set in each format under ``out`` (see :func:`write_files`) and return the files written.
+) -> Written:
+    """Write the set in each format under ``out`` (see :func:`write_files`); iterating over the answer gives
+    the files written.
 
     Files: ``problems.md`` and ``answer-key.md`` with their figures in ``figures/`` (md),
     ``problems.json`` and ``problems.schema.json`` (json), ``problems.moodle.xml``

@@ -35,7 +35,8 @@ ENGLISH: dict[str, str] = {
     "cli.calibrate.residuals": "residuals",
     "cli.calibrate.residuals_value": "rms {rms}, largest {largest} at {size}",
     "cli.calibrate.columns": "size (B)       measured     fitted   residual   busbw (GB/s) measured  fitted",
-    "cli.calibrate.wrote": "wrote {path}: use it with --hw {path}",
+    "cli.calibrate.wrote": "wrote {path}: use it with --hw {path} (collectives are then priced with the {model} "
+    "model, the one fitted)",
 }
 """The English of this module's words by key; other languages are in the catalogue."""
 
@@ -104,7 +105,15 @@ def calibration_report(
         )
     notes = [_say("cli.note", lang, note=sentence(n, lang)) for n in cal.notes]
     shown = "\n".join(
-        [head, text.table(rows), *notes, "", *table, "", _say("cli.calibrate.wrote", lang, path=shown_out)]
+        [
+            head,
+            text.table(rows),
+            *notes,
+            "",
+            *table,
+            "",
+            _say("cli.calibrate.wrote", lang, path=shown_out, model=cal.model),
+        ]
     )
     data = {
         "file": str(file),
@@ -134,5 +143,6 @@ def calibration_report(
         ],
         "notes": list(cal.notes),
         "hardware_file": str(written),
+        "collective_model": cal.model,
     }
     return shown, data
