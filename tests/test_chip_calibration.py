@@ -32,7 +32,7 @@ from symshard.costs.chipfit import (
     read_chip_measurements,
 )
 from symshard.costs.kernels import critical_intensity, expected_time, kernel_time
-from symshard.errors import HardwareError, InputError, MeasurementError, OutputError, UsageError
+from symshard.errors import HardwareError, InputError, MeasurementError, OutputError
 from symshard.machines.chips import Attained, AttainedRates, hardware, load_hardware
 
 DATA = Path(__file__).resolve().parents[1] / "site" / "data"
