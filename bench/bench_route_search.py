@@ -32,7 +32,7 @@ from symshard.costs.collectives import CollectiveExpr, DynamicSlice
 from symshard.jax.verification import _step_signature  # imports no JAX
 from symshard.memo import clear_caches
 from symshard.planning.planner import plan
-from symshard.planning.routes import RouteSearch
+from symshard.planning.route_search import RouteSearch
 
 MATMUL = "Q[B_X, H_ZY, S, E] · R[B_Z, H, T_Y, E] -> C[B, H_X, S, T]"
 MESH = "X=2,Y=2,Z=4"

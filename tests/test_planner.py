@@ -24,7 +24,8 @@ from symshard.notation.arrays import Array
 from symshard.notation.einsums import local_product, matmul
 from symshard.planning.crossovers import compare
 from symshard.planning.planner import natural_outputs, plan, reshard_routes, reshard_steps
-from symshard.planning.routes import every_route, one_step
+from symshard.planning.route_search import every_route
+from symshard.planning.route_steps import one_step
 from symshard.planning.search import best_sharding
 
 B, D, F, I, J, K = (dim(n) for n in "BDFIJK")  # noqa: E741 - the chapter's dim names
@@ -225,7 +226,7 @@ def test_xla_orders_of_three_axes_follow_the_mesh_xla_partitioned_for():
     ],
 )
 def test_permute_names_the_axes_its_pairs_cross(src, dst, sizes, axes):
-    from symshard.planning.routes import single_permute
+    from symshard.planning.route_steps import single_permute
 
     moved = single_permute(Array.parse(src), Array.parse(dst), sizes)
     assert (moved.op.axes if moved is not None else None) == axes
