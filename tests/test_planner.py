@@ -576,7 +576,7 @@ def test_listing_in_integers_is_the_exact_sort(mesh, chip, monkeypatch):
 def test_collectives_read_from_the_legs_are_each_strategys(case, mesh):
     # what verify compares with XLA's plan for every listed strategy, read from the legs pair by pair without
     # building a strategy, against each strategy built and read
-    from symshard.jax.verification import signature, signatures  # imports no JAX
+    from symshard.jax.xla_plans import signature, signatures  # imports no JAX
 
     shape = "B=8,H=4,S=16,T=16,E=32" if case.startswith("Q") else "I=96,J=64,K=80"
     p = plan.__wrapped__(case, mesh, shape, dtype="fp32", hardware="tpu-v5e", routes="xla")
