@@ -9,7 +9,7 @@ resharding routes' caches cleared first, as ``scripts/jax_agreement.py`` does):
 * **plan**: :func:`symshard.plan`, which lists and costs every strategy;
 
 for cases with collectives and a collective-free one (median and min of ``--repeats`` runs). With
-JAX installed, XLA's compile time of the same case (``symshard.jax.verification.xla_plan``, 8 simulated
+JAX installed, XLA's compile time of the same case (``symshard.jax.xla_plans.xla_plan``, 8 simulated
 CPU devices) is timed too and the ratio compared with the 20× target; without JAX the answer's
 median is compared with a fixed budget (2.3 ms: 20× under the fastest XLA compile measured for
 these cases on a 2-core machine, 47 ms). ``--sweep`` also times the answer for every one of the
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             f"every strategy (plan) median {ms(statistics.median(full))} min {ms(min(full))}"
         )
         if xla:
-            from symshard.jax.verification import xla_plan
+            from symshard.jax.xla_plans import xla_plan
 
             p = symshard.plan(case, MESH, SHAPE, **KWARGS)
             compile_s = statistics.median(xla_plan(p).compile_seconds for _ in range(args.xla_repeats))

@@ -29,10 +29,10 @@ from collections import Counter
 
 import symshard.planning.planner as planner
 from symshard.costs.collectives import CollectiveExpr, DynamicSlice
-from symshard.jax.verification import _step_signature  # imports no JAX
+from symshard.jax.xla_plans import step_signature  # imports no JAX
 from symshard.memo import clear_caches
 from symshard.planning.planner import plan
-from symshard.planning.routes import RouteSearch
+from symshard.planning.route_search import RouteSearch
 
 MATMUL = "Q[B_X, H_ZY, S, E] · R[B_Z, H, T_Y, E] -> C[B, H_X, S, T]"
 MESH = "X=2,Y=2,Z=4"
@@ -66,7 +66,7 @@ def _search(p) -> list[str]:
     axes = {a.name: int(a.size) for a in p.mesh.axes}
 
     def signature(steps: tuple[CollectiveExpr, ...]) -> tuple:
-        return tuple(sorted(_step_signature(e, sizes, axes) for e in steps if not isinstance(e.op, DynamicSlice)))
+        return tuple(sorted(step_signature(e, sizes, axes) for e in steps if not isinstance(e.op, DynamicSlice)))
 
     kinds = Counter(k for k, _, _ in XLA)
     return [s.name for s in p.matching(signature, tuple(sorted(XLA)), any_route=True, kinds=kinds)]

@@ -58,7 +58,7 @@ def timing(case: str, mesh: str, shape: str, repeats: int = 7) -> dict[str, floa
     """Median seconds, each from cold caches, for symshard to answer "which collectives, how long"
     (:func:`symshard.planning.planner.best_strategy`), to list and cost every strategy (``plan``), and for XLA
     to compile the same sharded product."""
-    from symshard.jax.verification import xla_plan
+    from symshard.jax.xla_plans import xla_plan
     from symshard.planning.planner import best_strategy
 
     kwargs = {"dtype": "fp32", "hardware": "tpu-v5e"}

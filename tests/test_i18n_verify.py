@@ -18,15 +18,10 @@ from helpers import english_left
 
 from symshard.algebra.dtypes import dtype_bytes
 from symshard.i18n.catalog import translate
-from symshard.jax.verification import (
-    Refinement,
-    XlaCollective,
-    XlaPlan,
-    _refined_reason,
-    _sub_axis_reason,
-    compare,
-    signature,
-)
+from symshard.jax.matching import _sub_axis_reason, compare
+from symshard.jax.results import Refinement
+from symshard.jax.verification import _refined_reason
+from symshard.jax.xla_plans import XlaCollective, XlaPlan, signature
 from symshard.messages import say
 from symshard.planning.planner import plan
 
@@ -215,9 +210,8 @@ def test_every_built_reason_is_a_message_with_catalogue_entries(p):
     ],
 )
 def test_the_kind_of_a_disagreement_is_the_message_of_the_clause_that_knows_it(p, collectives, dots, kind):
-    import importlib
+    from symshard.jax.matching import compare_with_kind
 
-    verify = importlib.import_module("symshard.jax.verification")
     s = p.strategies[0]
     flops = int(s.raw_flops)
     made = {
@@ -226,7 +220,7 @@ def test_the_kind_of_a_disagreement_is_the_message_of_the_clause_that_knows_it(p
         "roundabout": [_c("CollectivePermute", ("Y",), 64), _c("AllGather", ("Y",), 64)],
         "wider": [_c("AllGather", ("X", "Y"), 77)],
     }[collectives]
-    strategy, rank, reason, found = verify._compare(p, _x(made, dots * flops), refined=True)
+    strategy, rank, reason, found = compare_with_kind(p, _x(made, dots * flops), refined=True)
     assert strategy is None and rank is None
     assert str(found).startswith(kind)
     _assert_said_in_chinese(found)
@@ -236,15 +230,13 @@ def test_the_kind_of_a_disagreement_is_the_message_of_the_clause_that_knows_it(p
 
 def test_the_report_rows_say_the_same_messages_in_both_languages(p):
     """Verification.text() and the report's Chinese (what the command line prints) come from the same rows of messages."""
-    import importlib
-
+    from symshard.jax.results import Verification
     from symshard.report import verification_text
 
-    verify = importlib.import_module("symshard.jax.verification")
     reason = _built_reasons(p)[1]
     r = Refinement("X=X1·X2", "X1=2,X2=2,Y=2", "A[I_{X1,X2}, J] · B[J, K_Y] -> C[I_{X1,X2}, K]", 715, (), None, None,
                    reason, (), split="X=2x2")  # fmt: skip
-    v = verify.Verification(
+    v = Verification(
         matmul="A[I_Y, J] · B[J, K_Y] -> C[I_Y, K]", mesh="X=4,Y=2", shape="I=64,J=64,K=64", dtype="bf16",
         hardware="tpu-v5e", strategies=282, best="matmul", xla=(_c("AllGather", ("X:(1)2",), 64, "").describe(),),
         xla_flops=9000, xla_dot_flops=8192, xla_repeats_work=True, match=False, matched=None, rank=None,

@@ -16,7 +16,9 @@ import symshard as ss  # noqa: E402
 from symshard.cli import main  # noqa: E402
 from symshard.jax import hlo  # noqa: E402
 from symshard.jax.execution import undivided  # noqa: E402
-from symshard.jax.verification import choose, verify, xla_plan  # noqa: E402
+from symshard.jax.running import choose  # noqa: E402
+from symshard.jax.verification import verify  # noqa: E402
+from symshard.jax.xla_plans import xla_plan  # noqa: E402
 
 pytestmark = pytest.mark.jax
 
@@ -143,7 +145,7 @@ def test_a_time_limit_stops_the_runs_and_says_so(capsys):
 
 
 def test_by_default_a_large_plan_runs_a_seeded_sample_and_says_so(capsys):
-    from symshard.jax.verification import AUTO_RUN
+    from symshard.jax.running import AUTO_RUN
 
     small = verify("A[I_X, J] · B[J, K] -> C[I_X, K]", "X=4", "I=8,J=2,K=4")
     assert small.strategies <= AUTO_RUN and small.chosen == small.strategies and not small.sampled_by_default
@@ -283,7 +285,7 @@ def test_a_route_no_plan_lists_is_found_step_by_step_and_runs():
 def test_a_route_found_step_by_step_counts_only_if_it_runs(monkeypatch):
     import symshard.jax.verification as verification
 
-    monkeypatch.setattr(verification, "_attempt", lambda *args, **kwargs: "a block that does not divide")
+    monkeypatch.setattr(verification, "attempt", lambda *args, **kwargs: "a block that does not divide")
     v = verify(THREE_PERMUTES, "X=4,Y=4", ODD, run="none")
     assert not v.match and not v.routed
     assert "found step by step from XLA's collectives, which did NOT run correctly" in v.reason
@@ -348,14 +350,14 @@ def test_a_time_limit_stops_the_search_step_by_step(monkeypatch):
     import symshard.jax.verification as verification
     from symshard.errors import TimeLimitError
 
-    searched = verification._searched
+    searched = verification.matching_strategy
 
     def slow_step_by_step(p, x, *, further=False, any_route=False, deadline=None):
         if any_route:  # a search of every route that outlives its limit, as on four axes
             raise TimeLimitError("the search ran past its time limit")
         return searched(p, x, further=further, deadline=deadline)
 
-    monkeypatch.setattr(verification, "_searched", slow_step_by_step)
+    monkeypatch.setattr(verification, "matching_strategy", slow_step_by_step)
     v = verify(THREE_PERMUTES, "X=4,Y=4", ODD, run="none", time_limit=600)
     assert not v.match and not v.routed and v.search_stopped == "routes" and v.time_limit_reached
     assert "through every route of symshard's collectives taken step by step stopped" in v.text()
@@ -363,6 +365,7 @@ def test_a_time_limit_stops_the_search_step_by_step(monkeypatch):
 
 
 def test_a_time_limit_stops_the_search_with_axes_in_parts(monkeypatch):
+    import symshard.jax.searches as searches
     import symshard.jax.verification as verification
     from symshard.errors import TimeLimitError
 
@@ -371,7 +374,8 @@ def test_a_time_limit_stops_the_search_with_axes_in_parts(monkeypatch):
 
     # with X split in two no listed strategy has XLA's collectives, so XLA's further orders are searched next:
     # the limit stops that search, and the refinement says which search it cut short
-    monkeypatch.setattr(verification, "_searched", out_of_time)
+    for module in (verification, searches):  # verify's searches, and refine's with axes in parts
+        monkeypatch.setattr(module, "matching_strategy", out_of_time)
     batched = ("A[G_X, I_Y, J] · B[G, J_X, K_Y] -> C[G_Y, I, K_X]", "X=4,Y=2", "G=16,I=48,J=32,K=80")
     v = verify(*batched, run="none", time_limit=600)
     r = v.refined

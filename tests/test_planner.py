@@ -24,7 +24,8 @@ from symshard.notation.arrays import Array
 from symshard.notation.einsums import local_product, matmul
 from symshard.planning.crossovers import compare
 from symshard.planning.planner import natural_outputs, plan, reshard_routes, reshard_steps
-from symshard.planning.routes import every_route, one_step
+from symshard.planning.route_search import every_route
+from symshard.planning.route_steps import one_step
 from symshard.planning.search import best_sharding
 
 B, D, F, I, J, K = (dim(n) for n in "BDFIJK")  # noqa: E741 - the chapter's dim names
@@ -225,7 +226,7 @@ def test_xla_orders_of_three_axes_follow_the_mesh_xla_partitioned_for():
     ],
 )
 def test_permute_names_the_axes_its_pairs_cross(src, dst, sizes, axes):
-    from symshard.planning.routes import single_permute
+    from symshard.planning.route_steps import single_permute
 
     moved = single_permute(Array.parse(src), Array.parse(dst), sizes)
     assert (moved.op.axes if moved is not None else None) == axes
@@ -575,7 +576,7 @@ def test_listing_in_integers_is_the_exact_sort(mesh, chip, monkeypatch):
 def test_collectives_read_from_the_legs_are_each_strategys(case, mesh):
     # what verify compares with XLA's plan for every listed strategy, read from the legs pair by pair without
     # building a strategy, against each strategy built and read
-    from symshard.jax.verification import signature, signatures  # imports no JAX
+    from symshard.jax.xla_plans import signature, signatures  # imports no JAX
 
     shape = "B=8,H=4,S=16,T=16,E=32" if case.startswith("Q") else "I=96,J=64,K=80"
     p = plan.__wrapped__(case, mesh, shape, dtype="fp32", hardware="tpu-v5e", routes="xla")

@@ -51,7 +51,7 @@ from symshard.notation.arrays import Array, Dim
 from symshard.notation.einsums import LocalMatmul, Matmul, local_product, matmul
 from symshard.planning.crossovers import compare
 from symshard.planning.planner import Plan, Repermute, Strategy, natural_outputs, plan
-from symshard.planning.routes import single_permute
+from symshard.planning.route_steps import single_permute
 from symshard.planning.search import best_sharding
 
 SIZES = (1, 2, 4)

@@ -3,8 +3,12 @@
 - :mod:`~symshard.jax.interop`: the notation as ``PartitionSpec`` / ``NamedSharding``, meshes both ways;
 - :mod:`~symshard.jax.execution`: a strategy's steps run under ``shard_map``, checked against the product;
 - :mod:`~symshard.jax.hlo`: the collectives in XLA's compiled HLO (printed with every constant);
-- :mod:`~symshard.jax.verification`: the report for one matmul (``sample``, ``time_limit``, strategies that
-  cannot run); :mod:`~symshard.jax.sweeps`: many einsums, shardings and meshes, the docs page's data.
+- :mod:`~symshard.jax.verification`: the check of one matmul (``sample``, ``time_limit``, strategies that
+  cannot run), made of :mod:`~symshard.jax.xla_plans` (XLA's plan in symshard's terms),
+  :mod:`~symshard.jax.matching` (XLA's plan among symshard's strategies, or why not),
+  :mod:`~symshard.jax.searches` (the searches beyond the listing, axes in parts), :mod:`~symshard.jax.running`
+  (which strategies run) and :mod:`~symshard.jax.results` (the report);
+- :mod:`~symshard.jax.sweeps`: many einsums, shardings and meshes, the docs page's data.
 
 Importing this package does not import JAX; its functions load it when called.
 On a CPU, JAX needs ``XLA_FLAGS=--xla_force_host_platform_device_count=16`` (set before
@@ -24,9 +28,11 @@ from __future__ import annotations
 from .execution import Execution, execute
 from .hlo import collectives
 from .interop import array_from_sharding, array_from_spec, jax_mesh, mesh_from_jax, named_sharding, partition_spec
+from .results import Verification
 from .runtime import configure_host_devices
 from .sweeps import Sweep, sweep
-from .verification import Verification, verify, xla_plan
+from .verification import verify
+from .xla_plans import xla_plan
 
 __all__ = [
     "Execution",

@@ -8,7 +8,7 @@ there are too many, a sample of them drawn with a seed (:func:`cases`). :func:`s
 :func:`~symshard.jax.verification.verify` on each case, sharing compiled programs and operand legs
 between the cases of a batch, and :class:`Sweep` sums it up per mesh: agreement by whole mesh axes,
 and agreement counting also the cases XLA plans with sub-axes that match a strategy with those axes in
-parts (kept apart, see :class:`~symshard.jax.verification.Refinement`). :data:`SWEEP` is the
+parts (kept apart, see :class:`~symshard.jax.results.Refinement`). :data:`SWEEP` is the
 sweep behind the docs page.
 
 Examples:
@@ -35,7 +35,8 @@ from ..machines.mesh import Mesh
 from ..notation.arrays import Array, Dim
 from ..notation.einsums import Matmul, matmul
 from .execution import forget_programs
-from .verification import Verification, verify
+from .results import Verification
+from .verification import verify
 
 __all__ = ["FAMILIES", "SWEEP", "Batch", "Family", "Sweep", "cases", "shardings", "sweep"]
 
@@ -375,7 +376,7 @@ def sweep(
         batches: what to sweep (default: :data:`SWEEP`).
         seed: draws the cases of sampled batches and the strategies run per case.
         sample: strategies run under ``shard_map`` per case: the best, the one matching XLA's plan,
-            and up to this many in all (see :func:`~symshard.jax.verification.choose`); None runs every one.
+            and up to this many in all (see :func:`~symshard.jax.running.choose`); None runs every one.
         hardware: the chip whose constants rank symshard's strategies.
         time_limit: seconds per case (see :func:`~symshard.jax.verification.verify`).
         limit: only the first N cases of each batch (a quick look).

@@ -77,7 +77,9 @@ from ..memo import memoized
 from ..messages import say
 from ..notation.arrays import Array, Dim, unchecked_array
 from ..notation.einsums import Classification, LocalMatmul, Matmul, local_product, matmul
-from .routes import Repermute, RouteSearch, check_deadline, reshard_routes, reshard_steps
+from .route_search import RouteSearch, check_deadline
+from .route_steps import Repermute
+from .routes import reshard_routes, reshard_steps
 
 __all__ = [
     "KEEP",
@@ -756,7 +758,7 @@ class Plan:
         with batch or head dims there are too many to list, but a search for one set of collectives is quick.
 
         With ``any_route`` (numbers only) the legs are instead any routes of the algebra's exact steps
-        (:func:`symshard.planning.routes.every_route`), which the planner does not list: permutes one after
+        (:func:`symshard.planning.route_search.every_route`), which the planner does not list: permutes one after
         another, a reduce-scatter undone by a gather, a slice before a permute. Such a strategy is one
         symshard can write, cost and run, though no plan would offer it. ``kinds`` bounds how many steps
         of each collective kind a strategy takes (a search for a known plan names its own: much quicker).
@@ -1327,7 +1329,7 @@ class Enumeration:
         without listing the rest: each leg keeps only the routes whose items are among the target's,
         and the result's route is looked up by what the operands' legs leave over. A search for one known
         set of collectives (XLA's plan) through more strategies than a listing can sort. Past ``deadline``
-        it raises :class:`~symshard.errors.TimeLimitError` (:func:`~symshard.planning.routes.check_deadline`)."""
+        it raises :class:`~symshard.errors.TimeLimitError` (:func:`~symshard.planning.route_search.check_deadline`)."""
         want = Counter(target)
         cache: dict[tuple[CollectiveExpr, ...], Counter | None] = {}
 
@@ -1365,7 +1367,7 @@ class Enumeration:
         deadline: float | None = None,
     ) -> Iterator[tuple[_Product, tuple[tuple[CollectiveExpr, ...], ...]]]:
         """The strategies over the enumeration's compute shardings whose legs are any routes of exact
-        steps (:func:`~symshard.planning.routes.every_route`, not only the planner's) with items, read by ``item`` (None for a free
+        steps (:func:`~symshard.planning.route_search.every_route`, not only the planner's) with items, read by ``item`` (None for a free
         step), adding up to ``target`` (a sorted tuple), and (with ``kinds``) at most so many steps of each
         kind: each as (compute sharding, its three routes). Numbers only (a route search needs the axis
         sizes); every array on the way divides evenly. Past ``deadline`` it raises

@@ -1,13 +1,15 @@
-"""Resharding one array: the collectives (and free slices) that take it from one sharding to another.
+"""Resharding one array: the routes of collectives (and free slices) that take it from one sharding to another.
 
 The planner reshards each operand to the sharding the local product needs, and the product to
 the requested output. :func:`reshard_steps` gives the plain route (slices first, then partial
 sums reduced, axes moved by AllToAll, what must go gathered); :func:`reshard_routes` adds the
 other routes the planner costs: gather-then-slice, a run of axes moved by one AllToAll, several
 moves in one AllToAll (:class:`FusedAllToAll`), routes through one collective-permute
-(:class:`Repermute`) and, on request, the orders XLA's SPMD partitioner takes. :func:`every_route` is the whole algebra instead: any route of exact steps
-(:func:`one_step`), searched for one known set of collectives. Nothing here costs anything:
-:mod:`symshard.planning.planner` does.
+(:class:`~symshard.planning.route_steps.Repermute`) and, on request, the orders XLA's SPMD partitioner takes.
+
+In :mod:`symshard.planning`, this module strings together the steps of :mod:`.route_steps` (each
+built once); beside it, :mod:`.route_search` is the whole algebra instead: any route of exact steps,
+searched for one known set of collectives. Nothing here costs anything: :mod:`symshard.planning.planner` does.
 
 Examples:
     >>> [str(s.op) for s in reshard_steps(Array.parse("A[I_X, J]"), Array.parse("A[I, J_X]"))]
@@ -18,55 +20,25 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any
 
 from ..costs.collectives import (
     AllGather,
     AllReduce,
     AllToAll,
-    Collective,
     CollectiveExpr,
-    CollectivePermute,
     DynamicSlice,
     FusedAllToAll,
     ReduceScatter,
 )
-from ..errors import PlanError, TimeLimitError
+from ..errors import PlanError
 from ..memo import on_clear
 from ..messages import say
 from ..notation.arrays import Array, Dim, format_axes, unchecked_array, unchecked_dim
+from .route_steps import Value, apply_step, moved_to, one_source, single_permute
 
-__all__ = [
-    "Repermute",
-    "RouteSearch",
-    "check_deadline",
-    "every_route",
-    "one_step",
-    "reshard_routes",
-    "reshard_steps",
-    "single_permute",
-]
-
-Value = Any
-"""An axis size: an ``int`` when numbers are known, a SymPy expression otherwise."""
-
-_EXPRS: dict[tuple[Collective, Array], CollectiveExpr] = {}
-on_clear(_EXPRS.clear)
-
-
-def _apply(op: Collective, array: Array) -> CollectiveExpr:
-    """``op(array)``, each distinct one built once: the routes of many legs pass through the same steps."""
-    key = (op, array)
-    expr = _EXPRS.get(key)
-    if expr is None:
-        if len(_EXPRS) >= 65536:  # bounded like the routes' caches: start afresh
-            _EXPRS.clear()
-        expr = _EXPRS[key] = CollectiveExpr(op, array)
-    return expr
+__all__ = ["reshard_routes", "reshard_steps"]
 
 
 # -- resharding one array ---------------------------------------------------------------------
@@ -136,7 +108,7 @@ def reshard_steps(src: Array, dst: Array) -> tuple[CollectiveExpr, ...]:
                     if a in used:
                         break
                     run.append(a)
-                step = _apply(DynamicSlice(tuple(run), d), cur)
+                step = apply_step(DynamicSlice(tuple(run), d), cur)
                 break
         # 2. reduce-scatter partial sums onto dims that receive them next
         if step is None:
@@ -147,14 +119,14 @@ def reshard_steps(src: Array, dst: Array) -> tuple[CollectiveExpr, ...]:
                         if a not in cur.unreduced or a in dst.unreduced:
                             break
                         run.append(a)
-                    step = _apply(ReduceScatter(tuple(run), d), cur)
+                    step = apply_step(ReduceScatter(tuple(run), d), cur)
                     break
         # 3. all-reduce partial sums no dim receives
         if step is None:
             arriving_anywhere = {a for d in arriving for a in arriving[d]}
             done = sorted(a for a in pending if a not in arriving_anywhere)
             if done:
-                step = _apply(AllReduce(tuple(done)), cur)
+                step = apply_step(AllReduce(tuple(done)), cur)
         # 4. move an axis from the minor end of one dim to the dim that receives it next
         if step is None:
             for d in names:
@@ -163,18 +135,18 @@ def reshard_steps(src: Array, dst: Array) -> tuple[CollectiveExpr, ...]:
                     source = cur.sharded_dim(a)
                     if source is not None and source != d and axes_now[source] and axes_now[source][-1] == a:
                         if a in leaving[source]:
-                            step = _apply(AllToAll((a,), d), cur)
+                            step = apply_step(AllToAll((a,), d), cur)
                             break
         # 5. gather everything that has to leave its dim
         if step is None:
             gone = tuple(a for d in names for a in leaving[d])
             if gone:
-                step = _apply(AllGather(gone), cur)
+                step = apply_step(AllGather(gone), cur)
         # 6. what is left: partial sums that wait behind other arrivals
         if step is None:
             for d in names:
                 if arriving[d] and arriving[d][0] in cur.unreduced:
-                    step = _apply(ReduceScatter((arriving[d][0],), d), cur)
+                    step = apply_step(ReduceScatter((arriving[d][0],), d), cur)
                     break
         if step is None:  # pragma: no cover - every state above makes progress
             break
@@ -184,109 +156,6 @@ def reshard_steps(src: Array, dst: Array) -> tuple[CollectiveExpr, ...]:
         say("cannot reshard {source} into {target}", source=str(src), target=str(dst)),
         hint=say("this is a bug in symshard; please report it"),
     )
-
-
-# -- collective-permutes that reshard -----------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Repermute(CollectivePermute):
-    """``CollectivePermute_XY(B[J, K_Y]) -> B[J, K_X]``: a reshard done by moving blocks, not gathering.
-
-    Valid when every device's new block lies inside one block some device holds now
-    (for each dim the new shard count is a multiple of the old one) and the partial
-    sums are unchanged. Each device cuts from its block the piece one other device
-    needs and sends it there (XLA's ``collective-permute``): every device sends and
-    receives one block of the *result*, once. ``axes`` are the mesh axes whose
-    shardings change, the axes its pairs of devices cross: an axis that shards a dim
-    before and after, behind as many shards (``K_PQ`` to ``K_YQ`` with ``|P| = |Y|``),
-    keeps every block's coordinate along it and is left out. The time is that of a
-    permute over the slowest of their links, the hops the sum of theirs.
-
-    Examples:
-        >>> str(Repermute(("X", "Y"), (Dim("J"), Dim("K", ("X",)))).apply(Array.parse("B[J, K_Y]")))
-        'B[J, K_X]'
-    """
-
-    dims: tuple[Dim, ...] = ()
-
-    @property
-    def subscript(self) -> str:
-        """The axes, then where the moved dims go: ``{XY,K_X}``."""
-        moved = ",".join(str(d) for d in self.dims if set(d.axes) & set(self.axes))
-        return "{" + format_axes(self.axes).strip("{}") + "," + moved + "}"
-
-    def latex(self) -> str:
-        moved = ",".join(d.latex() for d in self.dims if set(d.axes) & set(self.axes))
-        return rf"\text{{{self.kind}}}_{{{format_axes(self.axes).strip('{}')},{moved}}}"
-
-    def apply(self, array: Array) -> Array:
-        if tuple(d.name for d in self.dims) != array.dim_names:
-            raise self._fail(array, say("the new sharding names other dims"), say("permute keeps the dims"))
-        out = Array(array.name, tuple(self.dims), array.unreduced)
-        if out == array:
-            raise self._fail(array, say("the sharding does not change"), say("a permute here would move nothing"))
-        return out
-
-
-def _divides(small: tuple[str, ...], big: tuple[str, ...], sizes: Mapping[str, Value] | None) -> bool:
-    """Whether the shard count over ``small`` divides that over ``big``: known when ``small``'s axes are
-    among ``big``'s or the sizes are numbers, assumed when they are symbols (the plan says so)."""
-    if set(small) <= set(big):
-        return True
-    if not big:  # one block cannot come from a part of one
-        return False
-    if sizes is None:  # symbolic sizes: assumed to divide (as dims are), unless big's axes are fewer of small's
-        return not set(big) < set(small)
-    n_small = n_big = 1
-    for a in small:
-        n_small *= sizes[a]
-    for a in big:
-        n_big *= sizes[a]
-    return n_big % n_small == 0
-
-
-def _kept_in_place(
-    axis: str, before: tuple[str, ...], after: tuple[str, ...], sizes: Mapping[str, Value] | None
-) -> bool:
-    """Whether a dim sharded over ``before``, then over ``after``, keeps its devices' coordinates along
-    ``axis``: ``axis`` shards it in both, with as many shards of the dim major to it (``K_PQ`` to
-    ``K_YQ`` with ``|P| = |Y|``: each block's Q coordinate is that of the block it comes from, so
-    no permute pair crosses Q)."""
-    if axis not in before or axis not in after:
-        return False
-    major_before, major_after = before[: before.index(axis)], after[: after.index(axis)]
-    if sizes is None:
-        return sorted(major_before) == sorted(major_after)
-    return math.prod(sizes[a] for a in major_before) == math.prod(sizes[a] for a in major_after)
-
-
-def single_permute(src: Array, dst: Array, sizes: Mapping[str, Value] | None) -> CollectiveExpr | None:
-    """One collective-permute from ``src`` to ``dst``, when one can do it (see :class:`Repermute`).
-
-    Examples:
-        >>> from symshard.notation.arrays import Array
-        >>> print(single_permute(Array.parse("A[I_X, J]"), Array.parse("A[I_Y, J]"), {"X": 2, "Y": 2}))
-        CollectivePermute_{XY,I_Y}(A[I_X, J]) -> A[I_Y, J]
-        >>> single_permute(Array.parse("A[I_X, J]"), Array.parse("A[I, J_X]"), {"X": 2}) is None
-        True
-    """
-    if src == dst or src.unreduced != dst.unreduced or src.dim_names != dst.dim_names:
-        return None
-    changed: set[str] = set()
-    for s, t in zip(src.dims, dst.dims, strict=True):
-        if s.axes == t.axes:
-            continue
-        if not _divides(s.axes, t.axes, sizes):
-            return None
-        if t.axes[: len(s.axes)] == s.axes:  # only new minor axes: a free slice, not a permute
-            extra = [a for a in t.axes[len(s.axes) :] if a in src.axes]
-            if not extra:
-                continue
-        changed.update(a for a in (*s.axes, *t.axes) if not _kept_in_place(a, s.axes, t.axes, sizes))
-    if not changed:
-        return None
-    return Repermute(tuple(sorted(changed)), dst.dims)(src)
 
 
 def _only_gathers(steps: Sequence[CollectiveExpr]) -> bool:
@@ -347,7 +216,7 @@ def _run_moves(cur: Array, dst: Array) -> list[tuple[CollectiveExpr, ...]]:
         go = s_dim[0].axes[_lcp(s_dim[0].axes, s_dim[1].axes) :]
         come = t_dim[1].axes[_lcp(t_dim[0].axes, t_dim[1].axes) :]
         if len(go) > 1 and come[: len(go)] == go and t_dim[0].axes == t_dim[1].axes[: len(t_dim[0].axes)]:
-            move = _apply(AllToAll(go, t_dim[0].name), cur)
+            move = apply_step(AllToAll(go, t_dim[0].name), cur)
             after = reshard_steps(move.output, dst)
             if not any(isinstance(x.op, (ReduceScatter, AllReduce)) for x in after):
                 out.append((move, *after))
@@ -633,33 +502,20 @@ def _fuse_moves(route: tuple[CollectiveExpr, ...]) -> list[tuple[CollectiveExpr,
         group = [route[i]]
         while i + len(group) < len(route):
             moves = [*group, route[i + len(group)]]
-            if not all(_one_source(e) for e in moves):
+            if not all(one_source(e) for e in moves):
                 break
             sources = {e.operand.sharded_dim(e.op.axes[0]) for e in moves}
-            targets = [_moved_to(e) for e in moves]
+            targets = [moved_to(e) for e in moves]
             if len(sources) < len(moves) or len(set(targets)) < len(targets) or sources & set(targets):
                 break
             group = moves
         if len(group) > 1:
             fused = True
-            out.append(_apply(FusedAllToAll.of([e.op for e in group]), group[0].operand))  # type: ignore[misc]
+            out.append(apply_step(FusedAllToAll.of([e.op for e in group]), group[0].operand))  # type: ignore[misc]
         else:
             out.append(group[0])
         i += len(group)
     return [tuple(out)] if fused else []
-
-
-def _moved_to(e: CollectiveExpr) -> str | None:
-    """The dim an AllToAll step moves its axes onto."""
-    return e.op.dim if isinstance(e.op, AllToAll) else None
-
-
-def _one_source(e: CollectiveExpr) -> bool:
-    """``e`` is a plain AllToAll whose axes all leave one dim."""
-    op = e.op
-    if type(op) is not AllToAll or op.dim is None:
-        return False
-    return len({e.operand.sharded_dim(a) for a in op.axes}) == 1
 
 
 def _split_gathers(route: tuple[CollectiveExpr, ...]) -> list[tuple[CollectiveExpr, ...]]:
@@ -681,252 +537,5 @@ def _split_gathers(route: tuple[CollectiveExpr, ...]) -> list[tuple[CollectiveEx
     return [tuple(out)] if split else []
 
 
-# -- every route of the algebra, searched for a known set of steps --------------------------------
-
-
-STEP_KINDS = ("DynamicSlice", "AllGather", "AllToAll", "AllReduce", "ReduceScatter", "CollectivePermute")
-"""The kinds of step :func:`one_step` takes, in its order."""
-
-
-def one_step(
-    array: Array, sizes: tuple[tuple[str, int], ...], kinds: Sequence[str] = STEP_KINDS
-) -> tuple[CollectiveExpr, ...]:
-    """Every exact step of ``kinds`` the algebra takes from ``array`` on a mesh of these (numeric) axis
-    sizes: a free slice over idle axes at the minor end of a dim; an all-gather of a run at the minor
-    end of one dim or more; an all-to-all of such runs onto the minor end of another dim; an all-reduce
-    of some of its partial sums, or a reduce-scatter of them onto a dim; and a collective-permute to any
-    sharding whose blocks lie inside the present ones (:func:`single_permute`).
-
-    Examples:
-        >>> for e in one_step(Array.parse("A[I_X, J]"), (("X", 2), ("Y", 2))):
-        ...     print(e)
-        DynamicSlice_{Y,I}(A[I_X, J]) -> A[I_XY, J]
-        DynamicSlice_{Y,J}(A[I_X, J]) -> A[I_X, J_Y]
-        AllGather_X(A[I_X, J]) -> A[I, J]
-        AllToAll_{X,J}(A[I_X, J]) -> A[I, J_X]
-        CollectivePermute_{XY,I_Y}(A[I_X, J]) -> A[I_Y, J]
-        CollectivePermute_{XY,I_Y,J_X}(A[I_X, J]) -> A[I_Y, J_X]
-        CollectivePermute_{XY,I_YX}(A[I_X, J]) -> A[I_YX, J]
-    """
-    return tuple(e for kind in kinds for e in _steps(array, sizes, kind))
-
-
-@lru_cache(maxsize=16384)
-def _steps(array: Array, sizes: tuple[tuple[str, int], ...], kind: str) -> tuple[CollectiveExpr, ...]:
-    """:func:`one_step`'s steps of one kind."""
-    out: list[CollectiveExpr] = []
-    tails = [[d.axes[k:] for k in range(len(d.axes), -1, -1)] for d in array.dims]  # the empty run first
-    pending = sorted(array.unreduced)
-    if kind == "DynamicSlice":
-        idle = [a for a, _ in sizes if array.sharded_dim(a) is None and a not in array.unreduced]
-        for d in array.dims:
-            for n in range(1, len(idle) + 1):
-                for run in itertools.permutations(idle, n):
-                    out.append(_apply(DynamicSlice(run, d.name), array))
-    elif kind == "AllGather":
-        for combo in itertools.product(*tails):
-            gone = tuple(a for run in combo for a in run)
-            if gone:
-                out.append(_apply(AllGather(gone), array))
-    elif kind == "AllToAll":
-        for t, target in enumerate(array.dims):
-            runs = [[run for run in tails[i] if run] if i != t else [] for i in range(len(array.dims))]
-            for combo in itertools.product(*[[(), *r] for r in runs]):
-                moved = [run for run in combo if run]
-                for order in itertools.permutations(moved) if moved else ():
-                    out.append(_apply(AllToAll(tuple(a for run in order for a in run), target.name), array))
-        # several of those at once, each from its own dim onto its own dim, which none takes from
-        singles = [e for e in out if _one_source(e)]
-        for n in range(2, len(array.dims) // 2 + 1):
-            for moves in itertools.combinations(singles, n):
-                sources = {e.operand.sharded_dim(e.op.axes[0]) for e in moves}
-                targets = {_moved_to(e) for e in moves}
-                if len(sources) < n or len(targets) < n or sources & targets:
-                    continue
-                out.append(_apply(FusedAllToAll.of([e.op for e in moves]), array))  # type: ignore[misc]
-    elif kind in ("AllReduce", "ReduceScatter"):
-        for n in range(1, len(pending) + 1):
-            for some in itertools.combinations(pending, n):
-                if kind == "AllReduce":
-                    out.append(_apply(AllReduce(some), array))
-                    continue
-                for d in array.dims:
-                    for scattered in itertools.permutations(some):
-                        out.append(_apply(ReduceScatter(scattered, d.name), array))
-    elif kind == "CollectivePermute":
-        out.extend(_permutes(array, sizes))
-    return tuple(out)
-
-
-def _permutes(array: Array, sizes: tuple[tuple[str, int], ...]) -> list[CollectiveExpr]:
-    """Every collective-permute from ``array`` (:func:`single_permute`): each dim's new axes chosen
-    among those whose blocks lie inside its present ones, no axis on two dims."""
-    mapping = dict(sizes)
-    shardable = [a for a, _ in sizes if a not in array.unreduced]
-    every = [c for n in range(len(shardable) + 1) for c in itertools.permutations(shardable, n)]
-    options = [[t for t in every if t == d.axes or _divides(d.axes, t, mapping)] for d in array.dims]
-    out: list[CollectiveExpr] = []
-    chosen: list[tuple[str, ...]] = []
-
-    def place(i: int, taken: frozenset[str]) -> None:
-        if i == len(options):
-            dims = tuple(unchecked_dim(d.name, c) for d, c in zip(array.dims, chosen, strict=True))
-            permute = single_permute(array, unchecked_array(array.name, dims, array.unreduced), mapping)
-            if permute is not None:
-                out.append(permute)
-            return
-        for t in options[i]:
-            if taken.isdisjoint(t):
-                chosen.append(t)
-                place(i + 1, taken.union(t))
-                chosen.pop()
-
-    place(0, frozenset())
-    return out
-
-
-def check_deadline(deadline: float | None) -> None:
-    """Raise :class:`~symshard.errors.TimeLimitError` once ``time.perf_counter()`` has passed ``deadline``
-    (None: no deadline). The searches below call it as they go.
-
-    Examples:
-        >>> check_deadline(None)
-        >>> check_deadline(time.perf_counter() - 1)
-        Traceback (most recent call last):
-        ...
-        symshard.errors.TimeLimitError: the search ran past its time limit
-        hint: allow it more time
-    """
-    if deadline is not None and time.perf_counter() > deadline:
-        raise TimeLimitError(say("the search ran past its time limit"), hint=say("allow it more time"))
-
-
-def every_route(
-    src: Array,
-    sizes: tuple[tuple[str, int], ...],
-    item: Callable[[CollectiveExpr], Hashable | None],
-    budget: Mapping[Hashable, int],
-    kinds: Mapping[str, int] | None = None,
-    keep: int = 4,
-    deadline: float | None = None,
-) -> list[tuple[tuple[CollectiveExpr, ...], tuple[Hashable, ...]]]:
-    """Routes from ``src`` made of exact steps (:func:`one_step`) whose items, read by ``item`` (None for
-    a step that is free, such as a slice), are drawn from ``budget`` (item to how many times it may
-    occur), and (with ``kinds``) with at most so many steps of each kind besides free ones: each route
-    with its items. For each array reached with each multiset of items, the first ``keep`` routes found
-    (routes alike in both are alike to a search for those items). A route may come back to an array (XLA
-    gathers an axis and slices it again); free slices in a row go onto dims in their order, so the budget
-    bounds every route.
-
-    This is the whole algebra, not the planner's routes: a search for one known set of collectives
-    (XLA's plan) through routes no planner would list, such as a reduce-scatter undone by a gather.
-    With many axes and a long budget it can take minutes: past ``deadline`` (a ``time.perf_counter()``
-    instant) it raises :class:`~symshard.errors.TimeLimitError` (:func:`check_deadline`). To search from
-    several arrays with one budget, :class:`RouteSearch` shares the work between them.
-
-    Examples:
-        >>> routes = every_route(Array.parse("A[I_X, J]"), (("X", 2),), lambda e: e.op.kind, {"AllToAll": 1})
-        >>> [[str(e.op) for e in steps] for steps, _ in routes]
-        [[], ['AllToAll_{X,J}']]
-    """
-    return RouteSearch(sizes, item, budget, kinds, keep, deadline).routes(src)
-
-
-class RouteSearch:
-    """:func:`every_route` from any number of arrays with one budget: what the search learns from one array
-    (the routes onward from each array it reaches, with what is left of the budget) serves the others.
-
-    Examples:
-        >>> search = RouteSearch((("X", 2),), lambda e: e.op.kind, {"AllToAll": 1, "AllGather": 1})
-        >>> sorted(len(steps) for steps, _ in search.routes(Array.parse("A[I_X, J]")))
-        [0, 1, 1, 2]
-        >>> [[str(e.op) for e in steps] for steps, _ in search.routes(Array.parse("A[I, J_X]")) if len(steps) == 2]
-        [['AllToAll_{X,I}', 'AllGather_X']]
-    """
-
-    def __init__(
-        self,
-        sizes: tuple[tuple[str, int], ...],
-        item: Callable[[CollectiveExpr], Hashable | None],
-        budget: Mapping[Hashable, int],
-        kinds: Mapping[str, int] | None = None,
-        keep: int = 4,
-        deadline: float | None = None,
-    ) -> None:
-        self.sizes = sizes
-        self.keep = keep
-        self.deadline = deadline
-        self._item = item
-        self._names = [k for k, n in budget.items() if n > 0]  # the items, each counted at its place
-        self._place = {k: i for i, k in enumerate(self._names)}
-        self._left = [budget[k] for k in self._names]
-        everything = sum(self._left)
-        self._kinds = [everything if kinds is None else kinds.get(k, 0) for k in STEP_KINDS]
-        self._none = (0,) * len(self._names)
-        self._read: dict[CollectiveExpr, int] = {}  # a step's place among the items; -1 free; -2 none of them
-        # (array, items left, kinds left, the dim the step before sliced) -> (end array, items used) -> routes
-        self._memo: dict[tuple, dict[tuple[Array, tuple[int, ...]], list[tuple[CollectiveExpr, ...]]]] = {}
-
-    def routes(self, src: Array) -> list[tuple[tuple[CollectiveExpr, ...], tuple[Hashable, ...]]]:
-        """Every route from ``src`` (see :func:`every_route`), each with its items."""
-        reached = self._onward(src, -1)
-        return [
-            (steps, tuple(n for n, k in zip(self._names, used, strict=True) for _ in range(k)))
-            for (_, used), routes in reached.items()
-            for steps in routes
-        ]
-
-    def _read_step(self, expr: CollectiveExpr) -> int:
-        found = self._read.get(expr)
-        if found is None:
-            it = self._item(expr)
-            found = self._read[expr] = -1 if it is None else self._place.get(it, -2)
-        return found
-
-    def _onward(self, cur: Array, sliced: int) -> dict[tuple[Array, tuple[int, ...]], list[tuple[CollectiveExpr, ...]]]:
-        """Every (array, items used) reached from ``cur`` with what is left, with up to ``keep`` routes;
-        ``sliced``: the dim the step before sliced (-1: it was no slice)."""
-        left, kinds = self._left, self._kinds
-        state = (cur, tuple(left), tuple(kinds), sliced)
-        done = self._memo.get(state)
-        if done is not None:
-            return done
-        check_deadline(self.deadline)
-        keep = self.keep
-        out: dict[tuple[Array, tuple[int, ...]], list[tuple[CollectiveExpr, ...]]] = {(cur, self._none): [()]}
-        for k, kind in enumerate(STEP_KINDS):
-            free = kind == "DynamicSlice"
-            if not free and kinds[k] <= 0:
-                continue
-            for expr in _steps(cur, self.sizes, kind):
-                at = -1
-                if isinstance(expr.op, DynamicSlice):
-                    at = cur.dim_names.index(expr.op.dim or "")
-                    if at <= sliced:
-                        continue
-                i = self._read_step(expr)
-                if i == -2 or (i >= 0 and left[i] <= 0):
-                    continue
-                if i >= 0:
-                    left[i] -= 1
-                    kinds[k] -= 1
-                    after = self._onward(expr.output, at)
-                    left[i] += 1
-                    kinds[k] += 1
-                else:
-                    after = self._onward(expr.output, at)
-                for (end, used), tails in after.items():
-                    if i >= 0:
-                        used = (*used[:i], used[i] + 1, *used[i + 1 :])
-                    routes = out.setdefault((end, used), [])
-                    for tail in tails:
-                        if len(routes) >= keep:
-                            break
-                        routes.append((expr, *tail))
-        self._memo[state] = out
-        return out
-
-
 on_clear(reshard_steps.cache_clear)
 on_clear(reshard_routes.cache_clear)
-on_clear(_steps.cache_clear)

@@ -1,6 +1,6 @@
 """What ``symshard verify`` prints: symshard's plan against XLA's, in the reader's language.
 
-A :class:`~symshard.jax.verification.Verification` says its report as rows of messages; in English
+A :class:`~symshard.jax.results.Verification` says its report as rows of messages; in English
 its own ``text()`` prints them, and in another language each message is said here.
 """
 
@@ -12,7 +12,7 @@ from ..i18n import sentence
 from .text import table
 
 if TYPE_CHECKING:
-    from ..jax.verification import Verification
+    from ..jax.results import Verification
 
 
 def verification_text(v: Verification, language: str = "en") -> str:
