@@ -244,6 +244,26 @@ class Page:
         image = f"![{alt}]({self.root}figures/{name}.svg)"
         return f"<figure markdown>\n{image}\n<figcaption>{caption}</figcaption>\n</figure>" if caption else image
 
+    def download(self, name: str) -> str:
+        """Publish ``name``, a file of the page's working folder (one :func:`data_file` put there, or a
+        command of the page wrote), as ``files/NAME`` of the site; return its address from this page,
+        so that a reader can fetch the very file the page's commands read.
+        """
+        source = Path(name)
+        if "/" in name or name.startswith(".") or not source.is_file():
+            raise TemplateError(
+                say("download() names a file in the page's folder, not '{name}'", name=name),
+                hint=say("call data_file() first, e.g. {example}", example="data_file('data/run.txt', 'run.txt')"),
+            )
+        if self.figures_dir is None:
+            raise TemplateError(
+                say("page {path} has no figures folder", path=str(self.path)), hint=say("build the page with prepare()")
+            )
+        files = self.figures_dir.parent / "files"
+        files.mkdir(parents=True, exist_ok=True)
+        (files / name).write_bytes(source.read_bytes())
+        return f"{self.root}files/{name}"
+
     # -- rendering ---------------------------------------------------------------------------
 
     def context(self) -> dict[str, object]:
@@ -271,6 +291,7 @@ class Page:
             "num": format_number,
             "load_json": load_json,
             "data_file": data_file,
+            "download": self.download,
         }
 
     def render(self, text: str) -> str:
