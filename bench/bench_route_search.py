@@ -27,7 +27,7 @@ import sys
 import time
 from collections import Counter
 
-import symshard.planning.planner as planner
+import symshard.planning.enumeration as enumeration
 from symshard.costs.collectives import CollectiveExpr, DynamicSlice
 from symshard.jax.verification import _step_signature  # imports no JAX
 from symshard.memo import clear_caches
@@ -92,11 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(args.repeats):  # the two ways alternate, so the machine's load falls on both alike
         t, found = _timed(p, 1)
         shared += t
-        planner.RouteSearch = _SearchPerArray  # type: ignore[misc,assignment]
+        enumeration.RouteSearch = _SearchPerArray  # type: ignore[misc,assignment]
         try:
             t, found_apart = _timed(p, 1)
         finally:
-            planner.RouteSearch = RouteSearch  # type: ignore[misc]
+            enumeration.RouteSearch = RouteSearch  # type: ignore[misc]
         apart += t
     if found != found_apart or not found:
         print(f"FAIL: the two searches found different strategies: {found} and {found_apart}")

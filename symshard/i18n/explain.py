@@ -270,7 +270,7 @@ def explain(obj: object, lang: str = "en", *, mesh: Mesh | None = None) -> str:
         沿 X 对 C 做 AllGather：每个设备收到另一个分片，于是每个设备都持有完整的 C[I, K]。
     """
     check_language(lang)
-    from ..planning.planner import Plan, PlanStep, Strategy
+    from ..planning.strategies import Plan, PlanStep, Strategy
 
     if isinstance(obj, Classification):
         if lang == "en" or obj.message is None:

@@ -61,7 +61,9 @@ from ..machines.chips import Hardware
 from ..machines.mesh import Mesh
 from ..messages import Clauses, Message, Names, keyed, say
 from ..notation.einsums import Matmul, matmul
-from ..planning.planner import Leg, Plan, PlanStep, Strategy, StrategyList, plan
+from ..planning.listing import StrategyList
+from ..planning.planner import plan
+from ..planning.strategies import Leg, Plan, PlanStep, Strategy
 from .execution import Execution, execute, jax_dtype, undivided
 from .hlo import (
     ELIDED,

@@ -52,7 +52,8 @@ from ..machines.mesh import Mesh
 from ..memo import memoized
 from ..messages import say
 from ..notation.einsums import Matmul
-from .planner import Plan, Strategy, plan
+from .planner import plan
+from .strategies import Plan, Strategy
 
 __all__ = [
     "Case",

@@ -49,18 +49,11 @@ from ..messages import say
 from ..notation.arrays import Array, Dim
 from ..notation.einsums import LocalMatmul, Matmul, local_product, matmul
 from ..notation.parser import parse_array
-from .planner import (
-    KEEP,
-    Builder,
-    CostEnv,
-    PlanStep,
-    Strategy,
-    Value,
-    axis_order,
-    compute_array,
-    exact_ratio,
-    sym,
-)
+from .builder import Builder
+from .costenv import CostEnv
+from .rawcosts import Value, exact_ratio, sym
+from .shardings import KEEP, axis_order, compute_array
+from .strategies import PlanStep, Strategy
 
 __all__ = ["Candidate", "SearchResult", "best_sharding"]
 

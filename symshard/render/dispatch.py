@@ -22,7 +22,7 @@ from ..errors import NotationError, PlanError, UsageError
 from ..messages import Names, say
 from ..notation.arrays import Array
 from ..notation.einsums import Matmul
-from ..planning.planner import Plan
+from ..planning.strategies import Plan
 from ..read import parse
 from .collectives import collective, resolve_collective
 from .figure import Figure

@@ -31,8 +31,8 @@ from ..machines.chips import Hardware
 from ..machines.mesh import Mesh
 from ..messages import say
 from ..notation.einsums import Matmul, matmul
-from ..planning.planner import Plan
 from ..planning.planner import plan as make_plan
+from ..planning.strategies import Plan
 from .canvas import ID, Canvas
 from .figure import Figure
 from .piecewise import Piecewise
