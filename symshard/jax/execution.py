@@ -1,6 +1,6 @@
 """Run a planner strategy for real: its steps as ``shard_map`` collectives on JAX devices.
 
-Each step of a :class:`~symshard.planning.planner.Strategy` becomes the JAX collective
+Each step of a :class:`~symshard.planning.strategies.Strategy` becomes the JAX collective
 that does exactly that, inside the body of ``jax.shard_map``:
 
 ===========================  ===========================================================

@@ -39,6 +39,8 @@ __all__ = ["Builder", "costed_leg", "peak_memory"]
 
 
 def costed_leg(env: CostEnv, src: Array, dst: Array, role: str, resident: bool, exprs=None) -> Leg:
+    """The leg that reshards ``src`` to ``dst`` by the steps ``exprs`` (default: :func:`reshard_steps`'s),
+    costed in ``env``; ``resident`` when ``src`` stays in memory anyway (an operand, not the local product)."""
     if exprs is None:
         exprs = reshard_steps(src, dst)
     if not exprs:

@@ -501,7 +501,7 @@ def compare(
     TPU v5p).
 
     Args:
-        mm: the matmul (or an already symbolic :class:`~symshard.planning.planner.Plan`).
+        mm: the matmul (or an already symbolic :class:`~symshard.planning.strategies.Plan`).
         symbol: what to solve for: a dim (``"B"``), an axis (``"X"`` for ``|X|``), a constant.
         strategies: which strategies to compare. Default: the plan's (those that can win somewhere):
             those that can be the fastest are kept, and each is compared with its neighbours. ``'all'``:

@@ -82,7 +82,7 @@ class Enumeration:
 
     def widened(self) -> Enumeration:
         """This enumeration with XLA's further orders on a mesh of three axes (see
-        :func:`~symshard.planning.routes.reshard_routes`): what :meth:`Plan.matching` searches with ``further``."""
+        :func:`~symshard.planning.routes.reshard_routes`): what :meth:`~symshard.planning.strategies.Plan.matching` searches with ``further``."""
         return Enumeration(self.mm, self.env, self.targets, self.overlap, True, wide=True)
 
     # -- compute shardings
@@ -371,7 +371,7 @@ class Enumeration:
 
     def _ranked(self) -> Sequence[tuple[Product, tuple[int, int, int]]]:
         """With numbers: every valid strategy in the plan's order (time, T_comms, memory, steps, the
-        sharding's order, then the enumeration's), with the keys :meth:`CostEnv.join` and :func:`peak_memory`
+        sharding's order, then the enumeration's), with the keys :meth:`CostEnv.join` and :func:`~symshard.planning.builder.peak_memory`
         give, worked out once per pair of operand legs and then per result leg.
 
         Times and bytes are exact fractions; each is scaled by the common denominator of its kind to an
@@ -464,7 +464,7 @@ class Enumeration:
 
     # -- the chapter's rule
     def natural(self) -> Strategy | None:
-        """:attr:`Plan.natural`: the operands used as they are (fewest slices of an input), then the
+        """:attr:`~symshard.planning.strategies.Plan.natural`: the operands used as they are (fewest slices of an input), then the
         fewest steps and collectives; ties go to the strategy the plan would list first."""
         mm = self.mm
 
@@ -512,7 +512,7 @@ class Enumeration:
         return self._undominated()
 
     def fastest(self) -> Strategy | None:
-        """The fastest strategy (ties as :func:`sort_strategies` breaks them), by branch and bound."""
+        """The fastest strategy (ties as :func:`~symshard.planning.strategies.sort_strategies` breaks them), by branch and bound."""
         front = self._front(only_best=True)
         if not front:
             return None

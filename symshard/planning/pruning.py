@@ -83,6 +83,7 @@ class Domains:
         self._normals: dict[tuple[str, tuple[str, ...]], tuple[str, int, frozenset[str]]] = {}
 
     def of(self, needs: frozenset[tuple[str, tuple[str, ...]]]) -> Domain:
+        """The domain where a strategy that needs these divisibilities (and the given arrays') is valid."""
         needs = needs | self.base
         found = self._cache.get(needs)
         if found is None:
@@ -190,7 +191,7 @@ def prune_symbolic(routes: tuple[Route, ...], comm_overlap: str, domains: Domain
 
 
 def pareto(candidates: list[SymbolicCandidate], domains: Domains) -> list[SymbolicCandidate]:
-    """The candidates no other candidate dominates (see :meth:`Enumeration._undominated`): candidates are
+    """The candidates no other candidate dominates (see :meth:`~symshard.planning.enumeration.Enumeration._undominated`): candidates are
     taken in order of their costs at sample points (a dominating one is never later), each compared, at
     the sample points first and then exactly, with those kept so far."""
     atoms: set[sympy.Expr] = set()

@@ -64,6 +64,7 @@ def exact_ratio(num, den):
 
 
 def is_number(value: Value) -> bool:
+    """Whether a raw value is a number (an int, a Fraction or a SymPy number), not a formula."""
     return isinstance(value, (int, Fraction)) or (isinstance(value, sympy.Basic) and value.is_number)
 
 

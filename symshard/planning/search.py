@@ -191,7 +191,7 @@ class SearchResult:
 class _Option:
     """One way to run one matmul of the chain: what it stores, which sharding it starts from and leaves its
     result in, its costs as ints of its stage's scales (:func:`_fronts`), and what its exact costs and its
-    :class:`~symshard.planning.planner.Strategy` are worked out from if it is picked (:func:`_candidate`)."""
+    :class:`~symshard.planning.strategies.Strategy` are worked out from if it is picked (:func:`_candidate`)."""
 
     carried_in: Array | None
     carried_out: Array

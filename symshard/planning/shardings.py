@@ -121,12 +121,13 @@ class Product:
 
     @property
     def order(self) -> tuple:
+        """Its rank when all else ties (:func:`~symshard.planning.strategies.order_of`)."""
         return order_of(self.sharding)
 
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """A costed route of one leg: its position among :func:`reshard_routes`' routes and its costs."""
+    """A costed route of one leg: its position among :func:`~symshard.planning.routes.reshard_routes`' routes and its costs."""
 
     index: int
     leg: Leg
@@ -134,18 +135,24 @@ class Route:
 
     @property
     def links(self) -> frozenset[str]:
+        """The links the route keeps busy."""
         return frozenset(r for r, _ in self.leg.loads)
 
     @property
     def collectives(self) -> int:
+        """How many of its steps move data."""
         return sum(1 for s in self.leg.steps if s.is_communication)
 
     @property
     def sliced(self) -> int:
+        """How many of its steps are free slices."""
         return sum(1 for s in self.leg.steps if not s.is_communication)
 
 
 def axis_choices(mm: Matmul, env: CostEnv) -> list[tuple[str, list[str | None]]]:
+    """For each mesh axis, what it may do in a compute sharding: nothing (None, all an axis of size 1 may do),
+    split one of ``mm``'s dims, or keep partial sums (:data:`KEEP`) when one operand has them over the axis
+    and the other neither has them nor shards a dim over it."""
     out: list[tuple[str, list[str | None]]] = []
     for a in env.mesh.names:
         if env.axis[a] == 1:

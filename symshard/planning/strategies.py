@@ -336,9 +336,9 @@ class Plan:
         deadline: float | None = None,
     ) -> list[Strategy]:
         """Every valid strategy whose steps, read by ``signature`` (a sorted tuple per route, as
-        :meth:`Enumeration.matching` takes it), add up to ``target``, fastest first, found without
+        :meth:`~symshard.planning.enumeration.Enumeration.matching` takes it), add up to ``target``, fastest first, found without
         listing the others. With ``further`` (and ``routes='xla'``) the search also takes XLA's further
-        orders (see :func:`reshard_routes`), which the plan lists only for a 2-D matmul on three axes:
+        orders (see :func:`~symshard.planning.routes.reshard_routes`), which the plan lists only for a 2-D matmul on three axes:
         with batch or head dims there are too many to list, but a search for one set of collectives is quick.
 
         With ``any_route`` (numbers only) the legs are instead any routes of the algebra's exact steps
@@ -419,6 +419,8 @@ def sort_strategies(strategies: list[Strategy], numeric: bool) -> None:
 
 
 def sort_key(s: Strategy, numeric: bool) -> tuple:
+    """The key a plan sorts ``s`` by (see :func:`sort_strategies`): its time first when the costs are numbers,
+    else its number of collectives first."""
     if numeric:
         return _rank_key(s)
     return (len(s.collectives), -_shards_used(s), len(s.steps), _order(s))
@@ -433,6 +435,7 @@ def _order(s: Strategy) -> tuple:
 
 
 def order_of(sharding: tuple[tuple[str, str | None], ...]) -> tuple:
+    """A compute sharding as it is ranked when all else ties: per mesh axis, the dim it splits ('' for none)."""
     return tuple((a, c or "") for a, c in sharding)
 
 
