@@ -28,7 +28,8 @@ import sys
 import time
 
 from symshard.memo import clear_caches
-from symshard.planning.planner import Enumeration, plan
+from symshard.planning.enumeration import Enumeration
+from symshard.planning.planner import plan
 
 WORKLOADS = [
     ("A[I_Z, J_X] · B[J_Y, K] -> C[I_X, K_Z]", "X=2,Y=2,Z=2", "I=96,J=96,K=40", "tpu-v5p"),

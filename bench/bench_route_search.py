@@ -4,7 +4,7 @@ shared by every array it starts from, against a new search from each array (what
 The workload is the slowest case of the JAX sweep, one XLA plans by parts of an axis: attention scores
 ``Q[B_X, H_ZY, S, E] · R[B_Z, H, T_Y, E] -> C[B, H_X, S, T]`` on ``X=2,Y=2,Z=4`` with ``Z`` used as two
 parts (``Z=2x2``), ``B=16,H=16,S=48,T=32,E=16``. Its plan has about 6.4 million strategies, too many to
-list; :meth:`symshard.planning.planner.Plan.matching` with ``any_route=True`` searches them step by step for XLA's
+list; :meth:`symshard.planning.strategies.Plan.matching` with ``any_route=True`` searches them step by step for XLA's
 six collectives (recorded here from XLA's compiled module, so the benchmark needs no JAX) and finds the
 strategies that have them (nine).
 
@@ -27,7 +27,7 @@ import sys
 import time
 from collections import Counter
 
-import symshard.planning.planner as planner
+import symshard.planning.enumeration as enumeration
 from symshard.costs.collectives import CollectiveExpr, DynamicSlice
 from symshard.jax.xla_plans import step_signature  # imports no JAX
 from symshard.memo import clear_caches
@@ -92,11 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(args.repeats):  # the two ways alternate, so the machine's load falls on both alike
         t, found = _timed(p, 1)
         shared += t
-        planner.RouteSearch = _SearchPerArray  # type: ignore[misc,assignment]
+        enumeration.RouteSearch = _SearchPerArray  # type: ignore[misc,assignment]
         try:
             t, found_apart = _timed(p, 1)
         finally:
-            planner.RouteSearch = RouteSearch  # type: ignore[misc]
+            enumeration.RouteSearch = RouteSearch  # type: ignore[misc]
         apart += t
     if found != found_apart or not found:
         print(f"FAIL: the two searches found different strategies: {found} and {found_apart}")

@@ -34,9 +34,9 @@ from .read import parse
 _LAZY = {
     "Comparison": ".planning.crossovers",
     "Model": ".models.transformer",
-    "Plan": ".planning.planner",
+    "Plan": ".planning.strategies",
     "Program": ".planning.program",
-    "Strategy": ".planning.planner",
+    "Strategy": ".planning.strategies",
     "best_sharding": ".planning.search",
     "compare": ".planning.crossovers",
     "explain": ".i18n.explain",

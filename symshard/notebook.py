@@ -36,8 +36,8 @@ __all__ = ["FORMATTERS", "language", "load_ipython_extension", "register", "show
 
 FORMATTERS: tuple[tuple[str, str, str, str], ...] = (
     # (MIME type, the class's module, the class's name, the function that shows it)
-    ("text/html", "symshard.planning.planner", "Plan", "plan_html"),
-    ("text/html", "symshard.planning.planner", "Strategy", "strategy_html"),
+    ("text/html", "symshard.planning.strategies", "Plan", "plan_html"),
+    ("text/html", "symshard.planning.strategies", "Strategy", "strategy_html"),
     ("text/html", "symshard.planning.crossovers", "Comparison", "comparison_html"),
     ("image/svg+xml", "symshard.planning.crossovers", "Comparison", "comparison_svg"),
     ("text/html", "symshard.costs.placement", "Placement", "placement_html"),

@@ -33,8 +33,9 @@ from symshard.machines.mesh import Mesh
 from symshard.notation.arrays import Array, Dim
 from symshard.notation.einsums import LocalMatmul, Matmul
 from symshard.planning.crossovers import compare
-from symshard.planning.planner import Strategy, plan
+from symshard.planning.planner import plan
 from symshard.planning.search import best_sharding
+from symshard.planning.strategies import Strategy
 
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FEW = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -333,8 +334,10 @@ def _exhaustive(chain, mesh, shape, chip, limit, overlap=True, comm_overlap="axe
     its partial sums, every route of every leg; every combination of the stages, none pruned. Returns the
     fastest (time, memory) that fits."""
     from symshard.notation.einsums import local_product, matmul
-    from symshard.planning.planner import KEEP, Builder, CostEnv, axis_order, compute_array
+    from symshard.planning.builder import Builder
+    from symshard.planning.costenv import CostEnv
     from symshard.planning.search import _extensions, _resolutions
+    from symshard.planning.shardings import KEEP, axis_order, compute_array
 
     mms = [matmul(m) for m in chain]
     sizes = {d: sympy.Integer(v) for d, v in shape.items()}
@@ -415,8 +418,10 @@ def test_best_sharding_compares_the_exact_costs_scaled(chip, mesh, overlap, comm
     For every way kept at both stages of a chain (the second from each sharding the first leaves), the ints
     are those exact costs scaled, ways whose legs both communicate among them."""
     from symshard.notation.einsums import matmul
-    from symshard.planning.planner import Builder, CostEnv, axis_order
+    from symshard.planning.builder import Builder
+    from symshard.planning.costenv import CostEnv
     from symshard.planning.search import _stage_options
+    from symshard.planning.shardings import axis_order
 
     m = Mesh(mesh, hardware=chip)
     chain = [matmul("x[B, D] · W_in[D, F] -> Tmp[B, F]"), matmul("Tmp[B, F] · W_out[F, D] -> Out[B, D]")]

@@ -23,10 +23,11 @@ from symshard.machines.mesh import Mesh
 from symshard.notation.arrays import Array
 from symshard.notation.einsums import local_product, matmul
 from symshard.planning.crossovers import compare
-from symshard.planning.planner import natural_outputs, plan, reshard_routes, reshard_steps
+from symshard.planning.planner import plan, reshard_routes, reshard_steps
 from symshard.planning.route_search import every_route
 from symshard.planning.route_steps import one_step
 from symshard.planning.search import best_sharding
+from symshard.planning.shardings import natural_outputs
 
 B, D, F, I, J, K = (dim(n) for n in "BDFIJK")  # noqa: E741 - the chapter's dim names
 X = axis("X")
@@ -545,7 +546,7 @@ def test_listing_in_integers_is_the_exact_sort(mesh, chip, monkeypatch):
     # strategy's key on its own in exact fractions and sorts them: the same strategies in the same order, on
     # drawn matmuls, bytes in halves (int4) and whole, collectives overlapping across axes or not
     from symshard.jax.sweeps import shardings
-    from symshard.planning.planner import Enumeration
+    from symshard.planning.enumeration import Enumeration
 
     axes = [part.split("=")[0] for part in mesh.split(",")]
     lhs, rhs, out = (shardings(n, d, axes) for n, d in (("A", "IJ"), ("B", "JK"), ("C", "IK")))
@@ -652,7 +653,8 @@ def test_best_strategy_bounds_keep_plans_best(case, options):
 @pytest.mark.parametrize(("mesh", "chip"), [("X=4,Y=2", "tpu-v5e"), ("X=8,Y=2", "h100")])
 def test_hop_floor_is_below_every_route(src, dst, model, mesh, chip):
     """The search's floors hold for every route: its time, and how long it keeps each link busy."""
-    from symshard.planning.planner import Builder, CostEnv
+    from symshard.planning.builder import Builder
+    from symshard.planning.costenv import CostEnv
 
     a, b = Array.parse(src), Array.parse(dst)
     env = CostEnv(
@@ -675,7 +677,7 @@ def test_fits_in_integers_is_placements_rule(mesh, shape):
     from symshard.costs.placement import check_on_mesh
     from symshard.errors import DivisibilityError
     from symshard.jax.sweeps import shardings
-    from symshard.planning.planner import CostEnv
+    from symshard.planning.costenv import CostEnv
 
     m = Mesh(mesh)
     sizes = {d: sympy.Integer(n) for d, n in shape.items()}

@@ -50,9 +50,11 @@ from symshard.machines.mesh import Mesh
 from symshard.notation.arrays import Array, Dim
 from symshard.notation.einsums import LocalMatmul, Matmul, local_product, matmul
 from symshard.planning.crossovers import compare
-from symshard.planning.planner import Plan, Repermute, Strategy, natural_outputs, plan
+from symshard.planning.planner import Repermute, plan
 from symshard.planning.route_steps import single_permute
 from symshard.planning.search import best_sharding
+from symshard.planning.shardings import natural_outputs
+from symshard.planning.strategies import Plan, Strategy
 
 SIZES = (1, 2, 4)
 TOPOLOGIES = ("ring", "line", "one-way-ring")

@@ -2,7 +2,7 @@ r"""The one place a collective is costed: bytes, hops, bandwidth and latency ter
 
 Every figure symshard gives for a collective comes from here:
 :meth:`~symshard.costs.collectives.CollectiveExpr.cost`, the planner's
-:class:`~symshard.planning.planner.CostEnv`, a :class:`~symshard.planning.program.Program` and,
+:class:`~symshard.planning.costenv.CostEnv`, a :class:`~symshard.planning.program.Program` and,
 through them, the layer schemes, the problem families and the docs site. A
 collective is described by its kind, ``V`` and the :class:`Link` of each network
 level each of its mesh axes crosses (:class:`Costing` reads them off a mesh, its

@@ -1,7 +1,7 @@
 """Explanations in words, in English or Chinese: a case, a strategy step by step, an error.
 
 The library's objects carry structure (a :class:`~symshard.notation.einsums.Classification` keeps its
-reason as a message key and values; a :class:`~symshard.planning.planner.Strategy` keeps its steps as
+reason as a message key and values; a :class:`~symshard.planning.strategies.Strategy` keeps its steps as
 collectives and a local product). This module turns that structure into sentences, one per
 step, saying what moves over which mesh axis and what each device holds afterwards, in the
 glossary's terms. Nothing is parsed back out of printed text.
@@ -134,7 +134,7 @@ def step_sentence(
     """One sentence for one step: a collective (or free slice) or the local product.
 
     Args:
-        step: a :class:`~symshard.planning.planner.PlanStep`, a
+        step: a :class:`~symshard.planning.strategies.PlanStep`, a
             :class:`~symshard.costs.collectives.CollectiveExpr` or a
             :class:`~symshard.notation.einsums.LocalMatmul`.
         mesh: the mesh, for the number of devices along an axis (``|X|`` without it).
@@ -210,7 +210,7 @@ def _local(op: LocalMatmul, language: str) -> str:
 
 
 def strategy_sentences(strategy: object, language: str = "en", *, mesh: Mesh | None = None) -> list[str]:
-    """One sentence per step of a :class:`~symshard.planning.planner.Strategy`, in order."""
+    """One sentence per step of a :class:`~symshard.planning.strategies.Strategy`, in order."""
     steps = strategy.steps  # type: ignore[attr-defined]
     local = next((s.op for s in steps if isinstance(s.op, LocalMatmul)), None)
     contracting: tuple[str, ...] = ()
@@ -270,7 +270,7 @@ def explain(obj: object, lang: str = "en", *, mesh: Mesh | None = None) -> str:
         沿 X 对 C 做 AllGather：每个设备收到另一个分片，于是每个设备都持有完整的 C[I, K]。
     """
     check_language(lang)
-    from ..planning.planner import Plan, PlanStep, Strategy
+    from ..planning.strategies import Plan, PlanStep, Strategy
 
     if isinstance(obj, Classification):
         if lang == "en" or obj.message is None:

@@ -1,6 +1,6 @@
 """Run a planner strategy for real: its steps as ``shard_map`` collectives on JAX devices.
 
-Each step of a :class:`~symshard.planning.planner.Strategy` becomes the JAX collective
+Each step of a :class:`~symshard.planning.strategies.Strategy` becomes the JAX collective
 that does exactly that, inside the body of ``jax.shard_map``:
 
 ===========================  ===========================================================
@@ -51,6 +51,7 @@ from ..costs.collectives import (
     CollectiveExpr,
     CollectivePermute,
     DynamicSlice,
+    FusedAllToAll,
     ReduceScatter,
 )
 from ..errors import ShardingError
@@ -58,7 +59,8 @@ from ..machines.mesh import Mesh
 from ..messages import say
 from ..notation.arrays import Array
 from ..notation.einsums import LocalMatmul
-from ..planning.planner import FusedAllToAll, Plan, PlanStep, Repermute, Strategy
+from ..planning.route_steps import Repermute
+from ..planning.strategies import Plan, PlanStep, Strategy
 from .interop import jax_mesh, local_shape, stacked_shape, stacked_spec
 from .runtime import require_jax
 

@@ -16,7 +16,8 @@ import random
 
 from ..errors import ShardingError, UsageError
 from ..messages import say
-from ..planning.planner import Plan, Strategy, StrategyList
+from ..planning.listing import StrategyList
+from ..planning.strategies import Plan, Strategy
 from .execution import Execution, execute, undivided
 
 __all__ = ["AUTO_RUN", "attempt", "check_run", "choose"]

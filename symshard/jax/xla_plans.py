@@ -24,7 +24,8 @@ from ..costs.collectives import CollectiveExpr
 from ..machines.mesh import Mesh
 from ..messages import Message, say
 from ..notation.einsums import Matmul
-from ..planning.planner import Leg, Plan, PlanStep, Strategy, StrategyList
+from ..planning.listing import StrategyList
+from ..planning.strategies import Leg, Plan, PlanStep, Strategy
 from .execution import jax_dtype
 from .hlo import HloCollective, collectives, dot_flops, group_sub_axes, module_text, reduction_flops, sub_axis_slices
 from .interop import jax_mesh, partition_spec

@@ -6,6 +6,13 @@ ways to move an array from one sharding to another (made of the steps of :mod:`.
 :mod:`.search` the best sharding of a chain of products under a memory limit, :mod:`.program` a
 sequence of steps costed as one, and :mod:`.crossovers` the symbolic conditions under which one strategy beats another.
 
+The planner is in parts, from the bottom: :mod:`.rawcosts` (exact numbers on the fast path, SymPy
+otherwise), :mod:`.strategies` (the values a plan is made of), :mod:`.costenv` (the costing
+environment), :mod:`.shardings` (compute shardings and the routes to them), :mod:`.pruning`
+(dominance), :mod:`.builder` (costed legs and strategies), :mod:`.listing` (the packed listing of
+every strategy), :mod:`.enumeration` (every valid strategy and the searches among them), and
+:mod:`.planner` on top with the entry points, ``plan`` and ``best_strategy``.
+
 It may import every layer below: the foundation, :mod:`symshard.algebra`, :mod:`symshard.notation`,
 :mod:`symshard.machines` and :mod:`symshard.costs`.
 """

@@ -52,7 +52,8 @@ from ..machines.mesh import Mesh
 from ..memo import memoized
 from ..messages import say
 from ..notation.einsums import Matmul
-from .planner import Plan, Strategy, plan
+from .planner import plan
+from .strategies import Plan, Strategy
 
 __all__ = [
     "Case",
@@ -500,7 +501,7 @@ def compare(
     TPU v5p).
 
     Args:
-        mm: the matmul (or an already symbolic :class:`~symshard.planning.planner.Plan`).
+        mm: the matmul (or an already symbolic :class:`~symshard.planning.strategies.Plan`).
         symbol: what to solve for: a dim (``"B"``), an axis (``"X"`` for ``|X|``), a constant.
         strategies: which strategies to compare. Default: the plan's (those that can win somewhere):
             those that can be the fastest are kept, and each is compared with its neighbours. ``'all'``:

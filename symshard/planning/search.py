@@ -49,18 +49,11 @@ from ..messages import say
 from ..notation.arrays import Array, Dim
 from ..notation.einsums import LocalMatmul, Matmul, local_product, matmul
 from ..notation.parser import parse_array
-from .planner import (
-    KEEP,
-    Builder,
-    CostEnv,
-    PlanStep,
-    Strategy,
-    Value,
-    axis_order,
-    compute_array,
-    exact_ratio,
-    sym,
-)
+from .builder import Builder
+from .costenv import CostEnv
+from .rawcosts import Value, exact_ratio, sym
+from .shardings import KEEP, axis_order, compute_array
+from .strategies import PlanStep, Strategy
 
 __all__ = ["Candidate", "SearchResult", "best_sharding"]
 
@@ -198,7 +191,7 @@ class SearchResult:
 class _Option:
     """One way to run one matmul of the chain: what it stores, which sharding it starts from and leaves its
     result in, its costs as ints of its stage's scales (:func:`_fronts`), and what its exact costs and its
-    :class:`~symshard.planning.planner.Strategy` are worked out from if it is picked (:func:`_candidate`)."""
+    :class:`~symshard.planning.strategies.Strategy` are worked out from if it is picked (:func:`_candidate`)."""
 
     carried_in: Array | None
     carried_out: Array

@@ -22,7 +22,7 @@ from ..errors import NotationError, PlanError, UsageError
 from ..messages import Names, say
 from ..notation.arrays import Array
 from ..notation.einsums import Matmul
-from ..planning.planner import Plan
+from ..planning.strategies import Plan
 from ..read import parse
 from .collectives import collective, resolve_collective
 from .figure import Figure
@@ -44,7 +44,7 @@ def svg(obj: object, **kwargs: object) -> str:
 
     Args:
         obj: an :class:`~symshard.notation.arrays.Array`, a collective applied to an array, a
-            :class:`~symshard.planning.planner.Plan` or :class:`~symshard.notation.einsums.Matmul`, the
+            :class:`~symshard.planning.strategies.Plan` or :class:`~symshard.notation.einsums.Matmul`, the
             notation of any of them, or a :class:`~symshard.render.Figure`.
         **kwargs: passed on: ``mesh``, ``shape``, ``title``, ``language`` for arrays and collectives;
             ``dim`` (required), ``mesh``, ``shape``, ``hardware``, ``lo``, ``hi``, ..., ``language`` for

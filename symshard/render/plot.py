@@ -31,8 +31,8 @@ from ..machines.chips import Hardware
 from ..machines.mesh import Mesh
 from ..messages import say
 from ..notation.einsums import Matmul, matmul
-from ..planning.planner import Plan
 from ..planning.planner import plan as make_plan
+from ..planning.strategies import Plan
 from .canvas import ID, Canvas
 from .figure import Figure
 from .piecewise import Piecewise
@@ -298,7 +298,7 @@ def regimes(
     """Plot each strategy's time against ``dim`` (log-log) and mark the crossovers.
 
     Args:
-        plan: a numeric :class:`~symshard.planning.planner.Plan` (from ``symshard.plan`` with sizes,
+        plan: a numeric :class:`~symshard.planning.strategies.Plan` (from ``symshard.plan`` with sizes,
             mesh and chip) or the matmul's notation.
         dim: the dim to sweep, e.g. ``"B"``.
         mesh: the mesh (default: the plan's); numeric sizes.

@@ -26,7 +26,7 @@ from fractions import Fraction
 
 from ..errors import PlanError
 from ..messages import say
-from ..planning.planner import Plan, Strategy
+from ..planning.strategies import Plan, Strategy
 from .piecewise import Piecewise
 
 __all__ = ["Curve", "Event", "Sweep", "sweep"]

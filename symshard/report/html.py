@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from ..costs.placement import Placement
     from ..models.transfers import Gather, HostTransfer, Route, SliceTotals
     from ..planning.crossovers import Comparison
-    from ..planning.planner import Plan, PlanStep, Strategy
+    from ..planning.strategies import Plan, PlanStep, Strategy
 
 
 class ShownProblem(Protocol):

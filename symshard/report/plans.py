@@ -52,8 +52,8 @@ from ..machines.mesh import Mesh
 from ..messages import Clauses as Sentences
 from ..messages import say
 from ..planning.crossovers import Comparison, Condition
-from ..planning.planner import Plan, Reason, Strategy
 from ..planning.search import Candidate, SearchResult
+from ..planning.strategies import Plan, Reason, Strategy
 
 __all__ = [
     "ENGLISH",
