@@ -26,9 +26,9 @@ import sympy
 
 from ..errors import NotationError
 from ..messages import AllOf, AnyOf, Message, say
+from .domains import Domain
 from .inequalities import Relation, minimal, solve
 from .mathtext import as_expr, as_substitution
-from .monomials import Domain
 from .substitution import SubstitutionLike, names_of, substitution
 from .symbols import is_axis_symbol, latex
 from .units import pretty, sig

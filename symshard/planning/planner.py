@@ -45,9 +45,11 @@ from typing import Any
 
 import sympy
 
+from ..algebra.comparisons import Samples, less_equal, log_uniform, values_at
+from ..algebra.domains import Domain
 from ..algebra.dtypes import canonical_dtype, dtype_bytes
 from ..algebra.mathtext import as_expr
-from ..algebra.monomials import Domain, Lazy, Maximum, Samples, from_expr, less_equal, log_uniform, values_at
+from ..algebra.monomials import Lazy, Maximum, from_expr
 from ..algebra.symbols import C
 from ..costs.collectives import CollectiveExpr, DynamicSlice, FusedAllToAll
 from ..costs.costmodels import (
