@@ -7,7 +7,8 @@ text and read by symshard's own grammar (:mod:`.mathtext`), substituting numbers
 (:mod:`.substitution`), exact sums of monomials (:mod:`.signomials`), the domain costs are compared
 on and the proof that a sum is nonnegative there (:mod:`.domains`), costs as the largest of such sums
 (:mod:`.monomials`) and whether one is at most another everywhere (:mod:`.comparisons`), one-variable
-inequalities (:mod:`.inequalities`), and conditions built from them (:mod:`.conditions`).
+inequalities (:mod:`.inequalities`), relations solved by SymPy (:mod:`.solving`), and conditions built
+from them (:mod:`.conditions`).
 
 It may import only the foundation and SymPy: nothing here knows arrays, meshes or chips.
 """
