@@ -19,7 +19,8 @@ layers beneath, from the bottom, hold the rest: ``algebra``, ``notation``, ``mac
 import importlib
 
 from .algebra import symbols as symbols  # ss.symbols.W_ici, ss.symbols.dim("B"): every symbol, made once
-from .costs.collectives import AllGather, AllReduce, AllToAll, CollectiveCost, CollectivePermute, ReduceScatter
+from .costs.collective_cost import CollectiveCost
+from .costs.collectives import AllGather, AllReduce, AllToAll, CollectivePermute, ReduceScatter
 from .costs.placement import Placement, place
 from .errors import SymshardError
 from .machines.chips import Hardware, hardware

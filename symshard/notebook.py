@@ -50,7 +50,7 @@ FORMATTERS: tuple[tuple[str, str, str, str], ...] = (
     ("text/html", "symshard.models.training", "TrainingMemory", "memory_html"),
     ("text/html", "symshard.models.training", "Training", "training_html"),
     ("text/html", "symshard.models.inference", "Serving", "serving_html"),
-    ("text/latex", "symshard.costs.collectives", "CollectiveCost", "cost_latex"),
+    ("text/latex", "symshard.costs.collective_cost", "CollectiveCost", "cost_latex"),
     ("text/latex", "symshard.algebra.conditions", "Condition", "condition_latex"),
     ("text/latex", "symshard.algebra.conditions", "Clauses", "condition_latex"),
     # a bare SymPy expression of a cost (cost.time, strategy.time) in the same style: only symshard's

@@ -6,7 +6,7 @@
   pruned plan's best is the brute-force best of every valid strategy, and every strategy on its
   memory front is the fastest among those that need no more memory; a symbolic plan keeps, at
   random points, a strategy as fast as the fastest of all.
-* Sums of monomials compare soundly: what :func:`~symshard.algebra.monomials.less_equal` proves holds at
+* Sums of monomials compare soundly: what :func:`~symshard.algebra.comparisons.less_equal` proves holds at
   random points of the domain.
 * Crossovers: at random numeric points the fastest strategy satisfies the condition ``compare``
   gives for its region, and no other strategy's region contains the point.
@@ -25,7 +25,9 @@ from hypothesis import HealthCheck, assume, event, given, note, settings
 from hypothesis import strategies as st
 
 import symshard as ss
-from symshard.algebra.monomials import Domain, Lazy, from_expr, less_equal
+from symshard.algebra.comparisons import less_equal
+from symshard.algebra.domains import Domain
+from symshard.algebra.monomials import Lazy, from_expr
 from symshard.algebra.symbols import axis, dim
 from symshard.errors import PlanError
 from symshard.machines.chips import hardware

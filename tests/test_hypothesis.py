@@ -25,12 +25,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from symshard.algebra.symbols import T_hop, W_dcn, W_ici, W_nvlink
+from symshard.costs.collective_cost import CollectiveCost
 from symshard.costs.collectives import (
     AllGather,
     AllReduce,
     AllToAll,
     Collective,
-    CollectiveCost,
     CollectivePermute,
     ReduceScatter,
     parse_collective,

@@ -553,7 +553,7 @@ _ALLOWED = {
     ("symshard/site/pages.py", "exec"),
     ("symshard/site/pages.py", "compile"),
     # simplify and factor of SymPy values the algebra built (never text)
-    ("symshard/algebra/conditions.py", "factor"),
+    ("symshard/algebra/solving.py", "factor"),
     ("symshard/models/schemes.py", "simplify"),
     ("symshard/planning/planner.py", "simplify"),
     ("symshard/models/worked.py", "simplify"),

@@ -2,13 +2,13 @@
 
 :func:`~symshard.planning.crossovers.compare` asks questions such as "is ``2·B·D·F/(C·|X|) < 4·B·F/W_ici``?"
 for one symbol it solves for. Every such question is an :class:`Inequality` ``S > 0`` on a
-:class:`~symshard.algebra.monomials.Signomial` ``S`` (the difference of the two sides). :func:`solve` turns
+:class:`~symshard.algebra.signomials.Signomial` ``S`` (the difference of the two sides). :func:`solve` turns
 it into cases of :class:`Relation` objects, each a symbol against a bound: ``D < 2·C·|X|/W_ici``,
 ``B < D/2``. Two monomials that differ give one relation in the book's form; a sum of more terms,
 linear in the symbol solved for, gives ``B < (...)/(...)`` on the side of the symbols where its
 coefficient is positive, and the other side where it is negative (a split on the sign, itself a
 relation between two monomials: ``D < C·|X|/W_ici``). Nothing here calls SymPy's solvers,
-``factor`` or its assumptions: signs are proved on the monomials (:func:`~symshard.algebra.monomials.nonnegative`).
+``factor`` or its assumptions: signs are proved on the monomials (:func:`~symshard.algebra.domains.nonnegative`).
 
 :func:`minimal` brings a union of cases to a minimal form under the stated assumptions (every
 symbol positive, each mesh axis at least 2, a dim at least the devices that shard it): relations
@@ -20,7 +20,8 @@ logarithms of the symbols, decided by Fourier–Motzkin elimination. Boundaries 
 equal) are not cases of their own: a point on one belongs to either side.
 
 Examples:
-    >>> from symshard.algebra.monomials import Domain, from_expr
+    >>> from symshard.algebra.domains import Domain
+    >>> from symshard.algebra.monomials import from_expr
     >>> from symshard.algebra.symbols import C, W_ici, axis, dim
     >>> B, D, F, X = dim("B"), dim("D"), dim("F"), axis("X")
     >>> gather, local = from_expr(2 * D * F / W_ici).parts[0], from_expr(4 * B * F / W_ici).parts[0]
@@ -38,7 +39,8 @@ from fractions import Fraction
 
 import sympy
 
-from .monomials import Domain, Monomial, Signomial, nonnegative
+from .domains import Domain, nonnegative
+from .signomials import Monomial, Signomial
 from .symbols import is_axis_symbol
 from .units import pretty, sig
 

@@ -2,7 +2,7 @@
 
 ``cost.time.subs({"E": 2048})`` on a bare SymPy expression silently does nothing: SymPy reads
 the text ``'E'`` as Euler's number, which the cost does not contain. symshard's results
-(:class:`~symshard.costs.collectives.CollectiveCost`, :class:`~symshard.algebra.conditions.Condition`,
+(:class:`~symshard.costs.collective_cost.CollectiveCost`, :class:`~symshard.algebra.conditions.Condition`,
 :class:`~symshard.algebra.conditions.Clauses`) therefore read what to substitute here: ``"E=2048, F=8192"``,
 ``{"E": 2048}`` or ``{E: 2048}``, each name resolved to a symbol the result actually contains (a dim
 by its name, a mesh axis as ``|X|`` or ``X``, a hardware constant as ``W_ici``), and a name it does

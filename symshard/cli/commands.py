@@ -26,7 +26,8 @@ from ..i18n import sentence
 from ..machines.chips import Hardware, hardware
 from ..machines.mesh import Mesh
 from ..messages import Message, say
-from ..notation.parser import parse_array, parse_sizes
+from ..notation.parser import parse_array
+from ..notation.sizes import parse_sizes
 from ..outputs import OutputFolder, write_signed_file
 from .parser import argument_parser
 from .words import word as _say

@@ -22,8 +22,10 @@ which the result records as a note.
 
 :meth:`Collective.cost` prices a collective on a mesh with sizes, a dtype and
 optionally a chip, under the ``book`` or ``ring`` model of
-:mod:`symshard.costs.costmodels`, returning a :class:`CollectiveCost` whose fields
-stay SymPy expressions until numbers are substituted.
+:mod:`symshard.costs.costmodels`, returning a
+:class:`~symshard.costs.collective_cost.CollectiveCost` whose fields stay SymPy
+expressions until numbers are substituted; :mod:`symshard.costs.collective_cost`,
+below this module, fills it in.
 
 Examples:
     >>> e = parse_collective("AllGather_Y([E_Y, F])")
@@ -45,26 +47,21 @@ from typing import ClassVar
 
 import sympy
 
-from ..algebra.mathtext import as_expr
-from ..algebra.substitution import SubstitutionLike, substitution
-from ..algebra.symbols import latex
 from ..errors import CollectiveError, NotationError, SymshardError
-from ..machines.chips import Hardware, exact_number
-from ..machines.chips import hardware as lookup_hardware
-from ..machines.mesh import Mesh, resolve_mesh
+from ..machines.chips import Hardware
+from ..machines.mesh import Mesh
 from ..memo import memoized
 from ..messages import Choices, Message, say
 from ..notation.arrays import Array, Dim, format_axes, latex_axes, unchecked_array, unchecked_dim
 from ..notation.parser import CollectiveSyntax, parse_array, parse_collective_syntax
-from .costmodels import LATENCY_MODELS, MODELS, Costing, LevelCost, check_model, regime, volume
-from .placement import Placement, ShapeLike, check_on_mesh, resolve_shape
+from .collective_cost import CollectiveCost, collective_cost
+from .placement import ShapeLike
 
 __all__ = [
     "AllGather",
     "AllReduce",
     "AllToAll",
     "Collective",
-    "CollectiveCost",
     "CollectiveExpr",
     "CollectivePermute",
     "DynamicSlice",
@@ -83,102 +80,6 @@ def _axes(value: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
             return tuple(value)
         return (value,)
     return tuple(value)
-
-
-# -- the cost record -----------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class CollectiveCost:
-    """The cost of one collective, every figure a SymPy expression.
-
-    Attributes:
-        collective: the collective in the notation, with its result.
-        model: ``'book'`` or ``'ring'``.
-        bytes: ``V``, the bytes the formulas are written in (see :mod:`symshard.costs.costmodels`).
-        bytes_in: bytes per device before the collective.
-        bytes_out: bytes per device after it.
-        hops: hops on the longest path.
-        bandwidth_time: seconds if bandwidth-bound.
-        latency_time: ``T_hop · hops``.
-        time: ``max(latency_time, bandwidth_time)``.
-        crossover_bytes: the ``V`` below which the collective is latency-bound.
-        assumptions: the wiring and conventions that produced the numbers.
-        latency_model: ``book`` (``time = max(latency, bandwidth)``) or ``nccl`` (their sum).
-        levels: each network level's part (devices, bytes, bandwidth time, steps), innermost first.
-    """
-
-    collective: str
-    model: str
-    bytes: sympy.Expr
-    bytes_in: sympy.Expr
-    bytes_out: sympy.Expr
-    hops: sympy.Expr
-    bandwidth_time: sympy.Expr
-    latency_time: sympy.Expr
-    time: sympy.Expr
-    crossover_bytes: sympy.Expr | None
-    assumptions: tuple[str, ...] = field(default=())
-    latency_model: str = "book"
-    levels: tuple[LevelCost, ...] = field(default=(), compare=False)
-
-    @property
-    def regime(self) -> str | None:
-        """``'bandwidth'`` or ``'latency'`` when the numbers decide it, else None."""
-        return regime(self.latency_time, self.bandwidth_time)
-
-    @property
-    def is_numeric(self) -> bool:
-        """Whether the time is a plain number (every size and constant known)."""
-        return bool(self.time.is_number)
-
-    @property
-    def symbols(self) -> frozenset[sympy.Symbol]:
-        """The symbols still in the cost's figures."""
-        exprs = [self.bytes, self.bytes_in, self.bytes_out, self.hops, self.bandwidth_time, self.latency_time,
-                 self.time, self.crossover_bytes, *(e for lv in self.levels for e in (lv.devices, lv.bytes, lv.bandwidth_time, lv.hops))]  # fmt: skip
-        return frozenset(s for e in exprs if e is not None for s in as_expr(e).free_symbols)  # type: ignore[misc]
-
-    def latex(self) -> str:
-        """The time as LaTeX: ``T = \\max\\left(...\\right)``."""
-        return "T = " + latex(self.time)
-
-    def subs(self, values: SubstitutionLike) -> CollectiveCost:
-        """The same cost with symbols replaced: ``{W_ici: 9e10}``, ``{"E": 2048}`` or ``"E=2048, Y=4"``.
-
-        Names resolve to the symbols the cost holds (``X`` or ``|X|`` for an axis).
-
-        Raises:
-            UnknownSymbolError: a name the cost does not contain.
-
-        Examples:
-            >>> c = parse_collective("AllGather_Y([E_Y, F])").cost()
-            >>> c.subs("E=2048, F=8192, Y=4").bandwidth_time
-            33554432/W_ici
-        """
-        point = substitution(values, self.symbols, what=say("the cost"))
-
-        def s(e: sympy.Expr | None) -> sympy.Expr | None:
-            return None if e is None else as_expr(e).subs(point)
-
-        return CollectiveCost(
-            self.collective,
-            self.model,
-            s(self.bytes),
-            s(self.bytes_in),
-            s(self.bytes_out),
-            s(self.hops),
-            s(self.bandwidth_time),
-            s(self.latency_time),
-            s(self.time),
-            s(self.crossover_bytes),
-            self.assumptions,
-            self.latency_model,
-            tuple(
-                LevelCost(lv.fabric, s(lv.devices), s(lv.bytes), s(lv.bandwidth_time), s(lv.hops))  # type: ignore[arg-type]
-                for lv in self.levels
-            ),
-        )
 
 
 # -- the collectives ----------------------------------------------------------------
@@ -745,78 +646,7 @@ class CollectiveExpr:
         model: str = "book",
     ) -> CollectiveCost:
         """What it costs; see :meth:`Collective.cost`."""
-        model = check_model(model)
-        hw = lookup_hardware(hardware) if hardware is not None else None
-        text = str(self)
-        m = resolve_mesh(mesh, [*self.operand.axes, *sorted(self.operand.unreduced), *self.op.axes], hw)
-        sub_start = len(self.op.kind) + 1
-        sub_span = (sub_start, sub_start + len(self.op.subscript))
-        for a in self.op.axes:
-            m.axis(a, context=text, span=sub_span)
-        dims = self.operand.dim_names
-        sizes = resolve_shape(shape, dims, context=str(self.operand))
-        check_on_mesh(self.operand, m, sizes)
-        out = self.output
-        check_on_mesh(out, m, sizes)
-        before = Placement(self.operand, m, tuple(sizes.items()), _dtype(dtype))
-        after = Placement(out, m, tuple(sizes.items()), before.dtype)
-
-        values: dict[sympy.Symbol, object] = dict(hw.constants(before.dtype)) if hw else {}
-        values.update({k: exact_number(v, str(k)) for k, v in (constants or {}).items()})
-        costing = Costing(m, values, model, hw)
-        v = volume(self.op.kind, before.bytes_per_device, after.bytes_per_device, m.group_size(self.op.axes))
-        t = costing.timing(self.op.kind, self.op.axes, as_expr(v))
-        crossover = t.crossover_bytes
-
-        assumptions: list[str] = [say("model {model}: {description}", model=model, description=MODELS[model])]
-        if any(not m.axis(a).size.is_number for a in self.op.axes):
-            assumptions.append(
-                say(
-                    "the formula assumes each axis of the collective has at least 2 devices "
-                    "(over an axis of size 1 nothing moves)"
-                )
-            )
-        for a in self.op.axes:
-            assumptions.append(say("axis {description}", description=m.axis(a).describe()))
-        assumptions.append(
-            say(
-                "latency {model}: {description}",
-                model=t.latency_model,
-                description=LATENCY_MODELS[t.latency_model],
-            )
-        )
-        if hw is not None:
-            assumptions.append(say("hardware {label}", label=hw.label))
-            for symbol in sorted(costing.constants - set(values), key=str):
-                assumptions.append(
-                    say(
-                        "{chip} has no figure for {symbol}: the formula keeps it; set it with --hw-set {symbol}=VALUE",
-                        chip=hw.label,
-                        symbol=str(symbol),
-                    )
-                )
-        assumptions.extend(self.notes)
-        return CollectiveCost(
-            collective=text,
-            model=model,
-            bytes=as_expr(t.bytes),
-            bytes_in=before.bytes_per_device,
-            bytes_out=after.bytes_per_device,
-            hops=as_expr(t.hops),
-            bandwidth_time=as_expr(t.bandwidth_time),
-            latency_time=as_expr(t.latency_time),
-            time=as_expr(t.time),
-            crossover_bytes=None if crossover is None else as_expr(crossover),
-            assumptions=tuple(assumptions),
-            latency_model=t.latency_model,
-            levels=t.levels,
-        )
-
-
-def _dtype(name: str) -> str:
-    from ..algebra.dtypes import canonical_dtype
-
-    return canonical_dtype(name)
+        return collective_cost(self, mesh, shape, dtype=dtype, hardware=hardware, constants=constants, model=model)
 
 
 def parse_collective(text: str) -> CollectiveExpr:

@@ -32,7 +32,8 @@ from ..errors import DivisibilityError, HardwareError, NotationError, ShapeError
 from ..machines.mesh import Mesh
 from ..messages import say
 from ..notation.arrays import Array
-from ..notation.parser import MAX_SIZE, parse_array, parse_size_value, parse_sizes
+from ..notation.parser import parse_array
+from ..notation.sizes import MAX_SIZE, parse_size_value, parse_sizes
 
 if TYPE_CHECKING:
     from ..machines.chips import Hardware

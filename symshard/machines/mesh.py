@@ -27,7 +27,7 @@ from ..algebra.symbols import axis as axis_symbol
 from ..errors import MeshError, NotationError, UnknownAxisError, did_you_mean
 from ..messages import Message, say
 from ..notation.arrays import check_axis_name
-from ..notation.parser import MAX_SIZE, parse_size_value, parse_sizes
+from ..notation.sizes import MAX_SIZE, parse_size_value, parse_sizes
 from .topology import Fabric, Topology
 
 if TYPE_CHECKING:

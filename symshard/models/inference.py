@@ -46,7 +46,7 @@ import sympy
 from ..algebra.dtypes import canonical_dtype, dtype_bytes
 from ..algebra.mathtext import as_expr
 from ..algebra.symbols import C, W_hbm, axis, dim
-from ..costs.collectives import CollectiveCost
+from ..costs.collective_cost import CollectiveCost
 from ..errors import HardwareError, ModelError, PlanError
 from ..machines.chips import Hardware
 from ..machines.chips import hardware as lookup_hardware

@@ -41,8 +41,9 @@ from functools import cache
 
 import sympy
 
-from ..algebra.conditions import drop_subsumed, merge_bounds
+from ..algebra.conditions import drop_subsumed
 from ..algebra.mathtext import as_expr
+from ..algebra.solving import merge_bounds
 from ..algebra.symbols import W_nvlink, axis, dim
 from ..costs.costmodels import check_comm_overlap
 from ..errors import MeshError, PlanError, SymshardError, UnknownModelError

@@ -1,8 +1,10 @@
-r"""Reading the book's sharding notation: arrays, collectives and size lists.
+r"""Reading the book's sharding notation: the grammar of arrays, matmuls and collectives.
 
 One hand-written pass: a lexer that also understands the LaTeX the book is
-typeset in, and a recursive-descent parser whose every branch raises a
-:class:`~symshard.errors.NotationError` that points at the offending spot.
+typeset in (:mod:`.lexer`), and here a recursive-descent parser whose every branch
+raises a :class:`~symshard.errors.NotationError` that points at the offending spot.
+The grammar below is the whole notation; size lists (``sizes``) need no tokens and
+are read by :mod:`.sizes`.
 
 Grammar (EBNF; whitespace is free between tokens)::
 
@@ -35,19 +37,17 @@ Examples:
     'A[I_XY, J]{U_Z}'
     >>> parse_dim("B_{data,model}").axes
     ('data', 'model')
-    >>> parse_sizes("X=8, Y:2", what="mesh")
-    (('X', '8', (0, 3)), ('Y', '2', (5, 8)))
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ..errors import NotationError, ShardingError
 from ..messages import Choices, Message, say
 from .arrays import Array, Dim, check_array_rules, check_axis_name, register_readers
+from .lexer import Token, check_balance, lex
 
 __all__ = [
     "COLLECTIVE_KINDS",
@@ -58,8 +58,6 @@ __all__ = [
     "parse_collective_syntax",
     "parse_dim",
     "parse_matmul_syntax",
-    "parse_size_value",
-    "parse_sizes",
 ]
 
 COLLECTIVE_KINDS: dict[str, str] = {
@@ -81,189 +79,6 @@ COLLECTIVE_KINDS: dict[str, str] = {
     "dynamic_slice": "DynamicSlice",
 }
 """Names a collective may be written with (lower case) and the canonical kind."""
-
-# -- the lexer -----------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Tok:
-    kind: str  # IDENT, NUMBER, "_", "[", "]", "{", "}", "(", ")", ",", "=", ARROW, OP, END
-    text: str
-    start: int
-    end: int
-
-
-_WRAPPERS = {
-    "mathbf", "textbf", "text", "mathrm", "operatorname", "boldsymbol", "mathit", "textrm",
-    "mathsf", "textsf", "bm", "mathbb",
-}  # fmt: skip
-_SPACES = {",", ";", ":", "!", " ", "quad", "qquad", "left", "right", "big", "Big", "bigl", "bigr"}
-_LATEX_TOKENS = {
-    "{": "{",
-    "}": "}",
-    "lbrace": "{",
-    "rbrace": "}",
-    "_": "_",
-    "rightarrow": "ARROW",
-    "to": "ARROW",
-    "longrightarrow": "ARROW",
-    "cdot": "OP",
-    "times": "OP",
-}
-_PUNCT = {"_": "_", "[": "[", "]": "]", "{": "{", "}": "}", "(": "(", ")": ")", ",": ",", "=": "="}
-_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9']*")
-_NUMBER = re.compile(r"[0-9][0-9_.eE+*^]*")
-_COMMAND = re.compile(r"\\([A-Za-z]+|.)")
-
-
-def _lex(text: str) -> list[_Tok]:
-    """Split ``text`` into tokens, dropping LaTeX wrappers, spacing and ``$``."""
-    toks: list[_Tok] = []
-    braces: list[tuple[str, int]] = []  # ("wrap" | "brace", start) for each open brace
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch.isspace() or ch in "$~":
-            i += 1
-            continue
-        if ch == "\\":
-            m = _COMMAND.match(text, i)
-            if m is None:  # a lone trailing backslash
-                raise NotationError(
-                    say("a lone '\\' at the end of '{text}'", text=text),
-                    text=text,
-                    span=(i, i + 1),
-                    hint=say("remove it, or finish the LaTeX command"),
-                )
-            name = m.group(1)
-            if name in _WRAPPERS:
-                j = m.end()
-                while j < n and text[j].isspace():
-                    j += 1
-                if j >= n or text[j] != "{":
-                    raise NotationError(
-                        say("\\{name} must be followed by {{...}} in '{text}'", name=name, text=text),
-                        text=text,
-                        span=(i, m.end()),
-                        hint=say("write {example}", example=f"\\{name}{{A}}"),
-                    )
-                braces.append(("wrap", i))
-                i = j + 1
-                continue
-            if name in _SPACES:
-                i = m.end()
-                continue
-            if name in _LATEX_TOKENS:
-                kind = _LATEX_TOKENS[name]
-                if kind == "{":
-                    braces.append(("brace", i))
-                elif kind == "}":
-                    if not braces or braces.pop()[0] != "brace":
-                        raise _unbalanced(text, i, m.end(), say("'{bracket}' closes nothing", bracket="\\}"))
-                toks.append(_Tok(kind, m.group(0), i, m.end()))
-                i = m.end()
-                continue
-            raise NotationError(
-                say("unknown LaTeX command '{command}' in '{text}'", command=m.group(0), text=text),
-                text=text,
-                span=(i, m.end()),
-                hint=say("the notation understands \\mathbf{{..}}, \\text{{..}}, \\{{ \\}}, \\cdot and \\rightarrow"),
-            )
-        if ch == "{":
-            braces.append(("brace", i))
-            toks.append(_Tok("{", ch, i, i + 1))
-            i += 1
-            continue
-        if ch == "}":
-            if not braces:
-                raise _unbalanced(text, i, i + 1, say("'{bracket}' closes nothing", bracket="}"))
-            kind, _ = braces.pop()
-            if kind == "brace":
-                toks.append(_Tok("}", ch, i, i + 1))
-            i += 1
-            continue
-        if ch in _PUNCT:
-            toks.append(_Tok(_PUNCT[ch], ch, i, i + 1))
-            i += 1
-            continue
-        if text.startswith("->", i):
-            toks.append(_Tok("ARROW", "->", i, i + 2))
-            i += 2
-            continue
-        if ch in "→⟶":
-            toks.append(_Tok("ARROW", ch, i, i + 1))
-            i += 1
-            continue
-        if ch in "·⋅*@•×":
-            toks.append(_Tok("OP", ch, i, i + 1))
-            i += 1
-            continue
-        if ch == ":":
-            toks.append(_Tok("=", ch, i, i + 1))
-            i += 1
-            continue
-        m = _IDENT.match(text, i)
-        if m:
-            toks.append(_Tok("IDENT", m.group(0), i, m.end()))
-            i = m.end()
-            continue
-        m = _NUMBER.match(text, i)
-        if m:
-            toks.append(_Tok("NUMBER", m.group(0), i, m.end()))
-            i = m.end()
-            continue
-        raise NotationError(
-            say("unexpected character {char} in '{text}'", char=repr(ch), text=text),
-            text=text,
-            span=(i, i + 1),
-            hint=say("arrays look like A[I_X, J]{{U_Y}}; collectives like AllGather_X(A[I_X, J])"),
-        )
-    if braces:
-        kind, start = braces[-1]
-        raise _unbalanced(text, start, start + 1, say("'{bracket}' is never closed", bracket="{"))
-    toks.append(_Tok("END", "", n, n))
-    return toks
-
-
-def _unbalanced(text: str, start: int, end: int, what: Message) -> NotationError:
-    return NotationError(
-        say("unbalanced brackets in '{text}': {what}", text=text, what=what),
-        text=text,
-        span=(start, end),
-        hint=say("every [ ( {{ needs its matching ] ) }}"),
-    )
-
-
-def _check_balance(text: str, toks: list[_Tok]) -> None:
-    pairs = {"]": "[", ")": "(", "}": "{"}
-    stack: list[_Tok] = []
-    for t in toks:
-        if t.kind in "[({":
-            stack.append(t)
-        elif t.kind in pairs:
-            if not stack:
-                raise _unbalanced(text, t.start, t.end, say("'{bracket}' closes nothing", bracket=t.text))
-            opener = stack.pop()
-            if opener.kind != pairs[t.kind]:
-                raise _unbalanced(
-                    text,
-                    t.start,
-                    t.end,
-                    say(
-                        "'{bracket}' closes '{opener}' opened at column {column}",
-                        bracket=t.text,
-                        opener=opener.text,
-                        column=opener.start + 1,
-                    ),
-                )
-    if stack:
-        t = stack[-1]
-        raise _unbalanced(
-            text,
-            t.start,
-            t.end,
-            say("'{bracket}' at column {column} is never closed", bracket=t.text, column=t.start + 1),
-        )
 
 
 # -- the parser ------------------------------------------------------------------
@@ -291,7 +106,7 @@ class CollectiveSyntax:
     moves: tuple[tuple[tuple[str, ...], str], ...] = ()
 
 
-def _found(tok: _Tok) -> Message | str:
+def _found(tok: Token) -> Message | str:
     """What the parser found where it expected something else: the end, or the quoted token."""
     return say("the end") if tok.kind == "END" else f"'{tok.text}'"
 
@@ -304,29 +119,29 @@ class _Parser:
                 hint=say("pass a string such as {example}", example="'A[I_X, J]'"),
             )
         self.text = text
-        self.toks = _lex(text)
-        _check_balance(text, self.toks)
+        self.toks = lex(text)
+        check_balance(text, self.toks)
         self.i = 0
 
     # token helpers
-    def peek(self, k: int = 0) -> _Tok:
+    def peek(self, k: int = 0) -> Token:
         return self.toks[min(self.i + k, len(self.toks) - 1)]
 
-    def take(self) -> _Tok:
+    def take(self) -> Token:
         tok = self.toks[self.i]
         if tok.kind != "END":
             self.i += 1
         return tok
 
-    def fail(self, message: Message, tok: _Tok | tuple[int, int], hint: Message, cls=NotationError):
-        span = (tok.start, max(tok.end, tok.start + 1)) if isinstance(tok, _Tok) else tok
+    def fail(self, message: Message, tok: Token | tuple[int, int], hint: Message, cls=NotationError):
+        span = (tok.start, max(tok.end, tok.start + 1)) if isinstance(tok, Token) else tok
         # an empty input is said apart: "in ''" reads as a slip in most languages
         where = (
             say("{what} in '{text}'", what=message, text=self.text) if self.text else say("{what} in ''", what=message)
         )
         return cls(where, text=self.text, span=span, hint=hint)
 
-    def expect(self, kind: str, what: Message, hint: Message) -> _Tok:
+    def expect(self, kind: str, what: Message, hint: Message) -> Token:
         tok = self.peek()
         if tok.kind != kind:
             raise self.fail(say("expected {what} but found {found}", what=what, found=_found(tok)), tok, hint)
@@ -592,7 +407,7 @@ def _parse_dim(text: str) -> Dim:
 
 def _match_kind(p: _Parser) -> tuple[str, tuple[int, int]] | None:
     """If the text starts with a collective's name, consume it and return the kind."""
-    parts: list[_Tok] = []
+    parts: list[Token] = []
     j = p.i
     while p.toks[j].kind == "IDENT":
         parts.append(p.toks[j])
@@ -690,121 +505,6 @@ def _arrow_before_brace(p: _Parser) -> bool:
             return True
         k += 1
     return False
-
-
-_INT = re.compile(r"[0-9][0-9_]*\Z")
-
-
-def parse_sizes(text: str, *, what: str) -> tuple[tuple[str, str, tuple[int, int]], ...]:
-    """Parse ``'X=8, Y:2'`` into ``(name, value text, span)`` triples.
-
-    A name without ``=value`` (``'X,Y'``) gets the value ``'?'``, meaning symbolic.
-    Surrounding braces and quotes (``{'X': 8}``) are tolerated.
-
-    Raises:
-        NotationError: the text is not a comma-separated list of assignments.
-    """
-    if not isinstance(text, str):
-        raise NotationError(say("expected {what} text like X=8,Y=2, got {value}", what=what, value=repr(text)))
-    out: list[tuple[str, str, tuple[int, int]]] = []
-    pos = 0
-    stripped = text
-    for ch in "{}'\"":
-        stripped = stripped.replace(ch, " ")
-    for part in stripped.split(","):
-        start = pos
-        pos += len(part) + 1
-        if not part.strip():
-            if stripped.strip():
-                raise NotationError(
-                    say("an empty entry in the {what} '{text}'", what=what, text=text),
-                    text=text,
-                    span=(start, start + max(1, len(part))),
-                    hint=say("write the {what} as NAME=SIZE pairs separated by commas, e.g. X=8,Y=2", what=what),
-                )
-            continue
-        lead = len(part) - len(part.lstrip())
-        body = part.strip()
-        m = re.match(r"([A-Za-z][A-Za-z0-9_']*)[ \t]*(?:[=:][ \t]*(.+))?\Z", body)
-        if m is None:
-            raise NotationError(
-                say("cannot read '{entry}' in the {what} '{text}'", entry=_short(body), what=what, text=_short(text)),
-                text=text,
-                span=(start + lead, start + lead + len(body)),
-                hint=say("write the {what} as NAME=SIZE pairs separated by commas, e.g. X=8,Y=2", what=what),
-            )
-        value = m.group(2) if m.group(2) is not None else "?"
-        out.append((m.group(1), value, (start + lead, start + lead + len(body))))
-    if not out:
-        raise NotationError(
-            say("the {what} '{text}' is empty", what=what, text=text),
-            text=text,
-            span=(0, max(1, len(text))),
-            hint=say("write the {what} as NAME=SIZE pairs separated by commas, e.g. X=8,Y=2", what=what),
-        )
-    return tuple(out)
-
-
-MAX_SIZE = 10**18
-"""The largest dim or axis size symshard accepts (far beyond any real array)."""
-
-
-def parse_size_value(value: str, *, name: str, text: str, span: tuple[int, int], what: str) -> int | None:
-    """The integer in a size entry (``1024``, ``1_024``, ``2^10``, ``2**10``, ``8e3``), or None for ``?``.
-
-    Raises:
-        NotationError: the value is not a positive integer, or is larger than ``MAX_SIZE``.
-    """
-    v = value.strip()
-    if v in ("?", name):
-        return None
-    n: int | None = None
-    try:
-        if _INT.match(v):
-            n = int(v.replace("_", "")) if len(v) <= 40 else MAX_SIZE + 1
-        elif re.fullmatch(r"[0-9]+\s*(\^|\*\*)\s*[0-9]+", v):
-            base, exp = re.split(r"\^|\*\*", v)
-            if int(exp) <= 64:
-                n = int(base) ** int(exp)
-        elif re.fullmatch(r"[0-9]+(\.[0-9]+)?[eE][0-9]+", v):
-            mant, exp = v.lower().split("e")
-            if int(exp) <= 30:
-                from fractions import Fraction
-
-                f = Fraction(mant) * 10 ** int(exp)
-                n = int(f) if f.denominator == 1 else None
-    except ValueError:  # pragma: no cover - the regexes admit only digits
-        n = None
-    if n is None or n <= 0:
-        raise NotationError(
-            say(
-                "{what} entry {entry} is not a positive integer in '{text}'",
-                what=what,
-                entry=f"{name}={value}",
-                text=text,
-            ),
-            text=text,
-            span=span,
-            hint=say("sizes are whole numbers such as {name}=1024 (or {name}=? to keep it symbolic)", name=name),
-        )
-    if n > MAX_SIZE:
-        raise NotationError(
-            say(
-                "{what} entry {entry} is larger than {limit} in '{text}'",
-                what=what,
-                entry=f"{name}={_short(value)}",
-                limit=f"{MAX_SIZE:.0e}",
-                text=_short(text),
-            ),
-            text=text if len(text) <= 200 else None,
-            span=span,
-            hint=say("sizes beyond 1e18 are not meaningful here; check for a typo"),
-        )
-    return n
-
-
-def _short(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 @dataclass(frozen=True, slots=True)

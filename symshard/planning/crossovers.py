@@ -39,10 +39,14 @@ from fractions import Fraction
 
 import sympy
 
-from ..algebra.conditions import Case, Clauses, Condition, merge_labels, regime_label, solve_less
+from ..algebra.comparisons import less_equal
+from ..algebra.conditions import Case, Clauses, Condition, merge_labels, regime_label
+from ..algebra.domains import Domain
 from ..algebra.inequalities import Inequality, Relation, minimal, solve
 from ..algebra.mathtext import as_expr
-from ..algebra.monomials import Domain, Maximum, Signomial, from_expr, less_equal
+from ..algebra.monomials import Maximum, from_expr
+from ..algebra.signomials import Signomial
+from ..algebra.solving import solve_less
 from ..algebra.symbols import is_axis_symbol
 from ..costs.placement import ShapeLike
 from ..errors import PlanError

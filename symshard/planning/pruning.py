@@ -25,8 +25,10 @@ from fractions import Fraction
 
 import sympy
 
+from ..algebra.comparisons import Samples, less_equal, log_uniform, values_at
+from ..algebra.domains import Domain
 from ..algebra.mathtext import as_expr
-from ..algebra.monomials import Domain, Lazy, Maximum, Samples, from_expr, less_equal, log_uniform, values_at
+from ..algebra.monomials import Lazy, Maximum, from_expr
 from ..machines.chips import constant_ranges
 from .costenv import CostEnv
 from .rawcosts import Value

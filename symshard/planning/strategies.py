@@ -25,7 +25,9 @@ from typing import Any
 
 import sympy
 
-from ..algebra.monomials import Domain, from_expr, less_equal
+from ..algebra.comparisons import less_equal
+from ..algebra.domains import Domain
+from ..algebra.monomials import from_expr
 from ..costs.collectives import CollectiveExpr, DynamicSlice
 from ..costs.costmodels import Timing, chain, combine
 from ..costs.costmodels import largest as largest_cost

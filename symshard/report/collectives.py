@@ -28,7 +28,8 @@ from ..messages import Clauses, say
 from . import text
 
 if TYPE_CHECKING:
-    from ..costs.collectives import CollectiveCost, CollectiveExpr
+    from ..costs.collective_cost import CollectiveCost
+    from ..costs.collectives import CollectiveExpr
     from ..machines.chips import Hardware
     from ..machines.mesh import Mesh
 

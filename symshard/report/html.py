@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     import sympy
 
     from ..algebra.conditions import Clauses, Condition
-    from ..costs.collectives import CollectiveCost
+    from ..costs.collective_cost import CollectiveCost
     from ..costs.placement import Placement
     from ..models.transfers import Gather, HostTransfer, Route, SliceTotals
     from ..planning.crossovers import Comparison
