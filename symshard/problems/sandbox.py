@@ -385,6 +385,18 @@ def _reads_only(fn: object) -> bool:
     return method in _READ_ONLY_METHODS.get(type(owner), frozenset())
 
 
+def _callables(values: Iterable[object], depth: int = 0) -> Iterable[object]:
+    """The methods bound to a value among ``values``, looking inside containers (not too deep): what a
+    function handed them (``sorted(xs, key=...)``) would call outside the sandbox's view."""
+    for v in values:
+        if getattr(v, "__self__", None) is not None and callable(v):
+            yield v
+        elif depth < 4 and isinstance(v, (list, tuple, set, frozenset)):
+            yield from _callables(v, depth + 1)
+        elif depth < 4 and isinstance(v, dict):
+            yield from _callables(v.values(), depth + 1)
+
+
 def _name_of(fn: object) -> str:
     return str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__)
 
@@ -502,11 +514,12 @@ class FamilySandbox(jinja2.sandbox.SandboxedEnvironment):
     def call(__self, __context: jinja2.runtime.Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         if not __self.is_safe_callable(__obj):
             raise SecurityError(say("templates may not call {name}", name=_name_of(__obj)))
-        if not _reads_only(__obj):
-            raise SecurityError(
-                say("templates may not call {name}: a template reads values and never changes one (other problems "
-                    "share them)", name=f"{type(__obj.__self__).__name__}.{getattr(__obj, '__name__', '?')}")
-            )  # fmt: skip
+        for fn in (__obj, *_callables((*args, *kwargs.values()))):  # a key= or callback is called too
+            if not _reads_only(fn):
+                raise SecurityError(
+                    say("templates may not call {name}: a template reads values and never changes one (other "
+                        "problems share them)", name=f"{type(fn.__self__).__name__}.{getattr(fn, '__name__', '?')}")
+                )  # fmt: skip
         if _is_sympy(__obj):
             for text in _texts((*args, *kwargs.values())):
                 raise SecurityError(
