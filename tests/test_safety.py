@@ -211,8 +211,8 @@ def test_the_messages_say_what_was_refused(arena, capsys):
     expected = {
         "margin-text": "refused by the sandbox: margin() cannot read",
         "sympy-subs-text": "SymPy's Basic.subs() was given the text",
-        "path-read": "templates may not read 'joinpath' of a PosixPath",
-        "figure-save": "templates may not call Figure.save",
+        "path-read": "'symshard.problems.engine.FamilyInfo object' has no attribute 'path'",  # no path to read
+        "figure-save": "'symshard.problems.figures.Drawer object' has no attribute 'items'",  # no figure to reach
         "string-bomb": "repeating text of 1 character",
         "power-bomb": "would be a number of about 1e+06 digits",
         "include-link": "goes through a symbolic link",

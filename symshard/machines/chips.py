@@ -31,10 +31,12 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, fields, replace
 from functools import cache
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import NamedTuple, TypeAlias
 
 import sympy
@@ -70,6 +72,7 @@ __all__ = [
     "constant_ranges",
     "exact_number",
     "hardware",
+    "hardware_files",
     "load_hardware",
 ]
 
@@ -667,6 +670,28 @@ _LOOKUP = {_key(k): k for k in HARDWARE} | {_key(a): k for a, k in _ALIASES.item
 _LOOKUP |= {_key(k.removeprefix("tpu-")): k for k in HARDWARE if k.startswith("tpu-")}
 
 
+_FILE_READER: ContextVar[Callable[[str], str] | None] = ContextVar("symshard_hardware_file_reader", default=None)
+
+
+@contextmanager
+def hardware_files(reader: Callable[[str], str]) -> Iterator[None]:
+    """Within the block, a hardware file named as text (``hardware("my.toml")``, ``hardware="my.toml"``
+    anywhere in the algebra) is read by ``reader``, which returns the file's text or raises a
+    :class:`~symshard.errors.HardwareError`: the problem engine keeps each family to the files of its
+    own folder this way, whatever function the family hands the name to.
+
+    Examples:
+        >>> with hardware_files(lambda name: '[hardware]\\nlabel = "from the reader"\\nbase = "tpu-v5e"\\n'):
+        ...     hardware("my.toml").name, hardware("my.toml").label
+        ('my', 'from the reader')
+    """
+    token = _FILE_READER.set(reader)
+    try:
+        yield
+    finally:
+        _FILE_READER.reset(token)
+
+
 def hardware(name: str | Hardware) -> Hardware:
     """The preset called ``name`` (forgiving case, spaces, dashes and a ``tpu`` prefix).
 
@@ -726,6 +751,8 @@ def load_hardware(path: str | Path) -> Hardware:
         hbm_bandwidth = "4.66e12"    # attained HBM bandwidth, B/s, bytes read and written (W')
         kernel_overhead = "1.98e-5"  # fixed cost per kernel, s (t0)
         overlap = 2                  # p in t0 + (Tc^p + Tm^p)^(1/p); "max" takes the larger
+    Inside :func:`hardware_files` the file is read by the reader given there instead (the problem
+    engine keeps each family to the files of its own folder that way).
 
     Raises:
         UnknownHardwareError: the file does not exist.
@@ -733,15 +760,28 @@ def load_hardware(path: str | Path) -> Hardware:
     """
     import tomllib  # read only when a hardware file is named: import symshard stays light
 
-    file = Path(path)
-    if not file.is_file():
-        raise UnknownHardwareError(
-            say("hardware file '{path}' does not exist", path=str(path)),
-            hint=say("write one with symshard calibrate, or check the path"),
-        )
+    reader = _FILE_READER.get()
+    if reader is not None:
+        text = reader(str(path))
+        stem = PurePosixPath(str(path).replace("\\", "/")).stem
+    else:
+        file = Path(path)
+        if not file.is_file():
+            raise UnknownHardwareError(
+                say("hardware file '{path}' does not exist", path=str(path)),
+                hint=say("write one with symshard calibrate, or check the path"),
+            )
+        try:
+            text = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError as err:
+            raise HardwareError(
+                say("hardware file '{path}' is not valid TOML: {why}", path=str(path), why=str(err)),
+                hint=say("see symshard calibrate"),
+            ) from None
+        stem = file.stem
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
         raise HardwareError(
             say("hardware file '{path}' is not valid TOML: {why}", path=str(path), why=str(err)),
             hint=say("see symshard calibrate"),
@@ -769,8 +809,8 @@ def load_hardware(path: str | Path) -> Hardware:
     named = {_SYMBOL_FIELDS.get(k, k): v for k, v in sources.items()}
     chip = replace(
         chip,
-        name=str(head.get("name", file.stem)),
-        label=str(head.get("label", file.stem)),
+        name=str(head.get("name", stem)),
+        label=str(head.get("label", stem)),
         collective_model=model,
         sources=tuple(named.items()),
     )

@@ -37,17 +37,25 @@ import sympy
 
 from ..algebra.mathtext import as_expr
 from ..algebra.units import format_bytes, format_flops, format_number, format_seconds, json_value, parse_quantity
-from ..errors import AnswerError, SymshardError, TemplateError, did_you_mean
+from ..errors import (
+    AnswerError,
+    HardwareError,
+    SymshardError,
+    TemplateError,
+    UnknownHardwareError,
+    did_you_mean,
+)
+from ..machines.chips import hardware_files
 from ..messages import Clauses, Message, say
 from .budget import Budget, run
-from .family import DIFFICULTIES, AnswerSpec, Family, key_positions, load_family, read_spec
+from .family import DIFFICULTIES, FAMILY_NAME, AnswerSpec, Family, key_positions, load_family, read_spec
 from .figures import FigureBook
-from .sandbox import environment
+from .sandbox import environment, family_file
 
 if TYPE_CHECKING:
     from ..render import Figure
 
-__all__ = ["Answer", "Grade", "Mistake", "Problem", "families", "family", "generate", "variant"]
+__all__ = ["Answer", "FamilyInfo", "Grade", "Mistake", "Problem", "families", "family", "generate", "variant"]
 
 MAX_ATTEMPTS = 200
 """Draws tried for one variant before the family is declared unable to produce it."""
@@ -173,6 +181,10 @@ class Problem:
     figures: tuple[tuple[str, Figure], ...] = field(default=(), compare=False)
     """``(file name, figure)`` for each figure the template drew, in order (see :mod:`~symshard.problems.figures`)."""
 
+    def __post_init__(self) -> None:
+        if self.figures:
+            _check_figures(self.id, self.figures)
+
     @property
     def id(self) -> str:
         return f"{self.family.name}-{self.seed}"
@@ -223,6 +235,52 @@ class Problem:
             "answers": [a.to_dict() for a in self.answers],
             "figures": [{"name": name, "title": f.title, "alt": f.alt, "svg": f.svg} for name, f in self.figures],
         }
+
+
+@dataclass(frozen=True, slots=True)
+class FamilyInfo:
+    """What templates see as ``family``: its name, title, difficulty, tags and objective, never its folder
+    (no machine path can reach a problem). It prints as the family's name.
+
+    Examples:
+        >>> info = FamilyInfo.of(family("allgather-time"))
+        >>> str(info), info.difficulty
+        ('allgather-time', 'medium')
+    """
+
+    name: str
+    title: str
+    difficulty: str
+    tags: tuple[str, ...]
+    objective: str
+
+    @classmethod
+    def of(cls, fam: Family) -> FamilyInfo:
+        return cls(fam.name, fam.title, fam.difficulty, fam.tags, fam.objective)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _check_figures(problem: str, figures: object) -> None:
+    """Refuse figures the engine did not name: each must be a :class:`~symshard.render.Figure` filed as
+    ``<problem id>-<n>.svg``, numbered from 1 in order, so that no name can leave a folder or a package.
+
+    Raises:
+        TemplateError: anything else in the list.
+    """
+    from ..render.figure import Figure
+
+    if not isinstance(figures, tuple):
+        figures = (figures,)
+    for n, item in enumerate(figures, 1):
+        expected = f"{problem}-{n}.svg"
+        if not (isinstance(item, tuple) and len(item) == 2 and item[0] == expected and isinstance(item[1], Figure)):
+            raise TemplateError(
+                say("problem {problem}: figure {number} is not a figure filed as {name}",
+                    problem=problem, number=n, name=expected),
+                hint=say("figures come from figure(kind, ...) in the template; the engine names their files"),
+            )  # fmt: skip
 
 
 def _as_float(value: object) -> float | None:
@@ -283,10 +341,15 @@ def _roots(extra: Iterable[Path | str] = ()) -> list[Path]:
 
 
 def family_folders(extra: Iterable[Path | str] = ()) -> dict[str, Path]:
-    """Every family folder, by name (later roots override earlier ones); nothing is loaded yet.
+    """Every family folder, by name; nothing is loaded yet.
+
+    A family never replaces another: two folders with one name (a family in ``$SYMSHARD_FAMILIES``
+    or ``extra`` called like a built-in one, or like one in another folder) are refused, so that
+    a set or a page never shows someone else's family under a name it trusts.
 
     Raises:
-        TemplateError: a family root that does not exist.
+        TemplateError: a family root that does not exist, a family folder whose name is not a
+            family's name, or two families with one name.
     """
     found: dict[str, Path] = {}
     for root in _roots(extra):
@@ -297,9 +360,30 @@ def family_folders(extra: Iterable[Path | str] = ()) -> dict[str, Path]:
             )
         for sub in sorted(root.iterdir()):
             # a family is a real folder of the root: a link to a folder elsewhere is not followed
-            if sub.is_dir() and not sub.is_symlink() and (sub / "family.toml").exists():
-                found[sub.name] = sub.absolute()  # the worker may run in another folder later
+            if not (sub.is_dir() and not sub.is_symlink() and (sub / "family.toml").exists()):
+                continue
+            if not FAMILY_NAME.match(sub.name):
+                raise TemplateError(
+                    say("the family folder '{path}' has a name that is not a family's name", path=str(sub)),
+                    hint=say("rename it: a letter, then letters, digits, '-' or '_' (at most 80 characters)"),
+                )
+            path = sub.absolute()  # the worker may run in another folder later
+            known = found.get(sub.name)
+            if known is not None and not _same_folder(known, path):
+                raise TemplateError(
+                    say("two problem families are called '{name}': '{first}' and '{second}'",
+                        name=sub.name, first=str(known), second=str(path)),
+                    hint=say("rename one of the folders: a family never replaces another, a built-in one included"),
+                )  # fmt: skip
+            found[sub.name] = path
     return dict(sorted(found.items()))
+
+
+def _same_folder(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False
 
 
 def families(extra: Iterable[Path | str] = ()) -> dict[str, Family]:
@@ -525,12 +609,11 @@ def _attempt(fam: Family, seed: int, attempt: int, language: str) -> Problem:
     answers = tuple(_answer(fam, spec, ctx, scope, language) for spec in fam.answers)
     path = tuple((k, str(_evaluate(fam, f"identity.{k}", s, scope, rejects=False))) for k, s in fam.identity)
     ctx["answers"] = {a.name: a for a in answers}
-    ctx["family"] = fam
+    ctx["family"] = FamilyInfo.of(fam)
     ctx["seed"] = seed
     book = FigureBook(f"{fam.name}-{seed}", language)
     statement, hints, solution = _render(fam, ctx, language, book)
-    figures = tuple(book.items)
-    return Problem(fam, seed, params, statement, hints, solution, answers, path, language, attempt, figures)
+    return Problem(fam, seed, params, statement, hints, solution, answers, path, language, attempt, book.items)
 
 
 def _answer(fam: Family, spec: AnswerSpec, ctx: Mapping[str, object], scope: dict, language: str = "en") -> Answer:
@@ -556,6 +639,11 @@ def _answer(fam: Family, spec: AnswerSpec, ctx: Mapping[str, object], scope: dic
         mistakes[k] = Mistake(mistakes[k].value if k in mistakes else wrong, feedback.strip())
     label = fam.label_in(spec, language)
     label = _render_string(fam, f"{where}.label", label, ctx) if "{" in label else label
+    _check_text(fam, f"family.toml {where}.label", label)
+    for known in mistakes.values():
+        _check_text(fam, f"family.toml {where}.mistakes", known.feedback)
+    if spec.unit == "text":
+        _check_text(fam, f"family.toml {where}.value", str(value))
     return Answer(spec.name, label, value, spec.unit, spec.rel_tol, tuple(mistakes.values()))
 
 
@@ -580,7 +668,7 @@ def _render(
     env = environment(fam.path)
     name = fam.template_for(language)
     tmpl = None
-    ctx = {"figure": book, **ctx}  # a parameter or let called figure wins, as a name in a template does
+    ctx = {"figure": book.drawer(), **ctx}  # a parameter or let called figure wins, as a name in a template does
     try:
         tmpl = env.get_template(name)
         context = tmpl.new_context(dict(ctx))
@@ -623,8 +711,29 @@ def _render(
             raise TemplateError(say("family '{family}', {file}: the {block} block is missing or empty",
                                     family=fam.name, file=name, block=block),
                                 hint=say("write {{% block {block} %}}...{{% endblock %}}", block=block))  # fmt: skip
+    for block, text in blocks.items():
+        _check_text(fam, f"{name}, the {block} block", text)
     hints = tuple(blocks[h] for h in ("hint1", "hint2", "hint3") if h in blocks and blocks[h].strip())
     return blocks["statement"], hints, blocks["solution"]
+
+
+_NOT_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+"""Characters no export can carry: control characters (but tab and line ends), lone surrogates, U+FFFE, U+FFFF."""
+
+
+def _check_text(fam: Family, where: str, text: str) -> None:
+    """Refuse text that holds a character no export can carry (XML, UTF-8 and Typst all refuse some).
+
+    Raises:
+        TemplateError: names the family, the place and the character.
+    """
+    bad = _NOT_TEXT.search(text)
+    if bad is not None:
+        raise TemplateError(
+            say("family '{family}', {where}: the text holds the character {char}, which no export can carry",
+                family=fam.name, where=where, char=f"U+{ord(bad.group(0)):04X}"),
+            hint=say("remove it from the template, or from the value that prints it"),
+        )  # fmt: skip
 
 
 @lru_cache(maxsize=1024)
@@ -672,8 +781,50 @@ def variant(fam: Family, seed: int, language: str = "en", *, budget: Budget | No
                                                                   seed=seed))  # fmt: skip
 
 
+MAX_HARDWARE_FILE_BYTES = 100_000
+"""The largest hardware file a family may name (``hardware("my-chip.toml")``)."""
+
+
+def _hardware_reader(fam: Family) -> Callable[[str], str]:
+    """How a family's hardware files are read: files of its own folder only, under the template loader's
+    rules (no absolute path, no ``..``, no link, a regular file of at most :data:`MAX_HARDWARE_FILE_BYTES`)."""
+
+    def read(name: str) -> str:
+        try:
+            data = family_file(fam.path, name, MAX_HARDWARE_FILE_BYTES)
+        except jinja2.TemplateNotFound:
+            raise UnknownHardwareError(
+                say("hardware file '{path}' does not exist in the folder of family '{family}'",
+                    path=name, family=fam.name),
+                hint=say("a family names a preset (tpu-v5e, h100, ...) or a hardware file of its own folder"),
+            ) from None  # fmt: skip
+        except (jinja2.exceptions.SecurityError, OSError) as err:
+            why = _reason(err) if isinstance(err, jinja2.exceptions.SecurityError) else (err.strerror or str(err))
+            raise HardwareError(
+                say("family '{family}' may not read the hardware file '{path}': {why}",
+                    family=fam.name, path=name, why=why),
+                hint=say("a family names a preset, or a hardware file of its own folder (no absolute path, "
+                         "no '..', no link)"),
+            ) from None  # fmt: skip
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise HardwareError(
+                say("hardware file '{path}' is not UTF-8 text ({why} at byte {offset})",
+                    path=name, why=err.reason, offset=err.start),
+                hint=say("save it as UTF-8"),
+            ) from None  # fmt: skip
+
+    return read
+
+
 def _variant(fam: Family, seed: int, language: str) -> Problem:
     """:func:`variant`'s work, in the worker."""
+    with hardware_files(_hardware_reader(fam)):
+        return _draw(fam, seed, language)
+
+
+def _draw(fam: Family, seed: int, language: str) -> Problem:
     reasons: Counter[tuple[str, str | None]] = Counter()
     for attempt in range(MAX_ATTEMPTS):
         try:

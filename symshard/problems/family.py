@@ -57,6 +57,15 @@ DIFFICULTIES = ("easy", "medium", "hard")
 UNITS = ("s", "B", "FLOP", "FLOP/s", "B/s", "count", "ratio", "text")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
+FAMILY_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,79}\Z")
+"""A family's name (its folder's): a letter, then letters, digits, ``-`` or ``_``. Problem ids, figure
+files, zip entries, XML identifiers and the PrairieLearn question folders are made from it."""
+
+_NOT_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_LINE_BREAK = re.compile("[\n\r\x85\u2028\u2029]")
+_ONE_LINE = ("title", "objective", "label")
+"""Text fields that head a page or fill a table cell: one line each, translations included."""
+
 
 def _fail(family: str, message: Message, hint: Message, file: str = "family.toml") -> TemplateError:
     return TemplateError(say("family '{family}', {file}: {why}", family=family, file=file, why=message), hint=hint)
@@ -386,7 +395,20 @@ class _Spec:
                 say("{where} must be text, not {kind}", where=f"{name}.{key}", kind=_kind(value)),
                 say('write {key} = "..."', key=key),
             )
+        self.check_text(value, (*where, key), f"{name}.{key}", one_line=key.partition("_")[0] in _ONE_LINE)
         return value
+
+    def check_text(self, value: str, where: tuple[object, ...], name: str, *, one_line: bool) -> None:
+        """Refuse a character no export can carry, and a line break in text that must be one line."""
+        bad = _NOT_TEXT.search(value) or (_LINE_BREAK.search(value) if one_line else None)
+        if bad is None:
+            return
+        char = f"U+{ord(bad.group(0)):04X}"
+        if _LINE_BREAK.match(bad.group(0)):
+            raise self.fail(where, say("{where} must be one line, but it holds a line break ({char})", where=name,
+                                       char=char), say("write it on one line"))  # fmt: skip
+        raise self.fail(where, say("{where} holds the character {char}, which no export can carry", where=name,
+                                   char=char), say("remove it"))  # fmt: skip
 
     def expression(self, value: object, where: tuple[object, ...], name: str) -> str:
         if not isinstance(value, str) or not value.strip():
@@ -452,6 +474,11 @@ def load_family(path: Path) -> Family:
             the message names the family, the file and the spot.
     """
     name = path.name
+    if not FAMILY_NAME.match(name):
+        raise TemplateError(
+            say("the family folder '{path}' has a name that is not a family's name", path=str(path)),
+            hint=say("rename it: a letter, then letters, digits, '-' or '_' (at most 80 characters)"),
+        )
     source = read_spec(path)
     try:
         info = os.lstat(path / "problem.md.j2")
@@ -491,6 +518,8 @@ def load_family(path: Path) -> Family:
     if not isinstance(tags, list) or not tags or not all(isinstance(t, str) and t.strip() for t in tags):
         raise spec.fail(("family", "tags"), say("tags must be a non-empty list of words, not {kind}", kind=_kind(tags)),
                         say("e.g. {example}", example='tags = ["collectives", "allgather"]'))  # fmt: skip
+    for i, tag in enumerate(tags):
+        spec.check_text(tag, ("family", "tags"), f"[family].tags[{i}]", one_line=True)
     params = []
     param_tables = spec.table(
         data.get("params", {}), ("params",), "[params]", say("one [params.NAME] table per parameter")

@@ -53,12 +53,14 @@ from collections.abc import Sequence
 from html import escape as _escape
 
 from ..algebra.units import sig
+from ..errors import OutputError
+from ..messages import say
 from ..report.markdown import to_html
 from .answering import choices, entry, is_choice, mistake_entry, number, prompt, shown, word
 from .engine import Answer, Problem
 from .moodle import answers_html
 
-__all__ = ["CP_NS", "QTI12_NS", "QTI21_NS", "to_qti12", "to_qti21", "zip_files"]
+__all__ = ["CP_NS", "QTI12_NS", "QTI21_NS", "check_entry", "to_qti12", "to_qti21", "zip_files"]
 
 CP_NS = "http://www.imsglobal.org/xsd/imscp_v1p1"
 """The IMS content packaging namespace of ``imsmanifest.xml``."""
@@ -83,8 +85,42 @@ def _xml(root: ET.Element) -> bytes:
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode").encode("utf-8") + b"\n"
 
 
+_ENTRY_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
+"""One part of a zip entry's path: a name no unzipping tool reads as a way out of the package."""
+
+
+def check_entry(name: str) -> str:
+    """``name`` if it is a path inside the package (relative, ``/``-separated parts of letters, digits,
+    ``_``, ``.`` and ``-``, none starting with a dot); every entry symshard zips is checked.
+
+    Raises:
+        OutputError: an absolute path, a ``..``, a backslash, a drive, an empty part or another character.
+
+    Examples:
+        >>> check_entry("figures/allgather-time-7-1.svg")
+        'figures/allgather-time-7-1.svg'
+        >>> check_entry("figures/../../.bashrc")
+        Traceback (most recent call last):
+        ...
+        symshard.errors.OutputError: the zip entry 'figures/../../.bashrc' would not stay inside its package
+        hint: this is a bug in symshard; please report it
+    """
+    if not (isinstance(name, str) and name and all(_ENTRY_PART.match(part) for part in name.split("/"))):
+        raise OutputError(
+            say("the zip entry {name} would not stay inside its package", name=repr(name)),
+            hint=say("this is a bug in symshard; please report it"),
+        )
+    return name
+
+
 def zip_files(files: dict[str, bytes]) -> bytes:
-    """``files`` as a zip: sorted, deflated, each entry with a fixed date (the same files, the same bytes)."""
+    """``files`` as a zip: sorted, deflated, each entry with a fixed date (the same files, the same bytes).
+
+    Raises:
+        OutputError: a name that is not a path inside the package (see :func:`check_entry`).
+    """
+    for name in files:
+        check_entry(name)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for name in sorted(files):

@@ -15,8 +15,17 @@ symbols) and formatting filters (``seconds``, ``bytes``, ``flops``, ``num``,
   SymPy's objects, numbers, text, containers and Jinja's loop helpers; never on
   anything else (a path, a module, a function), and never a name starting with
   ``_``. Methods that write files are closed.
+* **Nothing a template reaches can change.** A template reads values; it calls a method
+  only when the method cannot change its value (any method of a number, text, tuple, SymPy
+  expression or frozen symshard value; the reading methods of lists, dicts, sets and of the
+  few symshard objects that are built step by step). The algebra caches its results and
+  every later problem, of every family, shares them: a template that could ``.append`` to a
+  cached list or add a step to a cached program would change other families' answers.
+  Imported template modules are made afresh for each render for the same reason.
 * **Files stay in the family's folder.** Templates load only regular files of the
-  family's own folder: no absolute paths, no ``..``, no symbolic links.
+  family's own folder: no absolute paths, no ``..``, no symbolic links. Hardware files
+  named in a family (``hardware("my-chip.toml")``) follow the same rules (the engine
+  reads them through :func:`family_file`).
 * **Bounded work.** Ranges, string and list repetition, integer powers, string
   formatting and the filters that pad text are checked before they run; ``lipsum``
   and the ``random`` filter (not reproducible) are gone. Everything else is bounded
@@ -39,11 +48,15 @@ Examples:
 
 from __future__ import annotations
 
+import collections
+import enum
+import inspect
 import operator
 import os
 import re
 import stat
 import types
+from collections import abc
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 from fractions import Fraction
@@ -75,11 +88,22 @@ from ..notation.arrays import Array
 from ..notation.einsums import local_product, matmul
 from ..notation.parser import parse_array
 from ..planning.crossovers import compare
+from ..planning.listing import StrategyList
 from ..planning.planner import plan
+from ..planning.program import Program
 from ..planning.search import best_sharding
 from ..read import parse
 
-__all__ = ["MAX_TEMPLATE_BYTES", "MAX_TEXT", "FamilyLoader", "FamilySandbox", "environment", "margin"]
+__all__ = [
+    "MAX_TEMPLATE_BYTES",
+    "MAX_TEXT",
+    "FamilyLoader",
+    "FamilySandbox",
+    "environment",
+    "family_file",
+    "margin",
+    "safe_path",
+]
 
 
 MAX_TEXT = 1_000_000
@@ -320,6 +344,61 @@ def _texts(values: Iterable[object], depth: int = 0) -> Iterable[str]:
             yield from _texts(v.values(), depth + 1)
 
 
+_IMMUTABLE = (str, bytes, int, float, complex, bool, type(None), tuple, frozenset, range, Fraction, Decimal, enum.Enum,
+              sympy.Basic)  # fmt: skip
+"""Values no method can change."""
+
+_CONTAINER_READS: tuple[tuple[type, frozenset[str]], ...] = (
+    (abc.MutableSequence, frozenset({"copy", "count", "index"})),
+    (abc.MutableMapping, frozenset({"copy", "get", "items", "keys", "values"})),
+    (abc.MutableSet, frozenset({"copy", "difference", "intersection", "isdisjoint", "issubset", "issuperset",
+                                "symmetric_difference", "union"})),
+    (collections.deque, frozenset({"copy", "count", "index"})),
+    (bytearray, frozenset()),
+)  # fmt: skip
+"""The methods of mutable containers that only read them (a whitelist: a new method is refused)."""
+
+_READ_ONLY_METHODS: dict[type, frozenset[str]] = {
+    Program: frozenset({"array", "versions", "bytes", "select", "collectives", "matmuls", "flops", "math_time",
+                        "comm_bytes", "comm_time", "depends", "overlaps", "kept", "subs", "describe"}),
+    StrategyList: frozenset({"legs", "flops", "index_of", "index", "count"}),
+}  # fmt: skip
+"""The methods that only read, of symshard's objects that can change (a layer's program is built step by step)."""
+
+
+def _reads_only(fn: object) -> bool:
+    """Whether calling ``fn`` can change nothing a template can reach: a function or a class, or a method
+    of a value that cannot change, or a method known to only read a value that can (a cached result is
+    shared by every later problem, of every family, that asks the algebra the same question)."""
+    owner = getattr(fn, "__self__", None)
+    if owner is None or isinstance(owner, (type, types.ModuleType)):
+        return True
+    if isinstance(owner, _IMMUTABLE):
+        return True
+    method = getattr(fn, "__name__", "")
+    for kind, reads in _CONTAINER_READS:
+        if isinstance(owner, kind):
+            return method in reads
+    params = getattr(type(owner), "__dataclass_params__", None)
+    if params is not None and params.frozen:
+        return True
+    if (type(owner).__module__ or "").startswith("jinja2."):
+        return True  # the render's own helpers (loop, cycler, namespace), made afresh for each render
+    return method in _READ_ONLY_METHODS.get(type(owner), frozenset())
+
+
+def _callables(values: Iterable[object], depth: int = 0) -> Iterable[object]:
+    """The methods bound to a value among ``values``, looking inside containers (not too deep): what a
+    function handed them (``sorted(xs, key=...)``) would call outside the sandbox's view."""
+    for v in values:
+        if getattr(v, "__self__", None) is not None and callable(v):
+            yield v
+        elif depth < 4 and isinstance(v, (list, tuple, set, frozenset)):
+            yield from _callables(v, depth + 1)
+        elif depth < 4 and isinstance(v, dict):
+            yield from _callables(v.values(), depth + 1)
+
+
 def _name_of(fn: object) -> str:
     return str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__)
 
@@ -395,14 +474,32 @@ def _check_format(fmt: str, who: str) -> None:
         raise SecurityError(why)
 
 
+class _FreshModules(jinja2.Template):
+    """Templates whose imported modules (``{% import %}``, ``{% from ... import %}``) are made afresh for
+    each render: Jinja keeps one per template and hands it to every render, which would let one problem
+    leave a value (a namespace, a cycler) for the next."""
+
+    def _get_default_module(self, ctx: jinja2.runtime.Context | None = None) -> Any:
+        if ctx is not None:  # as Jinja does, without keeping the module
+            keys = ctx.globals_keys - self.globals.keys()
+            if keys:
+                return self.make_module({k: ctx.parent[k] for k in keys})
+        return self.make_module()
+
+
 class FamilySandbox(jinja2.sandbox.SandboxedEnvironment):
     """Jinja's sandbox with symshard's rules on top (the module docstring lists them)."""
 
     intercepted_binops = frozenset({"*", "**", "%", "//"})
 
+    template_class = _FreshModules
+
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
         if not super().is_safe_attribute(obj, attr, value) or isinstance(value, types.ModuleType):
             return False
+        if isinstance(obj, type) and inspect.isfunction(value):
+            # a method read from its class could be called on any value: only static methods are open
+            return isinstance(inspect.getattr_static(obj, attr, None), staticmethod) and _open_to_templates(obj)
         return _open_to_templates(obj)
 
     def is_safe_callable(self, obj: Any) -> bool:
@@ -419,6 +516,12 @@ class FamilySandbox(jinja2.sandbox.SandboxedEnvironment):
     def call(__self, __context: jinja2.runtime.Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         if not __self.is_safe_callable(__obj):
             raise SecurityError(say("templates may not call {name}", name=_name_of(__obj)))
+        for fn in (__obj, *_callables((*args, *kwargs.values()))):  # a key= or callback is called too
+            if not _reads_only(fn):
+                raise SecurityError(
+                    say("templates may not call {name}: a template reads values and never changes one (other "
+                        "problems share them)", name=f"{type(fn.__self__).__name__}.{getattr(fn, '__name__', '?')}")
+                )  # fmt: skip
         if _is_sympy(__obj):
             for text in _texts((*args, *kwargs.values())):
                 raise SecurityError(
@@ -522,11 +625,7 @@ class FamilyLoader(jinja2.BaseLoader):
     def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
         path = safe_path(self.folder, template)
         before = os.stat(path, follow_symlinks=False)
-        data = path.read_bytes()[: MAX_TEMPLATE_BYTES + 1]
-        if len(data) > MAX_TEMPLATE_BYTES:
-            raise SecurityError(
-                say("template '{name}' is larger than {size} bytes", name=template, size=f"{MAX_TEMPLATE_BYTES:,}")
-            )
+        data = _read_at_most(path, template, MAX_TEMPLATE_BYTES)
         try:
             source = data.decode("utf-8")
         except UnicodeDecodeError as err:
@@ -543,6 +642,33 @@ class FamilyLoader(jinja2.BaseLoader):
             return (now.st_mtime_ns, now.st_size, now.st_ino) == (before.st_mtime_ns, before.st_size, before.st_ino)
 
         return source, str(path), uptodate
+
+
+def family_file(folder: Path, name: str, limit: int = MAX_TEMPLATE_BYTES) -> bytes:
+    """The bytes of the regular file ``name`` of the family folder ``folder``, under the loader's rules
+    (see :func:`safe_path`) and at most ``limit`` bytes: how a family reads any file of its own.
+
+    Raises:
+        jinja2.TemplateNotFound: no such file.
+        SecurityError: a name that leaves the folder, a link, not a regular file, or a file over ``limit``.
+    """
+    return _read_at_most(safe_path(folder, name), name, limit, template=False)
+
+
+def _read_at_most(path: Path, name: str, limit: int, *, template: bool = True) -> bytes:
+    """At most ``limit`` bytes of the regular file ``path`` (opened without following a link, checked again
+    once open, so that nothing swapped in after :func:`safe_path` looked is read)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise SecurityError(say("'{name}' is not a regular file", name=name))
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        size = f"{limit:,}"
+        if template:
+            raise SecurityError(say("template '{name}' is larger than {size} bytes", name=name, size=size))
+        raise SecurityError(say("'{name}' is larger than {size} bytes", name=name, size=size))
+    return data
 
 
 def safe_path(folder: Path, name: str) -> Path:

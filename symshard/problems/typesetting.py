@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import TemplateError
 from ..messages import say
-from ..report.markdown import markdown_parser, split_math
+from ..report.markdown import Span, markdown_parser, put_back, split_math
 
 if TYPE_CHECKING:
     from ..render import Figure
@@ -243,8 +243,8 @@ def _math(tex: str, display: bool) -> str:
     return f"$ {body} $" if display else f"${body}$"
 
 
-def _restore(markup: str, spans: list[tuple[str, bool]]) -> str:
-    return re.sub("\ue000(\\d+)\ue001", lambda m: _math(*spans[int(m.group(1))]), markup)
+def _restore(markup: str, spans: list[Span]) -> str:
+    return put_back(markup, spans, _math, text)
 
 
 def _image(src: str, alt: str, figures: Mapping[str, Figure]) -> str:

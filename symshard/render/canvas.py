@@ -59,6 +59,26 @@ _FROM_SUB = str.maketrans({chr(0x2080 + d): str(d) for d in range(10)})
 
 _NAMES: dict[str, str] = {"cls": "class"}
 
+_ODD = re.compile("[\x01-\x08\x0a-\x1f\x85\u2028\u2029\ud800-\udfff\ufffe\uffff]")
+"""What text must not carry into the document as it is: a character that ends a line for some reader
+(written as a character reference instead) or one XML cannot hold (written as U+FFFD). NUL, which
+:data:`ID` is made of, is replaced once the document is finished."""
+
+_REFERENCES = {"\n": "&#10;", "\r": "&#13;", "\x85": "&#133;", "\u2028": "&#8232;", "\u2029": "&#8233;"}
+
+
+def _one_line(escaped: str) -> str:
+    """Escaped text kept on its line: no text a drawing is given (a title, a label) can start a line
+    of the SVG file, whatever reads it, and none can make it invalid XML.
+
+    Examples:
+        >>> _one_line("T&amp;" + chr(10) + "import os" + chr(1))
+        'T&amp;&#10;import os\ufffd'
+    """
+    if _ODD.search(escaped) is None:
+        return escaped
+    return _ODD.sub(lambda m: _REFERENCES.get(m.group(0), "\ufffd"), escaped)
+
 
 def _attrs(attrs: dict[str, object]) -> str:
     out = []
@@ -77,6 +97,7 @@ def _attrs(attrs: dict[str, object]) -> str:
             text = str(value)
             if "&" in text or "<" in text or ">" in text or '"' in text:
                 text = escape(text, {'"': "&quot;"})
+            text = _one_line(text)
         out.append(f' {name}="{text}"')
     return "".join(out)
 
@@ -101,7 +122,7 @@ class Canvas:
         if text is None:
             self._parts.append(f"<{tag}{_attrs(attrs)}/>")
         else:
-            self._parts.append(f"<{tag}{_attrs(attrs)}>{escape(text)}</{tag}>")
+            self._parts.append(f"<{tag}{_attrs(attrs)}>{_one_line(escape(text))}</{tag}>")
 
     def rect(self, x: float, y: float, w: float, h: float, **attrs: object) -> None:
         """A rectangle (``fill``, ``stroke``, ``rx``, ... as keywords)."""
@@ -137,6 +158,7 @@ class Canvas:
             head += _attrs(attrs)
         if "&" in content or "<" in content or ">" in content:
             content = escape(content)
+        content = _one_line(content)
         pieces = _SUB_RUN.split(content) if not content.isascii() else [content]
         if len(pieces) == 1:
             self._parts.append(f"{head}>{content}</text>")
@@ -190,9 +212,9 @@ class Canvas:
         w, h = num(self.width), num(self.height)
         head = (
             f'<svg xmlns="{SVG_NS}" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" '
-            f'aria-label={quoteattr(alt)} font-family="sans-serif">'
+            f'aria-label={_one_line(quoteattr(alt))} font-family="sans-serif">'
         )
-        parts = [head, f"<title>{escape(title)}</title>", f"<desc>{escape(alt)}</desc>"]
+        parts = [head, f"<title>{_one_line(escape(title))}</title>", f"<desc>{_one_line(escape(alt))}</desc>"]
         if defs:
             parts.append(f"<defs>{defs}</defs>")
         parts.append(f'<rect width="{w}" height="{h}" fill="{background}"/>')
@@ -201,4 +223,5 @@ class Canvas:
         text = "\n".join(parts) + "\n"
         # ids from the drawing itself: reproducible, and different for different figures
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
-        return text.replace(ID, f"ss{digest}")
+        text = text.replace(ID, f"ss{digest}")
+        return text.replace("\x00", "\ufffd") if "\x00" in text else text  # XML cannot hold a NUL

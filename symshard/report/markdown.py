@@ -6,7 +6,9 @@ Markdown filter turns ``_{Y}`` into emphasis). So symshard renders the templates
 Markdown itself, with markdown-it-py (CommonMark plus tables), after taking the math
 out: each ``$...$`` and ``$$...$$`` is replaced by a placeholder the Markdown parser
 leaves alone, and put back afterwards as ``\\(...\\)`` or ``\\[...\\]`` with only
-``&``, ``<`` and ``>`` escaped, as HTML needs. Figure links ``![alt](figures/name.svg)``
+``&``, ``<`` and ``>`` escaped, as HTML needs. The placeholders are private-use characters
+around a number; the text's own private-use characters of that kind are taken out the same
+way and put back as they were, so nothing a family writes can pass for a placeholder. Figure links ``![alt](figures/name.svg)``
 become ``<img>`` elements whose address each platform decides (``@@PLUGINFILE@@/`` in
 Moodle, ``$IMS-CC-FILEBASE$/`` in Canvas, a data URI in PrairieLearn).
 
@@ -35,33 +37,64 @@ from typing import Any
 from ..errors import UsageError
 from ..messages import say
 
-__all__ = ["MATH", "markdown_parser", "split_math", "to_html"]
+__all__ = ["MATH", "Span", "markdown_parser", "put_back", "split_math", "to_html"]
 
 MATH = re.compile(r"\$\$(.+?)\$\$|(?<![\\$])\$(?!\$)(.+?)(?<!\\)\$", re.S)
 """A math span of the templates' Markdown: ``$$display$$`` (group 1) or ``$inline$`` (group 2)."""
 
 _FIGURE = re.compile(r"figures/([A-Za-z0-9_.-]+\.svg)\Z")
-_SLOT = "\ue000{}\ue001"  # private-use characters: Markdown leaves them alone, no text contains them
+_SLOT = "\ue000{}\ue001"  # private-use characters: Markdown leaves them alone
 _SLOT_BACK = re.compile("\ue000(\\d+)\ue001")
+_PIECE = re.compile(MATH.pattern + "|([\ue000\ue001])", re.S)  # math, or a character placeholders are made of
+
+Span = tuple[str, bool | None]
+"""A piece taken out of the text: ``(tex, True)`` display math, ``(tex, False)`` inline math, or
+``(character, None)``, one of the text's own placeholder characters, to put back as it is."""
 
 
-def split_math(markdown: str) -> tuple[str, list[tuple[str, bool]]]:
-    """``markdown`` with every math span replaced by a numbered placeholder; and the spans,
-    each as ``(tex, display)``.
+def split_math(markdown: str) -> tuple[str, list[Span]]:
+    """``markdown`` with every math span, and every character a placeholder is made of, replaced
+    by a numbered placeholder; and what each one stands for (see :data:`Span`).
 
     Examples:
         >>> text, spans = split_math("a $x_1$ and $$y$$")
         >>> spans
         [('x_1', False), ('y', True)]
+        >>> own = chr(0xE000) + "0" + chr(0xE001)  # the text's own placeholder characters stand for themselves
+        >>> split_math(own + " $x$")[1] == [(chr(0xE000), None), (chr(0xE001), None), ("x", False)]
+        True
     """
-    spans: list[tuple[str, bool]] = []
+    spans: list[Span] = []
 
     def keep(m: re.Match) -> str:
-        display = m.group(1) is not None
-        spans.append(((m.group(1) if display else m.group(2)).strip(), display))
+        if m.group(3) is not None:
+            spans.append((m.group(3), None))
+        else:
+            display = m.group(1) is not None
+            spans.append(((m.group(1) if display else m.group(2)).strip(), display))
         return _SLOT.format(len(spans) - 1)
 
-    return MATH.sub(keep, markdown), spans
+    return _PIECE.sub(keep, markdown), spans
+
+
+def put_back(text: str, spans: list[Span], math: Callable[[str, bool], str], own: Callable[[str], str]) -> str:
+    """``text`` with each placeholder of :func:`split_math` replaced: math by ``math(tex, display)``,
+    the text's own characters by ``own(character)``.
+
+    Examples:
+        >>> text, spans = split_math(chr(0xE000) + "1" + chr(0xE001) + " $x$")
+        >>> put_back(text, spans, lambda tex, display: f"[{tex}]", lambda char: "<own>")
+        '<own>1<own> [x]'
+    """
+
+    def back(m: re.Match) -> str:
+        index = int(m.group(1))
+        if index >= len(spans):  # Markdown cannot make one, but an export must never fail on it
+            return m.group(0)
+        tex, display = spans[index]
+        return own(tex) if display is None else math(tex, display)
+
+    return _SLOT_BACK.sub(back, text)
 
 
 @lru_cache(maxsize=1)
@@ -114,9 +147,8 @@ def to_html(
                 child.attrSet("src", src(m.group(1)) if src else address)
     html = md.renderer.render(tokens, md.options, env).strip()
 
-    def put_back(m: re.Match) -> str:
-        tex, display = spans[int(m.group(1))]
+    def math(tex: str, display: bool) -> str:
         body = escape(tex, quote=False)
         return f"\\[{body}\\]" if display else f"\\({body}\\)"
 
-    return _SLOT_BACK.sub(put_back, html), used
+    return put_back(html, spans, math, lambda char: char), used

@@ -18,6 +18,7 @@ Examples:
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from pathlib import Path
 from ..errors import TemplateError, UsageError
 from ..i18n import ui
 from ..messages import say
+from ..outputs import OutputFolder
 from ..problems import Problem, generate
 from ..problems.writers import answer_key_markdown, answer_table, export, zip_files
 from .mathml import convert_markdown
@@ -33,6 +35,9 @@ from .mathml import convert_markdown
 __all__ = ["ProblemSet", "load_sets", "write_sets"]
 
 DIFFICULTIES = ("easy", "medium", "hard")
+
+_SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,63}\Z")
+"""A set's slug: the name of its folder under ``problems/`` and of its pages' addresses."""
 
 _WORDS: dict[str, dict[str, str]] = {
     "en": {
@@ -165,6 +170,13 @@ def load_sets(path: Path, language: str = "en") -> list[ProblemSet]:
                 say("set {index} in {path} lacks the key {key}", index=i, path=str(path), key=str(err)),
                 hint=say("see the comment at the top"),
             ) from None
+    for i, s in enumerate(sets, 1):
+        if not _SLUG.match(s.slug):
+            raise UsageError(
+                say("set {index} in {path} has the slug {slug}, which is not a folder name", index=i, path=str(path),
+                    slug=repr(s.slug)),
+                hint=say("a slug is lower-case letters, digits and '-', e.g. {example}", example="collectives"),
+            )  # fmt: skip
     slugs = [s.slug for s in sets]
     if not sets or len(set(slugs)) != len(slugs):
         raise UsageError(
@@ -172,6 +184,23 @@ def load_sets(path: Path, language: str = "en") -> list[ProblemSet]:
             hint=say("rename the repeated slug"),
         )
     return sets
+
+
+_DIRECTIVE = re.compile(r"^([ \t>]*(?:#{1,6} *)?):::", re.M)
+"""A line mkdocstrings reads as ``::: module``: it would import that module while the site is built."""
+
+
+def _inert(markdown: str) -> str:
+    r"""A page's Markdown with no line that a MkDocs plugin reads as a directive (``::: module``): a
+    family's text is shown, never obeyed. The colon becomes its character reference, which reads the same.
+
+    Examples:
+        >>> print(_inert("::: os\n    ## ::: subprocess\nsee ::: here"))
+        &#58;:: os
+            ## &#58;:: subprocess
+        see ::: here
+    """
+    return _DIRECTIVE.sub(r"\1&#58;::", markdown)
 
 
 def _indent(text: str) -> str:
@@ -199,26 +228,24 @@ def problem_page(p: Problem, number: int, s: ProblemSet) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _figures(p: Problem) -> Sequence[tuple[str, object]]:
-    return tuple(getattr(p, "figures", ()))
-
-
 def write_sets(
     sets: Sequence[ProblemSet], docs: Path, progress: Callable[[int, int], None] | None = None
 ) -> list[tuple[str, list[tuple[str, str]]]]:
     """Write every set under ``docs/problems/``; return the nav: (set title, [(page title, path)]).
 
+    Every file goes through an :class:`~symshard.outputs.OutputFolder` on ``docs/problems/``: no
+    name can leave it, and no file there that symshard did not write is overwritten.
+
     Raises:
         TemplateError: a family that cannot produce the set (from the engine).
+        OutputError: a file that cannot be written there.
     """
-    root = docs / "problems"
+    folder = OutputFolder.open(docs / "problems", "symshard site prepare", force=True)
     nav: list[tuple[str, list[tuple[str, str]]]] = []
     catalogue: list[tuple[ProblemSet, int, Problem]] = []
     for number, s in enumerate(sets):
         if progress is not None:
             progress(number, len(sets))
-        folder = root / s.slug
-        folder.mkdir(parents=True, exist_ok=True)
         try:
             problems = s.problems()
         except TemplateError as err:
@@ -226,31 +253,26 @@ def write_sets(
                 say("problem set '{slug}': {why}", slug=s.slug, why=err.message), hint=err.hint
             ) from None
         lang = s.language
+        files: dict[str, str | bytes] = {}
         entries = [(_word(lang, "overview"), f"problems/{s.slug}/index.md")]
         for i, p in enumerate(problems, 1):
-            (folder / f"{p.id}.md").write_text(problem_page(p, i, s), encoding="utf-8")
-            for name, fig in _figures(p):
-                (folder / "figures").mkdir(exist_ok=True)
-                (folder / "figures" / name).write_text(str(getattr(fig, "svg", fig)), encoding="utf-8")
+            files[f"{p.id}.md"] = _inert(problem_page(p, i, s))
+            files.update({f"figures/{name}": fig.svg for name, fig in p.figures})
             entries.append((f"{i}. {p.title}", f"problems/{s.slug}/{p.id}.md"))
             catalogue.append((s, i, p))
         key = answer_key_markdown(problems, title=_word(lang, "answer_key_title", title=s.title))
-        (folder / "answer-key.md").write_text(convert_markdown(key), encoding="utf-8")
+        files["answer-key.md"] = _inert(convert_markdown(key))
         entries.append((_word(lang, "answer_key"), f"problems/{s.slug}/answer-key.md"))
         no_pdf = _pdf_missing(lang)
         formats = ["json", "moodle", "qti12", "qti21", "prairielearn"] + ([] if no_pdf else ["pdf"])
-        files = export(problems, formats, seed=s.seed, title=s.title)
-        questions = {k.removeprefix("prairielearn/"): v for k, v in files.items() if k.startswith("prairielearn/")}
-        for rel, data in files.items():
-            if rel not in questions and not rel.startswith("prairielearn/"):
-                if isinstance(data, bytes):
-                    (folder / rel).write_bytes(data)
-                else:
-                    (folder / rel).write_text(data, encoding="utf-8")
-        (folder / "prairielearn.zip").write_bytes(zip_files(questions))
-        (folder / "index.md").write_text(_overview(s, problems, no_pdf), encoding="utf-8")
+        exported = export(problems, formats, seed=s.seed, title=s.title)
+        questions = {k.removeprefix("prairielearn/"): v for k, v in exported.items() if k.startswith("prairielearn/")}
+        files.update({rel: data for rel, data in exported.items() if not rel.startswith("prairielearn/")})
+        files["prairielearn.zip"] = zip_files(questions)
+        files["index.md"] = _overview(s, problems, no_pdf)
+        folder.write_all({f"{s.slug}/{rel}": data for rel, data in files.items()})
         nav.append((s.title, entries))
-    (root / "index.md").write_text(_index(sets, catalogue), encoding="utf-8")
+    folder.write("index.md", _index(sets, catalogue))
     if progress is not None:
         progress(len(sets), len(sets))
     return nav
