@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import sympy
 
 from ..algebra.mathtext import as_expr
-from ..algebra.symbols import C, T_hop
+from ..algebra.symbols import C, T_hop, W_pcie
 from ..costs.placement import place
 from ..errors import HardwareError, MeshError
 from ..machines.chips import Hardware
@@ -62,8 +62,9 @@ __all__ = [
     "slice_totals",
 ]
 
-W_PCIE = sympy.Symbol("W_pcie", positive=True)
-"""One chip's PCIe bandwidth to its host, bytes/s (the preset's ``pcie_bandwidth``)."""
+W_PCIE = W_pcie
+"""One chip's PCIe bandwidth to its host, bytes/s: the hardware constant ``W_pcie`` (the preset's
+``pcie_bandwidth``; ``with_constants(W_pcie=...)`` or ``--hw-set W_pcie=...`` replaces or supplies it)."""
 
 CHIPS_PER_HOST: dict[str, tuple[int, Message]] = {
     "tpu-v4p": (4, say("Cloud TPU v4 documentation: a 2x2x1 slice is 4 chips on one host")),
@@ -344,7 +345,8 @@ def _pcie(hw: Hardware | None) -> sympy.Expr:
         return W_PCIE
     if hw.pcie_bandwidth is None:
         raise HardwareError(
-            say("{chip} has no PCIe bandwidth figure", chip=hw.label), hint=say("the book gives PCIe figures for TPUs")
+            say("{chip} has no PCIe bandwidth figure", chip=hw.label),
+            hint=say("the book gives PCIe figures for TPUs; set one with {option}", option="--hw-set W_pcie=..."),
         )
     return hw.pcie_bandwidth
 
@@ -380,7 +382,7 @@ def host_matmul_condition(*, hardware: Hardware | str | None = None):
     cond = all_at_most([(load, math_time)], dim("B"))
     if hw is None:
         return cond
-    values = {W_PCIE: _pcie(hw), **hw.constants()}
+    values = {**hw.constants(), W_PCIE: _pcie(hw)}
     return cond.subs(values, dim("B"))
 
 
