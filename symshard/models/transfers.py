@@ -13,7 +13,8 @@ The TPU chapter prices three transfers the sharding chapter leaves out:
 * **Host to chip** over PCIe at ``W_pcie`` per chip; a matmul whose weights stream from the host
   is compute-bound only when ``B > C/W_pcie`` (derived from the placed weight's bytes).
 
-:func:`slice_totals` adds up a slice or pod: FLOP/s, HBM, HBM bandwidth, hosts, DCN egress.
+:func:`slice_totals` adds up a slice or pod: FLOP/s, HBM, HBM bandwidth, hosts, DCN egress; on GPUs the
+NVLink egress and the bisection bandwidth of one NVLink domain.
 
 These formulas are written here, not in the cost engine: a point-to-point route and the links
 into one chip are not collectives. They belong next to the collectives' costs once the engine
@@ -399,6 +400,10 @@ class SliceTotals:
         hbm_bandwidth: HBM bandwidth.
         hosts: hosts it spans (None when the preset's host size is not known).
         dcn_bandwidth: the chips' DCN egress together (None without a figure).
+        nvlink_bandwidth: on GPUs, the chips' NVLink egress together, one way (None otherwise).
+        node_bisection: on GPUs, the bisection bandwidth of one NVLink domain, one way: half its GPUs
+            sending to the other half at their full NVLink egress through the non-blocking switches
+            (``node_size/2 · W_nvlink``; None otherwise).
     """
 
     hardware: Hardware
@@ -409,6 +414,8 @@ class SliceTotals:
     hbm_bandwidth: sympy.Expr | None
     hosts: int | None
     dcn_bandwidth: sympy.Expr | None
+    nvlink_bandwidth: sympy.Expr | None = None
+    node_bisection: sympy.Expr | None = None
 
 
 def slice_totals(hardware: Hardware | str, shape: str | Sequence[int] | int) -> SliceTotals:
@@ -416,6 +423,11 @@ def slice_totals(hardware: Hardware | str, shape: str | Sequence[int] | int) -> 
 
     Raises:
         MeshError: a bad shape.
+
+    Examples:
+        >>> t = slice_totals("h100", 16)
+        >>> t.nvlink_bandwidth, t.node_bisection  # 16 × 4.5e11; 4 GPUs × 4.5e11 across the cut of a node
+        (7200000000000, 1800000000000)
     """
     hw = lookup_hardware(hardware)
     dims = (int(shape),) if isinstance(shape, int) else slice_shape(shape)
@@ -425,5 +437,9 @@ def slice_totals(hardware: Hardware | str, shape: str | Sequence[int] | int) -> 
     def times(x: sympy.Expr | None) -> sympy.Expr | None:
         return None if x is None else as_expr(x) * n
 
+    bisection = None
+    if hw.nvlink_bandwidth is not None and hw.node_size is not None:
+        bisection = sympy.Rational(hw.node_size, 2) * hw.nvlink_bandwidth
     return SliceTotals(hw, dims, n, times(hw.flops_bf16) or C * n, times(hw.hbm_bytes), times(hw.hbm_bandwidth),
-                       None if per_host is None else -(-n // per_host), times(hw.dcn_bandwidth))  # fmt: skip
+                       None if per_host is None else -(-n // per_host), times(hw.dcn_bandwidth),
+                       times(hw.nvlink_bandwidth), bisection)  # fmt: skip
