@@ -326,3 +326,22 @@ def test_bad_input_is_refused_with_a_hint(call, error, message, hint):
     with pytest.raises(error, match=message) as err:
         call()
     assert hint in str(err.value.hint)
+
+
+# -- the docs page ---------------------------------------------------------------------------------------------
+
+
+def test_the_book_differences_page_renders_through_the_site(tmp_path):
+    pytest.importorskip("jinja2", reason="the site's pages need the docs extra")
+    from symshard.cli import command_line
+    from symshard.site.pages import Page, sources
+
+    rel = "explanation/book-differences.md"
+    page = Page(rel, tmp_path / "figures", cli=command_line())
+    text = page.render((sources() / "docs" / rel).read_text(encoding="utf-8"))
+    # the book's figures quoted, symshard's computed beside them
+    for shown in ("5,625", "5,750", "3.96e7", "4.06e7", "B_chip ≥ 2475/8 (≈ 309.4)", "B_chip ≥ 79200",
+                  "B_chip ≥ 1925", r"\|Y\| ≤ 3584/275 (≈ 13.03)", "'|Y| ≤ F/2550', '|Y| ≤ F/2550'"):  # fmt: skip
+        assert shown in text, shown
+    for nav in (sources() / "mkdocs.yml", sources() / "zh" / "mkdocs.yml"):
+        assert rel in nav.read_text(encoding="utf-8")
