@@ -122,6 +122,19 @@ def test_a_bound_that_holds_inside_one_nvlink_domain_says_so():
     assert "mesh=" in roofline("fsdp+tp", hardware="h100").notes[0]
 
 
+def test_a_chip_without_a_levels_figure_keeps_the_one_domain_bound_and_says_why(capsys):
+    # the A100 preset has no scale-out figure (the book gives none): 16 GPUs cannot be costed across nodes
+    r = roofline("dp", hardware="a100", chips=16)
+    assert r.network is None and r.inside_one_domain is True and r.global_batch is None
+    assert "no figure for W_dcn" in r.notes[0] and "--hw-set W_dcn=" in r.notes[0]
+    given = roofline("dp", hardware=hardware("a100").with_constants(W_dcn="2.5e10"), chips=16)
+    assert lower_bound(given.numeric) == Fraction(310 * 10**12, 8 * 25 * 10**9)  # C over a node's 8 × 2.5e10
+    assert main(["model", "llama3-70b", "--serve", "--batch", "8", "--context", "1024", "--chips", "16", "--hw",
+                 "a100"]) == 0  # fmt: skip
+    assert main(["model", "llama3-70b", "--train", "--chips", "16", "--batch", "65536", "--hw", "a100"]) == 0
+    capsys.readouterr()
+
+
 def test_each_collective_costs_what_symshard_collective_says():
     # compute it two ways: a layer step through the network against the collective's own cost on the mesh
     h100 = hardware("h100")

@@ -35,12 +35,12 @@ import sympy
 
 from ..algebra.mathtext import as_expr
 from ..costs.costmodels import Costing, check_model, combine
-from ..errors import PlanError, UnknownModelError
+from ..errors import HardwareError, PlanError, UnknownModelError
 from ..machines.chips import Hardware
 from ..machines.chips import hardware as lookup_hardware
 from ..machines.mesh import Mesh
 from ..machines.topology import Fabric
-from ..messages import Message, say
+from ..messages import say
 from ..planning.program import Program, Step, spread
 
 __all__ = ["Crossing", "LevelShare", "Network", "through_network"]
@@ -69,12 +69,12 @@ class Crossing:
     Attributes:
         axes: the mesh axes.
         levels: each level's share, innermost first.
-        reasons: why each axis is wired as it is (the mesh's words).
+        reasons: why each axis is wired as it is (the mesh's words, a message each).
     """
 
     axes: tuple[str, ...]
     levels: tuple[LevelShare, ...]
-    reasons: tuple[Message, ...] = ()
+    reasons: tuple[str, ...] = ()
 
     @property
     def binding(self) -> LevelShare:
@@ -179,6 +179,8 @@ def through_network(
     Raises:
         PlanError: an axis of the program missing from the mesh, a size that is not a number, or an
             unknown cost model.
+        HardwareError: the chip has no figure for a level the collectives cross (an A100 preset's
+            scale-out bandwidth, say).
     """
     hw = lookup_hardware(hardware)
     try:
@@ -195,16 +197,18 @@ def through_network(
             )
     values = dict(hw.constants(program.dtype))
     w = Fabric.parse(program.default_fabric).bandwidth
-    if w not in values:
-        raise PlanError(
-            say("{chip} has no figure for {symbol}", chip=hw.label, symbol=str(w)),
-            hint=say("set it with --hw-set {symbol}=VALUE", symbol=str(w)),
-        )
+    needed = [w, *(f.bandwidth for a in used for f, _ in mesh.axis(a).levels)]
+    for symbol in dict.fromkeys(needed):
+        if symbol not in values:
+            raise HardwareError(
+                say("{chip} has no figure for {symbol}", chip=hw.label, symbol=str(symbol)),
+                hint=say("set it with --hw-set {symbol}=VALUE", symbol=str(symbol)),
+            )
     costing = Costing(mesh, values, key, hw)
     point: dict[sympy.Symbol, sympy.Expr] = {**values}
-    for a in mesh.axes:
-        point[a.symbol] = a.size
-        point[spread(a.name)] = sympy.Integer(1)
+    for ax in mesh.axes:
+        point[ax.symbol] = ax.size
+        point[spread(ax.name)] = sympy.Integer(1)
     steps: dict[int, tuple[sympy.Expr, frozenset[str]]] = {}
     crossings: dict[tuple[str, ...], Crossing] = {}
     for st in program.collectives():

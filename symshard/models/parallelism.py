@@ -88,7 +88,7 @@ from ..algebra.mathtext import as_expr
 from ..algebra.symbols import C, W_dcn, axis, dim
 from ..algebra.units import format_number
 from ..costs.collectives import parse_collective
-from ..errors import ModelError, PlanError, SymshardError
+from ..errors import HardwareError, ModelError, PlanError, SymshardError
 from ..machines.chips import Hardware
 from ..machines.chips import hardware as lookup_hardware
 from ..machines.mesh import Mesh
@@ -475,14 +475,19 @@ def roofline(
     notes: list[Message] = []
     gpu = hw is not None and fabric == "nvlink"
     net: Network | None = None
-    if gpu and key in _NETWORKED:
+    if gpu and hw is not None and key in _NETWORKED:
         placed = _scheme_mesh(key, n, sizes, n_stages)
         lay0 = layer(key.removeprefix("pipeline+"), fabric=fabric, dtype=dt, comm_overlap=mode)
         if placed is not None:
-            net = through_network(lay0.program, hw, placed, model=cost_model)  # type: ignore[arg-type]
-            notes.append(_network_note(hw, net))
-            if key == "fsdp+tp":
-                values.update({axis(a): sympy.Integer(v) for a, v in placed.items()})
+            try:
+                net = through_network(lay0.program, hw, placed, model=cost_model)  # type: ignore[arg-type]
+            except HardwareError as err:  # a level without a figure: say so, and keep the one-domain bound
+                notes.append(say("{why}; {fix}: until then {bound}", why=err.message, fix=err.hint,
+                                 bound=_one_domain_note(hw, key)))  # fmt: skip
+            else:
+                notes.append(_network_note(hw, net))
+                if key == "fsdp+tp":
+                    values.update({axis(a): sympy.Integer(v) for a, v in placed.items()})
         else:
             notes.append(_one_domain_note(hw, key))
     common = {"hardware": hw, "values": values, "chips": n, "network": net, "dtype": dt}
@@ -844,9 +849,13 @@ def best_split(
     for x in (d for d in range(1, n + 1) if n % d == 0):
         y = n // x
         point = {**values, axis("X"): sympy.Integer(x), axis("Y"): sympy.Integer(y)}
+        t = None
         if gpu:  # the split decides which collectives leave the node: cost each through the network's levels
-            t = through_network(prog, hw, {"X": x, "Y": y}).comm_time(prog, "forward").xreplace(point)
-        else:
+            try:
+                t = through_network(prog, hw, {"X": x, "Y": y}).comm_time(prog, "forward").xreplace(point)
+            except HardwareError:  # a level without a figure (an A100's scale-out): one NVLink domain's W
+                t = None
+        if t is None:
             t = _comm_at(fabric, mode, point, dt)
         rows.append((x, y, t, _places(x, y, sizes)))
     # a split whose shards do not divide the sizes still runs (XLA pads them), so every divisor pair

@@ -110,7 +110,7 @@ def layer_report(
     def num(expr, fmt):
         return text.equation(expr, as_expr(expr).xreplace(values), fmt)
 
-    network_data = None
+    network_data: dict | None = None
     if network is not None:
         lines.append(_say("cli.layer_network", lang, chip=network.hardware.label, mesh=str(network.mesh)))
         network_data = {"hardware": network.hardware.name, "mesh": str(network.mesh), "model": network.model,

@@ -490,8 +490,9 @@ def serving_report(s, limits, ws, language: str = "en") -> tuple[str, dict]:
                      best_x=pretty(w.best_x), best=pretty(w.best_time), crossover=condition(w.crossover.text(), lang),
                      value=format_number(as_expr(w.crossover_chips).xreplace(wvalues)))))  # fmt: skip
     colls = []
-    if s.hardware is not None and s.batch.is_number and s.chips != 1 and s.comm_time.is_number:
-        for i, c in enumerate(s.decode_collectives()):
+    costs = s.decode_collectives() if s.hardware is not None and s.batch.is_number and s.chips != 1 else ()
+    if all(as_expr(c.time).is_number for c in costs):  # a chip without a level's figure: no rows
+        for i, c in enumerate(costs):
             shard = as_expr(c.bytes_in if "AllGather" in c.collective else c.bytes_out)
             colls.append({"collective": c.collective, "bytes": json_value(c.bytes), "bytes_per_shard": json_value(
                 shard), "time_s": json_value(c.time), "regime": c.regime, "latency_bound_below_bytes": json_value(
