@@ -11,7 +11,8 @@ expression therefore comes from here:
   ``W_ici`` (the book's *bidirectional* ICI bandwidth of one mesh axis, bytes/s),
   ``W_nvlink`` (a GPU's one-way NVLink egress, bytes/s), ``W_dcn`` (a chip's
   one-way egress into the data-centre or scale-out network, bytes/s), ``W_spine``
-  (a GPU's share of a fat tree's spine bandwidth, bytes/s), ``T_hop`` (latency of
+  (a GPU's share of a fat tree's spine bandwidth, bytes/s), ``W_pcie`` (one chip's
+  PCIe bandwidth to its host, bytes/s), ``T_hop`` (latency of
   one hop on ICI, seconds) and NCCL's latency terms ``T_base`` (a collective's base
   latency), ``T_nvlink`` and ``T_net`` (the latency of one ring step over NVLink or
   the network).
@@ -40,6 +41,7 @@ __all__ = [
     "W_hbm",
     "W_ici",
     "W_nvlink",
+    "W_pcie",
     "W_spine",
     "axis",
     "dim",
@@ -83,6 +85,9 @@ W_dcn = sympy.Symbol("W_dcn", positive=True)
 W_spine = sympy.Symbol("W_spine", positive=True)
 """One GPU's share of a fat tree's spine bandwidth (the spine's total over the GPUs below it), bytes/s."""
 
+W_pcie = sympy.Symbol("W_pcie", positive=True)
+"""One chip's PCIe bandwidth to its host, bytes/s."""
+
 T_hop = sympy.Symbol("T_hop", positive=True)
 """Latency of one hop of a collective, seconds."""
 
@@ -96,7 +101,7 @@ T_net = sympy.Symbol("T_net", positive=True)
 """The latency of one ring step over the network (InfiniBand, Ethernet) in NCCL's tuning model, seconds."""
 
 HARDWARE_SYMBOLS: dict[str, sympy.Symbol] = {
-    s.name: s for s in (C, W_hbm, W_ici, W_nvlink, W_dcn, W_spine, T_hop, T_base, T_nvlink, T_net)
+    s.name: s for s in (C, W_hbm, W_ici, W_nvlink, W_dcn, W_spine, W_pcie, T_hop, T_base, T_nvlink, T_net)
 }
 """The hardware constants by name, for ``--hw-set W_hbm=3.4e12`` and friends."""
 

@@ -395,8 +395,12 @@ def _layer(args: argparse.Namespace) -> tuple[str, dict]:
     if chip is None:
         values = {k: v for k, v in values.items() if k.name.startswith(("|", "M_")) or k.name in "BDF"}
     solve = args.solve_for or ("Y" if lay.scheme == "tp" else "B_chip")
+    network = None
+    if chip is not None and lay.fabric == "nvlink" and used <= set(mesh):
+        # a GPU mesh with every size: each collective through the network's levels, as `collective` costs it
+        network = lay.network(mesh, chip)
     return layer_report(lay, values, mesh=mesh, spreads=spread_values, used=used, chip=chip, solve=solve,
-                        language=args.language)  # fmt: skip
+                        language=args.language, network=network)  # fmt: skip
 
 
 # -- calibrate -----------------------------------------------------------------------------------
@@ -542,7 +546,8 @@ def _model(args: argparse.Namespace) -> tuple[str, dict]:
         args.name, mode=mode, sizes=sizes, hardware=_chip(args), tokens=args.tokens, chips=args.chips, mfu=args.mfu,
         batch=args.batch, policy=args.policy, optimizer=args.optimizer, gradients=args.gradients,
         context=args.context, mesh=args.mesh, dtype=args.dtype, kv_dtype=args.kv_dtype, overlap=args.overlap,
-        language=args.language,
+        language=args.language, stages=args.stages, microbatches=args.microbatches, kv_shard=args.kv_shard,
+        decode=args.decode,
     )  # fmt: skip
 
 

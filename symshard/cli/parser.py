@@ -360,7 +360,8 @@ def argument_parser() -> argparse.ArgumentParser:
     p.add_argument("--train", action="store_true", help="training: time at an MFU, memory, compute-bound schemes")
     p.add_argument("--serve", action="store_true", help="serving: KV cache, largest batch, decode roofline, TP limits")
     p.add_argument("--tokens", metavar="15e12", help="tokens of the training run")
-    p.add_argument("--chips", metavar="N", help="chips (training; serving on one axis)")
+    p.add_argument("--chips", metavar="N", help="chips (training: on a GPU the rooflines cross the network's levels "
+                   "for that many; serving: on one axis, default one chip)")  # fmt: skip
     p.add_argument("--mfu", metavar="0.4", help="the fraction of peak FLOP/s training reaches")
     p.add_argument("--batch", metavar="B", help="tokens per training step, or sequences decoding together")
     p.add_argument("--context", metavar="T", help="tokens of context per sequence (serving)")
@@ -372,6 +373,13 @@ def argument_parser() -> argparse.ArgumentParser:
                    help="how collectives on different mesh axes add up: axes (overlap, default) or none (serial)")  # fmt: skip
     p.add_argument("--dtype", default="bf16", help="weights' dtype: bf16 (default), int8, fp8, ...")
     p.add_argument("--kv-dtype", help="the KV cache's dtype (default: the weights')")
+    p.add_argument("--kv-shard", default="heads", metavar="heads|batch|sequence",
+                   help="serving: how the KV cache is split over the chips (default heads)")  # fmt: skip
+    p.add_argument("--decode", default="overlap", metavar="overlap|book",
+                   help="serving: a decode step is max(T_hbm, T_math, T_comms) (overlap, default) or the book's "
+                   "T_kv + max(T_weights, T_math, T_comms)")  # fmt: skip
+    p.add_argument("--stages", metavar="S", help="training: pipeline stages (adds pipeline+dp and pipeline+fsdp)")
+    p.add_argument("--microbatches", metavar="M", help="training: microbatches per step (pipeline+fsdp)")
     p.add_argument("--hw", metavar="CHIP", help="hardware preset, e.g. tpu-v5p, tpu-v5e, h100")
     p.add_argument("--hw-set", metavar="K=V,...", help="override or supply constants, e.g. W_hbm=3.4e12")
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -53,6 +53,7 @@ from ..algebra.symbols import (
     W_hbm,
     W_ici,
     W_nvlink,
+    W_pcie,
     W_spine,
 )
 from ..errors import HardwareError, UnknownHardwareError, did_you_mean
@@ -244,7 +245,7 @@ class Hardware:
         nvlink_bandwidth: a GPU's NVLink egress in one direction, bytes/s (``W_nvlink``).
         dcn_bandwidth: a chip's egress into the data-centre or scale-out network, bytes/s (``W_dcn``;
             on a GPU its NIC, a node's egress divided by its GPUs).
-        pcie_bandwidth: host PCIe bandwidth, bytes/s.
+        pcie_bandwidth: host PCIe bandwidth, bytes/s (``W_pcie``).
         hop_latency: latency of one collective hop on ICI, seconds (``T_hop``).
         base_latency: NCCL's base latency of a collective, seconds (``T_base``).
         nvlink_latency: NCCL's latency of one ring step over NVLink, seconds (``T_nvlink``).
@@ -306,6 +307,7 @@ class Hardware:
             W_nvlink: self.nvlink_bandwidth,
             W_dcn: self.dcn_bandwidth,
             W_spine: self.spine_bandwidth,
+            W_pcie: self.pcie_bandwidth,
             T_hop: self.hop_latency,
             T_base: self.base_latency,
             T_nvlink: self.nvlink_latency,
@@ -454,6 +456,15 @@ class Hardware:
             return say("{chip}: size unknown, one NVLink domain assumed", chip=self.label)
         if node is None:
             return say("{chip}: one NVLink domain", chip=self.label)
+        if not p.even and len(p.spans) > 1:
+            return say(
+                "{inside} GPUs per {node}-GPU NVLink domain; the {count} domains fall unevenly into the "
+                "levels above, priced over {fabric} (hierarchical)",
+                inside=int(p.spans[0][1]),
+                node=node,
+                count=int(sympy.prod([c for _, c in p.spans[1:]])),
+                fabric=p.fabric.describe,
+            )
         if not p.even:
             return say(
                 "falls unevenly into NVLink domains of {node} GPUs: every step priced over {fabric}",
@@ -540,6 +551,7 @@ _SYMBOL_FIELDS = {
     "W_nvlink": "nvlink_bandwidth",
     "W_dcn": "dcn_bandwidth",
     "W_spine": "spine_bandwidth",
+    "W_pcie": "pcie_bandwidth",
     "T_hop": "hop_latency",
     "T_base": "base_latency",
     "T_nvlink": "nvlink_latency",
@@ -616,6 +628,12 @@ _SAME_POD = [
 ]
 
 
+_B200_FLOPS = (
+    "NVIDIA HGX B200 data sheet (1,000 W): 4.5e15 bf16 FLOP/s with 2:4 sparsity, 2.25e15 dense; the book's "
+    "GPU chapter uses 2.25e15 in its answers (B200 rooflines: 2250e12 / 400e9 = 5625), its spec table rounds "
+    "it to 2.3e15"
+)
+
 HARDWARE: dict[str, Hardware] = {
     h.name: h
     for h in (
@@ -631,8 +649,8 @@ HARDWARE: dict[str, Hardware] = {
         _gpu("h100", "NVIDIA H100", "9.9e14", "2.0e15", "80e9", "3.35e12", "4.5e11", 8, "5e10",
              [("hbm_bandwidth", _BOOK_GPU + "; the sharding chapter's pop quiz uses 3.4e12")], 32, "5e10"),
         _gpu("h200", "NVIDIA H200", "9.9e14", "2.0e15", "141e9", "4.8e12", "4.5e11", 8, None),
-        _gpu("b200", "NVIDIA B200", "2.3e15", "4.5e15", "192e9", "8.0e12", "9.0e11", 8, "5e10",
-             _SAME_POD, 32, "5e10"),
+        _gpu("b200", "NVIDIA B200", "2.25e15", "4.5e15", "192e9", "8.0e12", "9.0e11", 8, "5e10",
+             [*_SAME_POD, ("flops_bf16", _B200_FLOPS)], 32, "5e10"),
         _gpu("gb200-nvl72", "NVIDIA GB200 NVL72", "2.3e15", "4.5e15", "192e9", "8.0e12", "9.0e11", 72, "5e10",
              [("dcn_bandwidth", _BOOK_GPU + " (3.6e12 per 72-GPU domain, i.e. 5e10 per GPU)")]),
     )

@@ -15,9 +15,12 @@ axis, how many of its devices share each level's domain: an axis of 16 H100s
 whose neighbours are consecutive GPUs runs 8 per node over NVLink and 2 nodes
 over the scale-out network. Those *spans* are what
 :mod:`symshard.costs.costmodels` prices, one level at a time (the hierarchical
-collectives NCCL runs). An axis whose devices fall unevenly into domains (a
-stride smaller than a domain that does not divide it, or groups that do not tile
-the domains) is priced entirely at the outermost level it reaches, and says so.
+collectives NCCL runs). An axis whose devices fall unevenly into some level's
+domains (a stride smaller than a domain that does not divide it, or groups that do
+not tile the domains) keeps the levels below it that it fills evenly, is priced at
+the outermost level it reaches for the rest, and says so: 16,000 H100s fill 2,000
+whole nodes, which do not fill whole scalable units of 32, so they are priced over
+NVLink and then over the spine.
 
 Examples:
     >>> dgx = (Level(Fabric.NVLINK, 8), Level(Fabric.DCN, 256), Level(Fabric.SPINE, None))
@@ -26,6 +29,9 @@ Examples:
     ([('nvlink', 4)], [('nvlink', 2), ('dcn', 2)])
     >>> [(f.value, n) for f, n in place({"X": 64, "Y": 8}, dgx)["X"].spans]
     [('dcn', 32), ('spine', 2)]
+    >>> p = place({"X": 16000}, dgx)["X"]
+    >>> [(f.value, n) for f, n in p.spans], p.even
+    ([('nvlink', 8), ('spine', 2000)], False)
 """
 
 from __future__ import annotations
@@ -60,7 +66,8 @@ class Placement:
         spans: ``(fabric, devices)`` per level the axis's group reaches, innermost first; the devices
             multiply to the axis size (a symbolic axis of unknown size is ``((fabric, |X|),)``).
         even: False when the axis's devices fall unevenly into some level's domains (then
-            ``spans`` puts the whole axis at the outermost level it reaches).
+            ``spans`` keeps the levels below that one and puts the rest of the axis at the outermost
+            level it reaches).
     """
 
     spans: tuple[tuple[Fabric, sympy.Expr], ...]
@@ -122,7 +129,11 @@ def place(sizes: Mapping[str, object], levels: Sequence[Level]) -> dict[str, Pla
             if below == n:
                 break
         if not even:
-            spans = [(_outermost(levels, stride * n, total), sympy.Integer(n))]
+            # the levels below the first uneven one are filled evenly: the collective still runs there
+            # (a node's GPUs reduce-scatter over NVLink first); the rest of the axis is priced at the
+            # outermost level its groups reach
+            rest = n // below
+            spans = [*spans, (_outermost(levels, stride * n, total), sympy.Integer(rest))]
         out[name] = Placement(tuple(spans), even)
         stride = stride * n
     return {n: out[n] for n in names}

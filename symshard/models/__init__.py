@@ -1,6 +1,7 @@
 """Whole layers and models: parallelism schemes, rooflines, training, serving and transfers.
 
-:mod:`.schemes` costs an MLP layer under DP, FSDP, TP and FSDP + TP, :mod:`.parallelism` the
+:mod:`.schemes` costs an MLP layer under DP, FSDP, TP and FSDP + TP, :mod:`.networked` its
+collectives through a GPU network's levels (NVLink, scale-out, spine), :mod:`.parallelism` the
 compute-bound conditions of each scheme (rooflines), :mod:`.transformer` a model's parameters
 and FLOPs from its configuration (with the presets), :mod:`.training` a training run,
 :mod:`.inference` serving (the KV cache, prefill and decode), :mod:`.transfers` moving bytes across

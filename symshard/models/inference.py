@@ -5,15 +5,19 @@ matmuls, and this module derives each of their answers:
 
 * **KV cache.** A token adds a key and a value of ``K·H`` elements in every layer,
   ``2·L·K·H`` elements; a sequence of ``T`` tokens ``T`` times that.
-* **Fit.** The weights are split over all ``N`` chips of the slice; the KV cache over at most
-  ``K`` of them (a KV head is not split, so beyond ``K`` chips it is repeated). The largest batch
-  is what is left of the chips' HBM over one sequence's cache.
+* **Fit.** The slice is one chip unless a mesh or a chip count says otherwise. The weights are
+  split over all ``N`` chips; the KV cache as the user states (:data:`KV_SHARDINGS`): over the KV
+  heads (at most ``K`` ways: a KV head is not split, so beyond ``K`` chips it is repeated), over the
+  batch (whole sequences per chip) or over the sequence (``T/N`` tokens of each). The largest batch
+  is what is left of the chips' HBM over one sequence's cache, given whenever the chip count is known.
 * **Decode step.** Each step reads every weight and every sequence's cache from HBM:
-  ``T_hbm = (weights/N + B·KV/min(N, K)) / W_hbm``. It computes ``2·P_active`` FLOPs per token
-  (plus attention over the context), ``T_math = B·FLOPs/(N·C)``, and moves activations between
-  the chips of the model axis (the tensor-parallel block's collectives, a
-  :class:`~symshard.planning.program.Program`, times ``L``). The step takes the largest of the three:
-  memory-bound at small batch, compute-bound above a batch where ``T_math = T_hbm``.
+  ``T_hbm = (weights/N + B·KV/min(N, K)) / W_hbm`` over the heads. It computes ``2·P_active`` FLOPs
+  per token (plus attention over the context), ``T_math = B·FLOPs/(N·C)``, and moves activations
+  between the chips of the model axis (the tensor-parallel block's collectives, a
+  :class:`~symshard.planning.program.Program`, times ``L``; on a GPU slice through the network's
+  levels). How the terms combine is a recorded choice (:data:`DECODES`): the largest of the three
+  (the cache's read overlapped with the rest; memory-bound at small batch, compute-bound above a batch
+  where ``T_math = T_hbm``), or the book's ``T_kv + max(T_weights, T_math, T_comms)``.
 * **How far to split.** Prefill is compute-bound while ``|Y| ≤ F·M_Y·W_ici/C`` (the TP layer's
   forward condition); a decode step with weights sharded over ``Y`` chips must spend longer
   loading its weights from HBM than moving activations over ICI, ``|Y| ≤ F·M_Y·W_ici/(B·W_hbm)``
@@ -54,12 +58,16 @@ from ..machines.mesh import Mesh
 from ..messages import Message, say
 from ..planning.crossovers import Condition
 from ..planning.program import Program
+from .networked import Network, through_network
 from .parallelism import all_at_most, balance, solve_at_most
 from .schemes import N, layer
+from .training import M_HBM
 from .transformer import Model, model, positive_number
 
 __all__ = [
+    "DECODES",
     "KV_CACHE",
+    "KV_SHARDINGS",
     "Serving",
     "TPLimit",
     "WeightStationary",
@@ -281,6 +289,36 @@ def weight_stationary(*, fabric: str = "ici") -> WeightStationary:
 
 # -- serving a model on a slice ----------------------------------------------------------------------------
 
+KV_SHARDINGS: dict[str, Message] = {
+    "heads": say("over the KV heads: each chip holds its heads' cache of every sequence (beyond K chips a "
+                 "head's cache is repeated)"),
+    "batch": say("over the batch: each chip holds the whole caches of its B/N sequences"),
+    "sequence": say("over the sequence: each chip holds T/N of every sequence's tokens"),
+}  # fmt: skip
+"""How the KV cache can be split over the chips of the slice, by name (the weights are split over all of
+them either way). The attention runs where the cache lives; over the batch or the sequence it moves the
+queries (or partial attention outputs) between chips, a few ``N·H`` per token, which the step leaves out."""
+
+DECODES: dict[str, Message] = {
+    "overlap": say("the KV cache's read overlaps the weights' read and the matmuls: "
+                   "step = max(T_hbm, T_math, T_comms), T_hbm = (weights + KV cache)/W_hbm"),
+    "book": say("the book's: the KV cache's read, then the larger of the weights' read and the matmuls: "
+                "step = T_kv + max(T_weights, T_math, T_comms)"),
+}  # fmt: skip
+"""How a decode step's terms combine, by name."""
+
+
+def _choice(value: str, options: Mapping[str, Message], what: Message) -> str:
+    key = str(value).strip().lower()
+    key = {"head": "heads", "kv-heads": "heads", "sequences": "batch", "seq": "sequence", "context": "sequence",
+           "max": "overlap", "overlapped": "overlap", "chapter": "book"}.get(key, key)  # fmt: skip
+    if key not in options:
+        raise ModelError(
+            say("unknown {what} '{value}'", what=what, value=value),
+            hint=say("use one of {options}", options=", ".join(options)),
+        )
+    return key
+
 
 @dataclass(frozen=True)
 class Serving:
@@ -299,12 +337,17 @@ class Serving:
         chips: ``N``.
         weight_bytes: all the weights.
         kv_bytes_per_token, kv_bytes_per_sequence: the cache of one token and of one sequence.
-        kv_split: how many ways the cache is split, ``min(N, K)``.
+        kv_split: how many ways the cache is split: ``min(N, K)`` over the heads, ``N`` otherwise.
         memory_per_chip: the weights' share plus the cache's.
-        max_batch: the most sequences whose caches fit beside the weights.
+        max_batch: the most sequences whose caches fit beside the weights (with ``M_hbm`` where the
+            chip gives no HBM size; None only while the chip count is a symbol).
         memory_time, math_time, comm_time: ``T_hbm``, ``T_math``, ``T_comms`` of one decode step.
         prefill_time: processing the whole context of the batch, compute-bound.
         notes: caveats (KV heads repeated, weights that do not fit, ...).
+        kv_shard: how the cache is split (a key of :data:`KV_SHARDINGS`).
+        decode: how the step's terms combine (a key of :data:`DECODES`).
+        kv_time: the cache's part of ``T_hbm``; the weights' part is ``memory_time - kv_time``.
+        network: on a GPU slice, the block's collectives costed through the network's levels.
     """
 
     model: Model
@@ -328,11 +371,25 @@ class Serving:
     program: Program
     values: Mapping[sympy.Symbol, sympy.Expr]
     notes: tuple[str, ...] = ()
+    kv_shard: str = "heads"
+    decode: str = "overlap"
+    kv_time: sympy.Expr = sympy.S.Zero
+    network: Network | None = None
 
     @property
     def kv_bytes(self) -> sympy.Expr:
         """The whole batch's cache."""
         return self.batch * self.kv_bytes_per_sequence
+
+    @property
+    def kv_bytes_per_chip(self) -> sympy.Expr:
+        """The cache each chip holds (the fullest chip's)."""
+        return self.memory_per_chip - self.weight_bytes / self.chips
+
+    @property
+    def weights_time(self) -> sympy.Expr:
+        """The weights' part of ``T_hbm``: each chip reads its share once per step."""
+        return self.memory_time - self.kv_time
 
     @property
     def fits(self) -> bool | None:
@@ -341,19 +398,26 @@ class Serving:
             return None
         return bool(self.memory_per_chip <= self.hardware.hbm_bytes)
 
+    def _terms(self) -> dict[str, sympy.Expr]:
+        """The terms the step takes the largest of: all of ``T_hbm`` under ``overlap``; the weights' read
+        under ``book``, whose cache read is added outside the largest."""
+        hbm = self.memory_time if self.decode == "overlap" else self.weights_time
+        return {"memory": as_expr(hbm), "compute": as_expr(self.math_time), "communication": as_expr(self.comm_time)}
+
     @property
     def step_time(self) -> sympy.Expr:
-        """One decode step: the largest of ``T_hbm``, ``T_math`` and ``T_comms`` (they overlap)."""
-        terms = [as_expr(t) for t in (self.memory_time, self.math_time, self.comm_time)]
-        if all(t.is_number for t in terms):
-            return max(terms)
-        return sympy.Max(*terms)
+        """One decode step: the largest of ``T_hbm``, ``T_math`` and ``T_comms`` (they overlap), or under the
+        book's combination ``T_kv + max(T_weights, T_math, T_comms)``."""
+        terms = list(self._terms().values())
+        largest = max(terms) if all(t.is_number for t in terms) else sympy.Max(*terms)
+        return largest if self.decode == "overlap" else self.kv_time + largest
 
     @property
     def regime(self) -> str | None:
-        """``'memory'``, ``'compute'`` or ``'communication'``: which term sets the step (None if symbolic)."""
-        terms = {"memory": self.memory_time, "compute": self.math_time, "communication": self.comm_time}
-        if not all(as_expr(t).is_number for t in terms.values()):
+        """``'memory'``, ``'compute'`` or ``'communication'``: which term sets the step (None if symbolic);
+        under the book's combination, the largest of the terms the cache's read is added to."""
+        terms = self._terms()
+        if not all(t.is_number for t in terms.values()):
             return None
         return max(terms, key=lambda k: (terms[k], k == "memory"))
 
@@ -365,7 +429,7 @@ class Serving:
     @property
     def compute_bound_batch(self) -> sympy.Expr | None:
         """The batch above which ``T_math ≥ T_hbm`` (None if the cache grows faster than the work;
-        symbolic, it assumes the work grows faster)."""
+        symbolic, it assumes the work grows faster); under the book's combination, ``T_math ≥ T_weights``."""
         return _crossover_batch(self)
 
     def decode_collectives(self) -> tuple[CollectiveCost, ...]:
@@ -401,9 +465,10 @@ def _crossover_batch(s: Serving) -> sympy.Expr | None:
     per_seq = s.kv_bytes_per_sequence / s.kv_split
     hbm = _hbm_bandwidth(s.hardware)
     peak = _peak(s.hardware, s.dtype)
-    # T_hbm = fixed + slope·b and T_math = work·b: they meet once when the work grows faster
+    # T_hbm = fixed + slope·b and T_math = work·b: they meet once when the work grows faster (the book's
+    # combination compares the matmuls with the weights' read only)
     fixed = s.weight_bytes / s.chips / hbm
-    slope = per_seq / hbm
+    slope = per_seq / hbm if s.decode == "overlap" else 0
     work = s.model.flops_per_token(training=False, context=s.context) / (s.chips * peak)
     gap = sympy.factor_terms(work - slope)
     if gap.is_number and gap <= 0:
@@ -421,6 +486,23 @@ def _peak(hw: Hardware | None, dtype: str) -> sympy.Expr:
     return C if hw is None else hw.constants(dtype).get(C, C)
 
 
+def _ceil_div(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+    """``ceil(a / b)`` for numbers, ``a / b`` while symbolic."""
+    return sympy.ceiling(a / b) if (a.is_number and b.is_number) else a / b
+
+
+def _kv_layout(kv_shard: str, b: sympy.Expr, t: sympy.Expr, n: sympy.Expr, mdl: Model, per_token: sympy.Expr):
+    """How many ways the cache is split, the cache on the fullest chip, and the cache one more sequence
+    adds to each chip that holds it (for the largest batch), under ``kv_shard``."""
+    per_seq = per_token * t
+    if kv_shard == "heads":
+        split = sympy.Min(n, mdl.kv_heads) if not (n.is_number and mdl.kv_heads.is_number) else min(n, mdl.kv_heads)
+        return split, b * per_seq / split, per_seq / split
+    if kv_shard == "batch":  # whole sequences per chip
+        return n, _ceil_div(b, n) * per_seq, per_seq
+    return n, b * _ceil_div(t, n) * per_token, _ceil_div(t, n) * per_token  # T/N tokens of each sequence
+
+
 def serve(
     m: Model | str,
     *,
@@ -431,12 +513,14 @@ def serve(
     hardware: Hardware | str | None = None,
     dtype: str = "bf16",
     kv_dtype: str | None = None,
+    kv_shard: str = "heads",
+    decode: str = "overlap",
 ) -> Serving:
     """Serve ``m`` from a slice: memory, the largest batch, the decode step and its regime.
 
-    The slice is ``mesh`` (its wiring follows the chip's rules) or ``chips`` chips on one axis; the
-    model is split over all of them (tensor parallelism over every axis). Anything left out is a
-    symbol: ``B``, ``T``, ``N`` and the chip's constants.
+    The slice is ``mesh`` (its wiring follows the chip's rules) or ``chips`` chips on one axis; one chip
+    when neither is given. The model is split over all of them (tensor parallelism over every axis).
+    Anything else left out is a symbol: ``B``, ``T`` and the chip's constants.
 
     Args:
         m: a model or a preset name.
@@ -446,15 +530,29 @@ def serve(
         hardware: the chip.
         dtype: the weights' dtype (``int8`` uses the chip's 8-bit peak).
         kv_dtype: the cache's dtype (default: the weights').
+        kv_shard: how the KV cache is split over the chips: ``heads`` (the default), ``batch`` or
+            ``sequence`` (:data:`KV_SHARDINGS`).
+        decode: how a decode step's terms combine: ``overlap`` (the default, the largest of the three) or
+            ``book`` (:data:`DECODES`).
 
     Raises:
-        ModelError: a batch, context or chip count that is not a positive whole number.
+        ModelError: a batch, context or chip count that is not a positive whole number; an unknown
+            ``kv_shard`` or ``decode``.
         UnknownPresetError, UnknownHardwareError, MeshError: bad names or meshes.
+
+    Examples:
+        >>> s = serve("llama3-8b", context=4096, hardware="h100")  # one chip
+        >>> s.chips, s.max_batch
+        (1, 119)
+        >>> serve("llama3-8b", batch=8, context=4096, hardware="h100", decode="book").regime
+        'memory'
     """
     mdl = model(m)
     hw = None if hardware is None else lookup_hardware(hardware)
     wdt = canonical_dtype(dtype)
     kdt = canonical_dtype(kv_dtype or dtype)
+    shard = _choice(kv_shard, KV_SHARDINGS, say("KV cache sharding"))
+    combine = _choice(decode, DECODES, say("decode step"))
     b = dim("B") if batch is None else positive_number(batch, "batch", integer=True)
     t = dim("T") if context is None else positive_number(context, "context", integer=True)
     if mesh is not None and chips is not None:
@@ -462,8 +560,8 @@ def serve(
             say("give the slice as a mesh or as a chip count, not both"), hint=say("drop --chips or --mesh")
         )
     if mesh is None:
-        mesh_obj = Mesh({"Y": None if chips is None else int(positive_number(chips, "chips", integer=True))},
-                        hardware=hw)  # fmt: skip
+        count = 1 if chips is None else int(positive_number(chips, "chips", integer=True))
+        mesh_obj = Mesh({"Y": count}, hardware=hw)
     else:
         mesh_obj = mesh if isinstance(mesh, Mesh) else Mesh(mesh, hardware=hw)
     n = mesh_obj.devices
@@ -483,9 +581,9 @@ def serve(
     weight_bytes = dtype_bytes(wdt) * mdl.params.total
     per_token = kv_cache_bytes(mdl, 1, dtype=kdt)
     per_seq = per_token * t
-    split = sympy.Min(n, mdl.kv_heads) if not (n.is_number and mdl.kv_heads.is_number) else min(n, mdl.kv_heads)
+    split, kv_chip, per_more = _kv_layout(shard, b, t, n, mdl, per_token)
     notes: list[Message] = []
-    if n.is_number and mdl.kv_heads.is_number and n > mdl.kv_heads:
+    if shard == "heads" and n.is_number and mdl.kv_heads.is_number and n > mdl.kv_heads:
         notes.append(
             say(
                 "{chips} chips for {heads} KV heads: each KV head's cache is kept on {copies} chips",
@@ -494,24 +592,40 @@ def serve(
                 copies=str(n / mdl.kv_heads),
             )
         )
-    per_chip = weight_bytes / n + b * per_seq / split
+    if shard != "heads" and n != 1:
+        notes.append(say("the attention runs where the cache lives: the queries (or partial outputs) it moves "
+                         "between chips are left out of the step"))  # fmt: skip
+    per_chip = weight_bytes / n + kv_chip
     max_batch = None
-    if hw is not None and hw.hbm_bytes is not None:
-        room = hw.hbm_bytes - weight_bytes / n
+    if n.is_number:
+        hbm = hw.hbm_bytes if hw is not None and hw.hbm_bytes is not None else M_HBM
+        room = hbm - weight_bytes / n
         if room.is_number and room <= 0:
             max_batch = sympy.Integer(0)
             notes.append(say("the weights alone do not fit in the chips' HBM"))
+        elif shard == "batch":
+            max_batch = n * sympy.floor(room / per_more)
         else:
-            max_batch = sympy.floor(room * split / per_seq)
+            max_batch = sympy.floor(room / per_more)
+    kv_time = kv_chip / hbm_bw
     memory_time = per_chip / hbm_bw
     math_time = b * mdl.flops_per_token(training=False, context=t) / (n * peak)
     comm = as_expr(prog.comm_time()).xreplace(values) * mdl.layers
+    net = None
     if n == 1:
         comm = sympy.Integer(0)
-    elif hw is not None and hw.hop_latency is not None and b.is_number and n.is_number:
-        # on a real slice the engine costs each collective with its wiring and hop latency: decode
-        # activations are small, so the latency term often sets the time
-        comm = mdl.layers * sympy.Add(*_engine_costs(prog, mesh_obj, b, mdl, hw).values())
+    elif hw is not None and b.is_number and n.is_number:
+        # on a real slice the engine costs each collective with its wiring, its network's levels and its
+        # latency: decode activations are small, so the latency term often sets the time
+        engine = mdl.layers * sympy.Add(*_engine_costs(prog, mesh_obj, b, mdl, hw).values())
+        if engine.is_number:
+            comm = engine
+        if fabric == "nvlink":
+            try:
+                net = through_network(prog, hw, mesh_obj)
+            except HardwareError:  # a level the chip has no figure for: the TP limits keep W_nvlink
+                net = None
     prefill = b * t * mdl.flops_per_token(training=False) / (n * peak)
     return Serving(mdl, hw, wdt, kdt, b, t, mesh_obj, n, weight_bytes, per_token, per_seq, split, per_chip,
-                   max_batch, memory_time, math_time, comm, prefill, prog, values, tuple(notes))  # fmt: skip
+                   max_batch, memory_time, math_time, comm, prefill, prog, values, tuple(notes), shard, combine,
+                   kv_time, net)  # fmt: skip

@@ -18,8 +18,32 @@ scheme         what is derived from                                    compute-b
 ``fsdp+tp``    ``layer("fsdp+tp")``, forward pass, best split          ``B_chip ≥ C²/(F·M_X·M_Y·W²)``
 ``pods``       :func:`symshard.models.schemes.pods` (DCN between pods)         ``B_pod ≥ C/W_dcn``
 ``pipeline``   a ``CollectivePermute`` of one microbatch's activations  ``N_stages ≤ 2·w·F·L/C``
+``pipeline+dp``   ``layer("dp")``, the stages multiplying the chips       ``B_chip ≥ C/(M_X·N_stages·W)``
+``pipeline+fsdp`` ``layer("fsdp")``, weights gathered per microbatch      ``B_chip ≥ N_MB·C/(M_X·N_stages·W)``
 ``expert``     the GPU chapter's AllToAll across nodes (a formula)     a bound on ``F``
 =============  ======================================================  ========================
+
+**Pipelining with data parallelism or FSDP** (the GPU chapter: "the 16-way PP reduces the cost of the
+data parallel AllReduce by 16x"). ``N = |X|·N_stages`` chips: each holds ``L/N_stages`` layers and
+runs the ``B/|X|`` tokens of its data-parallel replica through them. Per layer, the backward pass
+does ``8·(B/|X|)·D·F/C`` of matmuls and all-reduces the layer's ``4·D·F`` bytes of gradients over
+the ``|X|`` chips holding that layer (:func:`~symshard.models.schemes.layer`'s ``dp`` program):
+``8·D·F/(M_X·W)``. Compute-bound when ``B/|X| ≥ C/(M_X·W)``, that is, per chip of the whole slice,
+``B_chip = B/N ≥ C/(M_X·N_stages·W)``: the stages multiply the bandwidth. On GPUs the stages sit
+across nodes and each data-parallel group fills whole nodes, so ``W`` is the node's scale-out
+egress (4e11 B/s on an H100: 2475/N_stages tokens per GPU, 309 for 8 stages, the chapter's answer for
+LLaMA-3 70B). Under FSDP (ZeRO-3) every microbatch gathers the weights again (the chapter: pipelining
+"makes ZeRO-3 impossible"): each microbatch's ``B/N_MB`` tokens must pay for a full gather, and the
+bound grows by ``N_MB``. The gradients of a stage can be reduced only after its last microbatch; the
+bound assumes that reduction hides under the rest of the step, as the chapter's rooflines do.
+
+**Through the network's levels** (GPUs). Without a chip count a GPU's bound is written with
+``W_nvlink`` and holds inside one NVLink domain only, and says so. Given ``chips`` (or ``mesh``), each
+collective of the scheme's program is costed through the chip's network as ``symshard collective``
+costs it (:mod:`symshard.models.networked`): NVLink inside a node, the scale-out network of the leaf
+switches, the spine; the level that binds gives ``W_collective``, which takes ``W``'s place. Data
+parallelism over 16 H100s (2 nodes) needs ``C/W_collective`` = 990e12/4e11 = 2475 tokens per GPU, where
+8 GPUs need 2200; :attr:`Roofline.global_batch` multiplies the bound by the chips.
 
 For a mixture of experts the data-parallel and FSDP thresholds (and the pods') grow by ``E/k``:
 every chip moves the weights of all ``E`` experts while each token works through ``k`` of them.
@@ -45,6 +69,11 @@ Examples:
     >>> from symshard.models.transformer import model
     >>> roofline("fsdp", hardware="v5p", model=model("mixtral-8x7b")).numeric.text()
     'B_chip ≥ 10200'
+    >>> across = roofline("dp", hardware="h100", chips=16)
+    >>> across.numeric.text(), across.binding.fabric.value
+    ('B_chip ≥ 2475', 'dcn')
+    >>> roofline("pipeline+dp").condition.text()
+    'B_chip ≥ C/(M_X·N_stages·W_ici)'
 """
 
 from __future__ import annotations
@@ -54,17 +83,20 @@ from dataclasses import dataclass, field
 
 import sympy
 
+from ..algebra.dtypes import canonical_dtype, dtype_bytes
 from ..algebra.mathtext import as_expr
 from ..algebra.symbols import C, W_dcn, axis, dim
+from ..algebra.units import format_number
 from ..costs.collectives import parse_collective
-from ..errors import ModelError, PlanError, SymshardError
+from ..errors import HardwareError, ModelError, PlanError, SymshardError
 from ..machines.chips import Hardware
 from ..machines.chips import hardware as lookup_hardware
 from ..machines.mesh import Mesh
 from ..messages import Message, say
 from ..planning.crossovers import Case, Condition, solve_less
 from ..planning.program import spread
-from .schemes import B_CHIP, B_POD, N, layer, pods
+from .networked import LevelShare, Network, through_network
+from .schemes import B_CHIP, B_POD, Layer, N, layer, pods
 from .training import BatchPerChip, batch_per_chip, chip_count
 from .transformer import SIZE_SYMBOLS, Model, positive_number
 from .transformer import model as lookup_model
@@ -74,6 +106,7 @@ __all__ = [
     "N_NODE",
     "N_STAGES",
     "OVERLAPS",
+    "PIPELINED",
     "SCHEMES",
     "Roofline",
     "SplitChoice",
@@ -88,8 +121,14 @@ __all__ = [
     "verdict",
 ]
 
-SCHEMES = ("dp", "fsdp", "tp", "fsdp+tp", "pods", "pipeline", "expert")
+SCHEMES = ("dp", "fsdp", "tp", "fsdp+tp", "pods", "pipeline", "pipeline+dp", "pipeline+fsdp", "expert")
 """The schemes :func:`roofline` knows."""
+
+_NETWORKED = ("dp", "fsdp", "tp", "fsdp+tp", "pipeline+dp", "pipeline+fsdp")  # costed through a GPU network
+
+PIPELINED = ("pipeline+dp", "pipeline+fsdp")
+"""The schemes that combine pipeline stages with data parallelism or FSDP (:func:`rooflines` gives them
+when the stages are known)."""
 
 OVERLAPS: dict[str, str] = {
     "axes": say("collectives over different mesh axes overlap (the larger counts); on one axis they add up"),
@@ -108,7 +147,10 @@ N_NODE = sympy.Symbol("N_node", positive=True, integer=True)
 
 _BOOK_GPU = "How to Scale Your Model, GPU chapter"
 _ALIASES = {"data": "dp", "zero3": "fsdp", "zero-3": "fsdp", "tensor": "tp", "mixed": "fsdp+tp", "fsdpxtp": "fsdp+tp",
-            "fsdp×tp": "fsdp+tp", "dcn": "pods", "pod": "pods", "pp": "pipeline", "ep": "expert", "moe": "expert"}  # fmt: skip
+            "fsdp×tp": "fsdp+tp", "dcn": "pods", "pod": "pods", "pp": "pipeline", "ep": "expert", "moe": "expert",
+            "pp+dp": "pipeline+dp", "dp+pp": "pipeline+dp", "dp+pipeline": "pipeline+dp", "pipeline+data": "pipeline+dp",
+            "pp+fsdp": "pipeline+fsdp", "fsdp+pp": "pipeline+fsdp", "fsdp+pipeline": "pipeline+fsdp",
+            "pipeline+zero3": "pipeline+fsdp"}  # fmt: skip
 
 
 def _scheme(name: str) -> str:
@@ -137,14 +179,20 @@ class Roofline:
         scheme: a key of :data:`SCHEMES`.
         symbol: what the condition is solved for (``B_chip``, ``|Y|``, ``B_pod``, ``N_stages``, ``F``).
         math_time: ``T_math`` of the binding pass of one layer.
-        comm_time: ``T_comms`` of that pass (at the best split for FSDP × TP).
-        condition: compute-bound iff this holds.
+        comm_time: ``T_comms`` of that pass (at the best split for FSDP × TP; through the network's
+            levels when :attr:`network` is set).
+        condition: compute-bound iff this holds (the symbolic form, on one network).
         convention: how the collectives combine (:data:`OVERLAPS`) or the formula's assumption.
         source: what it is derived from.
         hardware: the chip for :attr:`numeric` (None: symbolic only).
         values: the numbers substituted on that chip (constants, spreads, the model's sizes).
         notes: caveats.
         optimum: FSDP × TP's best ``|X|`` (``|Y| = N/|X|``); None for the other schemes.
+        chips: the chips of the slice, when given.
+        network: the scheme's collectives costed through the chip's network levels (GPUs, with ``chips``
+            or ``mesh``); None when the formula's one network is used.
+        network_condition: :attr:`condition` with each collective's ``W_collective`` in place of ``W``.
+        dtype: the arrays' dtype.
     """
 
     scheme: str
@@ -158,17 +206,57 @@ class Roofline:
     values: Mapping[sympy.Symbol, sympy.Expr] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     optimum: sympy.Expr | None = None
+    chips: sympy.Expr | None = None
+    network: Network | None = None
+    network_condition: Condition | None = None
+    dtype: str = "bf16"
 
     @property
     def numeric(self) -> Condition | None:
-        """The condition with the chip's constants (and the model's sizes) substituted."""
+        """The condition with the chip's constants (and the model's sizes) substituted; through the
+        network's levels when they were costed."""
         if self.hardware is None and not self.values:
             return None
-        return self.condition.subs(dict(self.values), self.symbol)
+        cond = self.network_condition if self.network_condition is not None else self.condition
+        return cond.subs(dict(self.values), self.symbol)
+
+    @property
+    def binding(self) -> LevelShare | None:
+        """The network level that binds (None when the network was not costed)."""
+        crossing = None if self.network is None else self.network.binding
+        return None if crossing is None else crossing.binding
+
+    @property
+    def inside_one_domain(self) -> bool | None:
+        """On a GPU: whether the bound holds only inside one NVLink domain (True without a chip count,
+        the formula's ``W_nvlink``), or the collectives were costed across the network (False when they
+        leave a domain). None off a GPU."""
+        if self.hardware is None or _fabric(self.hardware) != "nvlink" or self.scheme not in _NETWORKED:
+            return None
+        if self.network is None:
+            return True
+        return self.network.inside_one_domain
+
+    @property
+    def global_batch(self) -> sympy.Expr | None:
+        """For a bound on ``B_chip`` with the chips known: the least tokens per step, the bound times
+        the chips (None otherwise)."""
+        numeric = self.numeric
+        if self.symbol != B_CHIP or numeric is None or self.chips is None or not as_expr(self.chips).is_number:
+            return None
+        if self.inside_one_domain and self.network is None:  # a GPU bound that holds inside one node only
+            return None
+        for case in numeric.cases:
+            for r in case.relations:
+                if isinstance(r, (sympy.GreaterThan, sympy.StrictGreaterThan)) and r.lhs == B_CHIP:
+                    bound = as_expr(r.rhs)
+                    return bound * self.chips if bound.is_number else None
+        return None
 
     def holds(self, values: Mapping[sympy.Symbol, object]) -> bool | None:
         """Whether the scheme is compute-bound at a point (None if undecided)."""
-        return self.condition.holds({**self.values, **values})
+        cond = self.network_condition if self.network_condition is not None else self.condition
+        return cond.holds({**self.values, **values})
 
     def text(self) -> str:
         return self.condition.text()
@@ -249,6 +337,86 @@ def _fabric(hw: Hardware | None) -> str:
     return "nvlink"
 
 
+def _max_terms(expr: sympy.Expr) -> tuple[sympy.Expr, ...]:
+    """The terms a ``T_comms`` is the largest of (itself, unless collectives on disjoint links overlap)."""
+    expr = as_expr(expr)
+    return tuple(expr.args) if isinstance(expr, sympy.Max) else (expr,)
+
+
+def _at_most(lay: Layer, net: Network | None, subs: Mapping, x: sympy.Symbol, experts: object, top: object,
+             phases: tuple[str, ...] | None = None) -> Condition:  # fmt: skip
+    """Every pass of ``lay`` compute-bound (its collectives, on one network or through ``net``, within
+    its matmuls), solved for ``x``; the MoE factors scale the collectives and the matmuls."""
+    parts = []
+    for ph in phases or lay.phases:
+        comm = lay.comm_time(ph) if net is None else net.comm_time(lay.program, ph)
+        math = lay.math_time(ph).xreplace(subs) * top
+        parts += [(term.xreplace(subs) * experts, math) for term in _max_terms(comm)]
+    return all_at_most(parts, x)
+
+
+def _slice(
+    hw: Hardware | None, chips: object, mesh: Mesh | Mapping[str, object] | str | None
+) -> tuple[sympy.Expr | None, dict[str, sympy.Expr] | None]:
+    """The chip count and the mesh's sizes (in order) from ``chips`` and ``mesh``.
+
+    Raises:
+        ModelError: a chip count that is not a positive whole number.
+        PlanError: a mesh and a chip count that disagree, or a mesh whose sizes are not numbers.
+    """
+    n = None if chips is None else chip_count(chips)
+    if mesh is None:
+        return n, None
+    m = mesh if isinstance(mesh, Mesh) else Mesh(mesh, hardware=hw)
+    sizes = {a.name: a.size for a in m.axes}
+    if not all(v.is_number for v in sizes.values()):
+        raise PlanError(
+            say("the mesh {mesh} needs a size for every axis", mesh=str(m)), hint=say("e.g. mesh='X=2,Y=8'")
+        )
+    total = sympy.prod(sizes.values())
+    if n is not None and n != total:
+        raise PlanError(
+            say("{chips} chips and the mesh {mesh} ({count} chips) disagree", chips=str(n), mesh=str(m),
+                count=str(total)),
+            hint=say("give one of them"),
+        )  # fmt: skip
+    return sympy.Integer(total), sizes
+
+
+def _scheme_mesh(key: str, n: sympy.Expr | None, sizes: dict | None, stages: sympy.Expr | None) -> dict | None:
+    """The mesh a scheme's collectives run on (mesh order, the last axis fastest), from the chips or the
+    mesh given; None when the network cannot be costed from them (FSDP × TP without its split, pipelining
+    without its stages).
+
+    Raises:
+        PlanError: a mesh whose axes are not the scheme's.
+    """
+    axes = {"dp": ("X",), "fsdp": ("X",), "tp": ("Y",), "fsdp+tp": ("X", "Y"), "pipeline+dp": ("S", "X"),
+            "pipeline+fsdp": ("S", "X")}[key]  # fmt: skip
+    if sizes is not None:
+        if set(sizes) != set(axes) and not (key in PIPELINED and set(sizes) == {"X"}):
+            raise PlanError(
+                say("the {scheme} scheme runs on mesh axes {axes}, not {given}", scheme=key, axes=", ".join(axes),
+                    given=", ".join(sizes)),
+                hint=say("e.g. mesh='{example}'", example=",".join(f"{a}={8 if a != 'S' else 4}" for a in axes)),
+            )  # fmt: skip
+        return sizes
+    if n is None:
+        return None
+    if key in PIPELINED:
+        if stages is None or not stages.is_number:
+            return None
+        if n % stages:
+            raise PlanError(
+                say("{stages} pipeline stages do not split {chips} chips evenly", stages=str(stages), chips=str(n)),
+                hint=say("give a stage count that divides the chips"),
+            )
+        return {"S": stages, "X": n / stages}  # the stages across nodes, each data-parallel group inside
+    if key == "fsdp+tp":
+        return None
+    return {axes[0]: n}
+
+
 def roofline(
     scheme: str,
     *,
@@ -257,71 +425,174 @@ def roofline(
     overlap: str = "axes",
     spreads: Mapping[str, int] | None = None,
     dtype: str = "bf16",
+    chips: object = None,
+    mesh: Mesh | Mapping[str, object] | str | None = None,
+    stages: object = None,
+    microbatches: object = None,
+    cost_model: str = "book",
 ) -> Roofline:
     """The compute-bound condition of ``scheme`` for a whole model, symbolic and (with a chip) numeric.
 
     Args:
-        scheme: ``dp``, ``fsdp``, ``tp``, ``fsdp+tp``, ``pods``, ``pipeline`` or ``expert``.
-        hardware: the chip (its constants fill :attr:`Roofline.numeric`; a GPU uses ``W_nvlink``).
+        scheme: a key of :data:`SCHEMES` (``dp``, ``fsdp``, ``tp``, ``fsdp+tp``, ``pods``, ``pipeline``,
+            ``pipeline+dp``, ``pipeline+fsdp``, ``expert``).
+        hardware: the chip (its constants fill :attr:`Roofline.numeric`; a GPU uses ``W_nvlink`` unless
+            ``chips`` or ``mesh`` say how far the collectives reach).
         model: a model (its ``F``, ``L``, ``E``, ``k`` enter the conditions); None keeps the symbols.
         overlap: ``axes`` (the book's: collectives over different axes overlap) or ``none`` (``serial``).
         spreads: physical axes each logical axis spans (``{"X": 2}``; default 1 on a chip).
-        dtype: picks the chip's peak ``C`` (8-bit dtypes use the 8-bit peak).
+        dtype: every array's dtype: it picks the chip's peak ``C`` (8-bit dtypes use the 8-bit peak) and
+            the bytes the collectives move, so that precision cancels on a chip, as the book says.
+        chips: the chips of the slice: on a GPU the collectives are costed through the network's levels
+            (NVLink, scale-out, spine) for that many (``dp``, ``fsdp``: all on X; ``tp``: all on Y;
+            ``pipeline+*``: ``stages`` × the rest); :attr:`Roofline.global_batch` multiplies the bound by it.
+        mesh: the mesh instead (``"X=4,Y=8"`` for ``fsdp+tp``, ``"S=8,X=16"`` for ``pipeline+dp``).
+        stages: pipeline stages (``N_stages``) of ``pipeline+dp`` and ``pipeline+fsdp``.
+        microbatches: microbatches per step (``N_MB``) of ``pipeline+fsdp``.
+        cost_model: how the network's collectives are costed, ``book`` (the chapter's) or ``ring``.
 
     Raises:
-        PlanError: an unknown scheme or overlap convention.
+        PlanError: an unknown scheme or overlap convention, a mesh that is not the scheme's.
+        ModelError: a chip, stage or microbatch count that is not a positive whole number.
+
+    Examples:
+        >>> roofline("tp", hardware="h100", chips=16).numeric.text()
+        '|Y| ≤ F/2475'
+        >>> roofline("dp", hardware="h100", chips=16000).global_batch
+        39600000
     """
     key = _scheme(scheme)
     mode = _overlap(overlap)
+    dt = canonical_dtype(dtype)
     hw = None if hardware is None else lookup_hardware(hardware)
     mdl = None if model is None else lookup_model(model)
-    values = _values(hw, mdl, dtype, spreads)
+    values = _values(hw, mdl, dt, spreads)
     fabric = _fabric(hw)
     experts, top = _moe(mdl)
+    n, sizes = _slice(hw, chips, mesh)
+    n_stages = None if stages is None else chip_count(stages, "stages")
+    n_mb = None if microbatches is None else chip_count(microbatches, "microbatches")
     notes: list[Message] = []
-    if key in ("dp", "fsdp"):
-        lay = layer(key, fabric=fabric)
-        comm, math = lay.comm_time("backward") * experts, lay.math_time("backward") * top
-        subs = {dim("B"): B_CHIP * lay.devices}
-        parts = [(lay.comm_time(ph).xreplace(subs) * experts, lay.math_time(ph).xreplace(subs) * top)
-                 for ph in lay.phases]  # fmt: skip
-        cond = all_at_most(parts, B_CHIP)
-        source = f"symshard.models.schemes.layer('{key}'): both passes"
-        convention = OVERLAPS[mode]
+    gpu = hw is not None and fabric == "nvlink"
+    net: Network | None = None
+    if gpu and hw is not None and key in _NETWORKED:
+        placed = _scheme_mesh(key, n, sizes, n_stages)
+        lay0 = layer(key.removeprefix("pipeline+"), fabric=fabric, dtype=dt, comm_overlap=mode)
+        if placed is not None:
+            try:
+                net = through_network(lay0.program, hw, placed, model=cost_model)  # type: ignore[arg-type]
+            except HardwareError as err:  # a level without a figure: say so, and keep the one-domain bound
+                notes.append(say("{why}; {fix}: until then {bound}", why=err.message, fix=err.hint,
+                                 bound=_one_domain_note(hw, key)))  # fmt: skip
+            else:
+                notes.append(_network_note(hw, net))
+                if key == "fsdp+tp":
+                    values.update({axis(a): sympy.Integer(v) for a, v in placed.items()})
+        else:
+            notes.append(_one_domain_note(hw, key))
+    common = {"hardware": hw, "values": values, "chips": n, "network": net, "dtype": dt}
+    if key in ("dp", "fsdp", *PIPELINED):
+        base = key.removeprefix("pipeline+")
+        lay = layer(base, fabric=fabric, dtype=dt)
+        per_chip = B_CHIP * lay.devices
+        if key in PIPELINED:
+            # N = |X|·N_stages chips; under FSDP each microbatch of B/N_MB tokens gathers the weights again
+            per_chip = per_chip * N_STAGES / (N_MB if base == "fsdp" else 1)
+            values.update({N_STAGES: n_stages} if n_stages is not None else {})
+            values.update({N_MB: n_mb} if n_mb is not None and base == "fsdp" else {})
+        subs = {dim("B"): per_chip}
+        ph = "backward"
+        comm = (lay.comm_time(ph) if net is None else net.comm_time(lay.program, ph)) * experts
+        math = lay.math_time(ph) * top
+        cond = _at_most(lay, None, subs, B_CHIP, experts, top)
+        net_cond = None if net is None else _at_most(lay, net, subs, B_CHIP, experts, top)
+        source = f"symshard.models.schemes.layer('{base}'): both passes"
+        if key in PIPELINED:
+            source += ", per stage: N = |X|·N_stages chips" + (", a gather per microbatch" if base == "fsdp" else "")
+            notes.append(say("a stage's gradients are reduced after its last microbatch: the bound assumes the "
+                             "reduction hides under the rest of the step, as the chapter's rooflines do"))  # fmt: skip
         if experts != 1:
             notes.append(
                 say("an MoE model moves the weights of all E experts while each token works through k of them")
             )
-        return Roofline(key, B_CHIP, math, comm, cond, convention, source, hw, values, tuple(notes))
+        return Roofline(key, B_CHIP, math, comm, cond, OVERLAPS[mode], source, notes=tuple(notes),
+                        network_condition=net_cond, **common)  # type: ignore[arg-type]  # fmt: skip
     if key == "tp":
-        lay = layer("tp", fabric=fabric)
+        lay = layer("tp", fabric=fabric, dtype=dt)
         cond = lay.condition("Y")
+        net_cond = None if net is None else _at_most(lay, net, {}, axis("Y"), 1, 1)
+        comm = lay.comm_time("forward") if net is None else net.comm_time(lay.program, "forward")
         source = "symshard.models.schemes.layer('tp'): both passes"
         notes.append(say("a gated MLP does 3/2 the FLOPs of the chapter's block for the same activations moved"))
-        return Roofline(key, axis("Y"), lay.math_time("forward"), lay.comm_time("forward"), cond, OVERLAPS[mode],
-                        source, hw, values, tuple(notes))  # fmt: skip
+        return Roofline(key, axis("Y"), lay.math_time("forward"), comm, cond, OVERLAPS[mode], source,
+                        notes=tuple(notes), network_condition=net_cond, **common)  # type: ignore[arg-type]  # fmt: skip
     if key == "fsdp+tp":
-        split = _split(fabric, mode)
+        split = _split(fabric, mode, dt)
         cond = Condition((Case("compute-bound", (sympy.Ge(B_CHIP, split.min_batch_per_chip),)),))
         source = "symshard.models.schemes.layer('fsdp+tp'): forward pass, the best split of N = |X|·|Y|"
+        comm, net_cond = split.comm_time, None
+        if net is not None:
+            lay = layer("fsdp+tp", fabric=fabric, dtype=dt, comm_overlap=mode)
+            subs = {dim("B"): B_CHIP * lay.devices}
+            net_cond = _at_most(lay, net, subs, B_CHIP, 1, 1, ("forward",))
+            comm = net.comm_time(lay.program, "forward")
+            notes.append(say("the condition is the best split's; the numbers are the mesh's ({mesh}), through "
+                             "the network's levels", mesh=str(net.mesh)))  # fmt: skip
         if experts != 1:
             notes.append(
                 say("for an MoE model this is one expert's MLP over the whole batch: the E/k factor is not applied")
             )
-        return Roofline(key, B_CHIP, split.math_time, split.comm_time, cond, OVERLAPS[mode], source, hw, values,
-                        tuple(notes), optimum=split.x)  # fmt: skip
+        return Roofline(key, B_CHIP, split.math_time, comm, cond, OVERLAPS[mode], source, notes=tuple(notes),
+                        optimum=split.x, network_condition=net_cond, **common)  # type: ignore[arg-type]  # fmt: skip
     if key == "pods":
-        p = pods()
+        p = pods(dt)
         lay = p.layer
         sub = {dim("B"): B_POD * axis("P")}
         comm = lay.comm_time("backward", fabric="dcn").xreplace(sub) * experts
         math = lay.math_time("backward").xreplace(sub) * top
         cond = all_at_most([(comm, math)], B_POD)
         source = "symshard.models.schemes.pods(): FSDP inside a pod over ICI, data parallelism across pods over DCN"
-        return Roofline(key, B_POD, math, comm, cond, OVERLAPS[mode], source, hw, values)
+        return Roofline(key, B_POD, math, comm, cond, OVERLAPS[mode], source, hw, values, chips=n, dtype=dt)
     if key == "pipeline":
-        return _pipeline(hw, values, mdl)
-    return _expert(hw, values)
+        return _pipeline(hw, values, mdl, dt, n)
+    return _expert(hw, values, dt, n)
+
+
+def _one_domain_note(hw: Hardware, key: str) -> Message:
+    """Why a GPU bound without a mesh holds inside one NVLink domain only."""
+    what = say("give the mesh (mesh='X=..,Y=..')") if key == "fsdp+tp" else (
+        say("give the chips and the stages (chips=, stages=)") if key in PIPELINED else say("give the chips (chips=)"))  # fmt: skip
+    return say(
+        "this bound uses W_nvlink: it holds inside one NVLink domain of {node} GPUs; {what} to cost the "
+        "collectives through the network's levels",
+        node=str(hw.node_size) if hw.node_size is not None else "?",
+        what=what,
+    )
+
+
+def _network_note(hw: Hardware, net: Network) -> Message:
+    """Which level binds the scheme's collectives, in words."""
+    c = net.binding
+    if c is None:
+        return say("nothing moves: every axis has one chip")
+    if c.inside_one_domain:
+        return say(
+            "the collectives stay inside one NVLink domain of {node} GPUs: W_collective = W_nvlink = {bandwidth} B/s",
+            node=str(hw.node_size) if hw.node_size is not None else "?",
+            bandwidth=_rate(c.bandwidth),
+        )
+    return say(
+        "the collectives over {axes} cross {levels}; {level} binds: W_collective = {bandwidth} B/s",
+        axes=", ".join(c.axes),
+        levels=", ".join(f"{lv.fabric.value} ({lv.devices})" for lv in c.levels),
+        level=c.binding.fabric.describe,
+        bandwidth=_rate(c.bandwidth),
+    )
+
+
+def _rate(value: sympy.Expr) -> str:
+    """A bandwidth as the reports print it (``4e11``, ``5.14e11``)."""
+    return format_number(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,9 +604,9 @@ class _Split:
     groups: tuple[sympy.Expr, ...]
 
 
-def _forward_groups(fabric: str) -> tuple[sympy.Expr, ...]:
+def _forward_groups(fabric: str, dtype: str = "bf16") -> tuple[sympy.Expr, ...]:
     """The forward pass's collective time on each set of axes (summed within a set)."""
-    lay = layer("fsdp+tp", fabric=fabric)
+    lay = layer("fsdp+tp", fabric=fabric, dtype=dtype)
     groups: dict[tuple[str, ...], sympy.Expr] = {}
     for st in lay.collectives("forward"):
         k = tuple(sorted(st.axes))
@@ -343,11 +614,11 @@ def _forward_groups(fabric: str) -> tuple[sympy.Expr, ...]:
     return tuple(groups[k] for k in sorted(groups))
 
 
-def _split(fabric: str, mode: str) -> _Split:
-    lay = layer("fsdp+tp", fabric=fabric)
+def _split(fabric: str, mode: str, dtype: str = "bf16") -> _Split:
+    lay = layer("fsdp+tp", fabric=fabric, dtype=dtype)
     t = sympy.Symbol("t", positive=True)
     sub = {axis("X"): t, axis("Y"): N / t}
-    groups = [as_expr(g).xreplace(sub) for g in _forward_groups(fabric)]
+    groups = [as_expr(g).xreplace(sub) for g in _forward_groups(fabric, dtype)]
     if len(groups) != 2:  # pragma: no cover - one group over X, one over Y
         raise PlanError(say("FSDP + TP should move data over two axes"), hint=say("this is a bug in symshard"))
     # one group grows with |X| and the other shrinks: both their larger and their sum are least
@@ -359,7 +630,7 @@ def _split(fabric: str, mode: str) -> _Split:
     sub_b = {dim("B"): B_CHIP * N}
     # T_comms grows like sqrt(B) at the best split, T_math like B: compute-bound above their crossing
     bound = _tidy(balance(comm.xreplace(sub_b), math.xreplace(sub_b), B_CHIP))
-    return _Split(x, comm, math, bound, tuple(_forward_groups(fabric)))
+    return _Split(x, comm, math, bound, tuple(_forward_groups(fabric, dtype)))
 
 
 def balance(first: sympy.Expr, second: sympy.Expr, t: sympy.Symbol) -> sympy.Expr:
@@ -397,11 +668,11 @@ def bubble(microbatches: object = None, stages: object = None) -> sympy.Expr:
     return (st - 1) / (mb + st - 1)
 
 
-def _pipeline(hw: Hardware | None, values: dict, mdl: Model | None) -> Roofline:
+def _pipeline(hw: Hardware | None, values: dict, mdl: Model | None, dtype: str, chips: sympy.Expr | None) -> Roofline:
     gpu = hw is not None and hw.ici_link_bandwidth is None
     mesh = Mesh({"S": None}, topology="switch" if gpu else "ring", fabric="nvlink" if gpu else "ici")
     # one microbatch's activations, M = B/N_MB tokens, sent to the next stage: the engine's CollectivePermute
-    hop = parse_collective("CollectivePermute_S(Act[M, D])").cost(mesh).bandwidth_time
+    hop = parse_collective("CollectivePermute_S(Act[M, D])").cost(mesh, dtype=dtype).bandwidth_time
     per_mb = as_expr(hop).xreplace({dim("M"): dim("B") / N_MB})
     comm = sympy.factor_terms(per_mb * (N_MB + N_STAGES - 2))
     # a stage's forward matmuls for that microbatch: L/N_stages layers of the chapter's block
@@ -416,27 +687,31 @@ def _pipeline(hw: Hardware | None, values: dict, mdl: Model | None) -> Roofline:
     )
     source = "a CollectivePermute of one microbatch's activations per stage boundary, N_MB + N_stages − 2 in a row"
     return Roofline("pipeline", N_STAGES, sympy.factor_terms(math_mb * N_MB), comm, cond,
-                    say("transfers overlap the stage's matmuls (one microbatch each)"), source, hw, values, notes)  # fmt: skip
+                    say("transfers overlap the stage's matmuls (one microbatch each)"), source, hw, values, notes,
+                    chips=chips, dtype=dtype)  # fmt: skip
 
 
-def _expert(hw: Hardware | None, values: dict) -> Roofline:
+def _expert(hw: Hardware | None, values: dict, dtype: str, chips: sympy.Expr | None) -> Roofline:
     z, n = axis("Z"), N_NODE
     b, d, f = dim("B"), dim("D"), dim("F")
     k = SIZE_SYMBOLS["experts_per_token"]
     w_node = n * W_dcn  # a node's scale-out egress: N_node GPUs, each with its own NIC share
     # the GPU chapter: dispatch and combine AllToAlls of B·D bf16 activations, the (Z − N_node)/Z of
     # destinations outside the node, each token sent once per node it needs (min(N_node·k/Z, 1))
-    comm = 4 * b * d * (z - n) / (w_node * z) * sympy.Min(n * k / z, 1)
+    # (the chapter's 4·B·D is two AllToAlls of bf16 activations: 2 bytes an element; other dtypes scale it)
+    moved = 2 * dtype_bytes(dtype) * b * d
+    comm = moved * (z - n) / (w_node * z) * sympy.Min(n * k / z, 1)
     math = 4 * b * k * d * f / (z * C)
     cases = []
     for when, factor in ((sympy.Ge(z, n * k), n * k / z), (sympy.Lt(z, n * k), sympy.Integer(1))):
-        part = 4 * b * d * (z - n) / (w_node * z) * factor
+        part = moved * (z - n) / (w_node * z) * factor
         for c in solve_at_most(part, math, f):
             cases.append(Case("compute-bound", (when, *c)))
     notes = (say("a formula from the GPU chapter (not a program): to move into the cost engine with GPU network levels"),
              say("B is the batch on the Z GPUs of the expert-parallel group; W_dcn is one GPU's scale-out bandwidth"))  # fmt: skip
     return Roofline("expert", f, math, comm, Condition(tuple(cases)), say("the AllToAlls overlap the experts' matmuls"),
-                    f"{_BOOK_GPU}: expert parallelism across nodes", hw, values, notes)  # fmt: skip
+                    f"{_BOOK_GPU}: expert parallelism across nodes", hw, values, notes, chips=chips,
+                    dtype=dtype)  # fmt: skip
 
 
 def rooflines(
@@ -446,14 +721,21 @@ def rooflines(
     overlap: str = "axes",
     spreads: Mapping[str, int] | None = None,
     dtype: str = "bf16",
+    chips: object = None,
+    stages: object = None,
+    microbatches: object = None,
 ) -> tuple[Roofline, ...]:
-    """:func:`roofline` of every scheme in :data:`SCHEMES` (``expert`` only for a GPU or without a chip)."""
+    """:func:`roofline` of every scheme in :data:`SCHEMES` (``expert`` only for a GPU or without a chip;
+    the pipelined ones, :data:`PIPELINED`, only when ``stages`` is given), for ``chips`` chips."""
     hw = None if hardware is None else lookup_hardware(hardware)
     out = []
     for s in SCHEMES:
         if s == "expert" and hw is not None and hw.node_size is None:
             continue
-        out.append(roofline(s, hardware=hw, model=model, overlap=overlap, spreads=spreads, dtype=dtype))
+        if s in PIPELINED and stages is None:
+            continue
+        out.append(roofline(s, hardware=hw, model=model, overlap=overlap, spreads=spreads, dtype=dtype, chips=chips,
+                            stages=stages, microbatches=microbatches))  # fmt: skip
     return tuple(out)
 
 
@@ -506,8 +788,8 @@ class SplitChoice:
         )
 
 
-def _comm_at(fabric: str, mode: str, point: Mapping[sympy.Symbol, sympy.Expr]) -> sympy.Expr:
-    groups = [as_expr(g).xreplace(point) for g in _forward_groups(fabric)]
+def _comm_at(fabric: str, mode: str, point: Mapping[sympy.Symbol, sympy.Expr], dtype: str = "bf16") -> sympy.Expr:
+    groups = [as_expr(g).xreplace(point) for g in _forward_groups(fabric, dtype)]
     return sympy.Max(*groups) if mode == "axes" else sympy.Add(*groups)
 
 
@@ -538,7 +820,9 @@ def best_split(
 
     Every divisor pair ``|X|·|Y| = N`` whose arrays place (the batch and ``D`` divide by ``|X|``,
     ``D`` and ``F`` by ``|Y|``) is costed with the forward pass's collectives, combined by
-    ``overlap``; the cheapest is returned with the continuous optimum beside it.
+    ``overlap``; the cheapest is returned with the continuous optimum beside it. On a GPU each pair's
+    collectives are costed through the network's levels (Y, the faster-varying axis, fills the node
+    first), so a split that keeps TP inside the node wins where it should.
 
     Raises:
         ModelError: a batch or chip count that is not a positive whole number.
@@ -554,14 +838,25 @@ def best_split(
     if mdl is None:
         raise ModelError(say("best_split needs a model for D and F"), hint=say("pass model='llama3-70b' or a Model"))
     values[dim("B")] = b
-    split = _split(fabric, mode)
+    split = _split(fabric, mode, canonical_dtype(dtype))
     optimum = as_expr(split.x).xreplace({**values, N: n})
     math = as_expr(split.math_time).xreplace({**values, N: n})
     sizes = {"B": int(b), "D": int(mdl.d_model), "F": int(mdl.d_ff)}
+    dt = canonical_dtype(dtype)
+    gpu = fabric == "nvlink"
+    prog = layer("fsdp+tp", fabric=fabric, dtype=dt, comm_overlap=mode).program
     rows = []
     for x in (d for d in range(1, n + 1) if n % d == 0):
         y = n // x
-        t = _comm_at(fabric, mode, {**values, axis("X"): sympy.Integer(x), axis("Y"): sympy.Integer(y)})
+        point = {**values, axis("X"): sympy.Integer(x), axis("Y"): sympy.Integer(y)}
+        t = None
+        if gpu:  # the split decides which collectives leave the node: cost each through the network's levels
+            try:
+                t = through_network(prog, hw, {"X": x, "Y": y}).comm_time(prog, "forward").xreplace(point)
+            except HardwareError:  # a level without a figure (an A100's scale-out): one NVLink domain's W
+                t = None
+        if t is None:
+            t = _comm_at(fabric, mode, point, dt)
         rows.append((x, y, t, _places(x, y, sizes)))
     # a split whose shards do not divide the sizes still runs (XLA pads them), so every divisor pair
     # competes; among equally cheap ones an even split wins
@@ -610,9 +905,10 @@ def verdict(
     """Whether ``scheme`` is compute-bound for ``batch`` tokens on ``chips`` chips of ``hardware``.
 
     ``dp`` and ``fsdp`` put every chip on X, ``tp`` every chip on Y, ``fsdp+tp`` takes the best
-    divisor split (:func:`best_split`), ``pods`` splits the chips into ``pods`` pods. The batch per
-    chip is a real number; when the chips do not divide the batch XLA pads it and the padded
-    batch is what each chip computes.
+    divisor split (:func:`best_split`), ``pods`` splits the chips into ``pods`` pods. On a GPU the
+    collectives are costed through the network's levels for that many chips. The batch per chip is a
+    real number; when the chips do not divide the batch XLA pads it and the padded batch is what each
+    chip computes.
 
     Raises:
         PlanError: a scheme without a per-batch verdict (``pipeline``, ``expert``).
@@ -623,7 +919,9 @@ def verdict(
     b = positive_number(batch, "batch", integer=True)
     n = chip_count(chips)
     per = batch_per_chip(b, n)
-    roof = roofline(key, hardware=hw, model=mdl, overlap=overlap, spreads=spreads, dtype=dtype)
+    # on a GPU the chips decide how far the collectives reach (dp, fsdp, tp through the network's levels)
+    across = n if _fabric(hw) == "nvlink" and key in ("dp", "fsdp", "tp") and n.is_number else None
+    roof = roofline(key, hardware=hw, model=mdl, overlap=overlap, spreads=spreads, dtype=dtype, chips=across)
     values = {**roof.values, dim("B"): b, dim("D"): mdl.d_model, dim("F"): mdl.d_ff}
     detail: dict[str, object] = {}
     if key in ("dp", "fsdp"):

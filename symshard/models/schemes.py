@@ -38,10 +38,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from typing import TYPE_CHECKING
 
 import sympy
 
 from ..algebra.conditions import drop_subsumed
+from ..algebra.dtypes import canonical_dtype
 from ..algebra.mathtext import as_expr
 from ..algebra.solving import merge_bounds
 from ..algebra.symbols import W_nvlink, axis, dim
@@ -55,6 +57,9 @@ from ..notation.arrays import Array
 from ..notation.einsums import LocalMatmul
 from ..planning.crossovers import Case, Condition, solve_less
 from ..planning.program import Program, spread
+
+if TYPE_CHECKING:
+    from .networked import Network
 
 __all__ = [
     "ADAM_BYTES_PER_PARAM",
@@ -117,10 +122,12 @@ def scheme_program(
     axis_fabric: Mapping[str, str] | None = None,
     spread_values: Mapping[str, object] | None = None,
     comm_overlap: str = "axes",
+    dtype: str = "bf16",
 ) -> Program:
     """The MLP block under ``scheme`` as a program: forward, and with ``training`` the backward pass.
 
-    ``batch_axes`` are the axes sharding the batch (``"PX"`` adds a pod axis P in front of X).
+    ``batch_axes`` are the axes sharding the batch (``"PX"`` adds a pod axis P in front of X); every
+    array is of ``dtype`` (its bytes are what the collectives move).
 
     Raises:
         PlanError: an unknown scheme or fabric.
@@ -132,6 +139,7 @@ def scheme_program(
         spread=dict(spread_values or {}),
         default_fabric=fabric,
         comm_overlap=comm_overlap,
+        dtype=dtype,
     )
     bx = batch_axes if key != "tp" else batch_axes.replace("X", "")
     b = f"B_{bx}" if bx else "B"
@@ -289,25 +297,49 @@ class Layer:
         )
 
     def condition(
-        self, symbol: str | sympy.Symbol = "B_chip", phase: str = "train", fabric: str | None = None
+        self,
+        symbol: str | sympy.Symbol = "B_chip",
+        phase: str = "train",
+        fabric: str | None = None,
+        network: Network | None = None,
     ) -> Condition:
         """When the layer is compute-bound (``T_comms ≤ T_math``), solved for ``symbol``.
 
         ``phase``: ``forward``, ``backward``, ``train`` (forward and backward each compute-bound;
         serving means ``forward``) or ``step`` (the sums over both passes). ``fabric`` counts only
-        the collectives over that network (``dcn`` for the cross-pod condition).
+        the collectives over that network (``dcn`` for the cross-pod condition). ``network`` (from
+        :meth:`network`) costs the collectives through a GPU network's levels instead.
         """
+        if network is not None:
+            return self._condition(symbol, phase, fabric, network)
         key = (symbol, phase, fabric)
         if key not in self._conditions:
             self._conditions[key] = self._condition(symbol, phase, fabric)
         return self._conditions[key]
 
-    def _condition(self, symbol: str | sympy.Symbol, phase: str, fabric: str | None) -> Condition:
+    def network(self, mesh: Mapping[str, object], hardware: Hardware | str, model: str = "book") -> Network:
+        """The layer's collectives costed through ``hardware``'s network levels on a mesh of these sizes
+        (:func:`symshard.models.networked.through_network`).
+
+        Examples:
+            >>> net = layer("tp", hardware="h100").network({"Y": 16}, "h100")
+            >>> net.binding.binding.fabric.value, net.binding.bandwidth
+            ('dcn', 400000000000)
+        """
+        from .networked import through_network
+
+        return through_network(self.program, hardware, mesh, model=model)
+
+    def _condition(
+        self, symbol: str | sympy.Symbol, phase: str, fabric: str | None, network: Network | None = None
+    ) -> Condition:
         x, subs = self._symbol(symbol)
         phases = self.phases if phase == "train" else (None,) if phase == "step" else (phase,)
         parts: list[list[list[sympy.Basic]]] = []
         for ph in phases:
-            comm = self.comm_time(ph, fabric).xreplace(subs)
+            comm = (self.comm_time(ph, fabric) if network is None else network.comm_time(self.program, ph)).xreplace(
+                subs
+            )
             mth = self.math_time(ph).xreplace(subs)
             if comm == 0:
                 continue
@@ -420,8 +452,8 @@ def _fabric_for(hardware: Hardware | str | None, fabric: str | None) -> str:
 
 
 @cache
-def _layer(key: str, training: bool, fabric: str, comm_overlap: str) -> Layer:
-    program = scheme_program(key, training=training, fabric=fabric, comm_overlap=comm_overlap)
+def _layer(key: str, training: bool, fabric: str, comm_overlap: str, dtype: str) -> Layer:
+    program = scheme_program(key, training=training, fabric=fabric, comm_overlap=comm_overlap, dtype=dtype)
     return Layer(key, program, training, fabric)
 
 
@@ -432,6 +464,7 @@ def layer(
     hardware: Hardware | str | None = None,
     fabric: str | None = None,
     comm_overlap: str = "axes",
+    dtype: str = "bf16",
 ) -> Layer:
     """One MLP block under ``scheme`` (``dp``, ``fsdp``, ``tp``, ``fsdp+tp``), symbolic in every size.
 
@@ -440,10 +473,13 @@ def layer(
     ``comm_overlap`` says how a pass's collectives add up: ``axes`` (the book's current convention:
     collectives on different ICI axes run at the same time, so FSDP + TP's ``T_comms`` is the larger of
     its two axes' totals) or ``none`` (their sum). On a GPU every axis inside the node shares the GPUs'
-    NVLink ports, so the two agree there.
+    NVLink ports, so the two agree there. ``dtype`` is every array's: in int8 the collectives move half the
+    bytes of bf16 while the chip's 8-bit peak is twice its bf16 one, so the bounds on a chip do not move
+    (the book: precision cancels).
 
     Raises:
         PlanError: an unknown scheme or overlap.
+        UnknownDtypeError: an unknown dtype.
 
     Examples:
         >>> layer("fsdp").total_flops()
@@ -457,7 +493,7 @@ def layer(
         how = check_comm_overlap(comm_overlap)
     except UnknownModelError as err:
         raise PlanError(err.message, hint=err.hint) from None
-    return _layer(_check_scheme(scheme), bool(training), _fabric_for(hardware, fabric), how)
+    return _layer(_check_scheme(scheme), bool(training), _fabric_for(hardware, fabric), how, canonical_dtype(dtype))
 
 
 @dataclass(frozen=True, slots=True)
@@ -588,18 +624,20 @@ class Pods:
 
 
 @cache
-def pods() -> Pods:
+def pods(dtype: str = "bf16") -> Pods:
     """FSDP inside each pod (axis X, ICI) and pure data parallelism across pods (axis P, DCN).
 
     Inside a pod the gradients are reduce-scattered over X; each chip then all-reduces its shard
     with the chips holding the same shard in the other pods, over DCN. That AllReduce can overlap
     the backward pass's matmuls; the condition compares the DCN time with them, per pod batch.
+    Every array is of ``dtype``.
 
     Examples:
         >>> pods().min_batch_per_pod
         C/W_dcn
     """
-    prog = scheme_program("fsdp", batch_axes="PX", axis_fabric={"P": "dcn"}, spread_values={"P": 1})
+    prog = scheme_program("fsdp", batch_axes="PX", axis_fabric={"P": "dcn"}, spread_values={"P": 1},
+                          dtype=canonical_dtype(dtype))  # fmt: skip
     lay = Layer("fsdp", prog, True, "ici")
     cond = lay.condition("B_pod", phase="backward", fabric="dcn")
     comm = lay.comm_time("backward", fabric="dcn").xreplace({dim("B"): B_POD * axis("P")})

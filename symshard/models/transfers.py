@@ -13,7 +13,8 @@ The TPU chapter prices three transfers the sharding chapter leaves out:
 * **Host to chip** over PCIe at ``W_pcie`` per chip; a matmul whose weights stream from the host
   is compute-bound only when ``B > C/W_pcie`` (derived from the placed weight's bytes).
 
-:func:`slice_totals` adds up a slice or pod: FLOP/s, HBM, HBM bandwidth, hosts, DCN egress.
+:func:`slice_totals` adds up a slice or pod: FLOP/s, HBM, HBM bandwidth, hosts, DCN egress; on GPUs the
+NVLink egress and the bisection bandwidth of one NVLink domain.
 
 These formulas are written here, not in the cost engine: a point-to-point route and the links
 into one chip are not collectives. They belong next to the collectives' costs once the engine
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 import sympy
 
 from ..algebra.mathtext import as_expr
-from ..algebra.symbols import C, T_hop
+from ..algebra.symbols import C, T_hop, W_pcie
 from ..costs.placement import place
 from ..errors import HardwareError, MeshError
 from ..machines.chips import Hardware
@@ -62,8 +63,9 @@ __all__ = [
     "slice_totals",
 ]
 
-W_PCIE = sympy.Symbol("W_pcie", positive=True)
-"""One chip's PCIe bandwidth to its host, bytes/s (the preset's ``pcie_bandwidth``)."""
+W_PCIE = W_pcie
+"""One chip's PCIe bandwidth to its host, bytes/s: the hardware constant ``W_pcie`` (the preset's
+``pcie_bandwidth``; ``with_constants(W_pcie=...)`` or ``--hw-set W_pcie=...`` replaces or supplies it)."""
 
 CHIPS_PER_HOST: dict[str, tuple[int, Message]] = {
     "tpu-v4p": (4, say("Cloud TPU v4 documentation: a 2x2x1 slice is 4 chips on one host")),
@@ -344,7 +346,8 @@ def _pcie(hw: Hardware | None) -> sympy.Expr:
         return W_PCIE
     if hw.pcie_bandwidth is None:
         raise HardwareError(
-            say("{chip} has no PCIe bandwidth figure", chip=hw.label), hint=say("the book gives PCIe figures for TPUs")
+            say("{chip} has no PCIe bandwidth figure", chip=hw.label),
+            hint=say("the book gives PCIe figures for TPUs; set one with {option}", option="--hw-set W_pcie=..."),
         )
     return hw.pcie_bandwidth
 
@@ -380,7 +383,7 @@ def host_matmul_condition(*, hardware: Hardware | str | None = None):
     cond = all_at_most([(load, math_time)], dim("B"))
     if hw is None:
         return cond
-    values = {W_PCIE: _pcie(hw), **hw.constants()}
+    values = {**hw.constants(), W_PCIE: _pcie(hw)}
     return cond.subs(values, dim("B"))
 
 
@@ -397,6 +400,10 @@ class SliceTotals:
         hbm_bandwidth: HBM bandwidth.
         hosts: hosts it spans (None when the preset's host size is not known).
         dcn_bandwidth: the chips' DCN egress together (None without a figure).
+        nvlink_bandwidth: on GPUs, the chips' NVLink egress together, one way (None otherwise).
+        node_bisection: on GPUs, the bisection bandwidth of one NVLink domain, one way: half its GPUs
+            sending to the other half at their full NVLink egress through the non-blocking switches
+            (``node_size/2 · W_nvlink``; None otherwise).
     """
 
     hardware: Hardware
@@ -407,6 +414,8 @@ class SliceTotals:
     hbm_bandwidth: sympy.Expr | None
     hosts: int | None
     dcn_bandwidth: sympy.Expr | None
+    nvlink_bandwidth: sympy.Expr | None = None
+    node_bisection: sympy.Expr | None = None
 
 
 def slice_totals(hardware: Hardware | str, shape: str | Sequence[int] | int) -> SliceTotals:
@@ -414,6 +423,11 @@ def slice_totals(hardware: Hardware | str, shape: str | Sequence[int] | int) -> 
 
     Raises:
         MeshError: a bad shape.
+
+    Examples:
+        >>> t = slice_totals("h100", 16)
+        >>> t.nvlink_bandwidth, t.node_bisection  # 16 × 4.5e11; 4 GPUs × 4.5e11 across the cut of a node
+        (7200000000000, 1800000000000)
     """
     hw = lookup_hardware(hardware)
     dims = (int(shape),) if isinstance(shape, int) else slice_shape(shape)
@@ -423,5 +437,9 @@ def slice_totals(hardware: Hardware | str, shape: str | Sequence[int] | int) -> 
     def times(x: sympy.Expr | None) -> sympy.Expr | None:
         return None if x is None else as_expr(x) * n
 
+    bisection = None
+    if hw.nvlink_bandwidth is not None and hw.node_size is not None:
+        bisection = sympy.Rational(hw.node_size, 2) * hw.nvlink_bandwidth
     return SliceTotals(hw, dims, n, times(hw.flops_bf16) or C * n, times(hw.hbm_bytes), times(hw.hbm_bandwidth),
-                       None if per_host is None else -(-n // per_host), times(hw.dcn_bandwidth))  # fmt: skip
+                       None if per_host is None else -(-n // per_host), times(hw.dcn_bandwidth),
+                       times(hw.nvlink_bandwidth), bisection)  # fmt: skip

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import sympy
 
-from ..algebra.symbols import C, latex
+from ..algebra.symbols import C, W_pcie, latex
 from ..algebra.units import format_bytes, format_number, format_seconds, json_value, pretty
 from ..i18n import keyed, sentence
 from ..messages import Clauses, say
@@ -62,7 +62,7 @@ def chip_summary(chip: Hardware | None) -> str | None:
     constants = [
         f"{k} = {format_seconds(v) if str(k).startswith('T_') else format_number(v)}"
         for k, v in chip.constants().items()
-        if k != C
+        if k not in (C, W_pcie)  # the host's PCIe never enters a collective
     ]
     return f"{chip.label} ({', '.join(constants)})"
 

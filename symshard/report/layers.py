@@ -29,6 +29,7 @@ from . import text
 
 if TYPE_CHECKING:
     from ..machines.chips import Hardware
+    from ..models.networked import Network
     from ..models.schemes import Layer
 
 ENGLISH: dict[str, str] = {
@@ -56,6 +57,10 @@ ENGLISH: dict[str, str] = {
     "cli.communication_bound_below": "communication-bound below B/N = {value}",
     "cli.best_divisor_split": "  for N = {n}: best divisor split |X| = {x}, |Y| = {y}",
     "cli.comm_overlap": "T_comms: {how}",
+    "cli.layer_network": "through {chip}'s network on {mesh} (the collectives costed level by level, as 'symshard collective' costs them):",
+    "cli.layer_crossing": "  over {axes}: {levels}; {level} binds, W_collective = {bandwidth} B/s",
+    "cli.layer_level": "{fabric} {devices} at {bandwidth} B/s",
+    "cli.layer_one_domain": "{chip}: W = W_nvlink, inside one {node}-GPU NVLink domain; give --mesh with every axis's size to cost the collectives through the network's levels",
 }
 """The English of this module's words by key; other languages are in the catalogue."""
 
@@ -74,10 +79,13 @@ def layer_report(
     chip: Hardware | None,
     solve: str,
     language: str = "en",
+    network: Network | None = None,
 ) -> tuple[str, dict]:
     """The text and the JSON-ready data of ``lay`` with ``values`` substituted (the mesh's axes, the
     sizes, the chip's constants, the spreads of the ``used`` axes); ``solve`` names the symbol the
-    compute-bound condition is solved for."""
+    compute-bound condition is solved for. With ``network`` (a GPU mesh), each collective's time, each
+    pass's ``T_comms`` and the numeric condition come through the network's levels, and the level that
+    binds each set of axes is named."""
     from ..algebra.symbols import axis as axis_symbol
     from ..algebra.symbols import dim as dim_symbol
     from ..models.schemes import ADAM_BYTES_PER_PARAM, SCHEMES, fsdp_tp_split
@@ -102,6 +110,29 @@ def layer_report(
     def num(expr, fmt):
         return text.equation(expr, as_expr(expr).xreplace(values), fmt)
 
+    network_data: dict | None = None
+    if network is not None:
+        lines.append(_say("cli.layer_network", lang, chip=network.hardware.label, mesh=str(network.mesh)))
+        network_data = {"hardware": network.hardware.name, "mesh": str(network.mesh), "model": network.model,
+                        "inside_one_domain": network.inside_one_domain, "crossings": []}  # fmt: skip
+        for c in network.crossings:
+            levels = (", " if lang == "en" else "、").join(_say("cli.layer_level", lang, fabric=lv.fabric.value, devices=lv.devices,
+                                    bandwidth=format_number(lv.bandwidth)) for lv in c.levels)  # fmt: skip
+            lines.append(_say("cli.layer_crossing", lang, axes=", ".join(c.axes), levels=levels,
+                              level=sentence(c.binding.fabric.describe, lang), bandwidth=format_number(c.bandwidth)))  # fmt: skip
+            network_data["crossings"].append({
+                "axes": list(c.axes), "binding": c.binding.fabric.value, "bandwidth": json_value(c.bandwidth),
+                "levels": [{"fabric": lv.fabric.value, "devices": json_value(lv.devices),
+                            "bandwidth": json_value(lv.bandwidth)} for lv in c.levels]})  # fmt: skip
+    elif chip is not None and lay.fabric == "nvlink" and chip.node_size is not None:
+        lines.append(_say("cli.layer_one_domain", lang, chip=chip.label, node=chip.node_size))
+
+    def step_time(st):
+        return st.time if network is None else network.step_time(st)
+
+    def comm_time(ph):
+        return lay.comm_time(ph) if network is None else network.comm_time(lay.program, ph)
+
     for ph in lay.phases:
         colls = []
         lines.append(_say("cli.phase", lang, phase=_say(f"cli.phase.{ph}", lang)))
@@ -114,14 +145,15 @@ def layer_report(
                 continue
             over = [m.index + 1 for m in lay.program.overlaps(st)]
             steps = (", " if lang == "en" else "、").join(map(str, over))
+            t = step_time(st)
             lines.append(
-                f"  {number} {st.op}   V {num(st.bytes, format_bytes)}, T {num(st.time, format_seconds)}"
+                f"  {number} {st.op}   V {num(st.bytes, format_bytes)}, T {num(t, format_seconds)}"
                 + (_say("cli.overlaps", lang, steps=steps) if over else _say("cli.overlaps_none", lang))
             )
             colls.append({"step": st.index + 1, "collective": str(st.op), "bytes": json_value(st.bytes.xreplace(values)),
-                          "bytes_formula": pretty(st.bytes), "time_s": json_value(st.time.xreplace(values)),
-                          "time_formula": pretty(st.time), "overlaps": over})  # fmt: skip
-        m, c = lay.math_time(ph), lay.comm_time(ph)
+                          "bytes_formula": pretty(st.bytes), "time_s": json_value(as_expr(t).xreplace(values)),
+                          "time_formula": pretty(t), "overlaps": over})  # fmt: skip
+        m, c = lay.math_time(ph), comm_time(ph)
         mv, cv = as_expr(m).xreplace(values), as_expr(c).xreplace(values)
         bound = None
         if mv.is_number and cv.is_number:
@@ -147,7 +179,8 @@ def layer_report(
         lines.append(f"  {text.ljust(_say(f'cli.memory.{k}', lang), 11)} {num(getattr(mem, k), format_bytes)}")
     cond = lay.condition(solve)
     hidden = {x, dim_symbol("B")} if x.name in ("B_chip", "B_pod") else {x}
-    numeric = cond.subs({k: v for k, v in values.items() if k not in hidden}, x) if values else None
+    through = cond if network is None else lay.condition(solve, network=network)
+    numeric = through.subs({k: v for k, v in values.items() if k not in hidden}, x) if values else None
     lines.append(_say("cli.compute_bound_when", lang, condition=text.condition(cond.text(), lang)))
     if numeric is not None and numeric.text() != cond.text():
         lines.append(_say("cli.with_numbers", lang, condition=text.condition(numeric.text(), lang)))
@@ -163,6 +196,7 @@ def layer_report(
         "solve_for": str(x),
         "condition": {"text": cond.text(), "latex": cond.latex(), "numeric": numeric.text() if numeric else None},
         "schemes": list(SCHEMES),
+        "network": network_data,
     }
     lines.append(_say("cli.comm_overlap", lang, how=sentence(COMM_OVERLAPS[lay.comm_overlap], lang)))
     data["comm_overlap"] = lay.comm_overlap

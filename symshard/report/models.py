@@ -97,7 +97,16 @@ ENGLISH: dict[str, str] = {
     "model.tp": "prefill |Y| ≤ {prefill} = {prefill_value}; decode |Y| ≤ {decode} = {decode_value} at B = {batch}",
     "model.ws": "1-D {one_d}; 2-D at |X| = {best_x}: {best}; 2-D moves less when {crossover} = {value} chips",
     "model.collective": "{collective}: {bytes} per shard, {time}, {bound}",
+    "model.row.kv_shard": "KV sharded",
+    "model.row.largest": "largest batch",
+    "model.largest": "{largest} sequences fit beside the weights",
+    "model.decode_book": "T_kv {kv} + max(T_weights {weights}, T_math {math}, T_comms {comm}) -> {bound}: {step}, {throughput} tokens/s ({per_chip} per chip)",
+    "model.row.network": "network",
+    "model.network": "{mesh} crosses {levels}; {level} binds: W_collective = {bandwidth} B/s (the TP limits use it)",
     "model.note": "note: {note}",
+    "model.binds": "{level} binds: W_collective = {bandwidth} B/s",
+    "model.one_domain": "holds inside one {node}-GPU NVLink domain only (W_nvlink)",
+    "model.global_batch": "at least {tokens} tokens per step on {chips} chips",
     "model.presets_head": "model",
     "model.presets_columns": "L      D       F       N    K    H    V        parameters",
     "model.memory_head": "{model}: training memory ({optimizer}, {policy})",
@@ -348,7 +357,27 @@ def _schemes_text(roofs, language: str) -> list[str]:
         lines.append(_say("model.scheme_line", language, scheme=r.scheme.ljust(width),
                           condition=condition(r.condition.text(), language).ljust(cond_width),
                           numeric=condition(numeric, language)))  # fmt: skip
+        where = _where(r, language)
+        if where:
+            lines.append(" " * (width + 2) + where)
     return lines
+
+
+def _where(r, language: str) -> str:
+    """Under a scheme's line on a GPU: the network level that binds (or that the bound holds inside one
+    NVLink domain only), and the least global batch when the chips are known (in the JSON everywhere)."""
+    parts = []
+    if r.inside_one_domain is None:
+        return ""
+    level = r.binding
+    if level is not None:
+        parts.append(_say("model.binds", language, level=sentence(level.fabric.describe, language),
+                          bandwidth=format_number(level.bandwidth)))  # fmt: skip
+    elif r.inside_one_domain and r.hardware is not None and r.hardware.node_size is not None:
+        parts.append(_say("model.one_domain", language, node=r.hardware.node_size))
+    if r.global_batch is not None:
+        parts.append(_say("model.global_batch", language, tokens=_count(r.global_batch), chips=_count(r.chips)))
+    return "; ".join(parts) if language == "en" else "；".join(parts)
 
 
 def _roof_data(r) -> dict:
@@ -363,7 +392,19 @@ def _roof_data(r) -> dict:
         "convention": r.convention,
         "source": r.source,
         "notes": _notes_json(r.notes),
-    }
+        "dtype": r.dtype,
+        "chips": json_value(r.chips) if r.chips is not None else None,
+        "global_batch": json_value(r.global_batch) if r.global_batch is not None else None,
+        "inside_one_domain": r.inside_one_domain,
+        "network": None if r.network is None else {
+            "mesh": str(r.network.mesh), "model": r.network.model,
+            "binding": None if r.binding is None else {"fabric": r.binding.fabric.value,
+                                                       "bandwidth": json_value(r.binding.bandwidth)},
+            "crossings": [{"axes": list(c.axes), "binding": c.binding.fabric.value, "bandwidth": json_value(
+                c.bandwidth), "levels": [{"fabric": lv.fabric.value, "devices": json_value(lv.devices),
+                                          "bandwidth": json_value(lv.bandwidth)} for lv in c.levels]}
+                          for c in r.network.crossings]},
+    }  # fmt: skip
 
 
 def _slice_text(totals, language: str) -> str:
@@ -376,7 +417,8 @@ def _slice_text(totals, language: str) -> str:
 def _slice_data(totals) -> dict:
     return {"chips": totals.chips, "flops": json_value(totals.flops), "hbm_bytes": json_value(totals.hbm_bytes),
             "hbm_bandwidth": json_value(totals.hbm_bandwidth), "hosts": totals.hosts,
-            "dcn_bandwidth": json_value(totals.dcn_bandwidth)}  # fmt: skip
+            "dcn_bandwidth": json_value(totals.dcn_bandwidth), "nvlink_bandwidth": json_value(totals.nvlink_bandwidth),
+            "node_bisection": json_value(totals.node_bisection)}  # fmt: skip
 
 
 # -- serving -------------------------------------------------------------------------------------------
@@ -384,6 +426,8 @@ def _slice_data(totals) -> dict:
 
 def serving_report(s, limits, ws, language: str = "en") -> tuple[str, dict]:
     """The text and JSON of serving a model (see :func:`model_report`)."""
+    from ..models.inference import DECODES, KV_SHARDINGS
+
     lang = language
     m = s.model
     chip = s.hardware.label if s.hardware is not None else ""
@@ -396,7 +440,9 @@ def serving_report(s, limits, ws, language: str = "en") -> tuple[str, dict]:
         ("", _say("model.kv_batch", lang, per_sequence=_size(s.kv_bytes_per_sequence), total=_size(s.kv_bytes))),
     ]  # fmt: skip
     weights = s.weight_bytes / s.chips
-    kv = s.kv_bytes / s.kv_split
+    kv = s.kv_bytes_per_chip
+    if s.kv_shard != "heads":
+        rows.append((_say("model.row.kv_shard", lang), sentence(KV_SHARDINGS[s.kv_shard], lang)))
     if s.fits is not None and s.hardware is not None and s.hardware.hbm_bytes is not None:
         verdict = _say("model.fits", lang) if s.fits else _say("model.too_big", lang, hbm=_size(s.hardware.hbm_bytes))
         rows.append((_say("model.row.per_chip", lang), _say("model.per_chip", lang, weights=_size(weights),
@@ -405,19 +451,34 @@ def serving_report(s, limits, ws, language: str = "en") -> tuple[str, dict]:
     else:
         rows.append((_say("model.row.per_chip", lang), _say("model.per_chip_symbolic", lang, weights=_size(weights),
                      kv=_size(kv), total=_size(s.memory_per_chip))))  # fmt: skip
+        if s.max_batch is not None:
+            rows.append((_say("model.row.largest", lang), _say("model.largest", lang,
+                         largest=_count(s.max_batch) if as_expr(s.max_batch).is_number else pretty(s.max_batch))))  # fmt: skip
     regime = s.regime
     if regime is not None:
         regime_words = bound(regime, lang) if regime != "memory" else _memory_bound(lang)
-        rows.append((_say("model.row.decode", lang), _say("model.decode", lang, hbm=format_seconds(s.memory_time),
-                     math=format_seconds(s.math_time), comm=format_seconds(s.comm_time), bound=regime_words,
-                     step=format_seconds(s.step_time), throughput=format_number(s.throughput),
-                     per_chip=format_number(s.throughput / s.chips))))  # fmt: skip
+        if s.decode == "book":
+            rows.append((_say("model.row.decode", lang), _say("model.decode_book", lang,
+                         kv=format_seconds(s.kv_time), weights=format_seconds(s.weights_time),
+                         math=format_seconds(s.math_time), comm=format_seconds(s.comm_time), bound=regime_words,
+                         step=format_seconds(s.step_time), throughput=format_number(s.throughput),
+                         per_chip=format_number(s.throughput / s.chips))))  # fmt: skip
+        else:
+            rows.append((_say("model.row.decode", lang), _say("model.decode", lang, hbm=format_seconds(s.memory_time),
+                         math=format_seconds(s.math_time), comm=format_seconds(s.comm_time), bound=regime_words,
+                         step=format_seconds(s.step_time), throughput=format_number(s.throughput),
+                         per_chip=format_number(s.throughput / s.chips))))  # fmt: skip
         cross = s.compute_bound_batch
         rows.append((_say("model.row.crossover", lang), _say("model.crossover", lang, batch=format_number(cross))
                      if cross is not None else _say("model.crossover_never", lang)))  # fmt: skip
         rows.append(
             (_say("model.row.prefill", lang), _say("model.prefill", lang, seconds=format_seconds(s.prefill_time)))
         )
+    if s.network is not None and s.network.binding is not None:
+        c = s.network.binding
+        rows.append((_say("model.row.network", lang), _say("model.network", lang, mesh=str(s.mesh),
+                     levels=", ".join(f"{lv.fabric.value} {lv.devices}" for lv in c.levels),
+                     level=sentence(c.binding.fabric.describe, lang), bandwidth=format_number(c.bandwidth))))  # fmt: skip
     if limits is not None:
         prefill, decode, values = limits
         rows.append((_say("model.row.tp", lang), _say("model.tp", lang, prefill=pretty(prefill.bound),
@@ -429,8 +490,9 @@ def serving_report(s, limits, ws, language: str = "en") -> tuple[str, dict]:
                      best_x=pretty(w.best_x), best=pretty(w.best_time), crossover=condition(w.crossover.text(), lang),
                      value=format_number(as_expr(w.crossover_chips).xreplace(wvalues)))))  # fmt: skip
     colls = []
-    if s.hardware is not None and s.batch.is_number and s.chips != 1 and s.hardware.hop_latency is not None:
-        for i, c in enumerate(s.decode_collectives()):
+    costs = s.decode_collectives() if s.hardware is not None and s.batch.is_number and s.chips != 1 else ()
+    if all(as_expr(c.time).is_number for c in costs):  # a chip without a level's figure: no rows
+        for i, c in enumerate(costs):
             shard = as_expr(c.bytes_in if "AllGather" in c.collective else c.bytes_out)
             colls.append({"collective": c.collective, "bytes": json_value(c.bytes), "bytes_per_shard": json_value(
                 shard), "time_s": json_value(c.time), "regime": c.regime, "latency_bound_below_bytes": json_value(
@@ -455,6 +517,15 @@ def serving_report(s, limits, ws, language: str = "en") -> tuple[str, dict]:
             "throughput_tokens_per_s": json_value(s.throughput) if regime is not None else None,
             "compute_bound_batch": json_value(s.compute_bound_batch) if regime is not None else None,
             "prefill_time_s": json_value(s.prefill_time), "collectives": colls, "notes": _notes_json(s.notes),
+            "kv_shard": s.kv_shard, "kv_shard_means": str(KV_SHARDINGS[s.kv_shard]),
+            "kv_bytes_per_chip": json_value(s.kv_bytes_per_chip), "decode": s.decode,
+            "decode_means": str(DECODES[s.decode]), "kv_time_s": json_value(s.kv_time),
+            "weights_time_s": json_value(s.weights_time),
+            "network": None if s.network is None or s.network.binding is None else {
+                "binding": s.network.binding.binding.fabric.value,
+                "bandwidth": json_value(s.network.binding.bandwidth),
+                "levels": [{"fabric": lv.fabric.value, "devices": json_value(lv.devices),
+                            "bandwidth": json_value(lv.bandwidth)} for lv in s.network.binding.levels]},
         },
         "tp_limits": None if limits is None else {
             "prefill": {"condition": limits[0].condition.text(), "bound": json_value(limits[0].at(limits[2]))},
@@ -497,8 +568,16 @@ def model_report(
     kv_dtype: str | None = None,
     overlap: str = "axes",
     language: str = "en",
+    stages: object = None,
+    microbatches: object = None,
+    kv_shard: str = "heads",
+    decode: str = "overlap",
 ) -> tuple[str, dict]:
     """Everything ``symshard model NAME`` prints: ``mode`` is ``describe``, ``train`` or ``serve``.
+
+    Training gives every scheme's roofline (through a GPU network's levels for ``chips``; the pipelined
+    schemes with ``stages``); serving splits the KV cache as ``kv_shard`` says and combines a decode step
+    as ``decode`` says.
 
     Raises:
         ModelError, UnknownPresetError, UnknownHardwareError, PlanError: bad input.
@@ -513,19 +592,22 @@ def model_report(
     if mode == "train":
         return _train(m, hardware=hardware, tokens=tokens, chips=chips, mfu=mfu, batch=batch, policy=policy,
                       optimizer=optimizer, gradients=gradients, context=context, dtype=dtype, overlap=overlap,
-                      language=language)  # fmt: skip
+                      language=language, stages=stages, microbatches=microbatches)  # fmt: skip
     return _serve(m, hardware=hardware, batch=batch, context=context, mesh=mesh, chips=chips, dtype=dtype,
-                  kv_dtype=kv_dtype, language=language)  # fmt: skip
+                  kv_dtype=kv_dtype, language=language, kv_shard=kv_shard, decode=decode)  # fmt: skip
 
 
-def _train(m, *, hardware, tokens, chips, mfu, batch, policy, optimizer, gradients, context, dtype, overlap, language):
-    from ..models.parallelism import best_split, rooflines, verdict
+def _train(m, *, hardware, tokens, chips, mfu, batch, policy, optimizer, gradients, context, dtype, overlap, language,
+           stages=None, microbatches=None):  # fmt: skip
+    from ..models.parallelism import best_split, roofline, rooflines, verdict
     from ..models.training import train
     from ..models.transfers import slice_totals
 
     run = train(m, tokens=tokens, chips=chips, hardware=hardware, mfu=mfu, batch=batch, policy=policy,
                 optimizer=optimizer, gradients=gradients, dtype=dtype, context=context)  # fmt: skip
-    roofs = rooflines(hardware=run.hardware, model=m, overlap=overlap, dtype=dtype)
+    roofs = rooflines(hardware=run.hardware, model=m, overlap=overlap, dtype=dtype,
+                      chips=run.chips if run.chips.is_number else None, stages=stages,
+                      microbatches=microbatches)  # fmt: skip
     roofs = tuple(r for r in roofs if r.scheme != "expert" or m.is_moe)
     verdicts, split = [], None
     if run.hardware is not None and run.batch is not None and run.chips.is_number:
@@ -536,19 +618,26 @@ def _train(m, *, hardware, tokens, chips, mfu, batch, policy, optimizer, gradien
             except SymshardError:
                 continue
         split = best_split(run.batch, run.chips, model=m, hardware=run.hardware, overlap=overlap, dtype=dtype)
+        if any(r.inside_one_domain is not None for r in roofs):  # a GPU: FSDP × TP's numbers at the best split
+            at = roofline("fsdp+tp", hardware=run.hardware, model=m, overlap=overlap, dtype=dtype,
+                          mesh={"X": split.x, "Y": split.y})  # fmt: skip
+            roofs = tuple(at if r.scheme == "fsdp+tp" else r for r in roofs)
     totals = slice_totals(run.hardware, int(run.chips)) if run.hardware is not None and run.chips.is_number else None
     return training_report(run, roofs, verdicts, split, totals, language)
 
 
-def _serve(m, *, hardware, batch, context, mesh, chips, dtype, kv_dtype, language):
-    from ..algebra.symbols import dim
+def _serve(m, *, hardware, batch, context, mesh, chips, dtype, kv_dtype, language, kv_shard="heads", decode="overlap"):
+    from ..algebra.symbols import W_nvlink, dim
     from ..models.inference import decode_tp_limit, prefill_tp_limit, serve, weight_stationary
 
     s = serve(m, batch=batch, context=context, mesh=mesh, chips=chips, hardware=hardware, dtype=dtype,
-              kv_dtype=kv_dtype)  # fmt: skip
+              kv_dtype=kv_dtype, kv_shard=kv_shard, decode=decode)  # fmt: skip
     fabric = "ici" if s.hardware is None or s.hardware.ici_link_bandwidth is not None else "nvlink"
     values = dict(s.values)
     values[sympy.Symbol("M_Y", positive=True, integer=True)] = sympy.Integer(len(s.mesh.axes))
+    if s.network is not None and s.network.binding is not None:  # a GPU slice: W is the binding level's
+        values[W_nvlink] = s.network.binding.bandwidth
+        values[sympy.Symbol("M_Y", positive=True, integer=True)] = sympy.Integer(1)
     values[dim("B")] = s.batch
     limits = (prefill_tp_limit(fabric=fabric), decode_tp_limit(fabric=fabric), values) if s.hardware else None
     ws = (weight_stationary(fabric=fabric), {dim("D"): m.d_model, dim("F"): m.d_ff})

@@ -69,6 +69,9 @@ ENGLISH: dict[str, str] = {
     "cli.transfer.hosts_unknown": "unknown (no host size on record for {chip})",
     "cli.transfer.dcn": "DCN egress",
     "cli.transfer.times": "{chips} × {each} = {total}",
+    "cli.transfer.nvlink": "NVLink egress",
+    "cli.transfer.bisection": "node bisection",
+    "cli.transfer.bisection_value": "{half} GPUs × {each} B/s = {total} B/s each way, one NVLink domain of {node} GPUs cut in half",
     "cli.transfer.no_figure": "no figure for {chip}",
 }
 """The English of this module's words by key; other languages are in the catalogue."""
@@ -195,7 +198,8 @@ def host_report(chip: Hardware | None, nbytes: sympy.Expr | int, chips: int, lan
 
 
 def slice_totals_report(chip: Hardware, dims: tuple[int, ...], language: str = "en") -> tuple[str, dict]:
-    """A slice's totals (FLOP/s, HBM, hosts, DCN egress) as the per-chip figure times the chips."""
+    """A slice's totals (FLOP/s, HBM, hosts, DCN egress; on GPUs the NVLink egress and a node's bisection) as
+    the per-chip figure times the chips."""
     from ..models.transfers import CHIPS_PER_HOST, slice_totals
 
     lang = language
@@ -219,10 +223,17 @@ def slice_totals_report(chip: Hardware, dims: tuple[int, ...], language: str = "
         (_say("cli.transfer.hosts", lang), hosts),
         (_say("cli.transfer.dcn", lang), times(chip.dcn_bandwidth, t.dcn_bandwidth, "B/s")),
     ]
+    if t.nvlink_bandwidth is not None:
+        rows.append((_say("cli.transfer.nvlink", lang), times(chip.nvlink_bandwidth, t.nvlink_bandwidth, "B/s")))
+    if t.node_bisection is not None and chip.node_size is not None:
+        rows.append((_say("cli.transfer.bisection", lang), _say("cli.transfer.bisection_value", lang,
+                     half=chip.node_size // 2, node=chip.node_size, each=format_number(chip.nvlink_bandwidth),
+                     total=format_number(t.node_bisection))))  # fmt: skip
     head = _say("cli.transfer.totals_head", lang, chip=chip.label, shape="x".join(map(str, t.shape)),
                 chips=format_number(t.chips))  # fmt: skip
     data = {"question": "totals", "hardware": chip.name, "slice": list(t.shape), "chips": t.chips,
             "flops": json_value(t.flops), "hbm_bytes": json_value(t.hbm_bytes),
             "hbm_bandwidth": json_value(t.hbm_bandwidth), "hosts": t.hosts, "chips_per_host": per_host,
-            "dcn_bandwidth": json_value(t.dcn_bandwidth)}  # fmt: skip
+            "dcn_bandwidth": json_value(t.dcn_bandwidth), "nvlink_bandwidth": json_value(t.nvlink_bandwidth),
+            "node_bisection": json_value(t.node_bisection)}  # fmt: skip
     return head + "\n" + text.table(rows), data
