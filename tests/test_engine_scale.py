@@ -445,7 +445,7 @@ def test_best_sharding_compares_the_exact_costs_scaled(chip, mesh, overlap, comm
         for o in options:
             legs = tuple(r.leg for r in o.routes)
             comm = env.join(legs)
-            compute = o.stage.compute_time
+            compute = o.stage.local_time  # the local product: the larger of its compute and HBM times
             time = (comm if comm > compute else compute) if overlap else compute + comm
             stored = sum((env.bytes(a) for _, a in o.stored), 0)
             transient = builder.memory(o.lhs, o.rhs, *legs, o.stage.local) - stored

@@ -280,7 +280,8 @@ def _compare(args: argparse.Namespace) -> tuple[str, dict]:
                 )
             picked.append(int(part))
     _set_aside_unused_sizes(args, mm.dims, str(mm))
-    p = plan(mm, mesh, args.shape, dtype=args.dtype, model=_cost_model(args, chip), comm_overlap=args.comm_overlap)
+    p = plan(mm, mesh, args.shape, dtype=args.dtype, model=_cost_model(args, chip), comm_overlap=args.comm_overlap,
+             hbm=False)  # fmt: skip
     c = compare(p, args.solve_for, strategies=picked, hardware=chip, overlap=not args.serial)
     text, data = compare_text(c, language=args.language, pairs=args.pairs), compare_data(c, args.language)
     if c.mode != "explicit" and not args.pairs:

@@ -59,7 +59,7 @@ from ..algebra.mathtext import as_expr
 from ..algebra.symbols import C, W_hbm
 from ..machines.chips import AttainedRates, Hardware
 
-__all__ = ["KernelTime", "critical_intensity", "expected_time", "kernel_time"]
+__all__ = ["KernelTime", "critical_intensity", "expected_time", "hbm_traffic", "kernel_time"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +89,23 @@ class KernelTime:
     bound: str | None
     expected: sympy.Expr | None = None
     attained: AttainedRates | None = None
+
+
+def hbm_traffic(*arrays: object) -> object:
+    """The bytes a local kernel moves between HBM and the chip: each of its arrays (the operands it reads and
+    the result it writes) once, as the book's roofline chapter counts them; caches and re-reads are the
+    attained rates' business (:func:`expected_time`), not the count's.
+
+    The values may be the planner's exact numbers or SymPy expressions; they are added as they are.
+
+    Examples:
+        >>> hbm_traffic(2 * 8192, 2 * 8192 * 8192, 2 * 8192)  # x · W -> y in bf16, one token
+        134250496
+    """
+    total: object = 0
+    for size in arrays:
+        total = total + size  # type: ignore[operator]
+    return total
 
 
 def kernel_time(flops: object, hbm_bytes: object, dtype: str = "bf16", hardware: Hardware | None = None) -> KernelTime:

@@ -25,6 +25,7 @@ from __future__ import annotations
 from ..algebra.mathtext import as_expr
 from ..costs.collectives import DynamicSlice
 from ..costs.costmodels import tally
+from ..costs.kernels import hbm_traffic
 from ..errors import PlanError
 from ..notation.arrays import Array
 from ..notation.einsums import LocalMatmul, local_product
@@ -137,7 +138,7 @@ class Builder:
         prep = self.prepare(lhs, rhs, lhs_c, rhs_c, target)
         if prep is None:
             return []
-        local_out, flops, compute_time = prep
+        local_out, flops, compute_time, hbm_time = prep
         legs_l: tuple[Leg, ...]
         legs_r: tuple[Leg, ...]
         legs_o: tuple[Leg, ...]
@@ -152,7 +153,7 @@ class Builder:
         product = PlanStep("matmul", LocalMatmul(lhs_c, rhs_c, local_out), None, flops)
         build = self.build
         return [
-            build(lhs, rhs, target, sharding, product, compute_time, local_out, pre_l, pre_r, post)
+            build(lhs, rhs, target, sharding, product, compute_time, local_out, pre_l, pre_r, post, hbm_time)
             for pre_l in legs_l
             for pre_r in legs_r
             for post in legs_o
@@ -160,9 +161,9 @@ class Builder:
 
     def prepare(
         self, lhs: Array, rhs: Array, lhs_c: Array, rhs_c: Array, target: Array
-    ) -> tuple[Array, Value, Value] | None:
-        """The local product's result, FLOPs and compute time for these compute shardings, or None
-        when the blocks cannot give ``target``."""
+    ) -> tuple[Array, Value, Value, Value] | None:
+        """The local product's result, FLOPs, compute time and HBM time for these compute shardings, or
+        None when the blocks cannot give ``target``."""
         try:
             local_out = local_product(lhs_c, rhs_c, target.dim_names, target.name)
         except PlanError:
@@ -172,7 +173,7 @@ class Builder:
         if not lhs_c.unreduced <= lhs.unreduced or not rhs_c.unreduced <= rhs.unreduced:
             return None
         flops = self.env.flops(lhs_c, rhs_c)
-        return local_out, flops, exact_ratio(flops, self.env.flops_rate)
+        return local_out, flops, exact_ratio(flops, self.env.flops_rate), self.env.hbm_time(lhs_c, rhs_c, local_out)
 
     def memory(self, lhs: Array, rhs: Array, pre_l: Leg, pre_r: Leg, post: Leg, local_out: Array) -> Value:
         """Peak bytes per device of the strategy made of these legs."""
@@ -191,8 +192,16 @@ class Builder:
         pre_l: Leg,
         pre_r: Leg,
         post: Leg,
+        hbm_time: Value = None,
     ) -> Strategy:
-        """One costed strategy: these legs around the local product."""
+        """One costed strategy: these legs around the local product (``hbm_time``: its ``T_hbm``, worked out
+        here when not given)."""
+        env = self.env
+        local = product.op
+        assert isinstance(local, LocalMatmul)  # the product step of a strategy
+        if hbm_time is None:
+            hbm_time = env.hbm_time(local.lhs, local.rhs, local.output)
+        hbm_bytes = hbm_traffic(env.bytes(local.lhs), env.bytes(local.rhs), env.bytes(local.output)) if env.hbm else 0
         return Strategy(
             steps=(*pre_l.steps, *pre_r.steps, product, *post.steps),
             sharding=sharding,
@@ -204,6 +213,8 @@ class Builder:
             raw_comm_time=self.env.join((pre_l, pre_r, post)),
             raw_memory=self.memory(lhs, rhs, pre_l, pre_r, post, local_out),
             comm_overlap=self.env.comm_overlap,
+            raw_hbm_time=hbm_time,
+            raw_hbm_bytes=hbm_bytes,
         )
 
 

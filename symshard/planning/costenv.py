@@ -29,10 +29,11 @@ import sympy
 from ..algebra.dtypes import canonical_dtype, dtype_bytes
 from ..algebra.mathtext import as_expr
 from ..algebra.monomials import Maximum, from_expr
-from ..algebra.symbols import C
+from ..algebra.symbols import C, W_hbm
 from ..costs.collectives import CollectiveExpr
 from ..costs.costmodels import Costing, Timing, check_comm_overlap, check_model, join_loads, volume
 from ..costs.costmodels import largest as largest_cost
+from ..costs.kernels import hbm_traffic
 from ..costs.placement import check_on_mesh
 from ..errors import DivisibilityError
 from ..machines.chips import Hardware, exact_number
@@ -60,6 +61,7 @@ class CostEnv:
         constants: Mapping[sympy.Symbol, object] | None,
         model: str,
         comm_overlap: str = "axes",
+        hbm: bool = True,
     ) -> None:
         self.mesh = mesh
         self.model = check_model(model)
@@ -77,6 +79,10 @@ class CostEnv:
         self.axis = {a.name: conv(a.size) for a in mesh.axes}
         self.elem = conv(dtype_bytes(self.dtype))
         self.flops_rate = conv(values.get(C, C))
+        # the HBM term: kept when asked for and the chip gives W_hbm, or when the costs stay symbolic (a
+        # chip or constants without W_hbm leave it out, and the plan says so)
+        self.hbm = hbm and (W_hbm in values or not self.numeric)
+        self.hbm_rate = conv(values.get(W_hbm, W_hbm)) if self.hbm else None
         self.costing = Costing(mesh, values, model, hardware, conv)
         self._cache: dict[tuple, Timing] = {}
         # per axis, the least latency a collective over it pays (a lower bound for the search)
@@ -249,6 +255,13 @@ class CostEnv:
                 den = den * self.group(d.axes)
         return exact_ratio(num, den)
 
+    def hbm_time(self, lhs: Array, rhs: Array, out: Array):
+        """``T_hbm`` of the local product ``lhs · rhs -> out``: its arrays' bytes per device, each read or written
+        once in HBM (:func:`~symshard.costs.kernels.hbm_traffic`), over ``W_hbm``; 0 when the term is left out."""
+        if self.hbm_rate is None:
+            return 0
+        return exact_ratio(hbm_traffic(self.bytes(lhs), self.bytes(rhs), self.bytes(out)), self.hbm_rate)
+
     def timing(self, expr: CollectiveExpr) -> Timing:
         """What one collective step costs under this environment's model."""
         key = (expr.op, expr.operand)
@@ -295,6 +308,8 @@ class Probe(CostEnv):
         self.axis = {a: from_expr(v) for a, v in env.axis.items()}
         self.elem = from_expr(env.elem)
         self.flops_rate = from_expr(env.flops_rate)
+        self.hbm = env.hbm
+        self.hbm_rate = from_expr(env.hbm_rate) if env.hbm_rate is not None else None
         self._cache = {}
         self._fewest = {a: 0 for a in env.axis}
         self._bytes = {}

@@ -525,9 +525,10 @@ def compare(
         if mesh is not None and not isinstance(mesh, Mesh) and hw is not None:
             mesh_ = Mesh(mesh, hardware=hw)
         elif mesh is None and hw is not None:
-            m0 = plan(mm, None, shape, dtype=dtype, model=model).mesh
+            m0 = plan(mm, None, shape, dtype=dtype, model=model, hbm=False).mesh
             mesh_ = Mesh({a.name: a.size for a in m0.axes}, hardware=hw)
-        p = plan(mm, mesh_, shape, dtype=dtype, model=model)
+        # the chapter's reasoning: T_math against the collectives' bandwidth time (HBM left out here)
+        p = plan(mm, mesh_, shape, dtype=dtype, model=model, hbm=False)
     mode, numbered = _picked(strategies, p)
     if not numbered:
         raise PlanError(

@@ -131,11 +131,11 @@ class Enumeration:
                 prep = self.pruning.prepare(mm.lhs, mm.rhs, lhs_c, rhs_c, target)
                 if prep is None:
                     continue
-                local_out, flops, compute_time = prep
+                local_out, flops, compute_time, hbm_time = prep
                 if not (env.fits(lhs_c) and env.fits(rhs_c) and env.fits(local_out)):
                     continue
                 sharding = tuple(zip(names, combo, strict=True))
-                out.append(Product(index, sharding, lhs_c, rhs_c, target, local_out, flops, compute_time))
+                out.append(Product(index, sharding, lhs_c, rhs_c, target, local_out, flops, compute_time, hbm_time))
         self._products[symmetric] = out
         return out
 
@@ -192,12 +192,15 @@ class Enumeration:
         """The strategy of compute sharding ``p`` with these legs (left operand's, right operand's, result's)."""
         mm, b = self.mm, self.building
         if b is self.pruning:
-            flops, compute_time = p.flops, p.compute_time
+            flops, compute_time, hbm_time = p.flops, p.compute_time, p.hbm_time
         else:
             flops = b.env.flops(p.lhs_c, p.rhs_c)
             compute_time = exact_ratio(flops, b.env.flops_rate)
+            hbm_time = b.env.hbm_time(p.lhs_c, p.rhs_c, p.local_out)
         product = PlanStep("matmul", LocalMatmul(p.lhs_c, p.rhs_c, p.local_out), None, flops)
-        return b.build(mm.lhs, mm.rhs, p.target, p.sharding, product, compute_time, p.local_out, *legs)
+        return b.build(
+            mm.lhs, mm.rhs, p.target, p.sharding, product, compute_time, p.local_out, *legs, hbm_time=hbm_time
+        )
 
     def recipes(self) -> Iterator[tuple[Product, tuple[int, int, int]]]:
         """Every valid strategy as (compute sharding, routes), in the enumeration's order."""
@@ -361,7 +364,7 @@ class Enumeration:
             if numeric:
                 comm = self.costs.join((a.leg, b.leg, c.leg))
                 memory = self.pruning.memory(self.mm.lhs, self.mm.rhs, a.leg, b.leg, c.leg, p.local_out)
-                key: tuple = (_combine(p.compute_time, comm, self.overlap), comm, memory, steps, p.order, n)
+                key: tuple = (_combine(p.local_time, comm, self.overlap), comm, memory, steps, p.order, n)
             else:
                 collectives = a.collectives + b.collectives + c.collectives
                 shards = sum(1 for _, x in p.sharding if x is not None)
@@ -383,7 +386,7 @@ class Enumeration:
         serial = env.comm_overlap == "none"
         products = [(p, self.legs(p)) for p in self.products()]
         routes = {id(route): route for _, legs in products for leg in legs for route in leg}
-        times = [p.compute_time for p, _ in products]
+        times = [p.local_time for p, _ in products]
         sizes = [env.bytes(mm.lhs), env.bytes(mm.rhs)] + [env.bytes(p.local_out) for p, _ in products]
         for route in routes.values():
             times += [route.leg.comm, *(v for _, v in route.leg.loads)]
@@ -418,7 +421,7 @@ class Enumeration:
             count += math.prod(len(leg) for leg in legs)
             fields = [[scaled[id(r)] for r in leg] for leg in legs]
             comm = sum(max((f[0] for f in leg), default=0) for leg in fields)
-            most_time = max(most_time, in_time(p.compute_time) + comm)
+            most_time = max(most_time, in_time(p.local_time) + comm)
             held = sum(max((f[2] + f[3] for f in leg), default=0) for leg in fields)
             most_bytes = max(most_bytes, operands + in_bytes(env.bytes(p.local_out)) + held)
             most_steps = max(most_steps, 1 + sum(max((f[4] for f in leg), default=0) for leg in fields))
@@ -429,7 +432,7 @@ class Enumeration:
         for p, (ls, rs, os_) in products:
             starts.append(len(keys))
             out_bytes = in_bytes(env.bytes(p.local_out))
-            compute = in_time(p.compute_time)
+            compute = in_time(p.local_time)
             order = orders[p.order]
             outs = [scaled[id(c)] for c in os_]
             for ra in ls:
@@ -583,7 +586,7 @@ class Enumeration:
 
         heap: list[tuple] = []
         for p in self.products(symmetric=True):
-            heap.append(((p.compute_time, 0, 0, 0, p.order, p.index), 0, p))
+            heap.append(((p.local_time, 0, 0, 0, p.order, p.index), 0, p))
         heapq.heapify(heap)
         while heap:
             bound, stage, p = heapq.heappop(heap)
@@ -615,7 +618,7 @@ class Enumeration:
             else:
                 self._cost_product(p, offer)
                 continue
-            refined = (_combine(p.compute_time, low, overlap), low, memory, steps, bound[4], bound[5])
+            refined = (_combine(p.local_time, low, overlap), low, memory, steps, bound[4], bound[5])
             heapq.heappush(heap, (refined, stage + 1, p))
         return front
 
@@ -631,7 +634,7 @@ class Enumeration:
                     memory = builder.memory(mm.lhs, mm.rhs, a.leg, b.leg, c.leg, p.local_out)
                     steps = len(a.leg.steps) + len(b.leg.steps) + 1 + len(c.leg.steps)
                     picks = (a.index, b.index, c.index)
-                    key = (_combine(p.compute_time, comm, self.overlap), comm, memory, steps, p.order, p.index, picks)
+                    key = (_combine(p.local_time, comm, self.overlap), comm, memory, steps, p.order, p.index, picks)
                     offer(key, memory, p, picks)
 
     def _undominated(self) -> tuple[list[Strategy], list[Reason], list[tuple[str, int]]]:
@@ -657,7 +660,12 @@ class Enumeration:
                         steps = len(a.leg.steps) + len(b.leg.steps) + 1 + len(c.leg.steps)
                         order = (a.collectives + b.collectives + c.collectives, -shards, steps, p.order, p.index)
                         needs = product_needs | a.needs | b.needs | c.needs
-                        metrics = (probe_cost(p.compute_time), probe_cost(comm), probe_cost(memory))
+                        metrics = (
+                            probe_cost(p.compute_time),
+                            probe_cost(comm),
+                            probe_cost(memory),
+                            probe_cost(p.hbm_time),
+                        )
                         candidates.append(SymbolicCandidate(p, (a.index, b.index, c.index), metrics, needs, order))
         kept = pareto(candidates, domains)
         strategies = [self.build(c.product, c.picks) for c in kept]

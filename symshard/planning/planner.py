@@ -104,6 +104,7 @@ def plan(
     all: bool | None = None,
     partitioned_axes: int | None = None,
     split: str | Mapping[str, Sequence[int]] | None = None,
+    hbm: bool = True,
 ) -> Plan:
     """The strategies for ``mm`` that can win somewhere, each costed, with the reason it is listed.
 
@@ -130,7 +131,11 @@ def plan(
         hardware: chip whose constants replace ``C``, ``W_ici``, ``T_hop``, ...
         constants: extra ``{symbol: value}`` substitutions.
         model: collective cost model, ``'book'`` or ``'ring'``.
-        overlap: total time as ``max(T_math, T_comms)`` (True) or the sum (False).
+        overlap: total time as ``max(T_math, T_hbm, T_comms)`` (True) or ``max(T_math, T_hbm) + T_comms``
+            (False: the collectives not hidden behind the local product).
+        hbm: count the local product's HBM traffic, ``T_hbm`` (its blocks read and its result written once,
+            over ``W_hbm``); False leaves it out, as the chapter's formulas do. A chip or constants without
+            ``W_hbm`` leave it out too, and the plan says so.
         comm_overlap: how a strategy's collectives add up into ``T_comms``: ``axes`` (the book's
             convention: collectives on disjoint links run at the same time, ``T_comms`` is the busiest
             link's total) or ``none`` (their sum).
@@ -174,7 +179,7 @@ def plan(
     sizes = resolve_shape(shape, m_.dims, context=context)
     for arr in arrays:
         check_on_mesh(arr, mesh_, sizes)
-    env = CostEnv(mesh_, sizes, dtype, hw, constants, model, comm_overlap)
+    env = CostEnv(mesh_, sizes, dtype, hw, constants, model, comm_overlap, hbm)
     targets = (m_.out,) if m_.out is not None else natural_outputs(m_)
     if routes not in ("standard", "xla"):
         raise PlanError(
@@ -219,11 +224,24 @@ def plan(
             assumptions.append(
                 say("{chip} has no figure for {symbol}: the formulas keep it", chip=hw.label, symbol=str(symbol))
             )
-    assumptions.append(
-        say("time = max(T_math, T_comms) (communication overlapped with compute)")
-        if overlap
-        else say("time = T_math + T_comms (no overlap)")
-    )
+    if env.hbm:
+        assumptions.append(
+            say("time = max(T_math, T_hbm, T_comms) (communication overlapped with the local product)")
+            if overlap
+            else say("time = max(T_math, T_hbm) + T_comms (communication not overlapped)")
+        )
+        assumptions.append(
+            say("T_hbm: the local product reads its two blocks and writes its result once in HBM, over W_hbm")
+        )
+    else:
+        assumptions.append(
+            say("time = max(T_math, T_comms) (communication overlapped with compute)")
+            if overlap
+            else say("time = T_math + T_comms (no overlap)")
+        )
+        assumptions.append(
+            say("HBM traffic left out (hbm=False)") if not hbm else say("HBM traffic left out: no figure for W_hbm")
+        )
     assumptions.append(say("T_comms: {description}", description=COMM_OVERLAPS[env.comm_overlap]))
     assumptions.append(say("peak memory: the operands stay resident; each step needs its input and output at once"))
     if not mesh_.is_numeric:
@@ -265,6 +283,7 @@ def plan(
         split=parts,
         source=source,
         natural_strategy=natural,
+        hbm=env.hbm,
     )
 
 
@@ -280,15 +299,17 @@ def best_strategy(
     overlap: bool = True,
     routes: str = "standard",
     comm_overlap: str = "axes",
+    hbm: bool = True,
 ) -> Strategy | None:
     """The fastest strategy for ``mm``, the answer to "which collectives, and how long": the same
     strategy as ``plan(...).best`` (None when the costs are symbolic), found without listing every
     other strategy when that is provably unnecessary.
 
-    When the operands, as they are, multiply straight into the requested output and their blocks
-    split the product's FLOPs over every device, that product needs no collective, and no strategy
-    can be faster: none moves less (nothing), none gives a device less than its share of the FLOPs,
-    and none has fewer steps. Otherwise (with numbers) the compute shardings are costed in order of
+    When the operands, as they are, multiply straight into the requested output, their blocks
+    split the product's FLOPs over every device and the product is not memory-bound, it needs no
+    collective, and no strategy can be faster: none moves less (nothing), none gives a device less
+    than its share of the FLOPs, and none has fewer steps. (A memory-bound product could be beaten by
+    one whose blocks read less HBM.) Otherwise (with numbers) the compute shardings are costed in order of
     a lower bound on their time until that bound exceeds the best total found; symbolic costs fall
     back to ``plan(...).best``.
 
@@ -304,7 +325,7 @@ def best_strategy(
         sizes = resolve_shape(shape, m_.dims, context=str(m_))
         for arr in arrays:
             check_on_mesh(arr, mesh_, sizes)
-        env = CostEnv(mesh_, sizes, dtype, hw, constants, model, comm_overlap)
+        env = CostEnv(mesh_, sizes, dtype, hw, constants, model, comm_overlap, hbm)
         if env.numeric:
             found = _straight(m_, env, overlap)
             if found is not None:
@@ -324,6 +345,7 @@ def best_strategy(
         overlap=overlap,
         routes=routes,
         comm_overlap=comm_overlap,
+        hbm=hbm,
     )
     return p.best
 
@@ -343,6 +365,8 @@ def _straight(mm: Matmul, env: CostEnv, overlap: bool) -> Strategy | None:
         total = total * env.dim[d]
     if env.flops(mm.lhs, mm.rhs) * env.group(env.mesh.names) != total:
         return None
+    if env.hbm_time(mm.lhs, mm.rhs, local) > env.flops(mm.lhs, mm.rhs) / env.flops_rate:
+        return None  # memory-bound: blocks of another shape might read less
     sharding = []
     for a in env.mesh.names:
         dim_ = mm.lhs.sharded_dim(a) or mm.rhs.sharded_dim(a)

@@ -49,9 +49,10 @@ import sympy
 
 from ..algebra.dtypes import canonical_dtype, dtype_bytes
 from ..algebra.mathtext import as_expr, as_substitution
-from ..algebra.symbols import C, axis, dim
+from ..algebra.symbols import C, W_hbm, axis, dim
 from ..costs.collectives import CollectiveExpr, DynamicSlice
 from ..costs.costmodels import Link, chain, check_comm_overlap, combine, links_for, timing, volume
+from ..costs.kernels import hbm_traffic
 from ..errors import MeshError, PlanError, UnknownModelError
 from ..machines.mesh import MeshAxis
 from ..machines.topology import Fabric
@@ -92,6 +93,8 @@ class Step:
         time: ``T_math`` of a matmul, the bandwidth-only time of a collective.
         fabric: the network a collective runs over (``ici``, ``nvlink``, ``dcn``), else ''.
         inputs: indices of the steps whose results this step reads.
+        hbm_bytes: for a matmul, the bytes each device reads and writes in HBM (its two blocks and its
+            result, each once: :func:`~symshard.costs.kernels.hbm_traffic`); 0 for a collective.
         resources: the links a collective occupies (an ICI axis's own, or a shared NVLink, NIC or spine
             port); collectives on disjoint links can run at the same time.
     """
@@ -107,6 +110,12 @@ class Step:
     fabric: str = ""
     inputs: tuple[int, ...] = ()
     resources: frozenset[str] = frozenset()
+    hbm_bytes: sympy.Expr = sympy.S.Zero
+
+    @property
+    def hbm_time(self) -> sympy.Expr:
+        """``T_hbm`` of a matmul, its HBM bytes over ``W_hbm`` (0 for a collective)."""
+        return self.hbm_bytes / W_hbm
 
     @property
     def is_matmul(self) -> bool:
@@ -279,6 +288,7 @@ class Program:
                 flops / C,
                 "",
                 tuple(d for d in deps if d is not None),
+                hbm_bytes=hbm_traffic(self.bytes(mm.lhs), self.bytes(mm.rhs), self.bytes(local_out)),
             )
         )
         self.held[mm.out.name] = [local_out]
@@ -397,6 +407,27 @@ class Program:
     def math_time(self, phase: str | None = None) -> sympy.Expr:
         """``T_math``: FLOPs per device over ``C``."""
         return sympy.Add(*[s.time for s in self.matmuls(phase)])
+
+    def hbm_bytes(self, phase: str | None = None) -> sympy.Expr:
+        """The bytes each device's matmuls read and write in HBM (each its blocks and result once)."""
+        return sympy.Add(*[s.hbm_bytes for s in self.matmuls(phase)])
+
+    def hbm_time(self, phase: str | None = None) -> sympy.Expr:
+        """``T_hbm``: the matmuls' HBM bytes over ``W_hbm``.
+
+        Examples:
+            >>> p = Program("decode")
+            >>> p.input("x[B, D]")
+            >>> p.input("W[D, F_X]", role="weight")
+            >>> _ = p.matmul("x[B, D] · W[D, F_X] -> y[B, F_X]")
+            >>> p.hbm_time()
+            (2*B*D + 2*B*F/|X| + 2*D*F/|X|)/W_hbm
+        """
+        return sympy.Add(*[s.hbm_time for s in self.matmuls(phase)])
+
+    def local_time(self, phase: str | None = None) -> sympy.Expr:
+        """The matmuls' own time, each the larger of its FLOPs and its HBM traffic: ``Σ max(T_math, T_hbm)``."""
+        return sympy.Add(*[sympy.Max(s.time, s.hbm_time) for s in self.matmuls(phase)])
 
     def comm_bytes(self, phase: str | None = None, fabric: str | None = None) -> sympy.Expr:
         """The sum of the collectives' ``V``."""

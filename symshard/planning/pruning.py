@@ -65,7 +65,7 @@ class SymbolicCandidate:
 
     product: Product
     picks: tuple[int, int, int]
-    metrics: tuple[Maximum | Lazy, Maximum | Lazy, Maximum | Lazy]  # compute time, communication time, memory
+    metrics: tuple[Maximum | Lazy, ...]  # compute time, communication time, memory, HBM time
     needs: frozenset[tuple[str, tuple[str, ...]]]
     order: tuple
 
@@ -202,7 +202,10 @@ def pareto(candidates: list[SymbolicCandidate], domains: Domains) -> list[Symbol
             atoms |= m.atoms
     points = Samples(domains.sample(atoms, 6))
     at = values_at([m for c in candidates for m in c.metrics], points)  # legs shared by many, valued once
-    values = [tuple(at[3 * i + k][p] for p in range(len(points)) for k in range(3)) for i in range(len(candidates))]
+    width = len(candidates[0].metrics) if candidates else 0
+    values = [
+        tuple(at[width * i + k][p] for p in range(len(points)) for k in range(width)) for i in range(len(candidates))
+    ]
     scale = [max(v[k] for v in values) or 1.0 for k in range(len(values[0]))] if values else []
     order = sorted(
         range(len(candidates)),
@@ -218,8 +221,8 @@ def pareto(candidates: list[SymbolicCandidate], domains: Domains) -> list[Symbol
         if not domains.implied(ci.needs, cj.needs):
             return False
         dom = domains.of(cj.needs)
-        # the single-sum metrics (FLOPs time, memory) first: their proofs are cheap and fail fast
-        return all(less_equal(ci.metrics[k], cj.metrics[k], dom, points) for k in (0, 2, 1))
+        # the single-sum metrics (FLOPs time, memory, HBM time) first: their proofs are cheap and fail fast
+        return all(less_equal(ci.metrics[k], cj.metrics[k], dom, points) for k in (0, 2, *range(3, width), 1))
 
     for j in order:
         if any(below(i, j) for i in kept):
@@ -234,7 +237,7 @@ def witnesses(kept: list[SymbolicCandidate], domains: Domains, overlap: bool) ->
     ``undominated``."""
     atoms: set[sympy.Expr] = set()
     for c in kept:
-        for m in c.metrics[:2]:
+        for m in (*c.metrics[:2], *c.metrics[3:]):
             atoms |= m.atoms
     points = domains.sample(atoms, 48)
     found: dict[int, dict[sympy.Expr, float]] = {}
@@ -242,7 +245,8 @@ def witnesses(kept: list[SymbolicCandidate], domains: Domains, overlap: bool) ->
         times = []
         for c in kept:
             math_, comm = c.metrics[0].value(pt), c.metrics[1].value(pt)
-            times.append(max(math_, comm) if overlap else math_ + comm)
+            local = max(math_, *(m.value(pt) for m in c.metrics[3:]))  # the local product: FLOPs or HBM
+            times.append(max(local, comm) if overlap else local + comm)
         best = min(times)
         winners = [i for i, t in enumerate(times) if t <= best * (1 + 1e-9)]
         if len(winners) == 1 and winners[0] not in found:

@@ -290,6 +290,7 @@ def best_sharding(
     overlap: bool = True,
     keep: int = 10,
     comm_overlap: str = "axes",
+    hbm: bool = True,
 ) -> SearchResult:
     """Find how to shard the operands (and the result) so that the matmul(s) fit and run fastest.
 
@@ -315,6 +316,8 @@ def best_sharding(
         fixed: arrays whose stored sharding is given (e.g. activations), by name.
         keep: how many ranked candidates to keep.
         comm_overlap: how each matmul's collectives add up (``axes``: on disjoint links at once; ``none``).
+        hbm: count each local product's HBM traffic (``T_hbm``, as :func:`~symshard.planning.planner.plan`
+            does); False leaves it out, as the chapter's answers do.
 
     Raises:
         PlanError: a chain whose matmuls do not connect, or sizes left symbolic.
@@ -336,7 +339,7 @@ def best_sharding(
             say("best_sharding needs every dim's size; {dims} have none", dims=", ".join(symbolic)),
             hint=say("give them with shape, e.g. {example}", example=",".join(f"{d}=4096" for d in symbolic)),
         )
-    env = CostEnv(mesh_, sizes, dtype, hw, None, model, comm_overlap)
+    env = CostEnv(mesh_, sizes, dtype, hw, None, model, comm_overlap, hbm)
     if not env.numeric:
         missing = sorted(map(str, ({C} | env.costing.constants) - set(env.values)))
         raise PlanError(
@@ -462,14 +465,17 @@ def _candidate(p: _Partial, chain: Sequence[Matmul], env: CostEnv, builder: Buil
     for o in p.options():
         st = o.stage
         stored_bytes = sum((env.bytes(arr) for _, arr in o.stored), 0)
-        legs = tuple(r.leg for r in o.routes)
+        pre_l, pre_r, post = (r.leg for r in o.routes)
         product = PlanStep("matmul", LocalMatmul(st.lhs, st.rhs, st.local), None, st.flops)
-        s = builder.build(o.lhs, o.rhs, o.carried_out, st.sharding, product, st.compute_time, st.local, *legs)
+        s = builder.build(
+            o.lhs, o.rhs, o.carried_out, st.sharding, product, st.compute_time, st.local, pre_l, pre_r, post,
+            hbm_time=st.hbm_time,
+        )  # fmt: skip
         stages.append(s)
         stored.extend(o.stored)
-        ct = st.compute_time
+        ct = st.local_time
         time = time + ((s.raw_comm_time if s.raw_comm_time > ct else ct) if overlap else ct + s.raw_comm_time)
-        compute = compute + ct
+        compute = compute + st.compute_time
         comm = comm + s.raw_comm_time
         resident = resident + stored_bytes
         transient = _max(transient, s.raw_memory - stored_bytes)
@@ -548,7 +554,10 @@ def _stage_options(
         targets = [results.setdefault(t, t) for t in targets if t.unreduced <= local.unreduced]
         flops = env.flops(lhs_c, rhs_c)
         sharding = tuple((a, sigma.get(a)) for a in names)
-        stage = _Stage(lhs_c, rhs_c, sharding, local, size(local), flops, exact_ratio(flops, env.flops_rate))
+        stage = _Stage(
+            lhs_c, rhs_c, sharding, local, size(local), flops, exact_ratio(flops, env.flops_rate),
+            env.hbm_time(lhs_c, rhs_c, local),
+        )  # fmt: skip
         ways_out = [builder.kept_routes(local, t, "out") for t in targets]
         for carried in carried_states:
             lhs = sources(0, carried if carries[0] else None, lhs_c)
@@ -561,7 +570,8 @@ def _stage_options(
 
 @dataclass(frozen=True, slots=True)
 class _Stage:
-    """What one compute sharding of a matmul gives: the blocks multiplied, its product, FLOPs and compute time."""
+    """What one compute sharding of a matmul gives: the blocks multiplied, its product, FLOPs, compute time
+    and HBM time."""
 
     lhs: Array
     rhs: Array
@@ -570,6 +580,12 @@ class _Stage:
     local_bytes: Value
     flops: Value
     compute_time: Value
+    hbm_time: Value = 0
+
+    @property
+    def local_time(self) -> Value:
+        """The local product's time: the larger of its compute and HBM times."""
+        return self.hbm_time if self.hbm_time > self.compute_time else self.compute_time
 
 
 @dataclass(frozen=True, slots=True)
@@ -625,7 +641,7 @@ def _fronts(
               for r in legs}.values()  # fmt: skip
     times = _Scale(
         itertools.chain(
-            (g.stage.compute_time for g in groups),
+            (g.stage.local_time for g in groups),
             (v for r in routes for v in (r.leg.comm, *(t for _, t in r.leg.loads)))
         )
     )  # fmt: skip
@@ -662,7 +678,7 @@ def _fronts(
     fronts: dict[tuple, list[tuple]] = {}
     for g in groups:
         st = g.stage
-        compute = times(st.compute_time)
+        compute = times(st.local_time)
         local = space(st.local_bytes)
         front = fronts.setdefault((g.carried, g.target), [])
         legs_o = [scaled[id(c)] for c in g.legs_o]

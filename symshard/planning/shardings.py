@@ -118,6 +118,12 @@ class Product:
     local_out: Array
     flops: Value
     compute_time: Value
+    hbm_time: Value = 0  # its operands read and its result written once in HBM, over W_hbm (0: left out)
+
+    @property
+    def local_time(self) -> Value:
+        """The local product's time, numbers only: the larger of ``T_math`` and ``T_hbm`` (the roofline)."""
+        return self.hbm_time if self.hbm_time > self.compute_time else self.compute_time
 
     @property
     def order(self) -> tuple:

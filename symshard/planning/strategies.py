@@ -103,6 +103,8 @@ class Strategy:
     raw_comm_time: Value = field(repr=False)
     raw_memory: Value = field(repr=False)
     comm_overlap: str = "axes"
+    raw_hbm_time: Value = field(default=0, repr=False)
+    raw_hbm_bytes: Value = field(default=0, repr=False)
 
     @property
     def name(self) -> str:
@@ -119,6 +121,28 @@ class Strategy:
     def compute_time(self) -> sympy.Expr:
         """``T_math = FLOPs per device / C``."""
         return sym(self.raw_compute_time)
+
+    @property
+    def hbm_bytes_per_device(self) -> sympy.Expr:
+        """Bytes each device reads from and writes to HBM for its local product: its two blocks and its
+        result, each once (:func:`~symshard.costs.kernels.hbm_traffic`); 0 when the plan leaves HBM out."""
+        return sym(self.raw_hbm_bytes)
+
+    @property
+    def hbm_time(self) -> sympy.Expr:
+        """``T_hbm = HBM bytes per device / W_hbm``: how long the local product waits on memory at best."""
+        return sym(self.raw_hbm_time)
+
+    @property
+    def local_time(self) -> sympy.Expr:
+        """The local product's time: ``max(T_math, T_hbm)``, the roofline of one kernel."""
+        return sym(self._local_raw)
+
+    @property
+    def _local_raw(self):
+        if is_number(self.raw_hbm_time) and self.raw_hbm_time == 0:
+            return self.raw_compute_time
+        return largest_cost([self.raw_compute_time, self.raw_hbm_time])
 
     @property
     def comm_time(self) -> sympy.Expr:
@@ -139,22 +163,25 @@ class Strategy:
 
     @property
     def overlap_time(self) -> sympy.Expr:
-        """``max(T_math, T_comms)``: communication hidden behind compute (the chapter's default)."""
+        """``max(T_math, T_hbm, T_comms)``: communication hidden behind the local product (the chapter's
+        default), which itself takes the larger of its compute and memory times."""
         return sym(self._overlap_raw)
 
     @property
     def serial_time(self) -> sympy.Expr:
-        """``T_math + T_comms``: no overlap."""
-        return sym(self.raw_compute_time) + sym(self.raw_comm_time)
+        """``max(T_math, T_hbm) + T_comms``: the collectives not overlapped with the local product."""
+        return sym(self._local_raw) + sym(self.raw_comm_time)
 
     @property
     def _overlap_raw(self):
-        return largest_cost([self.raw_compute_time, self.raw_comm_time])
+        if is_number(self.raw_hbm_time) and self.raw_hbm_time == 0:
+            return largest_cost([self.raw_compute_time, self.raw_comm_time])
+        return largest_cost([self.raw_compute_time, self.raw_hbm_time, self.raw_comm_time])
 
     @property
     def raw_time(self):
         """The total time under the plan's overlap setting, raw."""
-        return self._overlap_raw if self.overlap else self.raw_compute_time + self.raw_comm_time
+        return self._overlap_raw if self.overlap else self._local_raw + self.raw_comm_time
 
     @property
     def time(self) -> sympy.Expr:
@@ -168,18 +195,22 @@ class Strategy:
 
     @property
     def bound(self) -> str | None:
-        """``'compute'`` if T_math ≥ T_comms, ``'communication'`` if less; with symbols, the answer
-        when it holds everywhere (every axis at least 2 devices), else None."""
-        m, c = self.raw_compute_time, self.raw_comm_time
-        if not (is_number(m) and is_number(c)):
-            math_, comm = from_expr(sym(m)), from_expr(sym(c))
-            domain = Domain.around(math_.atoms | comm.atoms)
-            if less_equal(comm, math_, domain):
+        """What the strategy waits on: ``'compute'`` (``T_math`` the largest), ``'memory'`` (``T_hbm``, the
+        local product reading and writing HBM) or ``'communication'`` (``T_comms``); a tie goes to compute,
+        then memory. With symbols, the answer when it holds everywhere (every axis at least 2 devices),
+        else None."""
+        m, h, c = self.raw_compute_time, self.raw_hbm_time, self.raw_comm_time
+        if not (is_number(m) and is_number(h) and is_number(c)):
+            math_, hbm, comm = from_expr(sym(m)), from_expr(sym(h)), from_expr(sym(c))
+            domain = Domain.around(math_.atoms | hbm.atoms | comm.atoms)
+            if (comm.is_zero or less_equal(comm, math_, domain)) and (hbm.is_zero or less_equal(hbm, math_, domain)):
                 return "compute"
-            if comm.is_zero:
-                return "compute"
+            if (comm.is_zero or less_equal(comm, hbm, domain)) and less_equal(math_, hbm, domain):
+                return "memory"
             return None
-        return "compute" if m >= c else "communication"
+        if m >= h and m >= c:
+            return "compute"
+        return "memory" if h >= c else "communication"
 
     @property
     def divisibility(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -265,6 +296,30 @@ class Plan:
     split: tuple[AxisSplit, ...] = ()  # mesh axes used in parts: the plan's mesh has the parts instead
     source: Any = field(default=None, repr=False, compare=False, hash=False)
     natural_strategy: Strategy | None = field(default=None, repr=False, compare=False, hash=False)
+    hbm: bool = False  # whether the strategies' times count the local product's HBM traffic (T_hbm)
+
+    def expected_time(self, s: Strategy) -> sympy.Expr | None:
+        """The time ``s`` is expected to take on the plan's chip, from the rates it attained in measurements
+        (``symshard calibrate --chip``): the local product's expected time
+        (:func:`~symshard.costs.kernels.expected_time`) combined with ``T_comms`` as :attr:`time` combines
+        them. None unless the chip was calibrated for the plan's dtype and the costs are numbers; the
+        data sheet's bound stays :attr:`Strategy.time`.
+
+        Examples:
+            >>> from symshard.planning.planner import plan
+            >>> p = plan("X[B, D] · W[D, F] -> Y[B, F]", "X=1", "B=1,D=8192,F=8192", hardware="h200")
+            >>> p.expected_time(p.best) is None  # a preset: the data sheet only
+            True
+        """
+        from ..costs.kernels import expected_time
+
+        hw = self.hardware
+        rates = hw.attained.of(self.dtype) if hw is not None and hw.attained is not None else None
+        if rates is None or not self.numeric:
+            return None
+        local = expected_time(s.flops_per_device, s.hbm_bytes_per_device, rates)
+        comm = s.comm_time
+        return sympy.Max(local, comm) if self.overlap else local + comm
 
     @property
     def best(self) -> Strategy | None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from ..algebra.dtypes import dtype_bytes
 from ..errors import PlanError
 from ..messages import say
 from ..planning.strategies import Plan, Strategy
@@ -108,8 +109,33 @@ class Sweep:
         return best
 
 
-def _curve(index: int, s: Strategy, dim: str, x0: Fraction, overlap: bool) -> Curve:
-    math = Piecewise.line(_exact(s.raw_compute_time) / x0)
+def _hbm_line(s: Strategy, dim: str, x0: Fraction, plan: Plan) -> Piecewise:
+    """The local product's HBM time along ``dim``: the bytes of its arrays that hold ``dim`` grow with it,
+    the others stay (each array read or written once, as the planner counts them)."""
+    hbm_time, hbm_bytes = _exact(s.raw_hbm_time), _exact(s.raw_hbm_bytes)
+    if not hbm_time or not hbm_bytes:
+        return Piecewise.line(0)
+    sizes = {d: _exact(v) for d, v in plan.sizes}
+    shards = {a.name: _exact(a.size) for a in plan.mesh.axes}
+    element = _exact(dtype_bytes(plan.dtype))
+    growing = fixed = Fraction(0)
+    for arr in (s.local.lhs, s.local.rhs, s.local.output):
+        size = element
+        for d in arr.dims:
+            size *= sizes[d.name]
+            for a in d.axes:
+                size /= shards[a]
+        if dim in arr.dim_names:
+            growing += size
+        else:
+            fixed += size
+    per_byte = hbm_time / hbm_bytes
+    return Piecewise.line(growing * per_byte / x0, fixed * per_byte)
+
+
+def _curve(index: int, s: Strategy, dim: str, x0: Fraction, overlap: bool, plan: Plan) -> Curve:
+    # the local product: its FLOPs grow with every dim; its HBM traffic partly; it takes the larger
+    math = Piecewise.line(_exact(s.raw_compute_time) / x0).maximum(_hbm_line(s, dim, x0, plan))
     # each collective as the planner adds it up (symshard.costs.costmodels): latency and bandwidth terms by its
     # latency model; the reshards of each operand and of the result one after another; those three at once
     # on disjoint links (the busiest link's total), or all in turn
@@ -196,7 +222,7 @@ def sweep(plan: Plan, dim: str) -> Sweep:
     x0 = _exact(dict(plan.sizes)[dim])
     # every valid strategy, not only those that win at these sizes: another may win at another size
     every = plan.all_strategies()
-    curves = tuple(_curve(i, s, dim, x0, plan.overlap) for i, s in enumerate(every, 1))
+    curves = tuple(_curve(i, s, dim, x0, plan.overlap, plan) for i, s in enumerate(every, 1))
     # the lower envelope, swept from 0: the next change is the first point where another curve dips below
     x = Fraction(0)
     best = _best(curves, x)

@@ -76,6 +76,10 @@ ENGLISH: dict[str, str] = {
     "report.fewest_first": "fewest collectives first (sizes are symbolic)",
     "report.strategies": "{count} strategies, {order}; time = {mode}, model {model}:",
     "report.numbers": "{flops}/device; compute {compute}, comms {comms}, time {time} ({bound}); peak {peak}",
+    "report.numbers_hbm": (
+        "{flops}/device; compute {compute}, HBM {hbm}, comms {comms}, time {time} ({bound}); peak {peak}"
+    ),
+    "report.expected": "expected on this chip (measured rates): {time}",
     "report.memory": "memory  = {memory}",
     "report.more": "  ... {count} more (--top N or --json shows them all)",
     "report.best": "best: {index}. {name} in {time}",
@@ -196,6 +200,13 @@ def _needs(s: Strategy, p: Plan) -> str:
     return ", ".join(out)
 
 
+def _mode(p: Plan) -> str:
+    """How a strategy's time is put together, as a formula."""
+    if p.hbm:
+        return "max(T_math, T_hbm, T_comms)" if p.overlap else "max(T_math, T_hbm) + T_comms"
+    return "max(T_math, T_comms)" if p.overlap else "T_math + T_comms"
+
+
 def strategy_data(index: int, s: Strategy, mesh: Mesh | None = None, language: str = "en") -> dict:
     """One strategy as a JSON-ready dict (DESIGN's keys, plus formulas and a sentence per step).
 
@@ -208,6 +219,8 @@ def strategy_data(index: int, s: Strategy, mesh: Mesh | None = None, language: s
         "output": str(s.output),
         "flops_per_device": json_value(s.flops_per_device),
         "compute_time_s": json_value(s.compute_time),
+        "hbm_bytes_per_device": json_value(s.hbm_bytes_per_device),
+        "hbm_time_s": json_value(s.hbm_time),
         "comm_time_s": json_value(s.comm_time),
         "time_s": json_value(s.time),
         "overlap_time_s": json_value(s.overlap_time),
@@ -225,6 +238,7 @@ def strategy_data(index: int, s: Strategy, mesh: Mesh | None = None, language: s
         ],
         "formulas": {
             "compute_time": latex(s.compute_time),
+            "hbm_time": latex(s.hbm_time),
             "comm_time": latex(s.comm_time),
             "time": latex(s.time),
         },
@@ -258,6 +272,8 @@ def plan_data(p: Plan, language: str = "en") -> dict:
         "dtype": p.dtype,
         "model": p.model,
         "overlap": p.overlap,
+        "hbm": p.hbm,
+        "time": _mode(p),
         "hardware": p.hardware.name if p.hardware else None,
         "outputs": [str(t) for t in p.targets],
         "strategies": [strategy_data(i, s, p.mesh, language) for i, s in enumerate(p.strategies, 1)],
@@ -266,8 +282,12 @@ def plan_data(p: Plan, language: str = "en") -> dict:
         "counted": dict(p.counted),
         "assumptions": list(p.assumptions),
     }
+    entries: list[dict] = data["strategies"]  # type: ignore[assignment]
+    for s, entry in zip(p.strategies, entries, strict=True):
+        expected = p.expected_time(s)
+        if expected is not None:  # time_s stays the data sheet's bound; beside it, what the chip attains
+            entry["expected_time_s"] = json_value(expected)
     if not p.complete:
-        entries: list[dict] = data["strategies"]  # type: ignore[assignment]
         for i, entry in enumerate(entries, 1):
             reason = p.why(i)
             entry["why"] = {"key": reason.key, "text": why(reason), "values": _reason_values(reason)}
@@ -345,7 +365,7 @@ def plan_text(p: Plan, top: int | None = 10, *, language: str = "en", explain: b
     lines.append(_mesh_line(p.mesh, language))
     if p.hardware is not None:
         lines.append(_say("report.hardware", language, label=p.hardware.label))
-    mode = "max(T_math, T_comms)" if p.overlap else "T_math + T_comms"
+    mode = _mode(p)
     shown = p.strategies if top is None else p.strategies[:top]
     order = _say("report.fastest_first" if p.numeric else "report.fewest_first", language)
     valid = dict(p.counted).get("valid")
@@ -372,18 +392,24 @@ def plan_text(p: Plan, top: int | None = 10, *, language: str = "en", explain: b
                 lines.append(f"         {said}")
         if p.numeric:
             numbers = _say(
-                "report.numbers",
+                "report.numbers_hbm" if p.hbm else "report.numbers",
                 language,
                 flops=format_flops(s.flops_per_device),
                 compute=format_seconds(s.compute_time),
+                hbm=format_seconds(s.hbm_time),
                 comms=format_seconds(s.comm_time),
                 time=format_seconds(s.time),
                 bound=_bound(s.bound, language),
                 peak=format_bytes(s.memory_bytes_per_device),
             )
             lines.append(f"       {numbers}")
+            expected = p.expected_time(s)
+            if expected is not None:
+                lines.append("       " + _say("report.expected", language, time=format_seconds(expected)))
         else:
             lines.append(f"       T_math  = {_seconds(s.compute_time)}")
+            if p.hbm:
+                lines.append(f"       T_hbm   = {_seconds(s.hbm_time)}")
             lines.append(f"       T_comms = {_seconds(s.comm_time)}")
             lines.append("       " + _say("report.memory", language, memory=_bytes(s.memory_bytes_per_device)))
             needs = _needs(s, p)
