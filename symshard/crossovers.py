@@ -42,7 +42,7 @@ import sympy
 from .chips import Hardware, constant_ranges
 from .chips import hardware as lookup_hardware
 from .conditions import Case, Clauses, Condition, merge_labels, regime_label, solve_less
-from .einsums import Matmul
+from .einsums import Matmul, matmul
 from .errors import PlanError, TooLargeError
 from .inequalities import Inequality, Relation, minimal, solve
 from .mathtext import as_expr
@@ -63,6 +63,7 @@ __all__ = [
     "PairComparison",
     "Regime",
     "Region",
+    "check_compared",
     "compare",
     "solve_less",
 ]
@@ -450,14 +451,10 @@ def _resolve_symbol(name: str | sympy.Symbol, candidates: Sequence[Strategy]) ->
     )
 
 
-def _picked(strategies: Sequence[int | str] | str | None, p: Plan) -> tuple[str, list[tuple[int, Strategy]]]:
-    """How to compare (``explicit``, ``all`` or ``best``) and the numbered candidates."""
-    if isinstance(strategies, str) and strategies.strip().lower() == "all":
-        every = p.all_strategies()
-        _check_size(p, "all", len(every))  # before each strategy is built
-        return "all", list(enumerate(every, 1))
-    if strategies is None or (isinstance(strategies, str) and not strategies.strip()):
-        return "best", list(enumerate(p.strategies, 1))
+def _parts(strategies: Sequence[int | str] | str | None) -> list[int | str] | None:
+    """The strategies asked for by number or name, read without the plan; None for ``'all'`` or the plan's."""
+    if strategies is None or (isinstance(strategies, str) and strategies.strip().lower() in ("", "all")):
+        return None
     parts: list[int | str] = []
     items = strategies.split(",") if isinstance(strategies, str) else list(strategies)
     for item in items:
@@ -481,6 +478,19 @@ def _picked(strategies: Sequence[int | str] | str | None, p: Plan) -> tuple[str,
                 say("strategies takes strategy numbers (or names), not {item}", item=repr(item)),
                 hint=say("give the numbers the plan lists: strategies=[1, 2], '1,2' or 'all'"),
             )
+    return parts
+
+
+def _picked(
+    strategies: Sequence[int | str] | str | None, parts: list[int | str] | None, p: Plan
+) -> tuple[str, list[tuple[int, Strategy]]]:
+    """How to compare (``explicit``, ``all`` or ``best``) and the numbered candidates."""
+    if parts is None and isinstance(strategies, str) and strategies.strip().lower() == "all":
+        every = p.all_strategies()
+        check_compared(str(p.matmul), "all", len(every))  # before each strategy is built
+        return "all", list(enumerate(every, 1))
+    if parts is None:
+        return "best", list(enumerate(p.strategies, 1))
     out: list[tuple[int, Strategy]] = []
     for key in parts:
         s = p.strategy(key)  # range check; a name may be a strategy the plan does not list
@@ -526,6 +536,9 @@ def compare(
         PlanError: the symbol does not appear in the costs, or a strategy number is out of range.
     """
     hw = lookup_hardware(hardware) if hardware is not None else None
+    parts = _parts(strategies)
+    if parts is not None:
+        check_compared("", "explicit", len(parts))  # before the plan is made
     if isinstance(mm, Plan):
         p = mm
     else:
@@ -535,9 +548,13 @@ def compare(
         elif mesh is None and hw is not None:
             m0 = plan(mm, None, shape, dtype=dtype, model=model).mesh
             mesh_ = Mesh({a.name: a.size for a in m0.axes}, hardware=hw)
+        if parts is None and isinstance(strategies, str) and strategies.strip().lower() == "all":
+            every = plan(mm, mesh_, shape, dtype=dtype, model=model, all=True).strategies  # a listing is quick
+            check_compared(str(matmul(mm) if isinstance(mm, str) else mm), "all", len(every))
         p = plan(mm, mesh_, shape, dtype=dtype, model=model)
-    mode, numbered = _picked(strategies, p)
-    _check_size(p, mode, len(numbered))
+    mode, numbered = _picked(strategies, parts, p)
+    if mode == "best":
+        check_compared(str(p.matmul), mode, len(numbered))
     if not numbered:
         raise PlanError(
             say("there is nothing to compare: no strategy was picked"),
@@ -648,9 +665,17 @@ def compare(
     )
 
 
-def _check_size(p: Plan, mode: str, count: int) -> None:
-    """Refuse, before any work, more strategies than :data:`MAX_COMPARED` to find winners among, or more
-    than :data:`MAX_PAIRED` to compare pair by pair."""
+def check_compared(product: str, mode: str, count: int) -> None:
+    """Refuse, before any work, more strategies than :data:`MAX_COMPARED` to find winners among (``mode``
+    ``'all'`` or ``'best'``, of the matmul ``product``), or more than :data:`MAX_PAIRED` to compare pair by
+    pair (``'explicit'``).
+
+    Raises:
+        TooLargeError: too many, with the number and how to pick fewer.
+
+    Examples:
+        >>> check_compared("X[B, D] · Y[D_X, F] -> Z[B, F]", "explicit", 3)
+    """
     if mode == "explicit" and count > MAX_PAIRED:
         raise TooLargeError(
             say(
@@ -666,7 +691,7 @@ def _check_size(p: Plan, mode: str, count: int) -> None:
         raise TooLargeError(
             say(
                 "{matmul} has {count} strategies to compare, more than compare takes ({limit})",
-                matmul=str(p.matmul),
+                matmul=product,
                 count=f"{count:,}",
                 limit=f"{MAX_COMPARED:,}",
             ),

@@ -35,7 +35,7 @@ import jinja2.meta
 import jinja2.sandbox
 import sympy
 
-from ..errors import AnswerError, SymshardError, TemplateError, did_you_mean
+from ..errors import AnswerError, SymshardError, TemplateError, TooLargeError, did_you_mean
 from ..mathtext import as_expr
 from ..messages import Clauses, Message, say
 from ..units import format_bytes, format_flops, format_number, format_seconds, json_value, parse_quantity
@@ -50,6 +50,10 @@ if TYPE_CHECKING:
 __all__ = ["Answer", "Grade", "Mistake", "Problem", "families", "family", "generate", "variant"]
 
 MAX_ATTEMPTS = 200
+
+MAX_PROBLEMS = 1_000
+"""The most problems one set may have: each takes its own draw, and every export holds them all (a set of
+200 in every format takes a quarter of a minute and 500 MB)."""
 """Draws tried for one variant before the family is declared unable to produce it."""
 
 
@@ -753,8 +757,16 @@ def generate(
 
     Raises:
         TemplateError: a broken family, or one that cannot produce enough distinct variants.
+        TooLargeError: more than :data:`MAX_PROBLEMS` problems.
     """
     chosen = select(family_folders(extra), names, difficulty)
+    asked = per_family * len(chosen) if per_family is not None else count if count is not None else len(chosen)
+    if asked > MAX_PROBLEMS:
+        raise TooLargeError(
+            say("a set of {count} problems is more than generate takes ({limit})", count=f"{asked:,}",
+                limit=f"{MAX_PROBLEMS:,}"),
+            hint=say("ask for fewer, or make several sets with different seeds"),
+        )  # fmt: skip
     if per_family is not None:
         plan_ = [(f, k) for f in chosen for k in range(per_family)]
     else:
