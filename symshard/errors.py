@@ -33,12 +33,13 @@ The tree::
     ├── ModelError (ValueError)          a Transformer configuration that is not valid
     │   └── UnknownPresetError (LookupError)  a model name not in the catalogue
     ├── TemplateError (ValueError)       a problem family that cannot be rendered
-    │   └── BudgetError                  a family's work past its time or memory limit
+    │   └── BudgetError                  work past its time or memory limit (a family's, or a command's)
     ├── AnswerError (ValueError)         a problem answer that does not exist or cannot be read
     ├── UsageError (ValueError)          a command line the CLI cannot read
     ├── InputError (ValueError)          a file symshard will not read (not a regular file, too large, not text)
     ├── OutputError (ValueError)         a folder or file symshard will not or cannot write
     ├── SiteError (RuntimeError)         a docs site that cannot be prepared, built or served
+    ├── TooLargeError (ValueError)       a question too large to answer, refused before any work
     └── TimeLimitError (TimeoutError)    a search that ran past the time it was given
 """
 
@@ -65,6 +66,7 @@ __all__ = [
     "SymshardError",
     "TemplateError",
     "TimeLimitError",
+    "TooLargeError",
     "UnknownAxisError",
     "UnknownDtypeError",
     "UnknownHardwareError",
@@ -212,7 +214,8 @@ class TemplateError(SymshardError, ValueError):
 
 
 class BudgetError(TemplateError):
-    """Work a problem family asked for that ran past its time or memory limit."""
+    """Work past its time or memory limit: what a problem family asked for, or a command (``--time-limit``,
+    ``--memory-limit``)."""
 
 
 class AnswerError(SymshardError, ValueError):
@@ -234,6 +237,11 @@ class OutputError(SymshardError, ValueError):
 
 class SiteError(SymshardError, RuntimeError):
     """A docs site that cannot be prepared, built or served (MkDocs missing, a warning, a taken port)."""
+
+
+class TooLargeError(SymshardError, ValueError):
+    """A question too large to answer in any sensible time or memory (too many dims, mesh axes, compute
+    shardings or strategies), refused before any work starts, with the number and how to shrink it."""
 
 
 class TimeLimitError(SymshardError, TimeoutError):

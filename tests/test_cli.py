@@ -657,7 +657,7 @@ def test_shell_completion_completes_commands_and_options(capsys, tmp_path):
     probe = (
         f"source {tmp_path / 'symshard.bash'}\n"
         'COMP_WORDS=(symshard ma); COMP_CWORD=1; _shtab_symshard; echo "${COMPREPLY[@]}"\n'
-        'COMP_WORDS=(symshard matmul --me); COMP_CWORD=2; _shtab_symshard; echo "${COMPREPLY[@]}"\n'
+        'COMP_WORDS=(symshard matmul --mes); COMP_CWORD=2; _shtab_symshard; echo "${COMPREPLY[@]}"\n'
         'COMP_WORDS=(symshard problems ge); COMP_CWORD=2; _shtab_symshard; echo "${COMPREPLY[@]}"\n'
     )
     done = subprocess.run([bash, "-c", probe], capture_output=True, text=True, timeout=60)

@@ -8,6 +8,7 @@ its answer.
 - this module: :func:`main`, which parses, runs the command and prints its text, its JSON or its error;
 - :mod:`~symshard.cli.parser`: the argument parser, every command's options, help and examples;
 - :mod:`~symshard.cli.commands`: each command's function (options in, library called, report out);
+- :mod:`~symshard.cli.budget`: the time and memory every command runs on;
 - :mod:`~symshard.cli.words`: the few words the command line says itself.
 
 The words of every report are :mod:`symshard.report`'s.
@@ -48,6 +49,7 @@ from ..errors import SymshardError, UsageError
 from ..i18n import LANGUAGES, keyed, language_from, sentence
 from ..messages import say
 from ..problems.texts import shown_language
+from .budget import limits_for, running
 from .commands import COMMANDS
 from .parser import EXAMPLES, argparse_words, argument_parser
 from .words import ENGLISH
@@ -84,6 +86,12 @@ def _language(args: argparse.Namespace) -> str:
         args.lang = chosen
         return shown_language(chosen)
     return language_from(explicit)
+
+
+def _command_name(args: argparse.Namespace) -> str:
+    """The command as typed: ``matmul``, ``problems generate``."""
+    words = [args.command, getattr(args, "problems_command", None), getattr(args, "site_command", None)]
+    return " ".join(w for w in words if w)
 
 
 def _error_line(err: SymshardError, language: str) -> str:
@@ -170,7 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     answer is wrong and for ``best-sharding`` when nothing fits).
 
     Every failure is one line on stderr (a JSON error object on stdout with ``--json``) and
-    exit status 2; no traceback unless ``$SYMSHARD_DEBUG`` is set.
+    exit status 2; no traceback unless ``$SYMSHARD_DEBUG`` is set. Every command runs on a time and
+    memory budget (:mod:`symshard.cli.budget`): past it, one line says which limit it hit.
     """
     if argv is None:
         # a process that runs one command: what the imports built lives to its end, so the cyclic garbage
@@ -189,7 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.language = language = _language(args)
         as_json = bool(getattr(args, "json", False))
         args.command_line = command_line  # the site commands document this command (they cannot import main)
-        text, data = COMMANDS[args.run](args)
+        with running(limits_for(args), _command_name(args)):
+            text, data = COMMANDS[args.run](args)
         if getattr(args, "unused_sizes", None):
             unused, context = args.unused_sizes
             text += "\n" + _say("cli.unused_sizes", language, dims=", ".join(unused), text=context)

@@ -21,7 +21,7 @@ import sympy
 from ..algebra.units import format_number
 from ..costs.collectives import parse_collective
 from ..costs.placement import place
-from ..errors import HardwareError, UsageError
+from ..errors import HardwareError, TooLargeError, UsageError
 from ..i18n import sentence
 from ..machines.chips import Hardware, hardware
 from ..machines.mesh import Mesh
@@ -34,6 +34,14 @@ from .words import word as _say
 
 if TYPE_CHECKING:  # the comparison is built lazily, in the command that needs it
     from ..planning.crossovers import Comparison
+
+
+MAX_PRINTED = 10_000
+"""The most strategies ``matmul`` prints with numbers (about 1.5 ms each in JSON)."""
+
+MAX_PRINTED_SYMBOLIC = 1_000
+"""The most strategies ``matmul`` prints with symbolic sizes: each one's formulas are worked out and written
+(about 30 ms each in JSON, with their LaTeX)."""
 
 
 def _budget(args: argparse.Namespace):
@@ -166,6 +174,14 @@ def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
         # sizes are symbolic: keep C, W_ici, ... as symbols too, so the formulas stay readable
         p = plan(mm, mesh, args.shape, dtype=args.dtype, model=model, overlap=not args.serial, comm_overlap=how,
                  all=every, split=split)  # fmt: skip
+    shown = len(p.strategies) if args.json or args.top == 0 else min(args.top, len(p.strategies))
+    most = MAX_PRINTED if p.numeric else MAX_PRINTED_SYMBOLIC
+    if shown > most:  # each strategy printed is its formulas worked out and written: refused before the work
+        raise TooLargeError(
+            say("printing {count} strategies of {matmul} is more than matmul prints ({limit})", count=f"{shown:,}",
+                matmul=str(p.matmul), limit=f"{most:,}"),
+            hint=say("print the first few as text with --top N (--json prints every one), or drop --all"),
+        )  # fmt: skip
     if args.json:  # only what is printed is worked out: a long plan's formulas take a while to write
         return "", plan_data(p, args.language)
     text = plan_text(p, top=None if args.top == 0 else args.top, language=args.language, explain=args.explain)
@@ -204,11 +220,6 @@ def _verify(args: argparse.Namespace) -> tuple[str, dict]:
     if args.sample is not None and args.sample < 1:
         raise UsageError(
             say("--sample {count} runs no strategy", count=args.sample), hint=say("sample at least 1, e.g. --sample 20")
-        )
-    if args.time_limit is not None and args.time_limit <= 0:
-        raise UsageError(
-            say("--time-limit {seconds} leaves no time", seconds=f"{args.time_limit:g}"),
-            hint=say("give seconds, e.g. --time-limit 600"),
         )
     progress = _verify_progress(args.language) if sys.stderr.isatty() and not args.json else None
     v = verify(
@@ -260,7 +271,7 @@ def _verify_progress(lang: str):
 
 def _compare(args: argparse.Namespace) -> tuple[str, dict]:
     from ..notation.einsums import matmul
-    from ..planning.crossovers import compare
+    from ..planning.crossovers import check_compared, compare
     from ..planning.planner import plan
     from ..report.plans import compare_data, compare_text, map_hint, pairs_hint
 
@@ -280,6 +291,12 @@ def _compare(args: argparse.Namespace) -> tuple[str, dict]:
                 )
             picked.append(int(part))
     _set_aside_unused_sizes(args, mm.dims, str(mm))
+    if isinstance(picked, list):  # refused before any work: the plan, then every pair
+        check_compared(str(mm), "explicit", len(picked))
+    elif picked == "all":  # the listing is quick; the plan's winners are not
+        every = plan(mm, mesh, args.shape, dtype=args.dtype, model=_cost_model(args, chip),
+                     comm_overlap=args.comm_overlap, all=True, hbm=False)  # fmt: skip
+        check_compared(str(mm), "all", len(every.strategies))
     p = plan(mm, mesh, args.shape, dtype=args.dtype, model=_cost_model(args, chip), comm_overlap=args.comm_overlap,
              hbm=False)  # fmt: skip
     c = compare(p, args.solve_for, strategies=picked, hardware=chip, overlap=not args.serial)
@@ -297,6 +314,7 @@ def _regime_map(args: argparse.Namespace, c: Comparison, text: str, data: dict) 
     from ..outputs import write_signed_file
     from ..render.regions import regime_map
     from ..report.plans import regime_map_line
+    from .budget import hold
 
     names = [n.strip() for n in args.map.split(",")]
     if len(names) != 2 or not all(names):
@@ -305,7 +323,8 @@ def _regime_map(args: argparse.Namespace, c: Comparison, text: str, data: dict) 
             hint=say("give two, the first across and the second up: --map B,D"),
         )
     fig = regime_map(c, names[0], names[1], language=args.language)
-    path = write_signed_file(args.map_file, fig.svg, "symshard compare", force=args.force, xml=True)
+    with hold():  # the budget stops the work, never a write halfway
+        path = write_signed_file(args.map_file, fig.svg, "symshard compare", force=args.force, xml=True)
     boundaries = fig.svg.count('class="boundary"')
     line = regime_map_line(path, names[0], names[1], boundaries, args.language)
     return f"{text}\n{line}", {
@@ -698,7 +717,8 @@ def _problems_check(args: argparse.Namespace) -> tuple[str, dict]:
 def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
     from ..problems import generate
     from ..problems.texts import generated_report, problem_set_title
-    from ..problems.writers import FORMATS, write_set
+    from ..problems.writers import FORMATS, export, write_files
+    from .budget import hold
 
     if args.count is None and args.per_family is None:
         raise UsageError(say("say how many problems: --count N or --per-family K"), hint=say("e.g. --count 20"))
@@ -718,8 +738,9 @@ def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
     )  # fmt: skip
     language = problems[0].language if problems else "en"  # the set's own language (--lang or $SYMSHARD_LANG)
     title = args.title if args.title else problem_set_title(language)
-    written = write_set(problems, out, formats=formats, seed=args.seed, title=title,
-                        solutions=args.solutions, force=args.force)  # fmt: skip
+    produced = export(problems, formats, seed=args.seed, title=title, solutions=args.solutions)
+    with hold():  # the budget stops the work, never a write halfway
+        written = write_files(out, produced, force=args.force)
     return generated_report(problems, written.written, out, args.seed, args.lang, kept=written.kept)
 
 
@@ -785,6 +806,7 @@ def _site_build(args: argparse.Namespace) -> tuple[str, dict]:
 
 def _site_serve(args: argparse.Namespace) -> tuple[str, dict]:
     from ..site import build, serve
+    from .budget import relax
 
     out = Path(args.out)
     if not args.no_build:
@@ -799,6 +821,8 @@ def _site_serve(args: argparse.Namespace) -> tuple[str, dict]:
 
     def ready(url: str) -> None:
         print(f"serving {out} at {url} (Ctrl-C stops)", flush=True)
+
+    relax()  # the build had its time; serving lasts until Ctrl-C
 
     serve(out, args.port, ready=ready)
     return "stopped", {"stopped": True}

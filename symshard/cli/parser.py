@@ -87,6 +87,7 @@ def _add_sizes(
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_lang(p)
+    _add_limits(p)
 
 
 _SITE_URL_HELP = (
@@ -111,11 +112,26 @@ def _add_lang(p: argparse.ArgumentParser, help: str = _LANG_HELP) -> None:
 def _add_budget(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--time-limit", metavar="SECONDS",
-        help="stop a variant whose drawing and rendering take longer (default 4 s, or $SYMSHARD_TIME_LIMIT)",
+        help="stop a variant whose drawing and rendering take longer (default 4 s, or $SYMSHARD_TIME_LIMIT); the "
+        "command itself gets a minute more than its variants together",
     )  # fmt: skip
     p.add_argument(
         "--memory-limit", metavar="SIZE",
-        help="stop a variant that needs more memory, e.g. 1GiB (default 512 MiB, or $SYMSHARD_MEMORY_LIMIT)",
+        help="stop a variant that needs more memory, e.g. 1GiB (default 512 MiB, or $SYMSHARD_MEMORY_LIMIT); the "
+        "command itself may take four times as much, and at least 2 GiB",
+    )  # fmt: skip
+
+
+def _add_limits(p: argparse.ArgumentParser, seconds: str = "60 s", memory: str = "2 GiB") -> None:
+    """Every command's budget (:mod:`symshard.cli.budget`); the problem commands' is :func:`_add_budget`."""
+    p.add_argument(
+        "--time-limit", metavar="SECONDS",
+        help=f"stop the command when it runs longer, e.g. 300 or '300 s' (default {seconds}, or $SYMSHARD_TIME_LIMIT)",
+    )  # fmt: skip
+    p.add_argument(
+        "--memory-limit", metavar="SIZE",
+        help=f"stop the command when it needs more memory than this on top of what it starts with, e.g. 4GiB "
+        f"(default {memory}, or $SYMSHARD_MEMORY_LIMIT)",
     )  # fmt: skip
 
 
@@ -223,11 +239,16 @@ def argument_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of --sample's draw (default 0)")
     p.add_argument(
         "--time-limit",
-        type=float,
-        default=600.0,
         metavar="SECONDS",
-        help="the whole check's time (default 600): searches for XLA's plan and runs of strategies stop when it is "
-        "up, and the report says which search stopped and how many runs were left",
+        help="the whole check's time (default 600 s, or $SYMSHARD_TIME_LIMIT): searches for XLA's plan and runs of "
+        "strategies stop when it is up, and the report says which search stopped and how many runs were left; what "
+        "cannot stop midway (an XLA compile) is stopped a minute later",
+    )
+    p.add_argument(
+        "--memory-limit",
+        metavar="SIZE",
+        help="stop the check when its resident memory grows past this, e.g. 32GiB (default 16 GiB, or "
+        "$SYMSHARD_MEMORY_LIMIT; resident memory, as JAX reserves address space up front)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_lang(p)
@@ -335,6 +356,7 @@ def argument_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_lang(p)
+    _add_limits(p)
     p.set_defaults(run="calibrate")
 
     p = sub.add_parser(
@@ -384,6 +406,7 @@ def argument_parser() -> argparse.ArgumentParser:
     p.add_argument("--hw-set", metavar="K=V,...", help="override or supply constants, e.g. W_hbm=3.4e12")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_lang(p)
+    _add_limits(p)
     p.set_defaults(run="model")
 
     p = sub.add_parser(
@@ -406,6 +429,7 @@ def argument_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_lang(p)
+    _add_limits(p)
     p.set_defaults(run="transfer")
 
     p = sub.add_parser("problems", help="worked problems: list, show, check, generate, schema")
@@ -414,6 +438,7 @@ def argument_parser() -> argparse.ArgumentParser:
     q.add_argument("--families", action="append", metavar="DIR", help="also load the families in DIR")
     q.add_argument("--json", action="store_true", help="print one JSON object")
     _add_lang(q)
+    _add_limits(q)
     q.set_defaults(run="problems_list")
     q = psub.add_parser("show", help="one problem, with hints, solution and answers")
     q.add_argument("family", help="a family name (see 'symshard problems list')")
@@ -458,6 +483,7 @@ def argument_parser() -> argparse.ArgumentParser:
     q.set_defaults(run="problems_generate")
     q = psub.add_parser("schema", help="the JSON Schema of problems.json")
     q.add_argument("--json", action="store_true", help="(the output is JSON anyway)")
+    _add_limits(q)
     q.set_defaults(run="problems_schema")
 
     p = sub.add_parser("site", help="the docs site with generated problem sets: build, serve, prepare")
@@ -468,6 +494,7 @@ def argument_parser() -> argparse.ArgumentParser:
     q.add_argument("--site-url", metavar="URL", help=_SITE_URL_HELP)
     q.add_argument("--force", action="store_true", help=_FORCE_HELP)
     q.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_limits(q, "600 s", "4 GiB")
     q.set_defaults(run="site_build")
     q = psub.add_parser("serve", help="build the site, then serve it on localhost")
     q.add_argument("--port", type=int, default=8000, help="the port (default 8000)")
@@ -475,22 +502,26 @@ def argument_parser() -> argparse.ArgumentParser:
     q.add_argument("--no-build", action="store_true", help="serve what is in --out without building")
     q.add_argument("--site-url", metavar="URL", help=_SITE_URL_HELP)
     q.add_argument("--force", action="store_true", help=_FORCE_HELP)
+    _add_limits(q, "600 s (for the build; serving has no limit)", "4 GiB")
     q.set_defaults(run="site_serve")
     q = psub.add_parser("prepare", help="write the MkDocs project (pages, problem sets, mkdocs.yml) and stop")
     q.add_argument("--out", required=True, metavar="DIR", help="folder for the project")
     q.add_argument("--site-url", metavar="URL", help=_SITE_URL_HELP)
     q.add_argument("--force", action="store_true", help=_FORCE_HELP)
     q.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_limits(q, "600 s", "4 GiB")
     q.set_defaults(run="site_prepare")
 
     p = sub.add_parser("book", help="the chapter's worked answers, recomputed")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_limits(p)
     p.set_defaults(run="book")
 
     p = sub.add_parser("hardware", help="the hardware presets and their sources")
     p.add_argument("name", nargs="?", help="one preset to show in full")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_lang(p)
+    _add_limits(p)
     p.set_defaults(run="hardware")
 
     p = sub.add_parser(
@@ -503,6 +534,7 @@ def argument_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("shell", choices=["bash", "zsh", "tcsh"], help="the shell")
+    _add_limits(p)
     p.set_defaults(run="completion")
     _add_examples(sub, ())
     return parser

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import sympy
 
 from ..algebra.symbols import axis as axis_symbol
-from ..errors import MeshError, NotationError, UnknownAxisError, did_you_mean
+from ..errors import MeshError, NotationError, TooLargeError, UnknownAxisError, did_you_mean
 from ..messages import Message, say
 from ..notation.arrays import check_axis_name
 from ..notation.sizes import MAX_SIZE, parse_size_value, parse_sizes
@@ -33,7 +33,11 @@ from .topology import Fabric, Topology
 if TYPE_CHECKING:
     from .chips import Hardware
 
-__all__ = ["Mesh", "MeshAxis", "resolve_mesh"]
+__all__ = ["MAX_AXES", "Mesh", "MeshAxis", "resolve_mesh"]
+
+MAX_AXES = 32
+"""The most axes a mesh may have. Real meshes have up to five or six (a few more with axes in parts); the
+planners' work grows exponentially with them, so more is refused when the mesh is built."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +232,12 @@ class Mesh:
                     )
                 built.append(a)
         names = [a.name for a in built]
+        if len(names) > MAX_AXES:
+            raise TooLargeError(
+                say("a mesh of {count} axes is more than symshard takes ({limit})", count=f"{len(names):,}",
+                    limit=MAX_AXES),
+                hint=say("give axes that always move together as one (X=2,Y=2 as X=4)"),
+            )  # fmt: skip
         for i, n in enumerate(names):
             if n in names[:i]:
                 twice = (

@@ -26,10 +26,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..errors import NotationError, ShardingError
+from ..errors import NotationError, ShardingError, TooLargeError
 from ..messages import say
 
 __all__ = [
+    "MAX_DIMS",
     "Array",
     "Dim",
     "check_axis_name",
@@ -45,6 +46,10 @@ _DIM = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
 _AXIS = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 Spans = Mapping[tuple, tuple[int, int]]
+
+MAX_DIMS = 32
+"""The most dims an array may have. Every einsum of a model has a handful; the work on one grows faster
+than its dims (an array of 2,000 dims kept a plan busy for minutes), so more is refused when it is built."""
 
 
 def check_axis_name(name: str, *, text: str | None = None, span: tuple[int, int] | None = None) -> str:
@@ -157,7 +162,18 @@ class Array:
         return self._hash
 
     def __post_init__(self) -> None:
-        dims = tuple(_as_dim(d) for d in self.dims)
+        given = tuple(self.dims)
+        if len(given) > MAX_DIMS:
+            raise TooLargeError(
+                say(
+                    "array {name} has {count} dims, more than symshard takes ({limit})",
+                    name=self.name or "[...]",
+                    count=f"{len(given):,}",
+                    limit=MAX_DIMS,
+                ),
+                hint=say("merge dims that are sharded together into one, or split the einsum into smaller ones"),
+            )
+        dims = tuple(_as_dim(d) for d in given)
         object.__setattr__(self, "dims", dims)
         unreduced = (self.unreduced,) if isinstance(self.unreduced, str) else self.unreduced
         object.__setattr__(self, "unreduced", frozenset(unreduced))

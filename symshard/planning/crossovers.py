@@ -49,28 +49,40 @@ from ..algebra.signomials import Signomial
 from ..algebra.solving import solve_less
 from ..algebra.symbols import is_axis_symbol
 from ..costs.placement import ShapeLike
-from ..errors import PlanError
+from ..errors import PlanError, TooLargeError
 from ..machines.chips import Hardware, constant_ranges
 from ..machines.chips import hardware as lookup_hardware
 from ..machines.mesh import Mesh
 from ..memo import memoized
 from ..messages import say
-from ..notation.einsums import Matmul
+from ..notation.einsums import Matmul, matmul
 from .planner import plan
 from .strategies import Plan, Strategy
 
 __all__ = [
+    "MAX_COMPARED",
+    "MAX_PAIRED",
     "Case",
     "Comparison",
     "Condition",
     "PairComparison",
     "Regime",
     "Region",
+    "check_compared",
     "compare",
     "solve_less",
 ]
 
 _Cases = list[list[Relation]]
+
+MAX_COMPARED = 500
+"""The most strategies :func:`compare` looks for winners among (``strategies='all'`` or the plan's): the
+four-axis plan of the README's matmul has 441, compared in about twenty seconds; the work grows faster
+than their number (every strategy is checked against every other)."""
+
+MAX_PAIRED = 16
+"""The most strategies :func:`compare` takes by number, every pair of them compared case by case (120
+pairs, about ten seconds on a plan of three axes)."""
 
 
 # -- results -----------------------------------------------------------------------------------------
@@ -444,12 +456,10 @@ def _resolve_symbol(name: str | sympy.Symbol, candidates: Sequence[Strategy]) ->
     )
 
 
-def _picked(strategies: Sequence[int | str] | str | None, p: Plan) -> tuple[str, list[tuple[int, Strategy]]]:
-    """How to compare (``explicit``, ``all`` or ``best``) and the numbered candidates."""
-    if isinstance(strategies, str) and strategies.strip().lower() == "all":
-        return "all", list(enumerate(p.all_strategies(), 1))
-    if strategies is None or (isinstance(strategies, str) and not strategies.strip()):
-        return "best", list(enumerate(p.strategies, 1))
+def _parts(strategies: Sequence[int | str] | str | None) -> list[int | str] | None:
+    """The strategies asked for by number or name, read without the plan; None for ``'all'`` or the plan's."""
+    if strategies is None or (isinstance(strategies, str) and strategies.strip().lower() in ("", "all")):
+        return None
     parts: list[int | str] = []
     items = strategies.split(",") if isinstance(strategies, str) else list(strategies)
     for item in items:
@@ -473,6 +483,19 @@ def _picked(strategies: Sequence[int | str] | str | None, p: Plan) -> tuple[str,
                 say("strategies takes strategy numbers (or names), not {item}", item=repr(item)),
                 hint=say("give the numbers the plan lists: strategies=[1, 2], '1,2' or 'all'"),
             )
+    return parts
+
+
+def _picked(
+    strategies: Sequence[int | str] | str | None, parts: list[int | str] | None, p: Plan
+) -> tuple[str, list[tuple[int, Strategy]]]:
+    """How to compare (``explicit``, ``all`` or ``best``) and the numbered candidates."""
+    if parts is None and isinstance(strategies, str) and strategies.strip().lower() == "all":
+        every = p.all_strategies()
+        check_compared(str(p.matmul), "all", len(every))  # before each strategy is built
+        return "all", list(enumerate(every, 1))
+    if parts is None:
+        return "best", list(enumerate(p.strategies, 1))
     out: list[tuple[int, Strategy]] = []
     for key in parts:
         s = p.strategy(key)  # range check; a name may be a strategy the plan does not list
@@ -518,6 +541,9 @@ def compare(
         PlanError: the symbol does not appear in the costs, or a strategy number is out of range.
     """
     hw = lookup_hardware(hardware) if hardware is not None else None
+    parts = _parts(strategies)
+    if parts is not None:
+        check_compared("", "explicit", len(parts))  # before the plan is made
     if isinstance(mm, Plan):
         p = mm
     else:
@@ -527,9 +553,16 @@ def compare(
         elif mesh is None and hw is not None:
             m0 = plan(mm, None, shape, dtype=dtype, model=model, hbm=False).mesh
             mesh_ = Mesh({a.name: a.size for a in m0.axes}, hardware=hw)
+        if parts is None and isinstance(strategies, str) and strategies.strip().lower() == "all":
+            every = plan(
+                mm, mesh_, shape, dtype=dtype, model=model, all=True, hbm=False
+            ).strategies  # a listing is quick
+            check_compared(str(matmul(mm) if isinstance(mm, str) else mm), "all", len(every))
         # the chapter's reasoning: T_math against the collectives' bandwidth time (HBM left out here)
         p = plan(mm, mesh_, shape, dtype=dtype, model=model, hbm=False)
-    mode, numbered = _picked(strategies, p)
+    mode, numbered = _picked(strategies, parts, p)
+    if mode == "best":
+        check_compared(str(p.matmul), mode, len(numbered))
     if not numbered:
         raise PlanError(
             say("there is nothing to compare: no strategy was picked"),
@@ -638,6 +671,43 @@ def compare(
         mode,
         serial,
     )
+
+
+def check_compared(product: str, mode: str, count: int) -> None:
+    """Refuse, before any work, more strategies than :data:`MAX_COMPARED` to find winners among (``mode``
+    ``'all'`` or ``'best'``, of the matmul ``product``), or more than :data:`MAX_PAIRED` to compare pair by
+    pair (``'explicit'``).
+
+    Raises:
+        TooLargeError: too many, with the number and how to pick fewer.
+
+    Examples:
+        >>> check_compared("X[B, D] · Y[D_X, F] -> Z[B, F]", "explicit", 3)
+    """
+    if mode == "explicit" and count > MAX_PAIRED:
+        raise TooLargeError(
+            say(
+                "comparing {count} strategies pair by pair is {pairs} comparisons, more than compare takes "
+                "({limit} strategies)",
+                count=count,
+                pairs=f"{count * (count - 1) // 2:,}",
+                limit=MAX_PAIRED,
+            ),
+            hint=say("pick fewer strategies (--strategies 1,2), or leave them out to compare those that can win"),
+        )
+    if mode != "explicit" and count > MAX_COMPARED:
+        raise TooLargeError(
+            say(
+                "{matmul} has {count} strategies to compare, more than compare takes ({limit})",
+                matmul=product,
+                count=f"{count:,}",
+                limit=f"{MAX_COMPARED:,}",
+            ),
+            hint=say("compare only those that can win (without --strategies all), pick some (--strategies 1,2), "
+                     "or use fewer mesh axes")
+            if mode == "all"
+            else say("pick some of them (--strategies 1,2), or use fewer mesh axes"),
+        )  # fmt: skip
 
 
 def _in_given_order(pairs: list[PairComparison], order: list[int]) -> list[PairComparison]:

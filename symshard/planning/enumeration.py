@@ -27,6 +27,8 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from fractions import Fraction
 
 from ..costs.collectives import CollectiveExpr, DynamicSlice
+from ..errors import TooLargeError
+from ..messages import say
 from ..notation.arrays import Array
 from ..notation.einsums import LocalMatmul, Matmul
 from .builder import Builder, costed_leg
@@ -49,7 +51,20 @@ from .shardings import (
 )
 from .strategies import Leg, PlanStep, Reason, Strategy, order_of, sort_key
 
-__all__ = ["Enumeration"]
+__all__ = ["MAX_LISTED", "MAX_SHARDINGS", "MAX_SYMBOLIC_SHARDINGS", "Enumeration"]
+
+MAX_SHARDINGS = 16_384
+"""The most compute shardings a plan tries with every size a number (a 2-D matmul on seven mesh axes of
+different sizes, about ten seconds); one choice per mesh axis, so they grow exponentially with the axes.
+Axes of one size that no array names are interchangeable and count once per set of choices."""
+
+MAX_SYMBOLIC_SHARDINGS = 2_048
+"""The most compute shardings a plan tries with symbolic sizes, whose costs are compared as formulas (a
+2-D matmul on five symbolic axes, seconds; on six, most of a minute)."""
+
+MAX_LISTED = 25_000_000
+"""The most strategies ``all=True`` lists (the largest that :func:`symshard.jax.verification.verify` checks
+lists twelve million, in about a gigabyte)."""
 
 
 class Enumeration:
@@ -87,6 +102,72 @@ class Enumeration:
         return Enumeration(self.mm, self.env, self.targets, self.overlap, True, wide=True)
 
     # -- compute shardings
+    def shardings(self, symmetric: bool = False) -> int:
+        """How many compute shardings :meth:`products` walks (before the equal ones are dropped), counted
+        without walking them: one choice per mesh axis, each set of interchangeable axes counted once per
+        multiset of choices (``symmetric``), for each output and each order of axes."""
+        options = [opts for _, opts in self.choices]
+        classes = interchangeable_axes(self.mm, self.env, self.targets) if symmetric else []
+        grouped = {i for members in classes for i in members}
+        count = math.prod(len(opts) for i, opts in enumerate(options) if i not in grouped)
+        for members in classes:
+            count *= math.comb(len(options[members[0]]) + len(members) - 1, len(members))
+        return count * len(self.targets) * (3 if self.wide else 1)
+
+    def check_size(self, every: bool) -> None:
+        """Refuse, before any work, a plan with more compute shardings to try than :data:`MAX_SHARDINGS`
+        (:data:`MAX_SYMBOLIC_SHARDINGS` with symbolic sizes) or, listing ``every`` strategy, more
+        strategies than :data:`MAX_LISTED`.
+
+        Raises:
+            TooLargeError: the plan is too large, with the number and how to make it smaller.
+        """
+        numeric = self.env.numeric
+        limit = MAX_SHARDINGS if numeric or every else MAX_SYMBOLIC_SHARDINGS
+        count = self.shardings(symmetric=not every)
+        if count > limit:
+            axes = sum(1 for _, opts in self.choices if len(opts) > 1)
+            if every and self.shardings(symmetric=True) <= (MAX_SHARDINGS if numeric else MAX_SYMBOLIC_SHARDINGS):
+                hint = say(
+                    "list only the strategies that can win (without --all, or all=False), or use fewer mesh axes"
+                )
+            elif not numeric and count <= MAX_SHARDINGS:
+                hint = say(
+                    "give every size as a number (--shape and --hw), with which the planner tries up to {limit}, "
+                    "or use fewer mesh axes",
+                    limit=f"{MAX_SHARDINGS:,}",
+                )
+            else:
+                hint = say(
+                    "use fewer mesh axes (one of size 1 costs nothing), or give axes that always move together "
+                    "as one (X=2,Y=2 as X=4)"
+                )
+            raise TooLargeError(
+                say(
+                    "planning {matmul} on {axes} mesh axes means trying {count} compute shardings, more than the "
+                    "planner takes ({limit})",
+                    matmul=str(self.mm),
+                    axes=axes,
+                    count=f"{count:,}",
+                    limit=f"{limit:,}",
+                ),
+                hint=hint,
+            )
+        if every:
+            listed = self.count()
+            if listed > MAX_LISTED:
+                raise TooLargeError(
+                    say(
+                        "{matmul} has {count} valid strategies, more than a listing takes ({limit})",
+                        matmul=str(self.mm),
+                        count=f"{listed:,}",
+                        limit=f"{MAX_LISTED:,}",
+                    ),
+                    hint=say(
+                        "list only the strategies that can win (without --all, or all=False), or use fewer mesh axes"
+                    ),
+                )
+
     def products(self, symmetric: bool = False) -> list[Product]:
         """The valid compute shardings, in the enumeration's order; with ``symmetric``, one of each set
         that only swaps interchangeable idle axes (same size and links, named by no array), the one the

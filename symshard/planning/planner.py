@@ -57,7 +57,7 @@ from ..messages import say
 from ..notation.einsums import Matmul, local_product, matmul
 from .builder import Builder
 from .costenv import CostEnv
-from .enumeration import Enumeration
+from .enumeration import MAX_LISTED, MAX_SHARDINGS, MAX_SYMBOLIC_SHARDINGS, Enumeration
 from .rawcosts import Value, exact_ratio, sym
 from .route_steps import Repermute
 from .routes import reshard_routes, reshard_steps
@@ -66,6 +66,9 @@ from .strategies import Leg, Plan, PlanStep, Reason, Strategy, sort_key, sort_st
 
 __all__ = [
     "KEEP",
+    "MAX_LISTED",
+    "MAX_SHARDINGS",
+    "MAX_SYMBOLIC_SHARDINGS",
     "Builder",
     "CostEnv",
     "FusedAllToAll",
@@ -190,6 +193,7 @@ def plan(
     # a refined mesh (more axes than XLA partitioned for) keeps the orders of neither: see _wide
     wide = _wide(routes, written, m_) and len(mesh_.axes) == written
     source = Enumeration(m_, env, targets, overlap, routes == "xla", wide=wide)
+    source.check_size(every)
     natural = source.natural()
     if natural is None:
         raise PlanError(
@@ -331,7 +335,9 @@ def best_strategy(
             if found is not None:
                 return found
             wide = _wide(routes, len(mesh_.axes), m_)
-            fastest = Enumeration(m_, env, (m_.out,), overlap, routes == "xla", wide).fastest()
+            source = Enumeration(m_, env, (m_.out,), overlap, routes == "xla", wide)
+            source.check_size(False)
+            fastest = source.fastest()
             if fastest is not None:
                 return fastest
     p = plan(

@@ -40,7 +40,7 @@ import sympy
 from ..algebra.symbols import C
 from ..algebra.units import format_bytes, format_seconds
 from ..costs.placement import ShapeLike, check_on_mesh, resolve_shape
-from ..errors import PlanError
+from ..errors import PlanError, TooLargeError
 from ..machines.chips import Hardware
 from ..machines.chips import hardware as lookup_hardware
 from ..machines.mesh import Mesh, resolve_mesh
@@ -55,7 +55,13 @@ from .rawcosts import Value, exact_ratio, sym
 from .shardings import KEEP, axis_order, compute_array
 from .strategies import PlanStep, Strategy
 
-__all__ = ["Candidate", "SearchResult", "best_sharding"]
+__all__ = ["MAX_SEARCH", "Candidate", "SearchResult", "best_sharding"]
+
+MAX_SEARCH = 30_000
+"""The most work :func:`best_sharding` takes on, counted before it starts: each matmul's compute shardings
+(one choice per mesh axis) times those of the matmul before it (each may leave the result the next one
+starts from), the first matmul's eight times (its operands' storages). A 2-D matmul on five mesh axes
+(8,192) takes seconds, on six (32,768) most of a minute, and so do two chained on four axes (67,584)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,8 +364,9 @@ def best_sharding(
     if out is not None and not (isinstance(out, str) and out.strip().lower() == "any"):
         final_target = parse_array(out) if isinstance(out, str) else out
         check_on_mesh(final_target, mesh_, sizes)
-    builder = Builder(env, overlap)
     names = list(mesh_.names)
+    _check_size(chain, names, env)
+    builder = Builder(env, overlap)
 
     # the costs are compared as ints: each stage's times and bytes multiplied by a common multiple of their
     # denominators (_fronts), the partial chains' by one of every stage's so far; exact values (Fractions)
@@ -433,6 +440,30 @@ def best_sharding(
         considered=total_count,
         fitting=fitting_count,
     )
+
+
+def _check_size(chain: Sequence[Matmul], names: Sequence[str], env: CostEnv) -> None:
+    """Refuse, before any work, a search larger than :data:`MAX_SEARCH`."""
+    work, before = 0, 8
+    for mm in chain:
+        shardings = math.prod(1 if env.axis[a] == 1 else len(mm.dims) + 1 for a in names)
+        work += shardings * before
+        before = shardings
+    if work > MAX_SEARCH:
+        axes = sum(1 for a in names if env.axis[a] != 1)
+        raise TooLargeError(
+            say(
+                "searching {count} matmuls on {axes} mesh axes is about {work} steps of work, more than the search "
+                "takes ({limit})",
+                count=len(chain),
+                axes=axes,
+                work=f"{work:,}",
+                limit=f"{MAX_SEARCH:,}",
+            ),
+            hint=say(
+                "use fewer mesh axes, or search a shorter chain (each matmul's shardings multiply the next one's)"
+            ),
+        )
 
 
 def _offer(front: list[_Partial], p: _Partial, limit: int | None) -> None:

@@ -63,7 +63,7 @@ class Budget:
     """
 
     seconds: float = 4.0
-    memory: int = 512 * 2**20  # the two defaults are repeated in from_environment
+    memory: int = 512 * 2**20
 
     def __post_init__(self) -> None:
         if not (isinstance(self.seconds, (int, float)) and math.isfinite(self.seconds) and 0 < self.seconds <= 86400):
@@ -80,8 +80,9 @@ class Budget:
             )
 
     @classmethod
-    def of(cls, seconds: object = None, memory: object = None) -> Budget:
-        """A budget from text or numbers (``'10 s'``, ``'1 GiB'``); None keeps the environment's or the default.
+    def of(cls, seconds: object = None, memory: object = None, *, default: Budget | None = None) -> Budget:
+        """A budget from text or numbers (``'10 s'``, ``'1 GiB'``); None keeps the environment's or ``default``
+        (a variant's: 4 s and 512 MiB).
 
         Raises:
             TemplateError: a limit that cannot be read.
@@ -89,21 +90,25 @@ class Budget:
         Examples:
             >>> Budget.of("2.5", "1 GiB")
             Budget(seconds=2.5, memory=1073741824)
+            >>> Budget.of("90", default=Budget(60, 2**31))
+            Budget(seconds=90.0, memory=2147483648)
         """
-        base = cls.from_environment()
+        base = cls.from_environment(default)
         return cls(
             _read(seconds, "s", "time limit") if seconds is not None else base.seconds,
             int(_read(memory, "B", "memory limit")) if memory is not None else base.memory,
         )
 
     @classmethod
-    def from_environment(cls) -> Budget:
-        """The default budget, or the one ``$SYMSHARD_TIME_LIMIT`` / ``$SYMSHARD_MEMORY_LIMIT`` set."""
+    def from_environment(cls, default: Budget | None = None) -> Budget:
+        """``default`` (a variant's: 4 s and 512 MiB), or the limits ``$SYMSHARD_TIME_LIMIT`` and
+        ``$SYMSHARD_MEMORY_LIMIT`` set; every command reads the same two variables."""
+        base = default if default is not None else cls()
         seconds = os.environ.get("SYMSHARD_TIME_LIMIT")
         memory = os.environ.get("SYMSHARD_MEMORY_LIMIT")
         return cls(
-            _read(seconds, "s", "SYMSHARD_TIME_LIMIT") if seconds else 4.0,
-            int(_read(memory, "B", "SYMSHARD_MEMORY_LIMIT")) if memory else 512 * 2**20,
+            _read(seconds, "s", "SYMSHARD_TIME_LIMIT") if seconds else base.seconds,
+            int(_read(memory, "B", "SYMSHARD_MEMORY_LIMIT")) if memory else base.memory,
         )
 
 
@@ -177,6 +182,10 @@ def _harden() -> None:
 
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead of killing
         resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+        # a cap on the address space inherited from the command that started the worker would outlive that
+        # command; each task sets its own (_limits)
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
     except (ImportError, ValueError, OSError, AttributeError):  # pragma: no cover - not on every system
         pass
 
@@ -312,6 +321,9 @@ class _Worker:
             ready = self.conn.poll(_STARTUP) and self.conn.recv()[0] == "ready"
         except (EOFError, OSError):
             ready = False
+        except BaseException:  # Ctrl-C, or the command's budget, while it starts: no worker is left behind
+            self.stop()
+            raise
         if not ready:
             self.stop()
             raise BudgetError(
@@ -383,7 +395,7 @@ def run(task: Callable[..., Any], args: tuple, budget: Budget, *, what: str) -> 
             kind, payload = "died", worker.exitcode
             worker.stop()
             _WORKER = None
-        except KeyboardInterrupt:
+        except BaseException:  # Ctrl-C, or the command's own budget: the worker's answer would come to the next task
             worker.stop()
             _WORKER = None
             raise

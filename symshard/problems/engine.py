@@ -42,6 +42,7 @@ from ..errors import (
     HardwareError,
     SymshardError,
     TemplateError,
+    TooLargeError,
     UnknownHardwareError,
     did_you_mean,
 )
@@ -58,6 +59,10 @@ if TYPE_CHECKING:
 __all__ = ["Answer", "FamilyInfo", "Grade", "Mistake", "Problem", "families", "family", "generate", "variant"]
 
 MAX_ATTEMPTS = 200
+
+MAX_PROBLEMS = 1_000
+"""The most problems one set may have: each takes its own draw, and every export holds them all (a set of
+200 in every format takes a quarter of a minute and 500 MB)."""
 """Draws tried for one variant before the family is declared unable to produce it."""
 
 
@@ -904,8 +909,16 @@ def generate(
 
     Raises:
         TemplateError: a broken family, or one that cannot produce enough distinct variants.
+        TooLargeError: more than :data:`MAX_PROBLEMS` problems.
     """
     chosen = select(family_folders(extra), names, difficulty)
+    asked = per_family * len(chosen) if per_family is not None else count if count is not None else len(chosen)
+    if asked > MAX_PROBLEMS:
+        raise TooLargeError(
+            say("a set of {count} problems is more than generate takes ({limit})", count=f"{asked:,}",
+                limit=f"{MAX_PROBLEMS:,}"),
+            hint=say("ask for fewer, or make several sets with different seeds"),
+        )  # fmt: skip
     if per_family is not None:
         plan_ = [(f, k) for f in chosen for k in range(per_family)]
     else:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import TemplateError
 from ..messages import say
-from ..report.markdown import Span, markdown_parser, put_back, split_math
+from ..report.markdown import Span, markdown_tokens, put_back, split_math
 
 if TYPE_CHECKING:
     from ..render import Figure
@@ -286,11 +286,12 @@ def markdown_to_typst(markdown: str, figures: Mapping[str, Figure] | None = None
 
     Raises:
         TemplateError: math the translation does not know.
+        TooLargeError: Markdown too long or too deep (see :func:`~symshard.report.markdown.check_markdown`).
         UsageError: markdown-it-py is not installed.
     """
     figs = figures or {}
     source, spans = split_math(markdown)
-    tokens = markdown_parser().parse(source)
+    tokens = markdown_tokens(source, say("a text"))
     out: list[str] = []
     lists: list[str] = []  # the kind of each open list, innermost last
     item_start = False

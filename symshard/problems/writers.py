@@ -42,6 +42,7 @@ from ..errors import UsageError
 from ..i18n import ui
 from ..messages import say
 from ..outputs import OutputFolder, Written
+from ..report.markdown import check_markdown
 from .answering import entry_unit
 from .engine import Problem, show_value
 from .figures import FOLDER
@@ -51,6 +52,7 @@ __all__ = [
     "FORMATS",
     "answer_key_markdown",
     "answer_table",
+    "check_texts",
     "entry_unit",
     "export",
     "figure_files",
@@ -246,6 +248,24 @@ def planned(formats: Sequence[str]) -> list[str]:
     return [name for fmt in formats for name in _PLANNED[fmt]]
 
 
+def check_texts(problems: Sequence[Problem]) -> None:
+    """Refuse, before any export starts, a problem whose Markdown the exports do not take (too long, or
+    nested too deep: :func:`~symshard.report.markdown.check_markdown`), naming the problem and the text.
+
+    Raises:
+        TooLargeError: a text too long or too deep.
+    """
+    for p in problems:
+        check_markdown(p.statement, say("the statement of problem {problem}", problem=p.id))
+        check_markdown(p.solution, say("the solution of problem {problem}", problem=p.id))
+        for k, hint in enumerate(p.hints, 1):
+            check_markdown(hint, say("hint {k} of problem {problem}", k=k, problem=p.id))
+        for a in p.answers:
+            for m in a.mistakes:
+                check_markdown(m.feedback, say("the feedback on {answer} of problem {problem}", answer=a.name,
+                                               problem=p.id))  # fmt: skip
+
+
 def export(
     problems: Sequence[Problem],
     formats: str | Sequence[str] = FORMATS,
@@ -258,9 +278,11 @@ def export(
 
     Raises:
         UsageError: an unknown format, or a missing extra (markdown-it-py, typst) or CJK font.
+        TooLargeError: a problem's text too long or nested too deep for the exports (:func:`check_texts`).
     """
     chosen = [formats] if isinstance(formats, str) else list(formats)
     _check_formats(chosen)
+    check_texts(problems)
     out: Files = {}
     for fmt in chosen:
         out.update(_PRODUCERS[fmt](problems, seed, title, solutions))

@@ -12,6 +12,10 @@ way and put back as they were, so nothing a family writes can pass for a placeho
 become ``<img>`` elements whose address each platform decides (``@@PLUGINFILE@@/`` in
 Moodle, ``$IMS-CC-FILEBASE$/`` in Canvas, a data URI in PrairieLearn).
 
+A family writes the Markdown, so what the exports take is bounded (:func:`check_markdown`): at most
+:data:`MAX_MARKDOWN` characters a text, lists and quotes no deeper than the parser follows (it drops
+what nests deeper, silently), refused with one line before the exports start.
+
 markdown-it-py comes with the ``docs`` extra; it is imported only when HTML is made.
 
 Examples:
@@ -34,10 +38,25 @@ from functools import lru_cache
 from html import escape
 from typing import Any
 
-from ..errors import UsageError
-from ..messages import say
+from ..errors import TooLargeError, UsageError
+from ..messages import Message, say
 
-__all__ = ["MATH", "Span", "markdown_parser", "put_back", "split_math", "to_html"]
+__all__ = [
+    "MATH",
+    "MAX_MARKDOWN",
+    "Span",
+    "check_markdown",
+    "markdown_parser",
+    "markdown_tokens",
+    "put_back",
+    "split_math",
+    "to_html",
+]
+
+MAX_MARKDOWN = 100_000
+"""The most characters one text of a problem (a statement, hint, solution or feedback) may have in the
+exports: a few pages of Markdown. Each export reads it again (a set of 3,000 nested list items, 9 MB,
+kept ``problems generate --format all`` busy for ten seconds)."""
 
 MATH = re.compile(r"\$\$(.+?)\$\$|(?<![\\$])\$(?!\$)(.+?)(?<!\\)\$", re.S)
 """A math span of the templates' Markdown: ``$$display$$`` (group 1) or ``$inline$`` (group 2)."""
@@ -114,6 +133,68 @@ def markdown_parser() -> Any:
     return MarkdownIt("commonmark", {"html": False}).enable("table")
 
 
+def check_markdown(markdown: str, what: str | Message) -> None:
+    """Refuse Markdown the exports do not take: more than :data:`MAX_MARKDOWN` characters, or lists and
+    quotes nested as deep as the parser follows (its ``maxNesting`` levels of blocks; it drops the rest).
+    Without markdown-it-py (the Markdown and JSON exports need none) only the length is checked.
+
+    Raises:
+        TooLargeError: the text is too long or too deep (``what`` names it).
+
+    Examples:
+        >>> check_markdown("- one\\n  - two", "a hint")
+        >>> check_markdown("> " * 40 + "deep", "a hint")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        symshard.errors.TooLargeError: a hint nests lists or quotes 20 levels deep or more, past what the exports...
+    """
+    try:
+        markdown_parser()
+    except UsageError:
+        _check_length(markdown, what)
+        return
+    markdown_tokens(markdown, what)
+
+
+def _check_length(markdown: str, what: str | Message) -> None:
+    if len(markdown) > MAX_MARKDOWN:
+        raise TooLargeError(
+            say(
+                "{what} is {count} characters of Markdown, more than the exports take ({limit})",
+                what=what,
+                count=f"{len(markdown):,}",
+                limit=f"{MAX_MARKDOWN:,}",
+            ),
+            hint=say("shorten the family's text"),
+        )
+
+
+def markdown_tokens(
+    markdown: str, what: str | Message, *, inline: bool = False, env: dict[str, Any] | None = None
+) -> list[Any]:
+    """markdown-it's tokens for ``markdown`` (the shared parser's), refused as :func:`check_markdown` says:
+    first if it is too long, after parsing if it is too deep.
+
+    Raises:
+        TooLargeError: the text is too long or too deep (``what`` names it).
+        UsageError: markdown-it-py is not installed.
+    """
+    _check_length(markdown, what)
+    md = markdown_parser()
+    tokens = md.parseInline(markdown, env if env is not None else {}) if inline else md.parse(markdown, env)
+    deepest = int(md.options.get("maxNesting") or 20)
+    if any(t.level >= deepest - 1 for t in tokens):
+        raise TooLargeError(
+            say(
+                "{what} nests lists or quotes {limit} levels deep or more, past what the exports follow",
+                what=what,
+                limit=deepest,
+            ),
+            hint=say("flatten the family's lists and quotes"),
+        )
+    return tokens
+
+
 def to_html(
     markdown: str,
     src: Callable[[str], str] | None = None,
@@ -128,13 +209,14 @@ def to_html(
         inline: render one paragraph's content, without the ``<p>`` (for feedback in a line).
 
     Raises:
+        TooLargeError: Markdown too long or too deep (see :func:`check_markdown`).
         UsageError: markdown-it-py is not installed.
     """
     text, spans = split_math(markdown)
     md = markdown_parser()
     used: list[str] = []
     env: dict[str, Any] = {}
-    tokens = md.parseInline(text, env) if inline else md.parse(text, env)
+    tokens = markdown_tokens(text, say("a text"), inline=inline, env=env)
     for token in tokens:
         for child in [token, *(token.children or [])]:
             if child.type != "image":
