@@ -7,8 +7,9 @@ the backend multiplies it), and copies and elementwise adds from 1 MiB up to a f
 device's memory). Each kernel is compiled once, run a few times to warm up, then timed several times,
 each time as a batch of back-to-back runs ended by ``block_until_ready`` (so that the host's dispatch
 overlaps the device's work); the median and the best per kernel are kept. Each run is one compiled
-program that runs the kernel 8 times in a loop, so that the host's dispatch is paid once for all of
-them (JAX's dispatch of one small program takes tens of µs, more than a small kernel).
+program that runs the kernel 8 times, one after another in straight-line code, so that the host's
+dispatch is paid once for all of them (JAX's dispatch of one small program takes tens of µs, more than a
+small kernel) and no loop adds its own cost to each.
 
 The rows are the columns of the chip measurement files (``site/data/chip-*.csv``), exactly:
 ``op,dtype,m,k,n,bytes,flops,median_s,best_s``, where ``bytes`` counts the operands read and the
@@ -246,47 +247,55 @@ def _device_cap(device) -> int:
 
 
 REPEAT = 8
-"""Kernels run back to back inside one compiled program (a loop), so that the host's dispatch of the
-program is paid once for all of them: the time per kernel is the device's, launch included."""
+"""Kernels run back to back inside one compiled program, so that the host's dispatch of the program is
+paid once for all of them: the time per kernel is the device's, launch included."""
 
 
 def _program(jax, jnp, op, dtype, m, k, n):
-    """The compiled loop for one kernel, its arguments, and the kernel's ``(bytes, flops)``.
+    """The compiled program for one kernel, its arguments, and the kernel's ``(bytes, flops)``.
 
-    Each iteration must be run: a matmul reads the next of ``REPEAT`` stacked activations (a dynamic
-    index, so that nothing is loop-invariant and no two products merge into one); a copy negates the
-    array it carries (read ``n`` bytes, write ``n``); an add adds the other operand to it.
+    The program is straight-line code, ``REPEAT`` kernels one after another, not a loop: a loop on a GPU
+    checks its condition on the host after every iteration, which would add tens of microseconds to
+    each kernel that a real program of back-to-back kernels does not pay. Each kernel must run: a matmul
+    multiplies the next of ``REPEAT`` stacked activations (so no two products merge into one); a copy
+    negates the array it carries (read ``n`` bytes, write ``n``); an add adds the other operand to it;
+    an optimization barrier between steps keeps XLA from fusing the elementwise steps into one kernel.
     """
     lax = jax.lax
     jdtype = getattr(jnp, _JAX_DTYPE[dtype])
     if op == "matmul":
         xs = jnp.asarray(_values((REPEAT, m, k), dtype), dtype=jdtype)
-        w = jnp.asarray(_values((k, n), dtype), dtype=jdtype)
+        w = jnp.asarray(_values((REPEAT, k, n), dtype), dtype=jdtype)
         if dtype == "int8":
 
             def product(x, y):
                 return jnp.matmul(x, y, preferred_element_type=jnp.int32)
 
-            zero = jnp.zeros((m, n), dtype=jnp.int32)
         else:
 
             def product(x, y):  # fp32 in full precision (no TF32), as the shared measurements
                 return jnp.matmul(x, y, precision=lax.Precision.HIGHEST)
 
-            zero = jnp.zeros((m, n), dtype=jdtype)
-
         def matmuls(stack, weights):
-            return lax.fori_loop(0, REPEAT, lambda i, _: product(lax.dynamic_index_in_dim(stack, i, 0, False), weights),
-                                 zero)  # fmt: skip
+            return [lax.optimization_barrier(product(stack[i], weights[i])) for i in range(REPEAT)]
 
         return jax.jit(matmuls), (xs, w), _matmul_work(dtype, m, k, n)
     size = _ITEMSIZE[dtype]
+
+    def chain(step):
+        def run(y, *rest):
+            for _ in range(REPEAT):
+                y = lax.optimization_barrier(step(y, *rest))
+            return y
+
+        return jax.jit(run)
+
     if op == "copy":
         x = jnp.ones((n // size,), dtype=jdtype)
-        return jax.jit(lambda v: lax.fori_loop(0, REPEAT, lambda i, y: -y, v)), (x,), (2 * n, 0)
+        return chain(lambda y: -y), (x,), (2 * n, 0)
     a = jnp.ones((n,), dtype=jdtype)
     b = jnp.ones((n,), dtype=jdtype)
-    return jax.jit(lambda u, v: lax.fori_loop(0, REPEAT, lambda i, y: y + v, u)), (a, b), (3 * n * size, n)
+    return chain(lambda y, v: y + v), (a, b), (3 * n * size, n)
 
 
 def _values(shape: tuple[int, ...], dtype: str):
@@ -309,23 +318,23 @@ def _time_kernel(jax, jnp, op, dtype, m, k, n, samples, quick) -> tuple[Measurem
     per kernel, and the seconds spent compiling."""
     fn, args, (nbytes, flops) = _program(jax, jnp, op, dtype, m, k, n)
     started = time.perf_counter()
-    fn(*args).block_until_ready()  # compile (and the first run)
+    jax.block_until_ready(fn(*args))  # compile (and the first run)
     compiled = time.perf_counter() - started
     first = time.perf_counter()
-    fn(*args).block_until_ready()
+    jax.block_until_ready(fn(*args))
     once = time.perf_counter() - first
     # each sample is a batch of runs lasting about a millisecond (at least one), so that the host's
     # dispatch of one run overlaps the device's work on the one before
     batch = max(1, min(20 if not quick else 5, int(1e-3 / max(once, 1e-7))))
     for _ in range(1 if quick else 2):
-        fn(*args).block_until_ready()
+        jax.block_until_ready(fn(*args))
     per_kernel = []
     for _ in range(samples):
         t = time.perf_counter()
         out = None
         for _ in range(batch):
             out = fn(*args)
-        out.block_until_ready()  # type: ignore[union-attr]
+        jax.block_until_ready(out)
         per_kernel.append((time.perf_counter() - t) / (batch * REPEAT))
     per_kernel.sort()
     median = per_kernel[len(per_kernel) // 2]
