@@ -19,6 +19,7 @@ import zipfile
 from collections import defaultdict
 from html import unescape
 
+import lms
 import pytest
 
 from symshard.cli import main
@@ -29,8 +30,6 @@ from symshard.problems.engine import variants_of
 from symshard.problems.textforms import normal
 from symshard.problems.writers import FORMATS, export
 from symshard.report.markdown import to_html, to_text
-
-import lms
 
 SEED = 2026
 COUNT = 20
@@ -78,7 +77,7 @@ def _inline(markdown: str) -> str:
 
 
 def test_every_export_passes_the_platforms_schemas(exported):
-    problems, groups, plain, varied = exported
+    problems, _groups, plain, varied = exported
     for files in (plain, varied):
         errors: dict[str, list[str]] = {}
         for name, data in _zip(files["problems.qti21.zip"]).items():
@@ -135,7 +134,7 @@ def test_moodle_reads_cloze_blanks_back_as_written(exported):
             else:
                 assert blank["type"] == "NUMERICAL"
                 right, *wrong = blank["alternatives"]
-                value, tol = right[1].split(":")
+                value, _tol = right[1].split(":")
                 assert right[0] == 100 and abs(float(value) - entry(a).value) <= 1e-5 * abs(entry(a).value)
                 assert [f for _, _, f in wrong] == [_inline(m.feedback) for m in a.mistakes]
                 for (_, ans, _), m in zip(wrong, a.mistakes, strict=True):
@@ -149,7 +148,9 @@ def test_moodle_cloze_escaping_survives_every_separator():
 
     nasty = ["a}b", "a#b", "a~b", "a\\}b", "a\\#b", "1/4 &lt; 2", 'say "hi"', "ends with \\", "ends with &", "&#126;"]
     for text in nasty:
-        blank = "{1:MULTICHOICE_VS:=" + cloze_text(text) + "#" + cloze_text(text) + "~%0%other#" + cloze_text(text) + "}"
+        blank = (
+            "{1:MULTICHOICE_VS:=" + cloze_text(text) + "#" + cloze_text(text) + "~%0%other#" + cloze_text(text) + "}"
+        )
         (read,) = lms.cloze_blanks(f"<p>before {blank} after</p>")
         assert read["alternatives"] == [(100.0, text, text), (0.0, "other", text)], text
 
@@ -172,7 +173,7 @@ def test_moodle_text_answers_and_choices(exported):
 
 
 def test_moodle_variants_are_a_category_per_problem(exported):
-    problems, groups, _, varied = exported
+    _problems, groups, _, varied = exported
     quiz = ET.fromstring(varied["problems.moodle.xml"])
     categories: dict[str, list[str]] = defaultdict(list)
     current = None
@@ -245,7 +246,9 @@ def test_canvas_short_answers_list_every_form(exported):
     short = [a for a in answers if a.unit == "text" and not is_choice(a)]
     found = []
     for item in items:
-        fields = {f.findtext(f"{Q12}fieldlabel"): f.findtext(f"{Q12}fieldentry") for f in item.iter(f"{Q12}qtimetadatafield")}
+        fields = {
+            f.findtext(f"{Q12}fieldlabel"): f.findtext(f"{Q12}fieldentry") for f in item.iter(f"{Q12}qtimetadatafield")
+        }
         if fields.get("question_type") == "short_answer_question":
             found.append([v.text for v in item.iter(f"{Q12}varequal")])
     assert found == [list(accepted(a, problems[0].language)) for a in short]
@@ -259,7 +262,9 @@ def test_qti_variants_are_groups_and_sections(exported):
     assert len(sections) == len(problems)
     for section, group in zip(sections, groups, strict=True):
         assert section.find(f"{Q21}selection").get("select") == "1"
-        assert [r.get("href") for r in section.findall(f"{Q21}assessmentItemRef")] == [f"items/{p.id}.xml" for p in group]
+        assert [r.get("href") for r in section.findall(f"{Q21}assessmentItemRef")] == [
+            f"items/{p.id}.xml" for p in group
+        ]
     package12 = _zip(varied["problems.qti12.zip"])
     (quiz,) = [v for k, v in package12.items() if k.endswith(".xml") and "/" in k and "assessment_meta" not in k]
     root_section = ET.fromstring(quiz).find(f"{Q12}assessment/{Q12}section")
@@ -423,10 +428,22 @@ def test_site_problem_pages_and_answer_key_keep_their_columns():
         assert any("|" in a.label for a in p.answers)
         s = ProblemSet("models", "Whole models", "summary", ("decode-tp-limit",), 1, 1, lang)
         for page in (problem_page(p, 1, s), convert_markdown(answer_key_markdown([p]))):
-            html = python_markdown.markdown(page, extensions=["admonition", "attr_list", "md_in_html", "tables", "pymdownx.details", "pymdownx.superfences"])
+            html = python_markdown.markdown(
+                page,
+                extensions=[
+                    "admonition",
+                    "attr_list",
+                    "md_in_html",
+                    "tables",
+                    "pymdownx.details",
+                    "pymdownx.superfences",
+                ],
+            )
             rows = re.findall(r"<tr>(.*?)</tr>", html, re.S)
             assert rows and all(len(re.findall(r"<t[dh]", r)) == 3 for r in rows), lang
-            cells = [unescape(re.sub(r"<[^>]+>", "", c)) for r in rows[1:] for c in re.findall(r"<td>(.*?)</td>", r, re.S)]
+            cells = [
+                unescape(re.sub(r"<[^>]+>", "", c)) for r in rows[1:] for c in re.findall(r"<td>(.*?)</td>", r, re.S)
+            ]
             assert [c for c in cells[0::3]] == [a.label for a in p.answers]
 
 
@@ -471,7 +488,10 @@ def test_pdf_answer_key_tables_keep_each_value_in_its_cell(exported):
                 rows += 1
                 for i in at:  # the run before a cell's first run ends in its own cell (the cells' inset is 5 pt)
                     if i:
-                        assert line[i - 1]["displaced_tx"] <= line[i]["tx"] - 4.5, (line[i - 1]["text"], line[i]["text"])
+                        assert line[i - 1]["displaced_tx"] <= line[i]["tx"] - 4.5, (
+                            line[i - 1]["text"],
+                            line[i]["text"],
+                        )
     assert rows >= len(problems)
 
 
@@ -480,7 +500,9 @@ def test_pdf_list_items_that_wrap_in_the_source_stay_one_item():
     from symshard.problems.pdf import _compile, _preamble
     from symshard.problems.typesetting import markdown_to_typst
 
-    source = "Steps:\n\n- gather the weight\n  over every axis\n- then multiply\n  - nested item\n    wraps too\n\nDone."
+    source = (
+        "Steps:\n\n- gather the weight\n  over every axis\n- then multiply\n  - nested item\n    wraps too\n\nDone."
+    )
     pdf = _compile(_preamble("t", "en") + markdown_to_typst(source), "test")
     runs = _text_runs(pypdf.PdfReader(io.BytesIO(pdf)).pages[0])
     bullets = [r for r in runs if r["text"].strip() in ("•", "‣", "–")]
@@ -493,7 +515,7 @@ def test_pdf_list_items_that_wrap_in_the_source_stay_one_item():
 
 def test_pdf_versions_each_have_their_own_key(exported):
     pypdf = pytest.importorskip("pypdf")
-    problems, groups, _, varied = exported
+    _problems, groups, _, varied = exported
     if "answer-key-1.pdf" not in varied:
         pytest.skip("no CJK font for the Chinese PDF")
     assert "problems.pdf" not in varied

@@ -208,7 +208,9 @@ def accepted(a: Answer, language: str) -> tuple[str, ...]:
     return forms(a.value, a.label, language)
 
 
-_COLLECTIVE = re.compile(r"(AllGather|ReduceScatter|AllReduce|AllToAll|CollectivePermute)_(\{[^{}]*\}|[A-Za-z]+)(?:\((.+)\))?\Z")
+_COLLECTIVE = re.compile(
+    r"(AllGather|ReduceScatter|AllReduce|AllToAll|CollectivePermute)_(\{[^{}]*\}|[A-Za-z]+)(?:\((.+)\))?\Z"
+)
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
 
 

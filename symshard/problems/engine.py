@@ -987,7 +987,9 @@ def variants_of(
                     break
             else:
                 raise TemplateError(
-                    say("family '{family}' keeps repeating itself: no new variant in 50 draws", family=first.family.name),
+                    say(
+                        "family '{family}' keeps repeating itself: no new variant in 50 draws", family=first.family.name
+                    ),
                     hint=say("ask for fewer variants (--variants), or widen the family's parameters"),
                 )
             done += 1

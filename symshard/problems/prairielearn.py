@@ -54,7 +54,7 @@ from ..report.markdown import to_html, to_text
 from .answering import accepted, choices, entry, is_choice, mistake_entry, number, prompt
 from .engine import Answer, Problem
 from .moodle import answers_html
-from .textforms import normal
+from .textforms import DASHES, QUOTES, normal
 
 __all__ = ["question_folder", "question_html", "server_py", "to_prairielearn", "variant_record"]
 
@@ -131,8 +131,7 @@ def variant_record(p: Problem) -> dict:
             params["rtol"][a.name] = a.rel_tol  # type: ignore[index]
             correct[a.name] = int(e.value) if kind == "integer" else float(number(e.value))
             params["mistakes"][a.name] = [  # type: ignore[index]
-                {"value": float(number(mistake_entry(a, m).value)), "feedback": to_text(m.feedback)}
-                for m in a.mistakes
+                {"value": float(number(mistake_entry(a, m).value)), "feedback": to_text(m.feedback)} for m in a.mistakes
             ]
     return {"params": {"symshard": params}, "correct_answers": correct}
 
@@ -152,10 +151,11 @@ def _element(a: Answer, kind: str) -> list[str]:
     if kind == "integer":
         return [f'<pl-integer-input answers-name="{a.name}"></pl-integer-input>']
     rtol = number(a.rel_tol) if a.rel_tol else "1e-9"
-    return [
+    element = (
         f'<pl-number-input answers-name="{a.name}" comparison="relabs" rtol="{rtol}" atol="0" '
         f'suffix="{{{{params.symshard.unit_{a.name}}}}}"></pl-number-input>'
-    ]
+    )
+    return [element]
 
 
 def question_html(p: Problem | Sequence[Problem]) -> str:
@@ -244,16 +244,13 @@ def grade(data):
 
 def server_py(p: Problem) -> str:
     """``server.py``: plain Python, the exported variants and their grading, nothing to install."""
-    from .textforms import _DASHES, _QUOTES
-
-    dashes = "".join(chr(k) for k in sorted(_DASHES))
     return _SERVER.format(
         id=p.id,
         family=p.family.name,
         language=p.language,
         version=__version__,
-        dashes=dashes.encode("unicode_escape").decode("ascii"),
-        quotes=json.dumps(_QUOTES),
+        dashes=DASHES.encode("unicode_escape").decode("ascii"),
+        quotes=json.dumps(QUOTES),
     )
 
 
@@ -294,7 +291,9 @@ def to_prairielearn(
         "title": title,
         "set": "Homework",
         "number": "1",
-        "zones": [{"questions": [{"id": qid, "points": len(g[0].answers)} for qid, g in zip(ids, groups, strict=True)]}],
+        "zones": [
+            {"questions": [{"id": qid, "points": len(g[0].answers)} for qid, g in zip(ids, groups, strict=True)]}
+        ],
     }
     out["infoAssessment.json"] = json.dumps(assessment, indent=2, ensure_ascii=False) + "\n"
     return out

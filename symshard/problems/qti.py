@@ -506,7 +506,9 @@ def _item21(p: Problem) -> ET.Element:
             _sub(interaction, "prompt", letter + _ask(a, lang))
             branch = "responseIf"
             for k, c in enumerate(choices(a, lang), 1):
-                _inline_xhtml(_sub(interaction, "simpleChoice", identifier=f"{rid}_C{k}"), _inline(c.markdown, "mathml"))
+                _inline_xhtml(
+                    _sub(interaction, "simpleChoice", identifier=f"{rid}_C{k}"), _inline(c.markdown, "mathml")
+                )
                 test = _sub(condition, branch)
                 match = _sub(test, "match")
                 _sub(match, "variable", identifier=rid)

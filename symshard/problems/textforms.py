@@ -23,10 +23,13 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["REGIME_WORDS", "forms", "normal"]
+__all__ = ["DASHES", "QUOTES", "REGIME_WORDS", "forms", "normal"]
 
-_DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d", "-"))
-_QUOTES = "'\"`\u2018\u2019\u201c\u201d\u300c\u300d"
+DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"
+"""The dashes :func:`normal` reads as ``-`` (hyphens, en and em dashes, the minus sign, full-width ones)."""
+QUOTES = "'\"`\u2018\u2019\u201c\u201d\u300c\u300d"
+"""The quotes :func:`normal` takes off around an answer."""
+_DASH_TABLE = str.maketrans(dict.fromkeys(DASHES, "-"))
 
 REGIME_WORDS: dict[str, dict[str, tuple[str, ...]]] = {
     "compute": {"en": (), "zh": ("计算", "计算受限")},
@@ -48,8 +51,8 @@ def normal(text: str) -> str:
         >>> normal(" 'y[B_X,  E]{U_Y}' ")
         'y[b_x,e]{u_y}'
     """
-    squeezed = "".join(str(text).translate(_DASHES).split())
-    return squeezed.strip(_QUOTES).casefold()
+    squeezed = "".join(str(text).translate(_DASH_TABLE).split())
+    return squeezed.strip(QUOTES).casefold()
 
 
 def _spellings(text: str) -> list[str]:
