@@ -716,13 +716,14 @@ def _problems_check(args: argparse.Namespace) -> tuple[str, dict]:
 
 def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
     from ..problems import generate
+    from ..problems.engine import variants_of
     from ..problems.texts import generated_report, problem_set_title
     from ..problems.writers import FORMATS, export, write_files
     from .budget import hold
 
     if args.count is None and args.per_family is None:
         raise UsageError(say("say how many problems: --count N or --per-family K"), hint=say("e.g. --count 20"))
-    for flag, value in (("--count", args.count), ("--per-family", args.per_family)):
+    for flag, value in (("--count", args.count), ("--per-family", args.per_family), ("--variants", args.variants)):
         if value is not None and value < 1:
             raise UsageError(
                 say("{option} must be at least 1, not {value}", option=flag, value=value),
@@ -736,9 +737,13 @@ def _problems_generate(args: argparse.Namespace) -> tuple[str, dict]:
         args.seed, args.count, names=args.family, difficulty=args.difficulty, per_family=args.per_family,
         language=args.lang, extra=args.families or (), progress=progress, budget=_budget(args),
     )  # fmt: skip
+    variants = None
+    if args.variants > 1:
+        variants = variants_of(problems, args.seed, args.variants, budget=_budget(args),
+                               progress=_Progress(args).counter("variants"))  # fmt: skip
     language = problems[0].language if problems else "en"  # the set's own language (--lang or $SYMSHARD_LANG)
     title = args.title if args.title else problem_set_title(language)
-    produced = export(problems, formats, seed=args.seed, title=title, solutions=args.solutions)
+    produced = export(problems, formats, seed=args.seed, title=title, solutions=args.solutions, variants=variants)
     with hold():  # the budget stops the work, never a write halfway
         written = write_files(out, produced, force=args.force)
     return generated_report(problems, written.written, out, args.seed, args.lang, kept=written.kept)

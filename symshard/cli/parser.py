@@ -475,6 +475,12 @@ def argument_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     q.add_argument("--title", help="the set's title (default 'Problem set', in the set's language)")
     q.add_argument("--solutions", action="store_true", help="fold the solutions into problems.md too")
+    q.add_argument(
+        "--variants", type=int, default=1, metavar="N",
+        help="export each problem as N variants drawn from the seed, for the platform to give each student one "
+        "(a Moodle category, a Canvas question group, a QTI 2.1 section, a PrairieLearn question's variants; "
+        "N versions of the PDF sheet and key); default 1",
+    )  # fmt: skip
     _add_lang(q, help=_PROBLEM_LANG_HELP)
     q.add_argument("--families", action="append", metavar="DIR", help="also load the families in DIR")
     q.add_argument("--force", action="store_true", help=_FORCE_HELP)
@@ -593,6 +599,7 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("problems", "generate"): (
         "symshard problems generate --seed 7 --count 10 --out week3",
         "symshard problems generate --seed 7 --per-family 2 --family allgather-time --lang zh --format moodle --out zh-set",
+        "symshard problems generate --seed 7 --count 10 --variants 5 --format moodle --out week3-moodle",
     ),
     ("problems", "schema"): ("symshard problems schema > problems.schema.json",),
     ("site", "build"): (

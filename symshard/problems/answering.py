@@ -22,26 +22,34 @@ Examples:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
 from ..algebra.mathtext import as_expr
 from ..algebra.units import unit_scales
+from ..errors import SymshardError
+from ..notation.parser import parse_array
 from .engine import Answer, Mistake, show_value
+from .textforms import forms
 
 __all__ = [
     "Choice",
     "Entry",
+    "accepted",
     "choices",
     "entry",
     "entry_unit",
     "is_choice",
     "mistake_entry",
+    "notation_tex",
     "number",
     "prompt",
     "shown",
+    "text_markdown",
     "unit_multipliers",
+    "value_markdown",
     "word",
 ]
 
@@ -163,16 +171,22 @@ def is_choice(a: Answer) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """One option of a multiple-choice answer."""
+    """One option of a multiple-choice answer: its text as the family gives it, whether it is right, the
+    feedback for choosing it (Markdown), and the option as it is shown (:attr:`markdown`)."""
 
     text: str
     correct: bool
     feedback: str
 
+    @property
+    def markdown(self) -> str:
+        """The option to show, as Markdown: notation as math (see :func:`text_markdown`)."""
+        return text_markdown(self.text)
+
 
 def choices(a: Answer, language: str) -> list[Choice]:
     """The options of a multiple-choice answer, sorted by their text (the right one is not always first)."""
-    options = [Choice(str(a.value), True, word(language, "right", value=a.show))]
+    options = [Choice(str(a.value), True, word(language, "right", value=value_markdown(a)))]
     options += [Choice(str(m.value), False, m.feedback) for m in a.mistakes]
     return sorted(options, key=lambda c: (c.text.casefold(), c.text))
 
@@ -180,3 +194,71 @@ def choices(a: Answer, language: str) -> list[Choice]:
 def shown(a: Answer, value: object) -> str:
     """A value of this answer's unit for people (a mistake's, say)."""
     return show_value(value, a.unit)
+
+
+def accepted(a: Answer, language: str) -> tuple[str, ...]:
+    """Every way to type a text answer that means its value (see :mod:`~symshard.problems.textforms`), the
+    value first: what platforms that take a list of right answers are given.
+
+    Examples:
+        >>> from symshard.problems import Answer
+        >>> accepted(Answer("w", "1-D or 2-D?", "2-D", "text", 0), "en")
+        ('2-D', '2D', '2 D')
+    """
+    return forms(a.value, a.label, language)
+
+
+_COLLECTIVE = re.compile(
+    r"(AllGather|ReduceScatter|AllReduce|AllToAll|CollectivePermute)_(\{[^{}]*\}|[A-Za-z]+)(?:\((.+)\))?\Z"
+)
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
+
+
+def notation_tex(text: str) -> str | None:
+    r"""The LaTeX of a text answer written in the chapter's notation (an array, a collective such as
+    ``ReduceScatter_{XY,D}`` or ``AllGather_X(A)``), or None for a word.
+
+    Examples:
+        >>> notation_tex("ReduceScatter_{XY,D}")
+        '\\text{ReduceScatter}_{XY,D}'
+        >>> notation_tex("y[B_X, E]{U_Y}")
+        '\\mathbf{y}[B_{X}, E]\\{U_{Y}\\}'
+        >>> notation_tex("compute") is None
+        True
+    """
+    m = _COLLECTIVE.match(text.strip())
+    if m:
+        tex = rf"\text{{{m.group(1)}}}_{{{m.group(2).strip('{}')}}}"
+        if m.group(3) is None:
+            return tex
+        operand = m.group(3).strip()
+        inner = rf"\mathbf{{{operand}}}" if _NAME.match(operand) else notation_tex(operand)
+        return None if inner is None else f"{tex}({inner})"
+    if "[" not in text:
+        return None
+    try:
+        return parse_array(text.strip()).latex()
+    except (SymshardError, ValueError):
+        return None
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|$~])")
+
+
+def text_markdown(text: str) -> str:
+    r"""A text value (an answer or an option) as Markdown to show: notation as ``$...$`` math, a word as
+    itself with Markdown's special characters escaped.
+
+    Examples:
+        >>> text_markdown("ReduceScatter_{XY,D}"), text_markdown("2-D")
+        ('$\\text{ReduceScatter}_{XY,D}$', '2-D')
+    """
+    tex = notation_tex(text)
+    return f"${tex}$" if tex is not None else _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def value_markdown(a: Answer, value: object = None) -> str:
+    """A value of this answer (its own by default) as Markdown to show: a text value as :func:`text_markdown`
+    gives it (notation as math), a number with its unit."""
+    shown_value = a.value if value is None else value
+    return text_markdown(str(shown_value)) if a.unit == "text" else show_value(shown_value, a.unit)

@@ -52,11 +52,23 @@ from .budget import Budget, run
 from .family import DIFFICULTIES, FAMILY_NAME, AnswerSpec, Family, key_positions, load_family, read_spec
 from .figures import FigureBook
 from .sandbox import environment, family_file
+from .textforms import forms, normal
 
 if TYPE_CHECKING:
     from ..render import Figure
 
-__all__ = ["Answer", "FamilyInfo", "Grade", "Mistake", "Problem", "families", "family", "generate", "variant"]
+__all__ = [
+    "Answer",
+    "FamilyInfo",
+    "Grade",
+    "Mistake",
+    "Problem",
+    "families",
+    "family",
+    "generate",
+    "variant",
+    "variants_of",
+]
 
 MAX_ATTEMPTS = 200
 
@@ -125,11 +137,11 @@ class Answer:
             ('5.87 ms', True, 'This counts one byte per element, but ea')
         """
         if self.unit == "text":
-            said = _normal_text(str(given))
-            if said == _normal_text(str(self.value)):
+            said = normal(str(given))
+            if said in {normal(form) for form in forms(self.value, self.label)}:
                 return Grade(True, say("Right."), self.show)
             for m in self.mistakes:
-                if said == _normal_text(str(m.value)):
+                if said in {normal(form) for form in forms(m.value, self.label)}:
                     return Grade(False, m.feedback, self.show)
             return Grade(False, say("Not what the solution finds ({value}).", value=self.show), self.show)
         try:
@@ -299,10 +311,6 @@ def _as_float(value: object) -> float | None:
 
 def _close(x: float, target: float | None, rel_tol: float) -> bool:
     return target is not None and abs(x - target) <= rel_tol * abs(target)
-
-
-def _normal_text(text: str) -> str:
-    return " ".join(text.replace(" ", "").replace(",", ", ").split()).casefold()
 
 
 def _key(value: object) -> object:
@@ -951,4 +959,54 @@ def generate(
             )
         if progress is not None:
             progress(n + 1, len(plan_))
+    return out
+
+
+def variants_of(
+    problems: Sequence[Problem],
+    seed: int,
+    count: int,
+    *,
+    budget: Budget | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[tuple[Problem, ...]]:
+    """For each problem of a set, ``count`` variants of its family, the problem itself first: what a course
+    platform draws from so that each student gets their own numbers. The other variants' seeds are drawn from
+    the set's ``seed`` (and the problem's place in the set), so the same set and count give the same variants;
+    no two variants in the whole answer are the same (see :meth:`Problem.key`).
+
+    Raises:
+        TemplateError: a family that cannot produce that many distinct variants.
+
+    Examples:
+        >>> week = generate(2026, 2, difficulty=["easy"])
+        >>> groups = variants_of(week, 2026, 3)
+        >>> [len(g) for g in groups], groups[0][0] is week[0], len({p.id for g in groups for p in g})
+        ([3, 3], True, 6)
+    """
+    seen = {p.key() for p in problems}
+    out: list[tuple[Problem, ...]] = []
+    total = len(problems) * max(count - 1, 0)
+    done = 0
+    for index, first in enumerate(problems):
+        group = [first]
+        for k in range(1, count):
+            for retry in range(50):
+                drawn = _variant_seed(seed, f"{first.family.name}\0variant\0{k}", index, retry)
+                problem = variant(first.family, drawn, first.language, budget=budget)
+                if problem.key() not in seen:
+                    seen.add(problem.key())
+                    group.append(problem)
+                    break
+            else:
+                raise TemplateError(
+                    say(
+                        "family '{family}' keeps repeating itself: no new variant in 50 draws", family=first.family.name
+                    ),
+                    hint=say("ask for fewer variants (--variants), or widen the family's parameters"),
+                )
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        out.append(tuple(group))
     return out

@@ -11,10 +11,18 @@ One question per problem, in a category named after the set:
   (``unitgradingtype`` 0, ``showunits`` 0): ``2.94`` and ``2.94 ms`` and ``2940 µs``
   all grade against 2.94 ms.
 * one text answer with known mistakes: a ``multichoice`` question (the mistakes are
-  the distractors, each with its feedback); without mistakes, a ``shortanswer``.
-* several answers: a ``cloze`` question, one ``NUMERICAL`` or ``MULTICHOICE_S``
-  blank per answer, each with its tolerance and mistake feedback (Cloze has no units,
-  so the prompt names the unit).
+  the distractors, each with its feedback, notation shown as math); without mistakes, a
+  ``shortanswer`` whose every form (:func:`~symshard.problems.answering.accepted`: ``2D``
+  for ``2-D``, ``compute-bound`` for ``compute``) is a right answer.
+* several answers: a ``cloze`` question, one ``NUMERICAL``, ``MULTICHOICE_VS`` (options as
+  HTML, so that their math is typeset) or ``SHORTANSWER`` blank per answer, each with its
+  tolerance, its right forms and its mistakes' feedback (Cloze has no units, so the prompt
+  names the unit). Each blank is written the way Moodle's Cloze parser
+  (``qtype_multianswer_extract_question`` in ``question/type/multianswer/questiontype.php``)
+  reads it back, see :func:`cloze_text`.
+
+With variants (``--variants N``), each problem's variants go in a category of their own
+(``<set>/01 <title>``), from which a quiz's random question draws one per student.
 
 Every text (question, general feedback with the worked solution and the answers,
 hints, answer feedback) is ``format="html"``: symshard renders the Markdown itself
@@ -36,6 +44,7 @@ Examples:
 from __future__ import annotations
 
 import base64
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from html import escape as _escape
@@ -43,13 +52,24 @@ from typing import TYPE_CHECKING
 
 from ..algebra.units import sig
 from ..report.markdown import to_html
-from .answering import choices, entry, is_choice, mistake_entry, number, prompt, unit_multipliers, word
+from .answering import (
+    accepted,
+    choices,
+    entry,
+    is_choice,
+    mistake_entry,
+    number,
+    prompt,
+    unit_multipliers,
+    value_markdown,
+    word,
+)
 from .engine import Answer, Problem
 
 if TYPE_CHECKING:
     from ..render import Figure
 
-__all__ = ["answers_html", "to_moodle"]
+__all__ = ["answers_html", "cloze_text", "to_moodle"]
 
 
 def escape(text: str) -> str:
@@ -85,48 +105,74 @@ def _tolerance_words(a: Answer, language: str) -> str:
     return word(language, "exact") if not a.rel_tol else f"±{sig(a.rel_tol * 100, 3)}%"
 
 
-def answers_html(p: Problem) -> str:
-    """The answers as an HTML table (for the general feedback, after the worked solution)."""
+def answers_html(p: Problem, math: str = "tex") -> str:
+    """The answers as an HTML table (for the general feedback, after the worked solution); text values
+    in the notation as math (MathML with ``math="mathml"``)."""
     from ..i18n import ui
 
     lang = p.language
     head = "".join(f"<th>{escape(ui(k, lang))}</th>" for k in ("answer", "value", "tolerance"))
     rows = "".join(
-        f"<tr><td>{escape(a.label)}</td><td>{escape(a.show)}</td><td>{escape(_tolerance_words(a, lang))}</td></tr>"
+        f"<tr><td>{escape(a.label)}</td><td>{_inline(value_markdown(a), math)}</td>"
+        f"<td>{escape(_tolerance_words(a, lang))}</td></tr>"
         for a in p.answers
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
-def _cloze_escape(text: str) -> str:
-    """Text inside a Cloze blank: ``} # ~ / " \\`` are Cloze's syntax and need a backslash."""
-    return "".join("\\" + c if c in '}#~/"\\' else c for c in text)
+def _inline(markdown: str, math: str = "tex") -> str:
+    return to_html(markdown, inline=True, math=math)[0]
 
 
-def _feedback_html(text: str) -> str:
-    return to_html(text, inline=True)[0]
+_TRAILING = re.compile(r"([\\&])\Z")
+_BLANK_START = re.compile(r"\{(?=[0-9]*:)")
+
+
+def cloze_text(text: str) -> str:
+    """One answer or feedback of a Cloze blank, written so that Moodle reads ``text`` back exactly.
+
+    Moodle's parser ends an answer at the first ``~``, ``#`` or ``}`` not preceded by ``\\`` or
+    ``&``, and a feedback at the first ``~`` or ``}`` not preceded by ``\\``; it then decodes HTML
+    entities and turns ``\\}`` into ``}`` and ``\\#`` into ``#``, and nothing else. So ``}`` and ``#``
+    take a backslash (a backslash before them in ``text`` is kept by the one Moodle removes), ``&``
+    becomes ``&#38;`` (decoding gives every entity of ``text`` back) and ``~`` becomes ``&#126;``;
+    a backslash or ``&`` at the very end, which would hide the separator after it, becomes its entity.
+
+    Examples:
+        >>> print(cloze_text("1/4 of {X} #2 ~ a &lt; b"))
+        1/4 of {X\\} \\#2 &#126; a &#38;lt; b
+    """
+    out = text.replace("&", "&#38;").replace("~", "&#126;")
+    out = out.replace("}", "\\}").replace("#", "\\#").replace("&\\#", "&#")
+    return _TRAILING.sub(lambda m: "&#92;" if m.group(1) == "\\" else "&#38;", out)
+
+
+def _blank_safe(html: str) -> str:
+    """Text of a Cloze question outside its blanks: a ``{`` that would start a blank (``{1:...``) as its entity."""
+    return _BLANK_START.sub("&#123;", html)
+
+
+def _short_text(text: str) -> str:
+    """A short answer as Moodle compares it: ``*`` is its wildcard, so a literal one takes a backslash."""
+    return text.replace("*", "\\*")
 
 
 def _cloze(a: Answer, language: str) -> str:
     if is_choice(a):
         options = [
-            ("=" if c.correct else "") + _cloze_escape(escape(c.text)) + "#" + _cloze_escape(_feedback_html(c.feedback))
+            ("=" if c.correct else "%0%") + cloze_text(_inline(c.markdown)) + "#" + cloze_text(_inline(c.feedback))
             for c in choices(a, language)
         ]
-        return "{1:MULTICHOICE_S:" + "~".join(options) + "}"
+        return "{1:MULTICHOICE_VS:" + "~".join(options) + "}"
+    right = cloze_text(_inline(word(language, "right", value=value_markdown(a))))
     if a.unit == "text":
-        return (
-            "{1:SHORTANSWER:="
-            + _cloze_escape(str(a.value))
-            + "#"
-            + _cloze_escape(word(language, "right", value=a.show))
-            + "}"
-        )
+        forms = [f"={cloze_text(_short_text(form))}#{right}" for form in accepted(a, language)]
+        return "{1:SHORTANSWER:" + "~".join(forms) + "}"
     e = entry(a)
-    options = [f"={number(e.value)}:{number(e.tolerance)}#{_cloze_escape(word(language, 'right', value=a.show))}"]
+    options = [f"={number(e.value)}:{number(e.tolerance)}#{right}"]
     for m in a.mistakes:
         w = mistake_entry(a, m)
-        options.append(f"%0%{number(w.value)}:{number(w.tolerance)}#{_cloze_escape(_feedback_html(m.feedback))}")
+        options.append(f"%0%{number(w.value)}:{number(w.tolerance)}#{cloze_text(_inline(m.feedback))}")
     return "{1:NUMERICAL:" + "~".join(options) + "}"
 
 
@@ -134,7 +180,7 @@ def _numerical(q: ET.Element, a: Answer, language: str) -> None:
     e = entry(a)
     right = ET.SubElement(q, "answer", fraction="100", format="moodle_auto_format")
     _plain(right, "text", number(e.value))
-    _text(right, "feedback", escape(word(language, "right", value=a.show)))
+    _text(right, "feedback", _inline(word(language, "right", value=value_markdown(a))))
     _plain(right, "tolerance", number(e.tolerance))
     for m in a.mistakes:
         w = mistake_entry(a, m)
@@ -167,18 +213,20 @@ def _multichoice(q: ET.Element, a: Answer, language: str) -> None:
     _plain(q, "answernumbering", "abc")
     for c in choices(a, language):
         node = ET.SubElement(q, "answer", fraction="100" if c.correct else "0", format="html")
-        _plain(node, "text", escape(c.text))
+        _plain(node, "text", _inline(c.markdown))  # the importer reads the option as HTML (import_answer)
         _text(node, "feedback", to_html(c.feedback)[0])
 
 
 def _shortanswer(q: ET.Element, a: Answer, language: str) -> None:
     _plain(q, "usecase", "0")
-    node = ET.SubElement(q, "answer", fraction="100", format="moodle_auto_format")
-    _plain(node, "text", str(a.value))
-    _text(node, "feedback", escape(word(language, "right", value=a.show)))
+    right = _inline(word(language, "right", value=value_markdown(a)))
+    for form in accepted(a, language):  # every way to write the answer is a right answer
+        node = ET.SubElement(q, "answer", fraction="100", format="moodle_auto_format")
+        _plain(node, "text", _short_text(form))
+        _text(node, "feedback", right)
 
 
-def _question(quiz: ET.Element, p: Problem, number_in_set: int) -> None:
+def _question(quiz: ET.Element, p: Problem, name: str) -> None:
     lang = p.language
     figures = dict(p.figures)
     statement, in_statement = to_html(p.statement, _pluginfile)
@@ -198,9 +246,9 @@ def _question(quiz: ET.Element, p: Problem, number_in_set: int) -> None:
             f"<p><strong>({'abcdefghij'[i]})</strong> {escape(prompt(a, lang))}: {_cloze(a, lang)}</p>"
             for i, a in enumerate(p.answers)
         ]
-        text = statement + "\n" + "\n".join(parts)
+        text = _blank_safe(statement) + "\n" + "\n".join(parts)
     q = ET.SubElement(quiz, "question", type=kind)
-    _plain(ET.SubElement(q, "name"), "text", f"{number_in_set:02d} {p.id}: {p.title}")
+    _plain(ET.SubElement(q, "name"), "text", f"{name} {p.id}: {p.title}")
     _text(q, "questiontext", text, in_statement, figures)
     _text(q, "generalfeedback", general, in_solution, figures)
     _plain(q, "defaultgrade", str(len(p.answers)))
@@ -221,12 +269,29 @@ def _question(quiz: ET.Element, p: Problem, number_in_set: int) -> None:
         _plain(ET.SubElement(tags, "tag"), "text", tag)
 
 
-def to_moodle(problems: Sequence[Problem], *, category: str = "symshard") -> str:
-    """The set as Moodle XML, one question per problem, ready for Moodle's import (Question bank → Import)."""
-    quiz = ET.Element("quiz")
+def _category(quiz: ET.Element, path: str) -> None:
     head = ET.SubElement(quiz, "question", type="category")
-    _plain(ET.SubElement(head, "category"), "text", f"$course$/{category}")
-    for i, p in enumerate(problems, 1):
-        _question(quiz, p, i)
+    _plain(ET.SubElement(head, "category"), "text", f"$course$/{path}")
+
+
+def to_moodle(
+    problems: Sequence[Problem], *, category: str = "symshard", variants: Sequence[Sequence[Problem]] | None = None
+) -> str:
+    """The set as Moodle XML, ready for Moodle's import (Question bank → Import).
+
+    Without ``variants``, one question per problem in the category ``category``. With them (one
+    sequence of variants per problem, the problem itself first), each problem's variants in a
+    category of their own under ``category``, named after its number and title, for a quiz's random
+    question to draw from.
+    """
+    quiz = ET.Element("quiz")
+    _category(quiz, category)
+    groups = [tuple(g) for g in variants] if variants is not None else [(p,) for p in problems]
+    several = any(len(g) > 1 for g in groups)
+    for i, group in enumerate(groups, 1):
+        if several:
+            _category(quiz, f"{category}/{i:02d} {group[0].title}")
+        for k, p in enumerate(group, 1):
+            _question(quiz, p, f"{i:02d}" + (f".{k}" if several else ""))
     ET.indent(quiz, space="  ")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(quiz, encoding="unicode") + "\n"

@@ -33,7 +33,12 @@ from .answering import entry, is_choice, prompt, shown, word
 from .engine import Problem
 from .typesetting import markdown_to_typst, string, text
 
-__all__ = ["CJK_FONTS", "FONT_PATH", "answer_key_pdf", "cjk_font", "student_pdf"]
+__all__ = ["CJK_FONTS", "FONT_PATH", "TABLE_COLUMNS", "answer_key_pdf", "cjk_font", "student_pdf"]
+
+TABLE_COLUMNS = "(1fr, auto, auto, auto)"
+"""The widths of the answer key's table (answer, value, typed as, tolerance): the value, its typed form and
+the tolerance as wide as they are (notation such as ``ReduceScatter_{XY,D}`` is one word that cannot wrap),
+the answer's label, which wraps, in the rest of the line."""
 
 CJK_FONTS = (
     "Noto Serif CJK SC",
@@ -57,6 +62,7 @@ _PAGE_WORDS = {
         "hints": "Hints",
         "mistakes": "Common mistakes",
         "entry": "typed as",
+        "version": "Version {k} of {n}: each version has its own numbers and its own key.",
     },
     "zh": {
         "made": "由 symshard {version} 以种子 {seed} 生成：同一条命令总会生成同一套题。",
@@ -64,6 +70,7 @@ _PAGE_WORDS = {
         "hints": "提示",
         "mistakes": "常见错误",
         "entry": "填写为",
+        "version": "第 {k} 版（共 {n} 版）：每一版的数值不同，各有各的答案。",
     },
 }
 
@@ -144,13 +151,15 @@ def _meta(p: Problem) -> str:
     return f"#text(size: 8.5pt, fill: luma(90))[{text(ui(p.family.difficulty, p.language))} · {text(tags)} · #raw({string(p.id)})]\n\n"
 
 
-def _head(title: str, problems: Sequence[Problem], seed: int | None) -> str:
+def _head(title: str, problems: Sequence[Problem], seed: int | None, version: tuple[int, int] | None = None) -> str:
     lang = problems[0].language if problems else "en"
     made = (
         _w(lang, "made", version=__version__, seed=seed)
         if seed is not None
         else _w(lang, "made_noseed", version=__version__)
     )
+    if version is not None:
+        made += " " + _w(lang, "version", k=version[0], n=version[1])
     return f"= {text(title)}\n\n#text(size: 9pt, fill: luma(90))[{text(made)}]\n\n"
 
 
@@ -173,15 +182,22 @@ def _blank(p: Problem, k: int) -> str:
     return f"- {text(letter + ask)} {line} {text(unit)}\n"
 
 
-def student_pdf(problems: Sequence[Problem], *, title: str = "Problem set", seed: int | None = None) -> bytes:
-    """The student sheet as PDF bytes: statements, answer lines, and the hints at the end.
+def student_pdf(
+    problems: Sequence[Problem],
+    *,
+    title: str = "Problem set",
+    seed: int | None = None,
+    version: tuple[int, int] | None = None,
+) -> bytes:
+    """The student sheet as PDF bytes: statements, answer lines, and the hints at the end; ``version``
+    ``(k, n)`` says on the sheet that it is version k of n.
 
     Raises:
         UsageError: typst or markdown-it-py missing, or no CJK font for a Chinese set.
         TemplateError: math the PDF cannot typeset.
     """
     lang = problems[0].language if problems else "en"
-    parts = [_preamble(title, lang), _head(title, problems, seed)]
+    parts = [_preamble(title, lang), _head(title, problems, seed, version)]
     for n, p in enumerate(problems, 1):
         figures = dict(p.figures)
         parts.append(f"== {n}. {text(p.title)}\n\n{_meta(p)}")
@@ -208,12 +224,24 @@ def _answers_table(p: Problem) -> str:
         else:
             e = entry(a)
             typed = f"{sig(e.value, 6)} {e.unit}".strip()
-        cells += [f"[{text(a.label)}]", f"[*{text(a.show)}*]", f"[{text(typed)}]", f"[{text(tol)}]"]
-    return f"#table(columns: (2.2fr, 1.2fr, 1fr, 0.7fr), inset: 5pt, {', '.join(cells)})\n\n"
+        cells += [
+            f"[{text(a.label)}]",
+            f"[*{text(a.show)}*]",
+            f"[{text(typed)}]",
+            f"[{text(tol)}]",
+        ]
+    return f"#table(columns: {TABLE_COLUMNS}, inset: 5pt, {', '.join(cells)})\n\n"
 
 
-def answer_key_pdf(problems: Sequence[Problem], *, title: str = "Answer key", seed: int | None = None) -> bytes:
-    """The instructor's key as PDF bytes: answers with tolerances, common mistakes, worked solutions.
+def answer_key_pdf(
+    problems: Sequence[Problem],
+    *,
+    title: str = "Answer key",
+    seed: int | None = None,
+    version: tuple[int, int] | None = None,
+) -> bytes:
+    """The instructor's key as PDF bytes: answers with tolerances, common mistakes, worked solutions;
+    ``version`` ``(k, n)`` says that it is the key of version k of n.
 
     Raises:
         UsageError: typst or markdown-it-py missing, or no CJK font for a Chinese set.
@@ -221,7 +249,7 @@ def answer_key_pdf(problems: Sequence[Problem], *, title: str = "Answer key", se
     """
     lang = problems[0].language if problems else "en"
     colon = "：" if lang == "zh" else ": "
-    parts = [_preamble(title, lang), _head(title, problems, seed)]
+    parts = [_preamble(title, lang), _head(title, problems, seed, version)]
     for n, p in enumerate(problems, 1):
         figures = dict(p.figures)
         parts.append(f"== {n}. {text(p.title)}\n\n{_meta(p)}")

@@ -13,7 +13,9 @@ Canvas type in ``itemmetadata`` (``question_type``):
   and its tolerance as the ``vargte``/``varlte`` bounds around a ``varequal`` (Canvas
   reads that as an exact answer with a margin);
 * a text answer with known mistakes is a ``multiple_choice_question`` whose choices
-  carry their own feedback; without mistakes, a ``short_answer_question``;
+  carry their own feedback (notation as ``\\(...\\)`` math); without mistakes, a
+  ``short_answer_question`` with one ``varequal`` per way of writing the answer
+  (:func:`~symshard.problems.answering.accepted`), as Canvas exports its own;
 * a problem with several answers becomes a ``text_only_question`` with the statement
   followed by one item per answer, titled ``3(a)``, ``3(b)``...
 
@@ -21,16 +23,23 @@ Canvas treats every range in a numerical question as a right answer, so the comm
 mistakes cannot be ranges there: their feedback goes in the item's
 ``general_incorrect_fb`` ("If you got 2.94 ms: ..."), which Canvas shows to a wrong
 answer. The worked solution is the ``general_fb`` of the problem's last item. Figures
-are linked as ``$IMS-CC-FILEBASE$/figures/<name>``.
+are linked as ``$IMS-CC-FILEBASE$/figures/<name>``. With variants, each problem is a
+question group (a ``section`` whose ``selection_number`` is 1) holding its variants;
+Canvas draws one per student. A group draws each question on its own, so a problem with
+several answers has a group per part, each part a question of its own with the statement
+of its variant.
 
 **QTI 2.1** has one ``assessmentItem`` per problem (``items/<problem id>.xml``),
 every answer an interaction in the same item body: ``textEntryInteraction`` (float)
-for numbers, graded with ``equal`` and a relative tolerance in percent,
-``choiceInteraction`` for choices. Each common mistake is its own ``responseElseIf``
-that shows a ``modalFeedback``; the worked solution is a ``modalFeedback`` shown after
-every attempt. ``test.xml`` is an ``assessmentTest`` that lists the items in order.
-
-Text is HTML from :mod:`~symshard.report.markdown`, math as ``\\(...\\)`` for MathJax.
+for numbers, graded with ``equal`` and a relative tolerance in percent around the
+right value (QTI builds the band around the first operand, so the right value comes
+first), a ``textEntryInteraction`` (string) whose ``mapping`` lists every way to write a
+text answer, ``choiceInteraction`` for choices. Each common mistake is its own
+``responseElseIf`` that shows a ``modalFeedback``; the worked solution is a
+``modalFeedback`` shown after every attempt. ``test.xml`` is an ``assessmentTest`` that
+lists the items in order; with variants, each problem is an ``assessmentSection`` that
+selects one of its variants (``<selection select="1"/>``). The math of QTI 2.1 items is
+MathML, which browsers render without help; QTI 1.2 keeps ``\\(...\\)`` for Canvas's MathJax.
 
 Examples:
     >>> import io, zipfile
@@ -56,16 +65,29 @@ from ..algebra.units import sig
 from ..errors import OutputError
 from ..messages import say
 from ..report.markdown import to_html
-from .answering import choices, entry, is_choice, mistake_entry, number, prompt, shown, word
+from .answering import (
+    accepted,
+    choices,
+    entry,
+    is_choice,
+    mistake_entry,
+    number,
+    prompt,
+    shown,
+    value_markdown,
+    word,
+)
 from .engine import Answer, Problem
 from .moodle import answers_html
 
-__all__ = ["CP_NS", "QTI12_NS", "QTI21_NS", "check_entry", "to_qti12", "to_qti21", "zip_files"]
+__all__ = ["CP_NS", "MATHML_NS", "QTI12_NS", "QTI21_NS", "check_entry", "to_qti12", "to_qti21", "zip_files"]
 
 CP_NS = "http://www.imsglobal.org/xsd/imscp_v1p1"
 """The IMS content packaging namespace of ``imsmanifest.xml``."""
 QTI12_NS = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
 QTI21_NS = "http://www.imsglobal.org/xsd/imsqti_v2p1"
+MATHML_NS = "http://www.w3.org/1998/Math/MathML"
+"""MathML's namespace: QTI 2.1 items write their math in it (prefix ``m``)."""
 _CANVAS_NS = "http://canvas.instructure.com/xsd/cccv1p0"
 _XSI = "http://www.w3.org/2001/XMLSchema-instance"
 _FIXED_TIME = (2026, 1, 1, 0, 0, 0)  # zip entries carry a date: a fixed one keeps packages byte-identical
@@ -177,6 +199,14 @@ def _show(parent: ET.Element, linkref: str) -> None:
     _sub(parent, "displayfeedback", feedbacktype="Response", linkrefid=linkref)
 
 
+def _inline(markdown: str, math: str = "tex") -> str:
+    return to_html(markdown, inline=True, math=math)[0]
+
+
+def _right_html(a: Answer, lang: str, math: str = "tex") -> str:
+    return _inline(word(lang, "right", value=value_markdown(a)), math)
+
+
 def _item12(section: ET.Element, ident: str, title: str, text: str, a: Answer, solution: str | None, lang: str) -> None:
     kind = (
         "multiple_choice_question"
@@ -202,7 +232,7 @@ def _item12(section: ET.Element, ident: str, title: str, text: str, a: Answer, s
         options = choices(a, lang)
         for k, c in enumerate(options, 1):
             label = _sub(render, "response_label", ident=f"{ident}_c{k}")
-            _material(label, escape(c.text))
+            _material(label, _inline(c.markdown))
         for k, c in enumerate(options, 1):
             cond = _sub(processing, "respcondition", **{"continue": "Yes" if not c.correct else "No"})
             _sub(_sub(cond, "conditionvar"), "varequal", f"{ident}_c{k}", respident="response1")
@@ -215,10 +245,12 @@ def _item12(section: ET.Element, ident: str, title: str, text: str, a: Answer, s
         response = _sub(presentation, "response_str", ident="response1", rcardinality="Single")
         _sub(_sub(response, "render_fib"), "response_label", ident="answer1", rshuffle="No")
         cond = _sub(processing, "respcondition", **{"continue": "No"})
-        _sub(_sub(cond, "conditionvar"), "varequal", str(a.value), respident="response1")
+        test = _sub(cond, "conditionvar")
+        for form in accepted(a, lang):  # Canvas's own export: one varequal per right answer
+            _sub(test, "varequal", form, respident="response1")
         _sub(cond, "setvar", "100", action="Set", varname="SCORE")
         _show(cond, "correct_fb")
-        _feedback12(item, "correct_fb", escape(word(lang, "right", value=a.show)))
+        _feedback12(item, "correct_fb", _right_html(a, lang))
     else:
         response = _sub(presentation, "response_str", ident="response1", rcardinality="Single")
         _sub(_sub(response, "render_fib", fibtype="Decimal"), "response_label", ident="answer1")
@@ -231,7 +263,7 @@ def _item12(section: ET.Element, ident: str, title: str, text: str, a: Answer, s
         _sub(both, "varlte", number(e.value + e.tolerance), respident="response1")
         _sub(cond, "setvar", "100", action="Set", varname="SCORE")
         _show(cond, "correct_fb")
-        _feedback12(item, "correct_fb", escape(word(lang, "right", value=a.show)))
+        _feedback12(item, "correct_fb", _right_html(a, lang))
         wrong_html = _mistakes_html(a, lang)
     if wrong_html:
         other = _sub(processing, "respcondition", **{"continue": "Yes"})
@@ -250,31 +282,64 @@ def _ask(a: Answer, lang: str) -> str:
     return word(lang, "choose" if is_choice(a) else "give", what=prompt(a, lang))
 
 
-def to_qti12(problems: Sequence[Problem], *, title: str = "Problem set") -> bytes:
-    """The set as a QTI 1.2 package (zip bytes) that Canvas imports as a quiz."""
-    lang = problems[0].language if problems else "en"
-    quiz_id = _ident("qti12", title, lang, *(p.id for p in problems))
+def _part_text(a: Answer, label: str, lang: str) -> str:
+    return f"<p><strong>{escape(label)}</strong> {escape(_ask(a, lang))}</p>"
+
+
+def _problem12(section: ET.Element, quiz_id: str, p: Problem, n: int, lang: str) -> None:
+    """One problem as Canvas items: one question, or a text block and a question per answer."""
+    statement = to_html(p.statement, _canvas_src)[0]
+    solution = to_html(p.solution, _canvas_src)[0] + "\n" + answers_html(p)
+    if len(p.answers) == 1:
+        a = p.answers[0]
+        text = statement + f"\n<p>{escape(_ask(a, lang))}</p>"
+        _item12(section, _ident(quiz_id, p.id), f"{n}. {p.title}", text, a, solution, lang)
+        return
+    intro = _sub(section, "item", ident=_ident(quiz_id, p.id, "text"), title=f"{n}. {p.title}")
+    _meta(intro, "text_only_question", 0)
+    _material(_sub(intro, "presentation"), statement)
+    for i, a in enumerate(p.answers):
+        label = word(lang, "part", n=n, letter="abcdefghij"[i])
+        last = i == len(p.answers) - 1
+        _item12(section, _ident(quiz_id, p.id, a.name), label, _part_text(a, label, lang), a,
+                solution if last else None, lang)  # fmt: skip
+
+
+def _groups12(section: ET.Element, quiz_id: str, group: Sequence[Problem], n: int, lang: str) -> None:
+    """One problem's variants as Canvas question groups, each drawing one question per student: one group
+    for a problem with one answer, a group per part otherwise (each part with its variant's statement)."""
+    first = group[0]
+    for i, a0 in enumerate(first.answers):
+        label = word(lang, "part", n=n, letter="abcdefghij"[i]) if len(first.answers) > 1 else f"{n}. {first.title}"
+        node = _sub(section, "section", ident=_ident(quiz_id, "group", first.id, a0.name), title=label)
+        _sub(_sub(_sub(node, "selection_ordering"), "selection"), "selection_number", "1")
+        for p in group:
+            a = p.answers[i]
+            statement = to_html(p.statement, _canvas_src)[0]
+            solution = to_html(p.solution, _canvas_src)[0] + "\n" + answers_html(p)
+            ask = _part_text(a, label, lang) if len(p.answers) > 1 else f"<p>{escape(_ask(a, lang))}</p>"
+            _item12(node, _ident(quiz_id, p.id, a.name), label, statement + "\n" + ask, a, solution, lang)
+
+
+def to_qti12(
+    problems: Sequence[Problem], *, title: str = "Problem set", variants: Sequence[Sequence[Problem]] | None = None
+) -> bytes:
+    """The set as a QTI 1.2 package (zip bytes) that Canvas imports as a quiz; with ``variants`` (one
+    sequence per problem, the problem itself first), each problem as question groups of its variants."""
+    groups = [tuple(g) for g in variants] if variants is not None else [(p,) for p in problems]
+    several = any(len(g) > 1 for g in groups)
+    lang = groups[0][0].language if groups else "en"
+    quiz_id = _ident("qti12", title, lang, *(p.id for g in groups for p in g))
     root = ET.Element("questestinterop", {"xmlns": QTI12_NS})
     assessment = _sub(root, "assessment", ident=quiz_id, title=title)
     section = _sub(assessment, "section", ident="root_section")
     points = 0
-    for n, p in enumerate(problems, 1):
-        statement = to_html(p.statement, _canvas_src)[0]
-        solution = to_html(p.solution, _canvas_src)[0] + "\n" + answers_html(p)
-        if len(p.answers) == 1:
-            a = p.answers[0]
-            text = statement + f"\n<p>{escape(_ask(a, lang))}</p>"
-            _item12(section, _ident(quiz_id, p.id), f"{n}. {p.title}", text, a, solution, lang)
+    for n, group in enumerate(groups, 1):
+        if several:
+            _groups12(section, quiz_id, group, n, lang)
         else:
-            intro = _sub(section, "item", ident=_ident(quiz_id, p.id, "text"), title=f"{n}. {p.title}")
-            _meta(intro, "text_only_question", 0)
-            _material(_sub(intro, "presentation"), statement)
-            for i, a in enumerate(p.answers):
-                label = word(lang, "part", n=n, letter="abcdefghij"[i])
-                text = f"<p><strong>{escape(label)}</strong> {escape(_ask(a, lang))}</p>"
-                last = i == len(p.answers) - 1
-                _item12(section, _ident(quiz_id, p.id, a.name), label, text, a, solution if last else None, lang)
-        points += len(p.answers)
+            _problem12(section, quiz_id, group[0], n, lang)
+        points += len(group[0].answers)
     meta = ET.Element("quiz", {"identifier": quiz_id, "xmlns": _CANVAS_NS})
     for tag, value in (
         ("title", title),
@@ -290,7 +355,7 @@ def to_qti12(problems: Sequence[Problem], *, title: str = "Problem set") -> byte
         ("available", "false"),
     ):
         _sub(meta, tag, value)
-    figures = _figure_files(problems)
+    figures = _figure_files([p for g in groups for p in g])
     manifest = _manifest(quiz_id, title, lang)
     resources = manifest.find("resources")
     assert resources is not None  # _manifest made it
@@ -335,13 +400,32 @@ def _webcontent(resources: ET.Element, figures: dict[str, bytes]) -> None:
 # -- QTI 2.1 -------------------------------------------------------------------------------------------------------
 
 _VOID = re.compile(r"<(img|br|hr)\b([^>]*?)\s*/?>")
+ET.register_namespace("m", MATHML_NS)  # items write their math as m:math
+
+
+def _fragment(html: str) -> ET.Element:
+    """An HTML fragment (the exports' HTML, math as MathML) as the children of a ``div``."""
+    return ET.fromstring("<div>" + _VOID.sub(r"<\1\2 />", html) + "</div>")
 
 
 def _xhtml(parent: ET.Element, html: str) -> None:
-    """Append the elements of an HTML fragment to ``parent`` (QTI 2.1's item body is XHTML)."""
-    fragment = ET.fromstring("<div>" + _VOID.sub(r"<\1\2 />", html) + "</div>")
+    """Append the blocks of an HTML fragment to ``parent`` (QTI 2.1's item body is XHTML)."""
+    fragment = _fragment(html)
     if fragment.text and fragment.text.strip():
         _sub(parent, "p", fragment.text.strip())
+    for child in fragment:
+        parent.append(child)
+
+
+def _inline_xhtml(parent: ET.Element, html: str) -> None:
+    """Put an inline HTML fragment (text, ``<strong>``, math) into ``parent``, after what it holds."""
+    fragment = _fragment(html)
+    if fragment.text:
+        last = parent[-1] if len(parent) else None
+        if last is None:
+            parent.text = (parent.text or "") + fragment.text
+        else:
+            last.tail = (last.tail or "") + fragment.text
     for child in fragment:
         parent.append(child)
 
@@ -367,6 +451,10 @@ def _add_score(parent: ET.Element) -> None:
     _sub(total, "baseValue", "1", baseType="float")
 
 
+def _figure21(name: str) -> str:
+    return "../figures/" + name
+
+
 def _item21(p: Problem) -> ET.Element:
     lang = p.language
     item = ET.Element(
@@ -390,6 +478,9 @@ def _item21(p: Problem) -> ET.Element:
         elif a.unit == "text":
             decl = _sub(item, "responseDeclaration", identifier=rid, cardinality="single", baseType="string")
             _sub(_sub(decl, "correctResponse"), "value", str(a.value))
+            mapping = _sub(decl, "mapping", defaultValue="0")
+            for form in accepted(a, lang):  # every way to write the answer maps to the full score
+                _sub(mapping, "mapEntry", mapKey=form, mappedValue="1", caseSensitive="false")
         else:
             decl = _sub(item, "responseDeclaration", identifier=rid, cardinality="single", baseType="float")
             _sub(_sub(decl, "correctResponse"), "value", number(entry(a).value))
@@ -404,7 +495,7 @@ def _item21(p: Problem) -> ET.Element:
         elif ident == "SCORE":
             _sub(_sub(decl, "defaultValue"), "value", "0")
     body = _sub(item, "itemBody")
-    _xhtml(body, to_html(p.statement, lambda name: "../figures/" + name)[0])
+    _xhtml(body, to_html(p.statement, _figure21, math="mathml")[0])
     processing = _sub(item, "responseProcessing")
     for i, a in enumerate(p.answers, 1):
         rid = f"RESPONSE_{i}"
@@ -415,7 +506,9 @@ def _item21(p: Problem) -> ET.Element:
             _sub(interaction, "prompt", letter + _ask(a, lang))
             branch = "responseIf"
             for k, c in enumerate(choices(a, lang), 1):
-                _sub(interaction, "simpleChoice", c.text, identifier=f"{rid}_C{k}")
+                _inline_xhtml(
+                    _sub(interaction, "simpleChoice", identifier=f"{rid}_C{k}"), _inline(c.markdown, "mathml")
+                )
                 test = _sub(condition, branch)
                 match = _sub(test, "match")
                 _sub(match, "variable", identifier=rid)
@@ -423,17 +516,19 @@ def _item21(p: Problem) -> ET.Element:
                 if c.correct:
                     _add_score(test)
                 _add_feedback(test, f"{rid}_C{k}_FB")
-                feedbacks.append((f"{rid}_C{k}_FB", to_html(c.feedback)[0]))
+                feedbacks.append((f"{rid}_C{k}_FB", to_html(c.feedback, math="mathml")[0]))
                 branch = "responseElseIf"
             continue
         line = _sub(body, "p", letter + _ask(a, lang) + " ")
         if a.unit == "text":
             _sub(line, "textEntryInteraction", responseIdentifier=rid, expectedLength="24")
             test = _sub(condition, "responseIf")
-            match = _sub(test, "stringMatch", caseSensitive="false")
-            _sub(match, "variable", identifier=rid)
-            _sub(match, "correct", identifier=rid)
+            above = _sub(test, "gt")
+            _sub(above, "mapResponse", identifier=rid)
+            _sub(above, "baseValue", "0", baseType="float")
             _add_score(test)
+            _add_feedback(test, f"{rid}_RIGHT")
+            feedbacks.append((f"{rid}_RIGHT", f"<p>{_right_html(a, lang, 'mathml')}</p>"))
             continue
         e = entry(a)
         _sub(line, "textEntryInteraction", responseIdentifier=rid, expectedLength="12").tail = (
@@ -441,20 +536,20 @@ def _item21(p: Problem) -> ET.Element:
         )
         test = _sub(condition, "responseIf")
         equal = _sub(test, "equal", **_tolerance_mode(a))
+        _sub(equal, "correct", identifier=rid)  # QTI builds the tolerance band around the first value
         _sub(equal, "variable", identifier=rid)
-        _sub(equal, "correct", identifier=rid)
         _add_score(test)
         _add_feedback(test, f"{rid}_RIGHT")
-        feedbacks.append((f"{rid}_RIGHT", escape(word(lang, "right", value=a.show))))
+        feedbacks.append((f"{rid}_RIGHT", f"<p>{_right_html(a, lang, 'mathml')}</p>"))
         for k, m in enumerate(a.mistakes, 1):
             test = _sub(condition, "responseElseIf")
             equal = _sub(test, "equal", **_tolerance_mode(a))
-            _sub(equal, "variable", identifier=rid)
             _sub(equal, "baseValue", number(mistake_entry(a, m).value), baseType="float")
+            _sub(equal, "variable", identifier=rid)
             _add_feedback(test, f"{rid}_M{k}")
-            feedbacks.append((f"{rid}_M{k}", to_html(m.feedback)[0]))
+            feedbacks.append((f"{rid}_M{k}", to_html(m.feedback, math="mathml")[0]))
     _add_feedback(processing, "SOLUTION")  # the worked solution, after every attempt
-    html = to_html(p.solution, lambda name: "../figures/" + name)[0] + "\n" + answers_html(p)
+    html = to_html(p.solution, _figure21, math="mathml")[0] + "\n" + answers_html(p, math="mathml")
     feedbacks.append(("SOLUTION", html))
     for ident, content in feedbacks:
         node = _sub(item, "modalFeedback", outcomeIdentifier="FEEDBACK", identifier=ident, showHide="show")
@@ -462,10 +557,16 @@ def _item21(p: Problem) -> ET.Element:
     return item
 
 
-def to_qti21(problems: Sequence[Problem], *, title: str = "Problem set") -> bytes:
-    """The set as a QTI 2.1 package (zip bytes): one item per problem and a test that lists them."""
-    lang = problems[0].language if problems else "en"
-    test_id = _ident("qti21", title, lang, *(p.id for p in problems))
+def to_qti21(
+    problems: Sequence[Problem], *, title: str = "Problem set", variants: Sequence[Sequence[Problem]] | None = None
+) -> bytes:
+    """The set as a QTI 2.1 package (zip bytes): one item per problem and a test that lists them; with
+    ``variants`` (one sequence per problem, the problem itself first), a section per problem that selects
+    one of its variants."""
+    groups = [tuple(g) for g in variants] if variants is not None else [(p,) for p in problems]
+    several = any(len(g) > 1 for g in groups)
+    lang = groups[0][0].language if groups else "en"
+    test_id = _ident("qti21", title, lang, *(p.id for g in groups for p in g))
     test = ET.Element("assessmentTest", {"xmlns": QTI21_NS, "identifier": test_id, "title": title})
     part = _sub(test, "testPart", identifier="part1", navigationMode="nonlinear", submissionMode="individual")
     section = _sub(part, "assessmentSection", identifier="section1", title=title, visible="true")
@@ -475,16 +576,22 @@ def to_qti21(problems: Sequence[Problem], *, title: str = "Problem set") -> byte
     test_res = _sub(resources, "resource", identifier=test_id, type="imsqti_test_xmlv2p1", href="test.xml")
     _sub(test_res, "file", href="test.xml")
     files: dict[str, bytes] = {}
-    for p in problems:
-        href = f"items/{p.id}.xml"
-        _sub(section, "assessmentItemRef", identifier=p.id, href=href)
-        files[href] = _xml(_item21(p))
-        _sub(test_res, "dependency", identifierref=p.id)
-        res = _sub(resources, "resource", identifier=p.id, type="imsqti_item_xmlv2p1", href=href)
-        _sub(res, "file", href=href)
-        for name, _fig in p.figures:
-            _sub(res, "dependency", identifierref=_ident("figure", f"figures/{name}"))
-    figures = _figure_files(problems)
+    for n, group in enumerate(groups, 1):
+        holder = section
+        if several:
+            holder = _sub(section, "assessmentSection", identifier=f"problem{n}", title=f"{n}. {group[0].title}",
+                          visible="false")  # fmt: skip
+            _sub(holder, "selection", select="1")
+        for p in group:
+            href = f"items/{p.id}.xml"
+            _sub(holder, "assessmentItemRef", identifier=p.id, href=href)
+            files[href] = _xml(_item21(p))
+            _sub(test_res, "dependency", identifierref=p.id)
+            res = _sub(resources, "resource", identifier=p.id, type="imsqti_item_xmlv2p1", href=href)
+            _sub(res, "file", href=href)
+            for name, _fig in p.figures:
+                _sub(res, "dependency", identifierref=_ident("figure", f"figures/{name}"))
+    figures = _figure_files([p for g in groups for p in g])
     _webcontent(resources, figures)
     files.update({"imsmanifest.xml": _xml(manifest), "test.xml": _xml(test), **figures})
     return zip_files(files)

@@ -255,7 +255,9 @@ def _image(src: str, alt: str, figures: Mapping[str, Figure]) -> str:
     return f'\n#align(center, image(bytes({string(fig.svg)}), format: "svg", width: 75%, alt: {string(alt)}))\n'
 
 
-def _inline(tokens: list[Any], figures: Mapping[str, Figure]) -> str:
+def _inline(tokens: list[Any], figures: Mapping[str, Figure], indent: str = "") -> str:
+    """Typst markup of a paragraph's tokens; a line break inside a list item keeps the item's indent
+    (``indent``), or Typst would end the item there."""
     out: list[str] = []
     for t in tokens:
         kind = t.type
@@ -268,9 +270,9 @@ def _inline(tokens: list[Any], figures: Mapping[str, Figure]) -> str:
         elif kind in ("em_open", "em_close"):
             out.append("_")
         elif kind == "softbreak":
-            out.append("\n")
+            out.append("\n" + indent)
         elif kind == "hardbreak":
-            out.append(" \\\n")
+            out.append(" \\\n" + indent)
         elif kind == "image":
             alt = "".join(c.content for c in (t.children or []))
             out.append(_image(str(t.attrGet("src") or ""), alt, figures))
@@ -300,7 +302,7 @@ def markdown_to_typst(markdown: str, figures: Mapping[str, Figure] | None = None
     for t in tokens:
         kind = t.type
         if kind == "inline":
-            content = _inline(t.children or [], figs)
+            content = _inline(t.children or [], figs, "  " * len(lists))
             if table is not None:
                 row.append(content)
             elif item_start:

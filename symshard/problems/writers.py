@@ -43,8 +43,8 @@ from ..i18n import ui
 from ..messages import say
 from ..outputs import OutputFolder, Written
 from ..report.markdown import check_markdown
-from .answering import entry_unit
-from .engine import Problem, show_value
+from .answering import entry_unit, value_markdown
+from .engine import Problem
 from .figures import FOLDER
 from .moodle import to_moodle
 
@@ -56,8 +56,10 @@ __all__ = [
     "entry_unit",
     "export",
     "figure_files",
+    "pdf_names",
     "planned",
     "schema",
+    "table_cell",
     "to_json",
     "to_markdown",
     "to_moodle",
@@ -93,13 +95,24 @@ def to_markdown(problems: Sequence[Problem], *, title: str = "Problem set", solu
     return "\n".join(out).rstrip() + "\n"
 
 
+def table_cell(text: str) -> str:
+    """Text as one cell of a Markdown table: a ``|`` (as in ``|X|``, a mesh axis's size) would end the cell,
+    so it is escaped, ``\\|``, which every table reader (GFM, Python-Markdown, markdown-it) reads as ``|``.
+
+    Examples:
+        >>> table_cell("the largest TP degree |Y|")
+        'the largest TP degree \\\\|Y\\\\|'
+    """
+    return " ".join(text.replace("|", "\\|").split())
+
+
 def answer_table(p: Problem) -> str:
     """The answers as a table, headed in the problem's language."""
     lang = p.language
     lines = [f"| {ui('answer', lang)} | {ui('value', lang)} | {ui('tolerance', lang)} |", "| --- | --- | --- |"]
     for a in p.answers:
         tol = ui("exact", lang) if a.rel_tol == 0 else f"±{sig(a.rel_tol * 100, 3)}%"
-        lines.append(f"| {a.label} | {a.show} | {tol} |")
+        lines.append(f"| {table_cell(a.label)} | {table_cell(value_markdown(a))} | {tol} |")
     return "\n".join(lines)
 
 
@@ -112,7 +125,7 @@ def answer_key_markdown(problems: Sequence[Problem], *, title: str = "Answer key
         for a in p.answers:
             for m in a.mistakes:
                 colon = "：" if p.language == "zh" else ": "  # a full-width colon carries its own space
-                out.append(f"- {a.label} = {show_value(m.value, a.unit)}{colon}{m.feedback}")
+                out.append(f"- {a.label} = {value_markdown(a, m.value)}{colon}{m.feedback}")
         if any(a.mistakes for a in p.answers):
             out.append("")
         out += [f'??? note "{ui("worked_solution", p.language)}"', "", _indent(p.solution), ""]
@@ -149,7 +162,12 @@ Files = dict[str, str | bytes]
 """What a format produces: ``{path relative to the output folder: text or bytes}``."""
 
 
-def _md(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool) -> Files:
+Groups = Sequence[Sequence[Problem]]
+"""A set's variants: for each problem, its variants, the problem itself first (see
+:func:`~symshard.problems.engine.variants_of`)."""
+
+
+def _md(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool, groups: Groups) -> Files:
     out: Files = {
         "problems.md": to_markdown(problems, title=title, solutions=solutions),
         "answer-key.md": answer_key_markdown(problems, title=f"{title}: {ui('answer_key', _language(problems))}"),
@@ -158,46 +176,64 @@ def _md(problems: Sequence[Problem], seed: int | None, title: str, solutions: bo
     return out
 
 
-def _json(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool) -> Files:
+def _json(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool, groups: Groups) -> Files:
     return {
         "problems.json": json.dumps(to_json(problems, seed=seed), indent=2, ensure_ascii=False) + "\n",
         "problems.schema.json": json.dumps(schema(), indent=2) + "\n",
     }
 
 
-def _moodle(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool) -> Files:
-    return {"problems.moodle.xml": to_moodle(problems, category=f"symshard/{title}")}
+def _moodle(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool, groups: Groups) -> Files:
+    return {"problems.moodle.xml": to_moodle(problems, category=f"symshard/{title}", variants=groups)}
 
 
-def _qti12(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool) -> Files:
+def _qti12(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool, groups: Groups) -> Files:
     from .qti import to_qti12
 
-    return {"problems.qti12.zip": to_qti12(problems, title=title)}
+    return {"problems.qti12.zip": to_qti12(problems, title=title, variants=groups)}
 
 
-def _qti21(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool) -> Files:
+def _qti21(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool, groups: Groups) -> Files:
     from .qti import to_qti21
 
-    return {"problems.qti21.zip": to_qti21(problems, title=title)}
+    return {"problems.qti21.zip": to_qti21(problems, title=title, variants=groups)}
 
 
-def _pdf(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool) -> Files:
+def pdf_names(versions: int) -> list[tuple[str, str]]:
+    """The PDFs of each version of the sheet: ``(sheet, key)``; one version is ``problems.pdf`` and
+    ``answer-key.pdf``, N versions ``problems-1.pdf`` and ``answer-key-1.pdf`` to ``problems-N.pdf``.
+
+    Examples:
+        >>> pdf_names(1), pdf_names(2)[1]
+        ([('problems.pdf', 'answer-key.pdf')], ('problems-2.pdf', 'answer-key-2.pdf'))
+    """
+    if versions <= 1:
+        return [("problems.pdf", "answer-key.pdf")]
+    return [(f"problems-{k}.pdf", f"answer-key-{k}.pdf") for k in range(1, versions + 1)]
+
+
+def _pdf(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool, groups: Groups) -> Files:
     from .pdf import answer_key_pdf, student_pdf
 
     key_title = f"{title}: {ui('answer_key', _language(problems))}"
-    return {
-        "problems.pdf": student_pdf(problems, title=title, seed=seed),
-        "answer-key.pdf": answer_key_pdf(problems, title=key_title, seed=seed),
-    }
+    versions = min((len(g) for g in groups), default=1)
+    out: Files = {}
+    for k, (sheet, key) in enumerate(pdf_names(versions)):
+        chosen = [g[k] for g in groups]
+        version = (k + 1, versions) if versions > 1 else None
+        out[sheet] = student_pdf(chosen, title=title, seed=seed, version=version)
+        out[key] = answer_key_pdf(chosen, title=key_title, seed=seed, version=version)
+    return out
 
 
-def _prairielearn(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool) -> Files:
+def _prairielearn(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool, groups: Groups) -> Files:
     from .prairielearn import to_prairielearn
 
-    return {f"prairielearn/{path}": data for path, data in to_prairielearn(problems, title=title).items()}
+    exported = to_prairielearn(problems, title=title, variants=groups)
+    return {f"prairielearn/{path}": data for path, data in exported.items()}
 
 
-_PRODUCERS: Mapping[str, Callable[[Sequence[Problem], int | None, str, bool], Files]] = {
+_PRODUCERS: Mapping[str, Callable[[Sequence[Problem], int | None, str, bool, Groups], Files]] = {
     "md": _md,
     "json": _json,
     "moodle": _moodle,
@@ -237,15 +273,22 @@ def _check_formats(formats: Sequence[str]) -> None:
             )
 
 
-def planned(formats: Sequence[str]) -> list[str]:
+def planned(formats: Sequence[str], variants: int = 1) -> list[str]:
     """The files and folders the formats write at the top of the output folder, known before the
-    set is made (``prairielearn`` is a folder; the figures go in ``figures/``).
+    set is made (``prairielearn`` is a folder; the figures go in ``figures/``; with ``variants``
+    above 1, the PDFs are one sheet and one key per version, see :func:`pdf_names`).
 
     Raises:
         UsageError: an unknown format.
     """
     _check_formats(formats)
-    return [name for fmt in formats for name in _PLANNED[fmt]]
+    out = []
+    for fmt in formats:
+        if fmt == "pdf":
+            out += [name for pair in pdf_names(variants) for name in pair]
+        else:
+            out += _PLANNED[fmt]
+    return out
 
 
 def check_texts(problems: Sequence[Problem]) -> None:
@@ -273,20 +316,41 @@ def export(
     seed: int | None = None,
     title: str = "Problem set",
     solutions: bool = False,
+    variants: Groups | None = None,
 ) -> Files:
     """The set's files in each of ``formats``, as ``{relative path: text or bytes}``, nothing written.
 
+    With ``variants`` (for each problem its variants, the problem itself first, as
+    :func:`~symshard.problems.engine.variants_of` draws them), the platforms draw one variant of each
+    problem per student (a Moodle category and a random question, a Canvas question group, a QTI 2.1
+    section selecting one, the variants of a PrairieLearn question) and the PDF is one sheet and key per
+    version; the Markdown and JSON hold the set itself.
+
     Raises:
-        UsageError: an unknown format, or a missing extra (markdown-it-py, typst) or CJK font.
+        UsageError: an unknown format, a missing extra (markdown-it-py, latex2mathml, typst) or CJK font, or
+            variants that are not the set's.
         TooLargeError: a problem's text too long or nested too deep for the exports (:func:`check_texts`).
     """
     chosen = [formats] if isinstance(formats, str) else list(formats)
     _check_formats(chosen)
-    check_texts(problems)
+    groups = _groups(problems, variants)
+    check_texts([p for group in groups for p in group])
     out: Files = {}
     for fmt in chosen:
-        out.update(_PRODUCERS[fmt](problems, seed, title, solutions))
+        out.update(_PRODUCERS[fmt](problems, seed, title, solutions, groups))
     return out
+
+
+def _groups(problems: Sequence[Problem], variants: Groups | None) -> list[tuple[Problem, ...]]:
+    if variants is None:
+        return [(p,) for p in problems]
+    groups = [tuple(g) for g in variants]
+    if [g[0] if g else None for g in groups] != list(problems) or len({len(g) for g in groups}) > 1:
+        raise UsageError(
+            say("the variants given are not the set's: each problem needs the same number of variants, itself first"),
+            hint=say("draw them with symshard.problems.engine.variants_of(problems, seed, n)"),
+        )
+    return groups
 
 
 def write_files(out: Path | str, produced: Mapping[str, str | bytes], *, force: bool = False) -> Written:
@@ -315,6 +379,7 @@ def write_set(
     title: str = "Problem set",
     solutions: bool = False,
     force: bool = False,
+    variants: Groups | None = None,
 ) -> Written:
     """Write the set in each format under ``out`` (see :func:`write_files`); iterating over the answer gives
     the files written.
@@ -322,8 +387,8 @@ def write_set(
     Files: ``problems.md`` and ``answer-key.md`` with their figures in ``figures/`` (md),
     ``problems.json`` and ``problems.schema.json`` (json), ``problems.moodle.xml``
     (moodle), ``problems.qti12.zip`` (qti12, for Canvas), ``problems.qti21.zip`` (qti21),
-    ``problems.pdf`` and ``answer-key.pdf`` (pdf), and one question folder per problem
-    under ``prairielearn/`` (prairielearn).
+    ``problems.pdf`` and ``answer-key.pdf`` (pdf; one pair per version with ``variants``) and one
+    question folder per problem under ``prairielearn/`` (prairielearn). ``variants``: see :func:`export`.
 
     Raises:
         UsageError: an unknown format or a missing extra.
@@ -331,5 +396,5 @@ def write_set(
     """
     _check_formats(formats)
     OutputFolder.open(out, "symshard problems generate", force=force, create=False)  # refuse before the exports
-    produced = export(problems, formats, seed=seed, title=title, solutions=solutions)
+    produced = export(problems, formats, seed=seed, title=title, solutions=solutions, variants=variants)
     return write_files(out, produced, force=force)

@@ -1,12 +1,15 @@
-"""Problem text as HTML for course platforms, with the math left as TeX for MathJax.
+"""Problem text as HTML for course platforms, the math as TeX for MathJax or as MathML.
 
-Moodle, Canvas, QTI players and PrairieLearn show HTML and typeset ``\\(...\\)`` and
-``\\[...\\]`` with MathJax; none of them can be trusted with Markdown (Moodle's own
+Moodle, Canvas and PrairieLearn show HTML and typeset ``\\(...\\)`` and
+``\\[...\\]`` with MathJax; most QTI 2.1 players typeset nothing, but QTI 2.1 items may hold
+MathML, which browsers render themselves (``to_html(..., math="mathml")``, :func:`mathml`).
+None of them can be trusted with Markdown (Moodle's own
 Markdown filter turns ``_{Y}`` into emphasis). So symshard renders the templates'
 Markdown itself, with markdown-it-py (CommonMark plus tables), after taking the math
 out: each ``$...$`` and ``$$...$$`` is replaced by a placeholder the Markdown parser
 leaves alone, and put back afterwards as ``\\(...\\)`` or ``\\[...\\]`` with only
-``&``, ``<`` and ``>`` escaped, as HTML needs. The placeholders are private-use characters
+``&``, ``<`` and ``>`` escaped, as HTML needs (or as a MathML ``<math>`` element). :func:`to_text`
+gives the same text without markup, for a platform that shows feedback as plain text. The placeholders are private-use characters
 around a number; the text's own private-use characters of that kind are taken out the same
 way and put back as they were, so nothing a family writes can pass for a placeholder. Figure links ``![alt](figures/name.svg)``
 become ``<img>`` elements whose address each platform decides (``@@PLUGINFILE@@/`` in
@@ -16,7 +19,8 @@ A family writes the Markdown, so what the exports take is bounded (:func:`check_
 :data:`MAX_MARKDOWN` characters a text, lists and quotes no deeper than the parser follows (it drops
 what nests deeper, silently), refused with one line before the exports start.
 
-markdown-it-py comes with the ``docs`` extra; it is imported only when HTML is made.
+markdown-it-py and latex2mathml come with the ``docs`` extra; they are imported only when HTML or
+MathML is made.
 
 Examples:
     >>> html, used = to_html("Each chip holds $\\\\frac{I}{|X|}$ rows:\\n\\n- one\\n- two")
@@ -38,7 +42,7 @@ from functools import lru_cache
 from html import escape
 from typing import Any
 
-from ..errors import TooLargeError, UsageError
+from ..errors import TemplateError, TooLargeError, UsageError
 from ..messages import Message, say
 
 __all__ = [
@@ -48,9 +52,11 @@ __all__ = [
     "check_markdown",
     "markdown_parser",
     "markdown_tokens",
+    "mathml",
     "put_back",
     "split_math",
     "to_html",
+    "to_text",
 ]
 
 MAX_MARKDOWN = 100_000
@@ -195,22 +201,59 @@ def markdown_tokens(
     return tokens
 
 
+_BAR = re.compile(r'<mo(?: stretchy="false")?>&#x0007C;</mo>')
+
+
+@lru_cache(maxsize=4096)
+def mathml(tex: str, display: bool = False) -> str:
+    """One LaTeX formula as a MathML ``<math>`` element on one line (``|X|``, a mesh axis's size, as fences).
+
+    Raises:
+        TemplateError: LaTeX that the converter cannot read (the message quotes it).
+        UsageError: latex2mathml is not installed.
+
+    Examples:
+        >>> mathml("x_{1}")
+        '<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline"><mrow><msub><mi>x</mi><mrow><mn>1</mn></mrow></msub></mrow></math>'
+    """
+    try:
+        from latex2mathml.converter import convert
+    except ImportError:
+        raise UsageError(
+            say("MathML needs latex2mathml, which is not installed"),
+            hint=say("install symshard with the docs extra: python -m pip install 'symshard[docs]'"),
+        ) from None
+    try:
+        markup = convert(tex.strip(), display="block" if display else "inline")
+    except Exception as err:  # the converter raises its own zoo of exception types
+        raise TemplateError(
+            say("cannot turn the LaTeX '{latex}' into MathML: {why}", latex=tex, why=str(err)),
+            hint=say("use the LaTeX that sympy.latex produces, or plain commands like \\frac, \\times, \\text"),
+        ) from None
+    markup = markup.replace("\n", "")
+    # |X| is a pair of fences, not two infix operators with space around them
+    return _BAR.sub('<mo fence="true" lspace="0em" rspace="0em">&#x0007C;</mo>', markup)
+
+
 def to_html(
     markdown: str,
     src: Callable[[str], str] | None = None,
     *,
     inline: bool = False,
+    math: str = "tex",
 ) -> tuple[str, list[str]]:
-    """The HTML of ``markdown``, math as ``\\(...\\)``/``\\[...\\]``; and the figure files it shows.
+    """The HTML of ``markdown``, math as ``\\(...\\)``/``\\[...\\]`` (or MathML); and the figure files it shows.
 
     Args:
         markdown: the templates' Markdown (statement, hint, solution or feedback).
         src: the image address for a figure's file name (default: ``figures/<name>``).
         inline: render one paragraph's content, without the ``<p>`` (for feedback in a line).
+        math: ``"tex"`` for MathJax, or ``"mathml"`` for ``<math>`` elements (see :func:`mathml`).
 
     Raises:
         TooLargeError: Markdown too long or too deep (see :func:`check_markdown`).
-        UsageError: markdown-it-py is not installed.
+        UsageError: markdown-it-py (or, for MathML, latex2mathml) is not installed.
+        TemplateError: math that MathML cannot be made of.
     """
     text, spans = split_math(markdown)
     md = markdown_parser()
@@ -229,8 +272,29 @@ def to_html(
                 child.attrSet("src", src(m.group(1)) if src else address)
     html = md.renderer.render(tokens, md.options, env).strip()
 
-    def math(tex: str, display: bool) -> str:
+    def as_tex(tex: str, display: bool) -> str:
         body = escape(tex, quote=False)
         return f"\\[{body}\\]" if display else f"\\({body}\\)"
 
-    return put_back(html, spans, math, lambda char: char), used
+    return put_back(html, spans, mathml if math == "mathml" else as_tex, lambda char: char), used
+
+
+_BLOCK_TAG = re.compile(r"</?(?:p|li|ul|ol|br|hr|div|h[1-6]|tr|td|th|table|thead|tbody|pre|blockquote)\b[^>]*>")
+_TAG = re.compile(r"<[^>]+>")
+
+
+def to_text(markdown: str) -> str:
+    """``markdown`` as plain text on one line: the words, the math as ``\\(...\\)`` for MathJax, no markup
+    (for a platform that shows feedback as text, escaped).
+
+    Raises:
+        UsageError: markdown-it-py is not installed.
+
+    Examples:
+        >>> print(to_text("Divide by **$|X| < 4$**, not by *two*."))
+        Divide by \\(|X| < 4\\), not by two.
+    """
+    from html import unescape
+
+    html = _TAG.sub("", _BLOCK_TAG.sub(" ", to_html(markdown)[0]))
+    return " ".join(unescape(html).split())

@@ -19,7 +19,7 @@ Examples:
     A[I, J_X] · B[J_X, K] -> C[I, K]
     情况 3：两个操作数都沿 X 对收缩维度 J 分片，...
     网格：X=4（带环绕链路的双向环，ici）
-    列出 ... 种可能胜出的策略（共 6 种有效策略；--all 列出全部）；按集合通信次数从少到多排列（尺寸是符号）；time = max(T_math, T_comms)，模型 book：
+    列出 ... 种可能胜出的策略（共 6 种有效策略；--all 列出全部）；按集合通信次数从少到多排列（尺寸是符号）；time = max(T_math, T_hbm, T_comms)，模型 book：
       1. matmul → AllReduce_X(C)
            (在 ... 处最快)
            A[I, J_X] · B[J_X, K] -> C[I, K]{U_X}

@@ -19,15 +19,13 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..errors import TemplateError
-from ..messages import say
+from ..report.markdown import mathml
 
 __all__ = ["convert_markdown", "to_mathml"]
 
 # Characters that Markdown (or its extensions: attr_list, tables, smart symbols) may treat as syntax.
 _MARKDOWN_SPECIAL = {c: f"&#x{ord(c):04X};" for c in "*_`[]\\{}~^|#!$:"}
 _TEXT = re.compile(r">([^<]+)<")
-_BAR = re.compile(r'<mo(?: stretchy="false")?>&#x0007C;</mo>')
 
 
 _ENTITY = re.compile(r"(&#?\w+;)")
@@ -46,18 +44,8 @@ def to_mathml(latex: str, display: bool = False) -> str:
     Raises:
         TemplateError: LaTeX that the converter cannot read (the message quotes it).
     """
-    from latex2mathml.converter import convert
-
-    try:
-        markup = convert(latex.strip(), display="block" if display else "inline")
-    except Exception as err:  # the converter raises its own zoo of exception types
-        raise TemplateError(
-            say("cannot turn the LaTeX '{latex}' into MathML: {why}", latex=latex, why=str(err)),
-            hint=say("use the LaTeX that sympy.latex produces, or plain commands like \\frac, \\times, \\text"),
-        ) from None
-    markup = _TEXT.sub(lambda m: ">" + _protect(m.group(1)) + "<", markup.replace("\n", ""))
-    # |X| (a mesh axis's size) is a pair of fences, not two infix operators with space around them
-    markup = _BAR.sub('<mo fence="true" lspace="0em" rspace="0em">&#x0007C;</mo>', markup)
+    markup = mathml(latex, display)  # the one conversion, shared with the course exports
+    markup = _TEXT.sub(lambda m: ">" + _protect(m.group(1)) + "<", markup)
     markup = markup.replace("<math ", f'<math data-latex="{_attribute(latex)}" ', 1)
     # Python-Markdown reads a line that starts with <math> as a raw HTML block (math is a block-level
     # tag to it), which would cut a paragraph in two; a <span> keeps inline math inline.

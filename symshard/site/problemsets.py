@@ -29,7 +29,7 @@ from ..i18n import ui
 from ..messages import say
 from ..outputs import OutputFolder
 from ..problems import Problem, generate
-from ..problems.writers import answer_key_markdown, answer_table, export, zip_files
+from ..problems.writers import answer_key_markdown, answer_table, export, table_cell, zip_files
 from .mathml import convert_markdown
 
 __all__ = ["ProblemSet", "load_sets", "write_sets"]
@@ -223,7 +223,7 @@ def problem_page(p: Problem, number: int, s: ProblemSet) -> str:
     ]
     for k, hint in enumerate(p.hints, 1):
         out += [f'??? tip "{ui("hint", p.language, k=k)}"', "", _indent(convert_markdown(hint)), ""]
-    solution = convert_markdown(p.solution.strip()) + "\n\n" + answer_table(p)
+    solution = convert_markdown(p.solution.strip() + "\n\n" + answer_table(p))
     out += [f'??? success "{ui("solution", p.language)}"', "", _indent(solution), ""]
     return "\n".join(out).rstrip() + "\n"
 
@@ -311,8 +311,8 @@ def _overview(s: ProblemSet, problems: Sequence[Problem], no_pdf: str | None = N
         "| --- | --- | --- | --- |",
     ]
     for i, p in enumerate(problems, 1):
-        labels = "; ".join(a.label for a in p.answers)
-        out.append(f"| {i} | [{p.title}]({p.id}.md) | {_difficulty(p, lang)} | {labels} |")
+        labels = table_cell("; ".join(a.label for a in p.answers))
+        out.append(f"| {i} | [{table_cell(p.title)}]({p.id}.md) | {_difficulty(p, lang)} | {labels} |")
     out += [
         "",
         f"## {_word(lang, 'downloads')}",
@@ -356,6 +356,6 @@ def _index(sets: Sequence[ProblemSet], catalogue: Sequence[tuple[ProblemSet, int
             continue
         out += [f"### {_word(lang, level)}", "", _word(lang, "difficulty_table"), "| --- | --- | --- |"]
         for t, _, p in chosen:
-            out.append(f"| [{p.title}]({t.slug}/{p.id}.md) | {t.title} | {_tags(p)} |")
+            out.append(f"| [{table_cell(p.title)}]({t.slug}/{p.id}.md) | {table_cell(t.title)} | {_tags(p)} |")
         out.append("")
     return "\n".join(out)
