@@ -190,8 +190,10 @@ def _prepare_language(
     docs = project / "docs"
     docs.mkdir(parents=True, exist_ok=True)
     figures: dict[str, str] = {}
-    if language != "en":  # the English pages' figures, for the pages shown untranslated
+    if language != "en":  # the English pages' figures and downloads, for the pages shown untranslated
         shutil.copytree(english_docs / "figures", docs / "figures", dirs_exist_ok=True)
+        if (english_docs / "files").is_dir():
+            shutil.copytree(english_docs / "files", docs / "files", dirs_exist_ok=True)
     translated = src / language / "docs"
     stage = f"pages ({language})"
     paths = sorted((src / "docs").rglob("*"))
