@@ -253,3 +253,27 @@ def test_a_chips_constant_can_be_an_axis_of_the_map():
     *_, (y0, y1) = _frame(fig.svg)
     w = float(dict(ss.hardware("tpu-v5p").constants("bf16"))[ss.symbols.W_ici])
     assert y0 < w < y1
+
+
+def test_a_condition_keeps_its_strictness_at_integer_boundaries():
+    # |X| > D/5100 at D = 10200 is |X| > 2, not "always": at |X| = 2 the two sides tie, and a tie is not
+    # communication-bound; every (D, |X|) on and around the boundaries agrees with the exact inequality
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from symshard.algebra.symbols import axis
+    from symshard.planning.crossovers import compare
+
+    c = compare("X[B, D] · Y[D_X, F] -> Z[B, F]", "X", hardware="tpu-v5p")
+    numeric = c.regimes[0].numeric
+    assert numeric.text() == "|X| > D/5100"
+    assert numeric.subs({"D": 10200}).text() == "|X| > 2"
+
+    @settings(max_examples=60, deadline=None)
+    @given(k=st.integers(1, 16), shift=st.sampled_from([-1, 0, 1]), x=st.integers(2, 20))
+    def agree(k: int, shift: int, x: int) -> None:
+        d = 5100 * k + shift  # on a boundary (shift 0) and just beside it
+        held = numeric.subs({"D": d}).holds({axis("X"): x})
+        assert held == (x * 5100 > d), (d, x)
+
+    agree()

@@ -228,7 +228,9 @@ def solve(ineq: Inequality, x: sympy.Expr | None, domain: Domain, split: bool = 
     if s is not ineq.expr:
         ineq = Inequality(s, ineq.strict, ineq.left, ineq.right)
     known = sign(s, domain)
-    if known is not None:
+    # a sign that holds everywhere may still be zero where every size is at its least (|X| = 2 in
+    # 2·|X| - 4 > 0): there a strict inequality fails and a non-strict one holds, so solve it instead
+    if known is not None and not (known != 0 and ineq.strict == (known > 0) and _zero_at_least(s, domain)):
         if known > 0 or (known == 0 and not ineq.strict):
             return TRUE
         return FALSE
@@ -309,6 +311,27 @@ def _compare(a: Relation, b: Relation, domain: Domain) -> int | None:
     return -s
 
 
+def _zero_at_least(s: Signomial, domain: Domain) -> bool:
+    """Whether ``s`` is zero where each of its symbols takes its least value, when every such value is
+    one the symbol takes (an axis's 2, an integer dim's floor; a positive constant has no least value)."""
+    point: dict[sympy.Expr, Number] = {}
+    for a in s.atoms:
+        if a not in domain.axes and not (a.is_Symbol and a.is_integer):
+            return False
+        point[a] = Fraction(_floor(a, domain))
+    return s.exact(point) == 0
+
+
+def _bound_at_least(r: Relation, domain: Domain) -> bool:
+    """Whether ``r`` bounds its target at exactly the least value the target takes (an axis's 2, an
+    integer dim's floor)."""
+    t = r.target
+    if t is None or not (t in domain.axes or (t.is_Symbol and t.is_integer)):
+        return False
+    low = Fraction(_floor(t, domain)) ** r.power
+    return sign(r.num - r.den * low, domain) == 0
+
+
 def _floor(t: sympy.Expr, domain: Domain) -> Number:
     """The least value ``t`` takes on the domain (0 when only positive)."""
     if t in domain.axes:
@@ -317,7 +340,12 @@ def _floor(t: sympy.Expr, domain: Domain) -> Number:
 
 
 def _trivial(r: Relation, domain: Domain) -> bool | None:
-    """True if the domain implies ``r``, False if it rules ``r`` out, else None."""
+    """True if the domain implies ``r``, False if it rules ``r`` out, else None.
+
+    The domain's least value is one the target takes (an axis of 2 devices, a dim of its smallest size), so
+    a strict bound at exactly that value is neither implied nor ruled out by it: ``|X| > 2`` does not hold
+    at ``|X| = 2``, and ``|X| ≤ 2`` does.
+    """
     if r.target is None:
         return None
     low = Fraction(_floor(r.target, domain)) ** r.power
@@ -325,9 +353,10 @@ def _trivial(r: Relation, domain: Domain) -> bool | None:
     s = sign(r.num - r.den * low, domain)
     if s is None:
         return None
-    if r.upper:
-        return False if s <= 0 else None
-    return True if s <= 0 else None
+    strict = r.op in ("<", ">")
+    if r.upper:  # target < bound (or ≤): impossible when the bound is below the least value
+        return False if s < 0 or (s == 0 and strict) else None
+    return True if s < 0 or (s == 0 and not strict) else None
 
 
 Labelled = tuple[str, list[Relation]]
@@ -387,7 +416,9 @@ def _simplify_case(case: Sequence[Relation], domain: Domain) -> list[Relation] |
     # a relation between monomials that the others imply (in log space) goes
     k = 0
     while k < len(kept):
-        if logs[k] is not None:
+        # (not one whose bound is the least value its target takes: the elimination below counts no
+        # boundary, and there the boundary is a point of the domain, |X| > 2 against |X| = 2)
+        if logs[k] is not None and not _bound_at_least(kept[k], domain):
             others = [x for n, x in enumerate(logs) if n != k and x is not None]
             if _infeasible([*others, _negate(logs[k])], domain, kept):  # type: ignore[arg-type]
                 del kept[k]
