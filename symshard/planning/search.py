@@ -89,6 +89,11 @@ class Candidate:
         return sym(self.raw_comm_time)
 
     @property
+    def hbm_time(self) -> sympy.Expr:
+        """``T_hbm`` of the stages' local products, added up (0 when the search leaves HBM out)."""
+        return sympy.Add(*[s.hbm_time for s in self.stages])
+
+    @property
     def memory_bytes_per_device(self) -> sympy.Expr:
         """Peak bytes per device: every stored array plus the busiest stage's temporaries."""
         return sym(self.raw_memory)
@@ -149,15 +154,31 @@ class SearchResult:
             "comms": format_seconds(b.comm_time),
             "peak": format_bytes(b.memory_bytes_per_device),
         }
-        lines.append(
-            say(
-                "time {time} (compute {compute}, communication {comms}), peak memory {peak} of {limit}",
-                **times,
-                limit=format_bytes(self.memory_limit),
+        if b.hbm_time != 0:
+            lines.append(
+                say(
+                    "time {time} (compute {compute}, HBM {hbm}, communication {comms}), peak memory {peak} of {limit}",
+                    **times,
+                    hbm=format_seconds(b.hbm_time),
+                    limit=format_bytes(self.memory_limit),
+                )
+                if self.memory_limit is not None
+                else say(
+                    "time {time} (compute {compute}, HBM {hbm}, communication {comms}), peak memory {peak}",
+                    **times,
+                    hbm=format_seconds(b.hbm_time),
+                )
             )
-            if self.memory_limit is not None
-            else say("time {time} (compute {compute}, communication {comms}), peak memory {peak}", **times)
-        )
+        else:
+            lines.append(
+                say(
+                    "time {time} (compute {compute}, communication {comms}), peak memory {peak} of {limit}",
+                    **times,
+                    limit=format_bytes(self.memory_limit),
+                )
+                if self.memory_limit is not None
+                else say("time {time} (compute {compute}, communication {comms}), peak memory {peak}", **times)
+            )
         if self.memory_limit is not None:
             lines.append(
                 say(
