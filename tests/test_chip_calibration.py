@@ -350,3 +350,42 @@ def test_measure_quick_on_the_cpu_writes_rows_that_calibrate_reads(tmp_path, cap
     fit = fit_chip(parse_chip_measurements(text, out.name), hardware("h100"))
     assert {f.rates.dtype for f in fit.fits} == {"bf16", "fp32"}
     assert os.path.getsize(out) == len(text.encode())
+
+
+def test_a_calibrated_chip_shows_the_expected_time_beside_the_bound(h200_fit, tmp_path, capsys):
+    # batch 1 through an 8192 x 8192 bf16 weight: memory-bound at the data sheet's 28 µs, expected as the
+    # measured rates say; the CLI, its JSON and the notebook table all show both, time_s stays the bound
+    from symshard.cli import main
+    from symshard.costs.kernels import expected_time
+    from symshard.planning.planner import plan
+    from symshard.report.html import plan_html
+
+    path = tmp_path / "h200-measured.toml"
+    path.write_text(chip_hardware_file(h200_fit), encoding="utf-8")
+    chip = load_hardware(path)
+    p = plan("X[B, D] · W[D, F] -> Y[B, F]", "X=1", "B=1,D=8192,F=8192", hardware=chip)
+    best = p.best
+    assert best.bound == "memory"
+    rates = chip.attained.of("bf16")
+    expected = p.expected_time(best)
+    assert expected == expected_time(best.flops_per_device, best.hbm_bytes_per_device, rates)
+    assert expected > best.time  # the bound is never above what the chip attains
+    assert "expected (measured rates)" in plan_html(p)
+    argv = [
+        "matmul",
+        "X[B, D] · W[D, F] -> Y[B, F]",
+        "--mesh",
+        "X=1",
+        "--shape",
+        "B=1,D=8192,F=8192",
+        "--hw",
+        str(path),
+    ]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "HBM 28 µs" in out and "memory-bound" in out and "expected on this chip (measured rates)" in out
+    assert main([*argv, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)["strategies"][0]
+    assert data["time_s"] == pytest.approx(float(best.time))
+    assert data["expected_time_s"] == pytest.approx(float(expected))
+    assert data["hbm_time_s"] == pytest.approx(float(best.hbm_time)) and data["bound"] == "memory"

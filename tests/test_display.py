@@ -107,7 +107,7 @@ def test_long_plans_are_cut_with_a_count():
 @pytest.mark.parametrize(
     ("make", "expected"),
     [
-        (lambda: numeric_plan(), ["Case 2", "TPU v5e", "max(T<sub>math</sub>, T<sub>comms</sub>)"]),
+        (lambda: numeric_plan(), ["Case 2", "TPU v5e", "max(T<sub>math</sub>, T<sub>hbm</sub>, T<sub>comms</sub>)"]),
         (lambda: numeric_plan().best, ["role", "bytes moved", "33,554,432 B (32 MiB)", r"\cdot_{\text{LOCAL}}"]),
         (lambda: comparison(), ["solving for $B$", "communication-bound iff", "on the chip", "<svg", "data-strategy"]),
         (lambda: ss.place(ss.parse("A[I_XY, J]"), "X=8,Y=2", "I=1024,J=4096", dtype="fp32"),
@@ -322,7 +322,10 @@ def test_english_tables_keep_their_english_words():
     # the words the English tables had before they were keyed, byte for byte
     p = numeric_plan()
     page = plan_html(p)
-    assert "<th>strategy</th><th>T<sub>math</sub></th><th>T<sub>comms</sub></th><th>time</th><th>bound</th>" in page
+    assert (
+        "<th>strategy</th><th>T<sub>math</sub></th><th>T<sub>hbm</sub></th><th>T<sub>comms</sub></th><th>time</th><th>bound</th>"
+        in page
+    )
     assert "<p>" + str(p.classification) + "</p>" in page
     assert f"<td>{p.best.bound}-bound</td>" in page
     assert f'<p class="note">★ best: {strategy_name(p.best)}, {format_seconds(p.best.time)}</p>' in page

@@ -94,6 +94,7 @@ TOP = 10
 ENGLISH: dict[str, str] = {
     "html.strategy": "strategy",
     "html.bound": "bound",
+    "html.expected": "expected (measured rates)",
     "html.memory": "memory / device",
     "html.flops": "FLOPs / device",
     "html.role": "role",
@@ -284,34 +285,37 @@ def plan_html(p: Plan, top: int = TOP, *, language: str = "en") -> str:
     """
     best = p.best
     lang = language
-    head = ["", "#", _say("html.strategy", lang), "T<sub>math</sub>", "T<sub>comms</sub>", _say("cli.time", lang),
-            _say("html.bound", lang), _say("html.memory", lang)]  # fmt: skip
-    rows = []
     shown = p.strategies[:top] if top >= 0 else p.strategies
-    for i, s in enumerate(shown, 1):
+    expected = [p.expected_time(s) for s in shown]
+    calibrated = any(e is not None for e in expected)
+    head = ["", "#", _say("html.strategy", lang), "T<sub>math</sub>"]
+    head += ["T<sub>hbm</sub>"] if p.hbm else []
+    head += ["T<sub>comms</sub>", _say("cli.time", lang)]
+    head += [_say("html.expected", lang)] if calibrated else []
+    head += [_say("html.bound", lang), _say("html.memory", lang)]
+    rows = []
+    for i, (s, e) in enumerate(zip(shown, expected, strict=True), 1):
         mark = "★" if best is not None and i == 1 else ""
-        rows.append(
-            (
-                "best" if mark else "",
-                [
-                    mark,
-                    str(i),
-                    strategy_name(s),
-                    _seconds(s.compute_time),
-                    _seconds(s.comm_time),
-                    _seconds(s.time),
-                    escape(_bound(s.bound, lang)),
-                    _bytes(s.memory_bytes_per_device),
-                ],
-            )
-        )
+        cells = [mark, str(i), strategy_name(s), _seconds(s.compute_time)]
+        cells += [_seconds(s.hbm_time)] if p.hbm else []
+        cells += [_seconds(s.comm_time), _seconds(s.time)]
+        cells += [_seconds(e) if e is not None else "—"] if calibrated else []
+        cells += [escape(_bound(s.bound, lang)), _bytes(s.memory_bytes_per_device)]
+        rows.append(("best" if mark else "", cells))
     total = len(p.strategies)
     context = [_say("html.mesh", lang, mesh=escape(str(p.mesh))), escape(p.dtype)]
     if p.hardware is not None:
         context.insert(1, escape(p.hardware.label))
     if _sizes(p.sizes):
         context.append(_sizes(p.sizes))
-    combine = "max(T<sub>math</sub>, T<sub>comms</sub>)" if p.overlap else "T<sub>math</sub> + T<sub>comms</sub>"
+    if p.hbm:
+        combine = (
+            "max(T<sub>math</sub>, T<sub>hbm</sub>, T<sub>comms</sub>)"
+            if p.overlap
+            else "max(T<sub>math</sub>, T<sub>hbm</sub>) + T<sub>comms</sub>"
+        )
+    else:
+        combine = "max(T<sub>math</sub>, T<sub>comms</sub>)" if p.overlap else "T<sub>math</sub> + T<sub>comms</sub>"
     context.append(_say("html.time_model", lang, combine=combine, model=escape(p.model)))
     parts = [
         f"<p><strong>{math(p.matmul.latex())}</strong></p>",
@@ -354,6 +358,7 @@ def strategy_html(s: Strategy, *, language: str = "en") -> str:
         [
             (_say("html.flops", lang), _flops(s.flops_per_device)),
             ("T_math", _seconds(s.compute_time)),
+            ("T_hbm", _seconds(s.hbm_time)),
             ("T_comms", _seconds(s.comm_time)),
             (_say("cli.time", lang), _seconds(s.time)),
             (_say("html.bound", lang), escape(_bound(s.bound, lang))),
