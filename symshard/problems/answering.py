@@ -28,6 +28,7 @@ from fractions import Fraction
 
 from ..algebra.mathtext import as_expr
 from ..algebra.units import unit_scales
+from ..messages import fill
 from .engine import Answer, Mistake, show_value
 
 __all__ = [
@@ -86,7 +87,7 @@ _WORDS = {
 
 def word(language: str, key: str, **values: object) -> str:
     """An export's own words around the problems' text, in ``language`` (English if it has none)."""
-    return _WORDS.get(language, _WORDS["en"])[key].format(**values)
+    return fill(_WORDS.get(language, _WORDS["en"])[key], **values)
 
 
 def number(x: float | Fraction) -> str:

@@ -42,6 +42,7 @@ from html import escape as _escape
 from typing import TYPE_CHECKING
 
 from ..algebra.units import sig
+from ..i18n import ui
 from ..report.markdown import to_html
 from .answering import choices, entry, is_choice, mistake_entry, number, prompt, unit_multipliers, word
 from .engine import Answer, Problem
@@ -195,7 +196,7 @@ def _question(quiz: ET.Element, p: Problem, number_in_set: int) -> None:
     else:
         kind = "cloze"
         parts = [
-            f"<p><strong>({'abcdefghij'[i]})</strong> {escape(prompt(a, lang))}: {_cloze(a, lang)}</p>"
+            f"<p><strong>({'abcdefghij'[i]})</strong> {ui('labelled', lang, label=escape(prompt(a, lang)), value=_cloze(a, lang))}</p>"
             for i, a in enumerate(p.answers)
         ]
         text = statement + "\n" + "\n".join(parts)

@@ -150,7 +150,7 @@ Files = dict[str, str | bytes]
 def _md(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool) -> Files:
     out: Files = {
         "problems.md": to_markdown(problems, title=title, solutions=solutions),
-        "answer-key.md": answer_key_markdown(problems, title=f"{title}: {ui('answer_key', _language(problems))}"),
+        "answer-key.md": answer_key_markdown(problems, title=ui("answer_key_title", _language(problems), title=title)),
     }
     out.update({f"{FOLDER}/{name}": svg for name, svg in figure_files(problems).items()})
     return out
@@ -182,7 +182,7 @@ def _qti21(problems: Sequence[Problem], seed: int | None, title: str, solutions:
 def _pdf(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool) -> Files:
     from .pdf import answer_key_pdf, student_pdf
 
-    key_title = f"{title}: {ui('answer_key', _language(problems))}"
+    key_title = ui("answer_key_title", _language(problems), title=title)
     return {
         "problems.pdf": student_pdf(problems, title=title, seed=seed),
         "answer-key.pdf": answer_key_pdf(problems, title=key_title, seed=seed),
