@@ -79,6 +79,43 @@ def _register_notebook_display() -> None:
 
 _register_notebook_display()
 
+
+_TEXT_REPORTS = (
+    # print() of these shows the report the command line prints: (the class's module, its name, the report)
+    ("symshard.planning.strategies", "Plan", "plan_text"),
+    ("symshard.planning.crossovers", "Comparison", "compare_text"),
+    ("symshard.planning.search", "SearchResult", "search_text"),
+    ("symshard.models.training", "Training", "training_text"),
+    ("symshard.models.inference", "Serving", "serving_text"),
+    ("symshard.jax.results", "Verification", "verification_text"),
+)
+
+
+def _register_text_reports() -> None:
+    # symshard.shown holds them by type name, so no result imports its presentation; the presentation
+    # loads on the first print(), as a notebook's formatters load on the first display
+    from .shown import register_report
+
+    def report(function: str):
+        def text(obj: object) -> str:
+            from .notebook import text
+
+            return text(function, obj)
+
+        return text
+
+    def problem(obj: object) -> str:
+        from .problems.texts import problem_text
+
+        return problem_text(obj)  # type: ignore[arg-type]  # a problem keeps the language it was written in
+
+    for module, name, function in _TEXT_REPORTS:
+        register_report(module, name, report(function))
+    register_report("symshard.problems.engine", "Problem", problem)
+
+
+_register_text_reports()
+
 __all__ = [
     "AllGather",
     "AllReduce",

@@ -9,6 +9,11 @@ site, notebooks and problem writers say it in another language with
 fills in the values, each said in the same language in turn. No regular expression ever
 reads an English sentence back.
 
+A count says its noun in the form that agrees with it, through one helper, :func:`fill`: the
+template writes ``{count} {count:strategy|strategies}`` (singular, a bar, plural), so English says
+``1 strategy`` and ``5 strategies``; a language without plurals writes ``{count} 个策略``. No code
+chooses a plural ending itself.
+
 A value is text that is the same in every language (notation, names, the user's input), a
 number, a nested :class:`Message`, or one of three lists that each language joins in its own
 way: :class:`Names` (``J, K and L``), :class:`Choices` (``'a' or 'b'``), :class:`Clauses`
@@ -25,6 +30,8 @@ Examples:
     ("unknown dtype '{name}'", (('name', 'bf61'),))
     >>> str(say("shard {dims} over {axis}", dims=Names(["I", "J", "K"]), axis="X"))
     'shard I, J and K over X'
+    >>> str(say("{count} {count:strategy|strategies}", count=1)), str(say("{count} {count:chip|chips}", count="8,960"))
+    ('1 strategy', '8,960 chips')
 """
 
 from __future__ import annotations
@@ -42,7 +49,9 @@ __all__ = [
     "Names",
     "PercentMessage",
     "fields",
+    "fill",
     "is_list",
+    "is_one",
     "keyed",
     "say",
 ]
@@ -120,6 +129,53 @@ def join(items: Iterable[str], kind: type, words: Mapping[str, str]) -> str:
     return words["join.comma"].join(items[:-1]) + words["join.and"] + items[-1]
 
 
+def is_one(count: object) -> bool:
+    """Whether a count is one, so its noun is singular: a number, or its text as a report shows it
+    (``'1'``, ``'1.0'``); anything else (``'8,960'``, a symbol such as ``'N'``) takes the plural.
+
+    Examples:
+        >>> is_one(1), is_one("1"), is_one("1,000"), is_one("N"), is_one(0)
+        (True, True, False, False, False)
+    """
+    if isinstance(count, str):
+        text = count.strip().replace(",", "").replace("_", "")
+        try:
+            return float(text) == 1
+        except ValueError:
+            return False
+    try:
+        return bool(count == 1)
+    except (TypeError, ValueError):  # a value that cannot be compared with a number
+        return False
+
+
+class _Formatter(string.Formatter):
+    """:meth:`str.format`, with one more format spec: ``{count:one|many}`` is the noun that agrees with
+    ``count``."""
+
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        if "|" in format_spec:
+            one, _, many = format_spec.partition("|")
+            return one if is_one(value) else many
+        return super().format_field(value, format_spec)
+
+
+_FORMATTER = _Formatter()
+
+
+def fill(template: str, /, **values: object) -> str:
+    """``template.format(**values)``, where ``{count:one|many}`` says the noun that agrees with ``count``:
+    the one helper that puts a plural into words.
+
+    Examples:
+        >>> fill("{n} {n:chip|chips} of {hbm}", n=1, hbm="16 GiB"), fill("{n:,} {n:file|files}", n=1200)
+        ('1 chip of 16 GiB', '1,200 files')
+    """
+    if "|" not in template:
+        return template.format(**values)
+    return _FORMATTER.vformat(template, (), values)
+
+
 def is_list(value: object) -> bool:
     """Whether ``value`` is one of the lists each language joins its own way."""
     return isinstance(value, _List)
@@ -166,8 +222,8 @@ class Message(str):
 
     @staticmethod
     def format_with(template: str, values: tuple[tuple[str, object], ...]) -> str:
-        """``template`` (this message's or a translation of it) filled with values already said."""
-        return template.format(**dict(values))
+        """``template`` (this message's or a translation of it) filled with values already said (:func:`fill`)."""
+        return fill(template, **dict(values))
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"Message is immutable: cannot set {name!r}")

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["FORMATTERS", "language", "load_ipython_extension", "register", "show", "use_language"]
+__all__ = ["FORMATTERS", "language", "load_ipython_extension", "register", "show", "text", "use_language"]
 
 FORMATTERS: tuple[tuple[str, str, str, str], ...] = (
     # (MIME type, the class's module, the class's name, the function that shows it)
@@ -167,6 +167,12 @@ def register(shell: Any | None = None) -> bool:
     for mime, module, cls, function in FORMATTERS:
         formatters[mime].for_type_by_name(module, cls, _trampoline(mime, function))
     return True
+
+
+def text(function: str, obj: Any) -> str:
+    """``obj``'s text report by the report function ``function`` (``plan_text``), in the language
+    :func:`language` gives now: what ``print()`` shows (the package's face registers it by type name)."""
+    return str(_function(function)(obj, language=language()))
 
 
 def load_ipython_extension(shell: Any) -> None:

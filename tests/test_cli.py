@@ -523,7 +523,7 @@ COMMANDS = [
     ["matmul", "A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]", "--mesh", "X=4,Y=2", "--shape", "I=1024,J=1024,K=1024",
      "--hw", "tpu-v5e", "--top", "4", "--explain"],
     ["matmul", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--hw", "tpu-v5p", "--explain"],
-    ["matmul", "A[I_X, J] · B[J, K_X]", "--serial", "--top", "0"],
+    ["matmul", "A[I_X, J] · B[J, K_X]", "--serial", "--top", "100"],
     ["matmul", "A[I, J_X, L_Y] · B[J_X, K] -> C[I, K]"],
     ["compare", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--solve-for", "B", "--hw", "tpu-v5p"],
     ["compare", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--solve-for", "D", "--strategies", "1,2", "--serial"],

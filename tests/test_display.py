@@ -271,7 +271,7 @@ def _kinds():
         (
             "training",
             lambda: train("llama3-8b", tokens=15e12, chips=8192, hardware="tpu-v5p", mfu=0.4, batch=2**22),
-            ("LLaMA-3 8B", "adam"),
+            ("LLaMA-3 8B", "adam", "symshard layer", "--gradients"),  # a command and an option, said as typed
         ),
         ("serving", lambda: serve("llama3-70b", batch=32, context=8192, mesh="Y=8", hardware="tpu-v5e"), ()),
     ]

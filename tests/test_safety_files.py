@@ -253,7 +253,7 @@ def test_problems_generate_with_a_crafted_manifest_deletes_nothing(tmp_path, out
     assert "holds files symshard did not write, e.g. 'link'" in capsys.readouterr().err
     assert main([*args, "--force"]) == 0
     printed = capsys.readouterr().out
-    assert "kept 1 stale files of an earlier set" in printed and f"  {out / 'syllabus.md'}" in printed
+    assert "kept 1 stale file of an earlier set" in printed and f"  {out / 'syllabus.md'}" in printed
     assert (out / "syllabus.md").read_text(encoding="utf-8") == "mine"
     assert (outside / "notes.txt").read_text(encoding="utf-8") == "precious"
 
@@ -495,7 +495,8 @@ def test_bad_json_is_one_line_too(tmp_path, capsys, text, message):
     [
         (["--ranks", "1" + "0" * 12], "calibration takes at most 1,048,576 ranks"),
         (["--ranks", "9" * 5000], "invalid int value"),
-        (["--ranks", "16", "--per-node", "-8"], "do not split into nodes of -8"),
+        (["--ranks", "16", "--per-node", "-8"], "--per-node must be at least 1, not -8"),
+        (["--ranks", "16", "--per-node", "32"], "do not split into nodes of 32"),
     ],
 )
 def test_calibrate_options_out_of_range(tmp_path, capsys, options, message):

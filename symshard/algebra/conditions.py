@@ -192,6 +192,19 @@ class Condition:
             result = result or truth
         return result
 
+    def formula(self) -> str:
+        """The condition with no words, for a repr: relations joined by ``∧``, cases by ``∨``; ``True``, ``False``.
+
+        Examples:
+            >>> B, D = sympy.symbols("B D", positive=True)
+            >>> Condition((Case("", (sympy.Lt(B, D), sympy.Gt(D, 2))), Case("", (sympy.Gt(B, 3),)))).formula()
+            '(B < D ∧ D > 2) ∨ (B > 3)'
+        """
+        if self.never or self.always:
+            return str(self.always)
+        shown = [" ∧ ".join(_rel_text(r) for r in c.relations) for c in self.cases]
+        return shown[0] if len(shown) == 1 else " ∨ ".join(f"({s})" for s in shown)
+
 
 def _symbol_named(symbol: sympy.Symbol | str | None, present: frozenset[sympy.Symbol]) -> sympy.Symbol | None:
     """``symbol`` as one of the symbols ``present`` when given by name (the name need not be present)."""
@@ -476,3 +489,10 @@ class Clauses:
             return tuple(Case(label, tuple(rels)) for label, rels in labelled)
         combos = [("", [r for c in combo for r in c.exact]) for combo in itertools.product(*(p.cases for p in parts))]
         return Condition.of(minimal(combos, self.domain), self.domain).cases
+
+    def formula(self) -> str:
+        """The clauses with no words, for a repr (see :meth:`Condition.formula`)."""
+        if self.never or self.always:
+            return str(self.always)
+        parts = [p for p in self.parts if not p.always]
+        return " ∧ ".join(p.formula() if len(p.cases) == 1 else f"({p.formula()})" for p in parts)

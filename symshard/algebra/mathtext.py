@@ -335,12 +335,11 @@ class _Reader:
         low, high = _ARITY.get(key, (1, 1))
         if not low <= len(args) <= high:
             if low != high:
-                said = say("{name}() takes {low} to {high} arguments, not {count}",
+                said = say("{name}() takes {low} to {high} {high:argument|arguments}, not {count}",
                            name=name.text, low=low, high=high, count=len(args))  # fmt: skip
-            elif high == 1:
-                said = say("{name}() takes {want} argument, not {count}", name=name.text, want=low, count=len(args))
             else:
-                said = say("{name}() takes {want} arguments, not {count}", name=name.text, want=low, count=len(args))
+                said = say("{name}() takes {want} {want:argument|arguments}, not {count}", name=name.text, want=low,
+                           count=len(args))  # fmt: skip
             raise self.fail(said, name, say("e.g. {example}", example=f"{key}(x)" if high == 1 else f"{key}(a, b)"))
         try:
             return _FUNCTIONS[key](*args)
@@ -368,8 +367,8 @@ def _check_power(base: sympy.Basic, exponent: sympy.Basic, reader: _Reader, tok:
     if base.is_Rational:
         digits = max(_digits(base), 1.0) * size
         if base not in (0, 1, -1) and digits > MAX_DIGITS:
-            raise reader.fail(say("the power makes a number of about {digits} digits", digits=f"{digits:.3g}"), tok,
-                              say("symshard computes exact numbers up to {digits} digits", digits=f"{MAX_DIGITS:,}"))  # fmt: skip
+            raise reader.fail(say("the power makes a number of about {digits} {digits:digit|digits}", digits=f"{digits:.3g}"), tok,
+                              say("symshard computes exact numbers up to {digits} {digits:digit|digits}", digits=f"{MAX_DIGITS:,}"))  # fmt: skip
     elif size > MAX_DIGITS:
         raise reader.fail(
             say("the exponent {exponent} is too large", exponent=str(exponent)),
@@ -381,7 +380,9 @@ def _check_power(base: sympy.Basic, exponent: sympy.Basic, reader: _Reader, tok:
 def _checked(value: sympy.Basic, reader: _Reader, tok: _Token) -> sympy.Basic:
     if _digits(value) > MAX_DIGITS:
         raise reader.fail(
-            say("the result has more than {digits} digits", digits=f"{MAX_DIGITS:,}"), tok, say("use smaller numbers")
+            say("the result has more than {digits} {digits:digit|digits}", digits=f"{MAX_DIGITS:,}"),
+            tok,
+            say("use smaller numbers"),
         )
     return value
 
@@ -421,7 +422,7 @@ def parse_math(
     if len(text) > MAX_LENGTH:
         raise NotationError(
             say(
-                "a formula of {count} characters is too long (at most {limit})",
+                "a formula of {count} {count:character|characters} is too long (at most {limit})",
                 count=f"{len(text):,}",
                 limit=f"{MAX_LENGTH:,}",
             ),

@@ -50,6 +50,7 @@ from ..i18n import LANGUAGES, keyed, language_from, sentence
 from ..messages import say
 from ..problems.texts import shown_language
 from .budget import limits_for, running
+from .checks import check_options
 from .commands import COMMANDS
 from .parser import EXAMPLES, argparse_words, argument_parser
 from .words import ENGLISH
@@ -196,6 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help()
             return 0
         args.language = language = _language(args)
+        check_options(args)  # counts, seeds, ports and size lists no command can use
         as_json = bool(getattr(args, "json", False))
         args.command_line = command_line  # the site commands document this command (they cannot import main)
         with running(limits_for(args), _command_name(args)):

@@ -25,7 +25,7 @@ from ..errors import HardwareError, TooLargeError, UsageError
 from ..i18n import sentence
 from ..machines.chips import Hardware, hardware
 from ..machines.mesh import Mesh
-from ..messages import Message, say
+from ..messages import Message, fill, say
 from ..notation.parser import parse_array
 from ..notation.sizes import parse_sizes
 from ..outputs import OutputFolder, write_signed_file
@@ -160,7 +160,7 @@ def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
     from ..planning.planner import plan
     from ..report.plans import plan_data, plan_text
 
-    mm = matmul(args.matmul)
+    mm = matmul(args.matmul, outer=args.outer)
     chip = _chip(args)
     mesh = _matmul_mesh(args, mm, chip)
     _set_aside_unused_sizes(args, mm.dims, str(mm))
@@ -178,13 +178,13 @@ def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
     most = MAX_PRINTED if p.numeric else MAX_PRINTED_SYMBOLIC
     if shown > most:  # each strategy printed is its formulas worked out and written: refused before the work
         raise TooLargeError(
-            say("printing {count} strategies of {matmul} is more than matmul prints ({limit})", count=f"{shown:,}",
+            say("printing {count} {count:strategy|strategies} of {matmul} is more than matmul prints ({limit})", count=f"{shown:,}",
                 matmul=str(p.matmul), limit=f"{most:,}"),
             hint=say("print the first few as text with --top N (--json prints every one), or drop --all"),
         )  # fmt: skip
     if args.json:  # only what is printed is worked out: a long plan's formulas take a while to write
         return "", plan_data(p, args.language)
-    text = plan_text(p, top=None if args.top == 0 else args.top, language=args.language, explain=args.explain)
+    text = plan_text(p, top=args.top, language=args.language, explain=args.explain)
     if chip is not None and not p.numeric:
         consts = ", ".join(f"{k} = {format_number(v)}" for k, v in chip.constants(p.dtype).items())
         text += f"\n{chip.label}{'：' if args.language == 'zh' else ': '}{consts}"
@@ -194,7 +194,7 @@ def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
 def _verify(args: argparse.Namespace) -> tuple[str, dict]:
     from ..notation.einsums import matmul
 
-    mm = matmul(args.matmul)
+    mm = matmul(args.matmul, outer=args.outer)
     if not args.mesh or not args.shape:
         raise UsageError(
             say("verify needs numbers: --mesh and --shape"), hint=say("e.g. --mesh X=4,Y=2 --shape I=64,J=64,K=64")
@@ -275,7 +275,7 @@ def _compare(args: argparse.Namespace) -> tuple[str, dict]:
     from ..planning.planner import plan
     from ..report.plans import compare_data, compare_text, map_hint, pairs_hint
 
-    mm = matmul(args.matmul)
+    mm = matmul(args.matmul, outer=args.outer)
     chip = _chip(args)
     mesh = _matmul_mesh(args, mm, chip)
     picked: list[int] | str | None = None
@@ -338,7 +338,7 @@ def _best(args: argparse.Namespace) -> tuple[str, dict]:
     from ..planning.search import best_sharding
     from ..report.plans import search_data, search_text
 
-    chain = [matmul(text) for text in args.matmul]
+    chain = [matmul(text, outer=args.outer) for text in args.matmul]
     chip = _chip(args)
     if chip is None:
         raise UsageError(
@@ -655,7 +655,7 @@ def _transfer(args: argparse.Namespace) -> tuple[str, dict]:
     chip = _chip(args)
     dims = slice_shape(args.slice) if args.slice is not None else None
     if dims is not None and args.chips is not None and _chip_count(args.chips) != math.prod(dims):
-        raise UsageError(say("--chips {chips} and --slice {shape} ({count} chips) disagree", chips=args.chips,
+        raise UsageError(say("--chips {chips} and --slice {shape} ({count} {count:chip|chips}) disagree", chips=args.chips,
                              shape=args.slice, count=math.prod(dims)), hint=say("give one of them"))  # fmt: skip
     if question == "--host":  # the only question a formula answers without a chip
         chips = _chip_count(args.chips) if args.chips is not None else math.prod(dims) if dims else 1
@@ -805,7 +805,12 @@ def _site_build(args: argparse.Namespace) -> tuple[str, dict]:
 
     built = build(Path(args.out), src=Path(args.src) if args.src else None, force=args.force, url=args.site_url,
                   progress=_Progress(args), cli=args.command_line())  # fmt: skip
-    text = f"built {built.pages} pages into {built.out} in {built.seconds:.1f} s; view it with: symshard site serve"
+    text = fill(
+        "built {pages} {pages:page|pages} into {out} in {seconds:.1f} s; view it with: symshard site serve",
+        pages=built.pages,
+        out=built.out,
+        seconds=built.seconds,
+    )
     return text, {"out": str(built.out), "pages": built.pages, "seconds": round(built.seconds, 2)}
 
 
@@ -822,7 +827,15 @@ def _site_serve(args: argparse.Namespace) -> tuple[str, dict]:
             progress=_Progress(args),
             cli=args.command_line(),
         )
-        print(f"built {built.pages} pages into {built.out} in {built.seconds:.1f} s", flush=True)
+        print(
+            fill(
+                "built {pages} {pages:page|pages} into {out} in {seconds:.1f} s",
+                pages=built.pages,
+                out=built.out,
+                seconds=built.seconds,
+            ),
+            flush=True,
+        )
 
     def ready(url: str) -> None:
         print(f"serving {out} at {url} (Ctrl-C stops)", flush=True)

@@ -142,10 +142,19 @@ _MODEL_HELP = (
 
 def _add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help=_MODEL_HELP)
+    _add_outer(p)
     group = p.add_mutually_exclusive_group()
     group.add_argument("--overlap", action="store_true", help="time = max(T_math, T_comms) (default)")
     group.add_argument("--serial", action="store_true", help="time = T_math + T_comms")
     _add_comm_overlap(p)
+
+
+def _add_outer(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--outer",
+        action="store_true",
+        help="accept operands that share no dim (an outer product); without it such a product is refused as a typo",
+    )
 
 
 def _add_comm_overlap(p: argparse.ArgumentParser) -> None:
@@ -200,7 +209,7 @@ def argument_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--all", dest="every", action="store_true", help="list every valid strategy, not only those that can win"
     )
-    p.add_argument("--top", type=int, default=10, help="strategies to print (0: all); --json has them all")
+    p.add_argument("--top", type=int, default=10, help="strategies to print (default 10); --json has them all")
     p.add_argument(
         "--split",
         metavar="X=2x2",
@@ -221,6 +230,7 @@ def argument_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", default="fp32", help="fp32 (default) or bf16 (on CPU XLA runs bf16 dots in f32)")
     p.add_argument("--hw", metavar="CHIP", default="tpu-v5e", help="chip whose constants rank the strategies")
     p.add_argument("--model", help=_MODEL_HELP)
+    _add_outer(p)
     p.add_argument(
         "--run",
         dest="execute",
@@ -534,8 +544,11 @@ def argument_parser() -> argparse.ArgumentParser:
         "completion",
         help="print a shell completion script (bash, zsh or tcsh)",
         description="Print a script that completes symshard's commands and options in your shell.",
-        epilog="install it:\n  bash: symshard completion bash > ~/.local/share/bash-completion/completions/symshard\n"
-        "  zsh:  symshard completion zsh > ~/.zfunc/_symshard   (with fpath+=(~/.zfunc) before compinit)\n"
+        epilog="install it (each line makes its folder first, so it works on a fresh machine):\n"
+        "  bash: mkdir -p ~/.local/share/bash-completion/completions && "
+        "symshard completion bash > ~/.local/share/bash-completion/completions/symshard\n"
+        "  zsh:  mkdir -p ~/.zfunc && symshard completion zsh > ~/.zfunc/_symshard   "
+        "(with fpath+=(~/.zfunc) before compinit)\n"
         "  tcsh: symshard completion tcsh >> ~/.tcshrc",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -168,7 +168,7 @@ def _size(text: str, line: int) -> int:
 
 def _too_many_rows(where: Message) -> HardwareError:
     return HardwareError(
-        say("{where}: more than {count} result rows", where=where, count=MAX_ROWS),
+        say("{where}: more than {count} result {count:row|rows}", where=where, count=MAX_ROWS),
         hint=say("calibrate one run at a time: keep one table per file"),
     )
 
@@ -220,7 +220,7 @@ def read_nccl_tests(text: str, *, in_place: bool = False) -> Run:
         t_col = times[pick]
         if t_col >= len(words):
             raise HardwareError(
-                say("line {line} has {count} columns, but the header puts the time in column {column}",
+                say("line {line} has {count} {count:column|columns}, but the header puts the time in column {column}",
                     line=number, count=len(words), column=t_col + 1),
                 hint=say("is this nccl-tests output? a line may be cut short"),
             )  # fmt: skip
@@ -247,7 +247,7 @@ def _json_int(text: str) -> int:
     """An integer of the JSON, refused when it has more digits than any size or count has."""
     if len(text.lstrip("-")) > 20:
         raise HardwareError(
-            say("the JSON holds a number of {count} digits: '{value}'", count=len(text.lstrip("-")),
+            say("the JSON holds a number of {count} {count:digit|digits}: '{value}'", count=len(text.lstrip("-")),
                 value=_quoted(text)),
             hint=_SOURCE_JSON,
         )  # fmt: skip
@@ -372,6 +372,19 @@ class Calibration:
         """The root-mean-square relative residual of the fit."""
         return float(sum(r * r for r in self.residuals) / len(self.residuals)) ** 0.5
 
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        fitted = {str(k): float(v) for k, v in self.fitted.items()}
+        return summary("Calibration", self.collective, {"ranks": self.ranks, "per_node": self.per_node,
+                       "alpha": float(self.alpha), "beta": float(self.beta)}, {"fitted": fitted},
+                       hardware=self.hardware.name)  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
+
 
 S = sympy.Symbol("S", positive=True)
 """The message size in bytes, as nccl-tests' ``size`` column gives it."""
@@ -415,12 +428,16 @@ def calibrate(
         raise UsageError(say("calibration needs the number of ranks (at least 2)"), hint=say("give --ranks 16"))
     if ranks > MAX_RANKS:
         raise UsageError(
-            say("calibration takes at most {limit} ranks, not {ranks}", limit=f"{MAX_RANKS:,}", ranks=f"{ranks:,}"),
+            say(
+                "calibration takes at most {limit} {limit:rank|ranks}, not {ranks}",
+                limit=f"{MAX_RANKS:,}",
+                ranks=f"{ranks:,}",
+            ),
             hint=say("give the number of GPUs the run used, e.g. --ranks 16"),
         )
     if not per_node or per_node < 1 or ranks % per_node:
         raise UsageError(
-            say("{ranks} ranks do not split into nodes of {size}", ranks=ranks, size=per_node),
+            say("{ranks} {ranks:rank|ranks} do not split into nodes of {size}", ranks=ranks, size=per_node),
             hint=say("--per-node must divide --ranks, e.g. 8"),
         )
     rows = [
@@ -430,7 +447,7 @@ def calibrate(
     ]
     if len(rows) < 2:
         raise HardwareError(
-            say("only {count} measured rows in the size range: a line needs two", count=len(rows)),
+            say("only {count} measured {count:row|rows} in the size range: a line needs two", count=len(rows)),
             hint=say("widen --min-bytes/--max-bytes"),
         )
     chip = hardware(base).with_constants(node_size=per_node)

@@ -176,7 +176,7 @@ def parse_chip_measurements(text: str, file: str = "measurements.csv", sha256: s
             continue
         if len(line) > MAX_LINE:
             raise MeasurementError(
-                say("{file}, line {line}: {length} characters, more than a row holds", file=file, line=number,
+                say("{file}, line {line}: {length} {length:character|characters}, more than a row holds", file=file, line=number,
                     length=f"{len(line):,}"),
                 hint=hint,
             )  # fmt: skip
@@ -192,7 +192,7 @@ def parse_chip_measurements(text: str, file: str = "measurements.csv", sha256: s
             continue
         if len(rows) >= MAX_ROWS:
             raise MeasurementError(
-                say("{file} has more than {limit} rows", file=file, limit=f"{MAX_ROWS:,}"),
+                say("{file} has more than {limit} {limit:row|rows}", file=file, limit=f"{MAX_ROWS:,}"),
                 hint=say("measure fewer kernels, or split the file by dtype"),
             )
         rows.append(_row(cells, number, file))
@@ -211,7 +211,7 @@ def _row(cells: list[str], number: int, file: str) -> ChipRow:
     where = {"file": file, "line": number}
     if len(cells) != len(COLUMNS):
         raise MeasurementError(
-            say("{file}, line {line}: {count} values, the header has {columns}", count=len(cells),
+            say("{file}, line {line}: {count} {count:value|values}, the header has {columns}", count=len(cells),
                 columns=len(COLUMNS), **where),
             hint=say("each row is {columns}", columns=",".join(COLUMNS)),
         )  # fmt: skip
@@ -285,7 +285,7 @@ def _seconds(name: str, text: str, number: int, file: str) -> float:
         raise MeasurementError(
             say("{file}, line {line}: {name} = {value} s is out of range for one kernel", file=file, line=number,
                 name=name, value=_clip(text)),
-            hint=say("times lie between {low} and {high} seconds", low="1e-12", high="1e5"),
+            hint=say("times lie between {low} and {high} {high:second|seconds}", low="1e-12", high="1e5"),
         )  # fmt: skip
     return value
 
@@ -343,6 +343,18 @@ class ChipFit:
     fits: tuple[DtypeFit, ...]
     above_bound: tuple[ChipRow, ...]
     notes: tuple[Message, ...] = ()
+
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        return summary("ChipFit", self.base.name, {"dtypes": [r.dtype for f in self.fits for r in (f.rates,)],
+                       "rows": len(self.measurements.rows), "above_bound": len(self.above_bound)},
+                       file=self.measurements.file)  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
 
 
 def row_class(row: ChipRow) -> tuple[str, str]:
@@ -402,7 +414,7 @@ def fit_chip(
     notes = []
     if above:
         notes.append(
-            say("{count} measured rows ran faster than {chip}'s data sheet allows (first: line {line}): is {chip} "
+            say("{count} measured {count:row|rows} ran faster than {chip}'s data sheet allows (first: line {line}): is {chip} "
                 "the chip that was measured?", count=len(above), chip=base.label, line=above[0].line)
         )  # fmt: skip
     return ChipFit(measurements, base, chip, tuple(fits), above, tuple(notes))
@@ -414,7 +426,7 @@ def _fit_dtype(dtype: str, rows: tuple[ChipRow, ...], file: str, limits: tuple[f
     only in compute-bound matmuls, at the peak rather than at infinity)."""
     if len(rows) < 3 or not any(r.op == "matmul" for r in rows):
         raise MeasurementError(
-            say("{file}: {count} {dtype} rows, too few to fit (it needs matmuls and at least 3 rows)", file=file,
+            say("{file}: {count} {dtype} {count:row|rows}, too few to fit (it needs matmuls and at least 3 rows)", file=file,
                 count=len(rows), dtype=dtype),
             hint=say("measure matmuls and copies of several sizes (symshard measure)"),
         )  # fmt: skip

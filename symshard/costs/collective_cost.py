@@ -164,6 +164,18 @@ class CollectiveCost:
             ),
         )
 
+    def __repr__(self) -> str:
+        from ..algebra.units import format_seconds_expr
+        from ..shown import summary
+
+        return summary("CollectiveCost", self.collective, {"time": format_seconds_expr(self.time), "regime": self.regime,
+                       "bytes": str(self.bytes), "hops": str(self.hops)}, model=self.model)  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
+
 
 def collective_cost(
     expr: AppliedCollective,

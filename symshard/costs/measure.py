@@ -90,6 +90,17 @@ class Sweep:
     compile_seconds: float = 0.0
     """Of ``seconds``, those spent compiling (and running once) each kernel's program."""
 
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        return summary("Sweep", self.device or self.platform, {"rows": len(self.rows), "seconds": round(self.seconds, 1),
+                       "skipped": list(self.skipped) or None}, platform=self.platform, jax=self.jax_version)  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
+
 
 def measurements_csv(rows: Sequence[Measurement]) -> str:
     """The measurement file's text: the header, then one row a line (times with Python's shortest repr)."""

@@ -156,7 +156,7 @@ def check_on_mesh(array: Array, mesh: Mesh, sizes: Mapping[str, sympy.Expr]) -> 
             over = "·".join(d.axes)
             raise DivisibilityError(
                 say(
-                    "dim {dim} of size {size} does not split evenly over the {count} devices of {over} in '{text}'",
+                    "dim {dim} of size {size} does not split evenly over the {count} {count:device|devices} of {over} in '{text}'",
                     dim=d.name,
                     size=str(size),
                     count=str(count),

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 from ..errors import UsageError, did_you_mean
-from ..messages import say
+from ..messages import fill, say
 from .languages import LANGUAGES, check_language
 
 __all__ = [
@@ -57,6 +57,8 @@ _UI = {
     "objective": {"en": "Objective", "zh": "学习目标"},
     "mistake": {"en": "mistake", "zh": "常见错误"},
     "answer_key": {"en": "answer key", "zh": "答案"},
+    "answer_key_title": {"en": "{title}: answer key", "zh": "{title}：答案"},  # Chinese takes a full-width colon
+    "labelled": {"en": "{label}: {value}", "zh": "{label}：{value}"},
     "right": {"en": "Right", "zh": "正确"},
     "easy": {"en": "easy", "zh": "简单"},
     "medium": {"en": "medium", "zh": "中等"},
@@ -90,7 +92,7 @@ def term(key: str, language: str) -> str:
 def ui(key: str, language: str, **values: object) -> str:
     """An interface word or phrase in ``language`` (English when the language has none)."""
     words = _UI[key]
-    return words.get(language, words["en"]).format(**values)
+    return fill(words.get(language, words["en"]), **values)
 
 
 def keyed(english: Mapping[str, str], key: str, language: str, **values: object) -> str:
@@ -100,7 +102,7 @@ def keyed(english: Mapping[str, str], key: str, language: str, **values: object)
     for another language.
     """
     if language == "en":
-        return english[key].format(**values)
+        return fill(english[key], **values)
     from .catalog import text
 
     return text(key, language, **values)

@@ -25,7 +25,7 @@ from functools import cache
 from importlib.resources import files
 
 from ..errors import UsageError, did_you_mean
-from ..messages import ENGLISH_JOINS, Message, Names, is_list, say
+from ..messages import ENGLISH_JOINS, Message, Names, fill, is_list, say
 from ..messages import join as join_list
 from .languages import LANGUAGES
 
@@ -95,7 +95,7 @@ def text(key: str, language: str, **values: object) -> str:
             say("the {language} catalogue has no text '{key}'", language=language, key=key),
             hint=did_you_mean(key, sorted(texts)),
         )
-    return texts[key].format(**values)
+    return fill(texts[key], **values)
 
 
 def render(value: object, language: str) -> str:

@@ -53,9 +53,9 @@ ENGLISH: dict[str, str] = {
     "so every device holds {out} whole.",
     "step.allgather.contracting": "AllGather {name} over {axes}: each device receives {others}, "
     "so every device holds {out} and the contracting dim {dims} is no longer split.",
-    "step.reducescatter": "ReduceScatter {name} over {axes}: the partial sums of the {count} devices are added up "
+    "step.reducescatter": "ReduceScatter {name} over {axes}: the partial sums of the {count} {count:device|devices} are added up "
     "and each device keeps {fraction} of the total along {dim}, {out}.",
-    "step.allreduce": "AllReduce {name} over {axes}: the partial sums of the {count} devices are added up "
+    "step.allreduce": "AllReduce {name} over {axes}: the partial sums of the {count} {count:device|devices} are added up "
     "and every device receives the total, {out}.",
     "step.alltoall": "AllToAll {name} over {axes}: each device keeps {fraction} of its block and sends the rest "
     "to {others}, so {axes} shards {dst} instead of {src}: {out}.",
@@ -77,9 +77,9 @@ ENGLISH: dict[str, str] = {
     "word.result": "the result",
     "word.array": "the array",
     "word.other_shard": "the other shard",
-    "word.other_shards": "the other {count} shards",
+    "word.other_shards": "the other {count} {count:shard|shards}",
     "word.other_device": "the other device",
-    "word.other_devices": "the other {count} devices",
+    "word.other_devices": "the other {count} {count:device|devices}",
     "word.or": " or ",
     "word.semicolon": "; ",
     "word.and_formula": " and ",

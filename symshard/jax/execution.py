@@ -157,7 +157,7 @@ def undivided(plan: Plan, strategy: Strategy) -> str | None:
             if sizes[d.name] % count:
                 over = "·".join(d.axes)
                 return say(
-                    "{array} splits {dim} = {size} over {axes}, {count} devices",
+                    "{array} splits {dim} = {size} over {axes}, {count} {count:device|devices}",
                     array=str(arr),
                     dim=d.name,
                     size=f"{sizes[d.name]:,}",

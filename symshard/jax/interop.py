@@ -100,7 +100,7 @@ def array_from_spec(spec: Any, dims: Sequence[str], *, name: str = "A") -> Array
     if len(entries) > len(dims):
         raise ShardingError(
             say(
-                "{spec} has {count} entries but the array has {dims} dims ({names})",
+                "{spec} has {count} {count:entry|entries} but the array has {dims} {dims:dim|dims} ({names})",
                 spec=str(spec),
                 count=len(entries),
                 dims=len(dims),

@@ -50,7 +50,7 @@ def _sub_axis_reason(p: Plan, x: XlaPlan, subs: tuple[str, ...]) -> Message:
                 )
         parts.append(
             say(
-                "{axis} ({n} devices) into sub-axes of {sizes} devices: {named}",
+                "{axis} ({n} {n:device|devices}) into sub-axes of {sizes} devices: {named}",
                 axis=a,
                 n=sizes[a],
                 sizes="/".join(map(str, factors)),
@@ -97,7 +97,7 @@ def _roundabout(x: XlaPlan, *, refined: bool = False) -> Message | None:
                     return clauses(
                         [
                             say(
-                                "XLA first moves blocks with a collective-permute over {axes} ({elements} elements "
+                                "XLA first moves blocks with a collective-permute over {axes} ({elements} {elements:element|elements} "
                                 "per device), then runs an all-gather over {axis} on as many elements per device",
                                 axes=",".join(c.axes),
                                 elements=c.elements,
@@ -114,7 +114,7 @@ def _roundabout(x: XlaPlan, *, refined: bool = False) -> Message | None:
                 if other:
                     return say(
                         "XLA first moves shards from {other} onto {axis} with a collective-permute ({elements} "
-                        "elements per device), then gathers them over {axis}, where gathering over {other} alone "
+                        "{elements:element|elements} per device), then gathers them over {axis}, where gathering over {other} alone "
                         "gives the same array without the permute: a roundabout route, which symshard lists among "
                         "XLA's orders but in no strategy with the rest of XLA's plan",
                         other="/".join(other),
@@ -122,7 +122,7 @@ def _roundabout(x: XlaPlan, *, refined: bool = False) -> Message | None:
                         elements=c.elements,
                     )
                 return say(
-                    "XLA first moves shards from one axis onto {axis} with a collective-permute ({elements} elements "
+                    "XLA first moves shards from one axis onto {axis} with a collective-permute ({elements} {elements:element|elements} "
                     "per device), then gathers them over {axis}, where gathering over the first axis alone gives the "
                     "same array without the permute: a roundabout route, which symshard lists among XLA's orders but "
                     "in no strategy with the rest of XLA's plan",
@@ -221,7 +221,7 @@ def compare_with_kind(p: Plan, x: XlaPlan, *, refined: bool) -> tuple[Strategy |
             clauses(
                 [
                     say(
-                        "XLA runs {kind} over {axes} on {elements} elements per device, which no symshard strategy "
+                        "XLA runs {kind} over {axes} on {elements} {elements:element|elements} per device, which no symshard strategy "
                         "does: it first slices along an axis the array is replicated over, then moves the data over "
                         "more axes at once",
                         kind=c.kind,
@@ -252,7 +252,7 @@ def compare_with_kind(p: Plan, x: XlaPlan, *, refined: bool) -> tuple[Strategy |
             if (c.kind, tuple(sorted(c.axes or ("?",))), c.elements) not in steps:
                 reasons.append(
                     say(
-                        "XLA runs a collective-permute over {axes} on {elements} elements per device, which no "
+                        "XLA runs a collective-permute over {axes} on {elements} {elements:element|elements} per device, which no "
                         "symshard strategy runs: none of symshard's routes moves those blocks across those axes",
                         axes=where,
                         elements=c.elements,
@@ -263,7 +263,7 @@ def compare_with_kind(p: Plan, x: XlaPlan, *, refined: bool) -> tuple[Strategy |
                     clauses(
                         [
                             say(
-                                "XLA runs a collective-permute over {axes} on {elements} elements per device",
+                                "XLA runs a collective-permute over {axes} on {elements} {elements:element|elements} per device",
                                 axes=where,
                                 elements=c.elements,
                             ),

@@ -29,7 +29,7 @@ __all__ = ["ENGLISH", "Refinement", "Row", "Verification", "clauses", "search_wo
 ENGLISH: dict[str, str] = {
     "cli.verify.mesh": "mesh",
     "cli.verify.mesh_value": "{mesh}; shape {shape}; {dtype}",
-    "cli.verify.symshard_value": "{count} strategies; best: {best}",
+    "cli.verify.symshard_value": "{count} {count:strategy|strategies}; best: {best}",
     "cli.verify.no_collectives": "no collectives",
     "cli.verify.agreement": "agreement",
     "cli.verify.yes": "yes: XLA's plan is symshard's strategy {rank}, {name}",
@@ -41,7 +41,7 @@ ENGLISH: dict[str, str] = {
     "cli.verify.no_in_time": "not found before the time limit: {reason}",
     "cli.verify.no_on_mesh": "not by whole axes, yes by parts of axes (below): {reason}",
     "cli.verify.refined": "axes in parts",
-    "cli.verify.refined_value": "{label} ({mesh}): {matmul}; {count} strategies",
+    "cli.verify.refined_value": "{label} ({mesh}): {matmul}; {count} {count:strategy|strategies}",
     "cli.verify.refined_yes": "yes: symshard's strategy {rank} there, {name}, ran correctly",
     "cli.verify.refined_yes_searched": "yes: {name}, found by a search for XLA's collectives, ran correctly",
     "cli.verify.refined_yes_routed": "yes: {name}, a route of symshard's collectives that its planner does not "
@@ -59,16 +59,16 @@ ENGLISH: dict[str, str] = {
     "cli.verify.flops_total": "; symshard's count equals the total, not the dots",
     "cli.verify.flops_neither": "; symshard's count DIFFERS from the dots and the total",
     "cli.verify.repeats": "; XLA repeats work across devices",
-    "cli.verify.ran": "{ok} of {total} strategies ran and matched the product",
-    "cli.verify.ran_none": "none of the {chosen} strategies chosen ran",
+    "cli.verify.ran": "{ok} of {total} {total:strategy|strategies} ran and matched the product",
+    "cli.verify.ran_none": "none of the {chosen} {chosen:strategy|strategies} chosen ran",
     "cli.verify.sampled": " (a sample: {chosen} of {count}, seed {seed})",
     "cli.verify.sampled_auto": " (a sample: {chosen} of {count}, seed {seed}, since there are more than {limit}; "
     "--run all runs every one)",
     "cli.verify.unrunnable": "not runnable",
-    "cli.verify.unrunnable_value": "{count} listed strategies hold a block that does not divide, which JAX "
+    "cli.verify.unrunnable_value": "{count} listed {count:strategy|strategies} hold a block that does not divide, which JAX "
     "cannot hold (first: {name}: {why}); not run",
     "cli.verify.time_limit": "time limit",
-    "cli.verify.time_limit_value": "{limit} s reached: {left} of the {chosen} chosen strategies did not run; "
+    "cli.verify.time_limit_value": "{limit} s reached: {left} of the {chosen} chosen {chosen:strategy|strategies} did not run; "
     "run a seeded sample with --sample N, or allow more with --time-limit",
     "cli.verify.search_stopped_value": "{limit} s reached: the search for XLA's plan through {search} stopped, "
     "and the plan may yet be there; allow more with --time-limit",
@@ -419,6 +419,18 @@ class Verification:
         """:meth:`cost_parts`, in English."""
         return "".join(self.cost_parts())
 
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        return summary("Verification", self.matmul, {"match": self.match, "matched": self.matched, "rank": self.rank,
+                       "strategies": self.strategies, "flops_agree": self.flops_agree}, mesh=self.mesh,
+                       dtype=self.dtype)  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
+
 
 def _cheaper(xla: tuple[int, int], best: tuple[int, int]) -> bool:
     """``(bytes, FLOPs)`` of XLA's plan no more than ``best``'s both ways, and not the same."""
@@ -491,3 +503,14 @@ class Refinement:
                 for e in self.executions
             ],
         }
+
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        return summary("Refinement", self.matmul, {"match": self.match, "matched": self.matched, "rank": self.rank,
+                       "strategies": self.strategies}, mesh=self.mesh, label=self.label)  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)

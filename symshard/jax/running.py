@@ -62,7 +62,11 @@ def check_run(run: str, sample: int | None) -> None:
         )
     if sample is not None and (sample < 1 or run not in ("all", "auto")):
         raise UsageError(
-            say("a sample of {count} strategies with run={run} cannot be drawn", count=sample, run=repr(run)),
+            say(
+                "a sample of {count} {count:strategy|strategies} with run={run} cannot be drawn",
+                count=sample,
+                run=repr(run),
+            ),
             hint=say("sample at least 1 strategy, with run='auto' or 'all' (the sample is drawn from all strategies)"),
         )
 

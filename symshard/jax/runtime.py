@@ -61,7 +61,7 @@ def require_devices(count: int) -> list:
     if len(devices) < count:
         raise MeshError(
             say(
-                "the mesh needs {count} devices but JAX sees {seen} ({platform})",
+                "the mesh needs {count} {count:device|devices} but JAX sees {seen} ({platform})",
                 count=count,
                 seen=len(devices),
                 platform=devices[0].platform,

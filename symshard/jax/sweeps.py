@@ -263,6 +263,17 @@ class Sweep:
             "total": figures(self.cases, self.seconds),
         }
 
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        return summary("Sweep", None, {"cases": len(self.cases), "agreement": round(self.agreement, 4),
+                       "agreement_combined": round(self.agreement_combined, 4)}, seed=self.seed, sample=self.sample)  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
+
 
 def _summary(vs: Sequence[Verification]) -> dict:
     n = len(vs)

@@ -121,7 +121,7 @@ def _refined_reason(reason: str, r: Refinement) -> Message:
     elif r.searched:
         shown = say(
             "with axes in parts {label} ({mesh}, the same devices in the same order; {command}), as {matmul}, "
-            "none of symshard's {count} strategies, nor of XLA's further orders, has exactly XLA's collectives "
+            "none of symshard's {count} {count:strategy|strategies}, nor of XLA's further orders, has exactly XLA's collectives "
             "and FLOPs (searched by its collectives: too many to list)",
             count=f"{r.strategies:,}",
             **where,

@@ -65,12 +65,14 @@ class XlaCollective:
         values = {"collective": f"{self.kind}_{axes}", "count": self.elements, "bytes": self.hlo_bytes}
         if self.lowered:
             return say(
-                "{collective} ({count} elements, {bytes} B as {dtype}, {lowered})",
+                "{collective} ({count} {count:element|elements}, {bytes} B as {dtype}, {lowered})",
                 dtype=self.hlo_dtype,
                 lowered=self.lowered,
                 **values,
             )
-        return say("{collective} ({count} elements, {bytes} B as {dtype})", dtype=self.hlo_dtype, **values)
+        return say(
+            "{collective} ({count} {count:element|elements}, {bytes} B as {dtype})", dtype=self.hlo_dtype, **values
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +97,17 @@ class XlaPlan:
     @property
     def signature(self) -> Signature:
         return tuple(sorted((c.kind, tuple(sorted(c.axes or ("?",))), c.elements) for c in self.collectives))
+
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        return summary("XlaPlan", None, {"collectives": [f"{k}_{''.join(a)}" for k, a, _ in self.signature],
+                       "flops": self.flops})  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
 
 
 def signature(strategy: Strategy, plan_: Plan) -> Signature:

@@ -458,7 +458,7 @@ class Hardware:
             return say("{chip}: one NVLink domain", chip=self.label)
         if not p.even and len(p.spans) > 1:
             return say(
-                "{inside} GPUs per {node}-GPU NVLink domain; the {count} domains fall unevenly into the "
+                "{inside} {inside:GPU|GPUs} per {node}-GPU NVLink domain; the {count} domains fall unevenly into the "
                 "levels above, priced over {fabric} (hierarchical)",
                 inside=int(p.spans[0][1]),
                 node=node,
@@ -467,7 +467,7 @@ class Hardware:
             )
         if not p.even:
             return say(
-                "falls unevenly into NVLink domains of {node} GPUs: every step priced over {fabric}",
+                "falls unevenly into NVLink domains of {node} {node:GPU|GPUs}: every step priced over {fabric}",
                 node=node,
                 fabric=p.fabric.describe,
             )
@@ -478,10 +478,10 @@ class Hardware:
         if nodes is None and units is None:
             return say("inside one {count}-GPU NVLink domain", count=node)
         if inside is None and units is None:
-            return say("spans NVLink domains of {count} GPUs: runs at scale-out bandwidth", count=node)
+            return say("spans NVLink domains of {count} {count:GPU|GPUs}: runs at scale-out bandwidth", count=node)
         if units is None:
             return say(
-                "{inside} GPUs per {node}-GPU NVLink domain, {nodes} domains over the scale-out network (hierarchical)",
+                "{inside} {inside:GPU|GPUs} per {node}-GPU NVLink domain, {nodes} domains over the scale-out network (hierarchical)",
                 inside=inside,
                 node=node,
                 nodes=nodes,
@@ -489,25 +489,25 @@ class Hardware:
         su = self.leaf_nodes
         if inside and nodes:
             return say(
-                "{inside} GPUs per {node}-GPU NVLink domain, {nodes} nodes per scalable unit, "
-                "{units} scalable units of {su} nodes over the spine (hierarchical)",
+                "{inside} {inside:GPU|GPUs} per {node}-GPU NVLink domain, {nodes} {nodes:node|nodes} per scalable unit, "
+                "{units} scalable {units:unit|units} of {su} {su:node|nodes} over the spine (hierarchical)",
                 inside=inside, node=node, nodes=nodes, units=units, su=su,
             )  # fmt: skip
         if inside:
             return say(
-                "{inside} GPUs per {node}-GPU NVLink domain, one node per scalable unit, "
-                "{units} scalable units of {su} nodes over the spine (hierarchical)",
+                "{inside} {inside:GPU|GPUs} per {node}-GPU NVLink domain, one node per scalable unit, "
+                "{units} scalable {units:unit|units} of {su} {su:node|nodes} over the spine (hierarchical)",
                 inside=inside, node=node, units=units, su=su,
             )  # fmt: skip
         if nodes:
             return say(
-                "one GPU per {node}-GPU NVLink domain, {nodes} nodes per scalable unit, "
-                "{units} scalable units of {su} nodes over the spine (hierarchical)",
+                "one GPU per {node}-GPU NVLink domain, {nodes} {nodes:node|nodes} per scalable unit, "
+                "{units} scalable {units:unit|units} of {su} {su:node|nodes} over the spine (hierarchical)",
                 node=node, nodes=nodes, units=units, su=su,
             )  # fmt: skip
         return say(
             "one GPU per {node}-GPU NVLink domain, one node per scalable unit, "
-            "{units} scalable units of {su} nodes over the spine (hierarchical)",
+            "{units} scalable {units:unit|units} of {su} {su:node|nodes} over the spine (hierarchical)",
             node=node, units=units, su=su,
         )  # fmt: skip
 
@@ -519,6 +519,12 @@ class Hardware:
     def table_row(self) -> dict[str, object]:
         """The figures as a flat mapping (for tables and JSON)."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("sources", "attained")}
+
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        return summary("Hardware", self.name, {"C": self.flops_bf16, "W_hbm": self.hbm_bandwidth, "M_hbm": self.hbm_bytes,
+                       "W_ici": self.ici_link_bandwidth, "W_nvlink": self.nvlink_bandwidth, "W_dcn": self.dcn_bandwidth})  # fmt: skip
 
 
 _NUMERIC_FIELDS = {

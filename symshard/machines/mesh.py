@@ -74,7 +74,7 @@ class MeshAxis:
         if spans and count.is_number and self.size.is_number and count != self.size:
             raise MeshError(
                 say(
-                    "mesh axis {axis} has {size} devices, but its network levels hold {count}",
+                    "mesh axis {axis} has {size} {size:device|devices}, but its network levels hold {count}",
                     axis=self.name,
                     size=str(self.size),
                     count=str(count),
@@ -154,7 +154,7 @@ def _size(value: object, name: str) -> sympy.Expr:
     if expr.is_number and expr > MAX_SIZE:
         raise MeshError(
             say(
-                "mesh axis {axis} has {count} devices, more than {limit}",
+                "mesh axis {axis} has {count} {count:device|devices}, more than {limit}",
                 axis=name,
                 count=f"{float(expr):.3e}",
                 limit=f"{MAX_SIZE:.0e}",

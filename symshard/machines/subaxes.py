@@ -141,7 +141,7 @@ def split_mesh(mesh: Mesh, split: SplitLike, *, taken: Iterable[str] = ()) -> tu
             )
         if len(sizes) < 2 or any(s < 2 for s in sizes) or math.prod(sizes) != int(size):
             raise MeshError(
-                say("the parts {parts} of axis {axis} do not split its {size} devices", axis=axis, size=str(size),
+                say("the parts {parts} of axis {axis} do not split its {size} {size:device|devices}", axis=axis, size=str(size),
                     parts="x".join(map(str, sizes))),
                 hint=say("give two or more parts of at least 2 devices whose product is the size, e.g. {example}",
                          example=f"{axis}=2x{int(size) // 2}" if int(size) % 2 == 0 and int(size) > 2 else "X=2x2"),

@@ -248,6 +248,17 @@ class WeightStationary:
     def _repr_latex_(self) -> str:
         return "$" + self.crossover.latex() + "$"
 
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        return summary("WeightStationary", None, {"one_d": self.one_d_time}, {"two_d": self.best_time},
+                       {"best_x": self.best_x})  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
+
 
 def weight_stationary(*, fabric: str = "ici") -> WeightStationary:
     """Derive the 1-D and 2-D weight-stationary layouts' communication and their crossover.
@@ -445,6 +456,19 @@ class Serving:
             )
         return tuple(_engine_costs(self.program, self.mesh, self.batch, self.model, self.hardware, full=True).values())
 
+    def __repr__(self) -> str:
+        from ..algebra.units import format_seconds_expr
+        from ..shown import summary
+
+        return summary("Serving", self.model.name, {"batch": self.batch, "context": self.context, "mesh": str(self.mesh),
+                       "dtype": self.dtype}, {"fits": self.fits, "max_batch": self.max_batch, "regime": self.regime,
+                       "step": format_seconds_expr(self.step_time)}, hardware=self.hardware and self.hardware.name)  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
+
 
 def _engine_costs(prog: Program, mesh: Mesh, batch: sympy.Expr, mdl: Model, hw: Hardware, *, full: bool = False):
     """Each collective of the block costed by the engine on ``mesh`` (bf16 activations): its
@@ -586,7 +610,7 @@ def serve(
     if shard == "heads" and n.is_number and mdl.kv_heads.is_number and n > mdl.kv_heads:
         notes.append(
             say(
-                "{chips} chips for {heads} KV heads: each KV head's cache is kept on {copies} chips",
+                "{chips} {chips:chip|chips} for {heads} KV {heads:head|heads}: each KV head's cache is kept on {copies} {copies:chip|chips}",
                 chips=str(n),
                 heads=str(mdl.kv_heads),
                 copies=str(n / mdl.kv_heads),

@@ -267,6 +267,19 @@ class Roofline:
     def _repr_latex_(self) -> str:
         return "$" + self.latex() + "$"
 
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        numeric = self.numeric
+        return summary("Roofline", self.scheme, {"condition": self.condition.formula()},
+                       {"numeric": None if numeric is None else numeric.formula()},
+                       hardware=self.hardware and self.hardware.name, chips=self.chips)  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
+
 
 def solve_at_most(lhs: sympy.Expr, rhs: sympy.Expr, x: sympy.Symbol) -> list[list[sympy.Basic]]:
     """``lhs ≤ rhs`` for positive sides, solved for ``x`` (square roots squared away first): a union of
@@ -376,7 +389,7 @@ def _slice(
     total = sympy.prod(sizes.values())
     if n is not None and n != total:
         raise PlanError(
-            say("{chips} chips and the mesh {mesh} ({count} chips) disagree", chips=str(n), mesh=str(m),
+            say("{chips} {chips:chip|chips} and the mesh {mesh} ({count} {count:chip|chips}) disagree", chips=str(n), mesh=str(m),
                 count=str(total)),
             hint=say("give one of them"),
         )  # fmt: skip
@@ -408,7 +421,11 @@ def _scheme_mesh(key: str, n: sympy.Expr | None, sizes: dict | None, stages: sym
             return None
         if n % stages:
             raise PlanError(
-                say("{stages} pipeline stages do not split {chips} chips evenly", stages=str(stages), chips=str(n)),
+                say(
+                    "{stages} pipeline {stages:stage|stages} do not split {chips} {chips:chip|chips} evenly",
+                    stages=str(stages),
+                    chips=str(n),
+                ),
                 hint=say("give a stage count that divides the chips"),
             )
         return {"S": stages, "X": n / stages}  # the stages across nodes, each data-parallel group inside
@@ -563,7 +580,7 @@ def _one_domain_note(hw: Hardware, key: str) -> Message:
     what = say("give the mesh (mesh='X=..,Y=..')") if key == "fsdp+tp" else (
         say("give the chips and the stages (chips=, stages=)") if key in PIPELINED else say("give the chips (chips=)"))  # fmt: skip
     return say(
-        "this bound uses W_nvlink: it holds inside one NVLink domain of {node} GPUs; {what} to cost the "
+        "this bound uses W_nvlink: it holds inside one NVLink domain of {node} {node:GPU|GPUs}; {what} to cost the "
         "collectives through the network's levels",
         node=str(hw.node_size) if hw.node_size is not None else "?",
         what=what,
@@ -577,7 +594,7 @@ def _network_note(hw: Hardware, net: Network) -> Message:
         return say("nothing moves: every axis has one chip")
     if c.inside_one_domain:
         return say(
-            "the collectives stay inside one NVLink domain of {node} GPUs: W_collective = W_nvlink = {bandwidth} B/s",
+            "the collectives stay inside one NVLink domain of {node} {node:GPU|GPUs}: W_collective = W_nvlink = {bandwidth} B/s",
             node=str(hw.node_size) if hw.node_size is not None else "?",
             bandwidth=_rate(c.bandwidth),
         )
@@ -787,6 +804,19 @@ class SplitChoice:
             "XLA pads the shards, and the times are those of the unpadded sizes"
         )
 
+    def __repr__(self) -> str:
+        from ..algebra.units import format_seconds_expr
+        from ..shown import summary
+
+        return summary("SplitChoice", None, {"X": self.x, "Y": self.y, "optimum": self.optimum, "T_math":
+                       format_seconds_expr(self.math_time), "T_comms": format_seconds_expr(self.comm_time)},
+                       chips=self.chips, batch=self.batch)  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
+
 
 def _comm_at(fabric: str, mode: str, point: Mapping[sympy.Symbol, sympy.Expr], dtype: str = "bf16") -> sympy.Expr:
     groups = [as_expr(g).xreplace(point) for g in _forward_groups(fabric, dtype)]
@@ -889,6 +919,18 @@ class Verdict:
     condition: Condition | None
     detail: Mapping[str, object] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        from ..algebra.units import format_seconds_expr
+        from ..shown import summary
+
+        return summary("Verdict", self.scheme, {"bound": self.bound, "T_math": format_seconds_expr(self.math_time),
+                       "T_comms": format_seconds_expr(self.comm_time)}, batch=self.batch, chips=self.chips)  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
+
 
 def verdict(
     scheme: str,
@@ -938,7 +980,7 @@ def verdict(
     elif key == "pods":
         if int(n) % pods:
             raise PlanError(
-                say("{pods} pods do not split {chips} chips evenly", pods=pods, chips=n),
+                say("{pods} {pods:pod|pods} do not split {chips} {chips:chip|chips} evenly", pods=pods, chips=n),
                 hint=say("give a pod count that divides the chips"),
             )
         point = {**values, axis("P"): pods, axis("X"): n / pods}

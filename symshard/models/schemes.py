@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 import sympy
 
 from ..algebra.conditions import drop_subsumed
-from ..algebra.dtypes import canonical_dtype
+from ..algebra.dtypes import canonical_dtype, dtype_bytes
 from ..algebra.mathtext import as_expr
 from ..algebra.solving import merge_bounds
 from ..algebra.symbols import W_nvlink, axis, dim
@@ -71,6 +71,7 @@ __all__ = [
     "N",
     "Pods",
     "Split",
+    "bytes_per_param",
     "fsdp_tp_split",
     "largest_tp",
     "layer",
@@ -83,6 +84,19 @@ SCHEMES = ("dp", "fsdp", "tp", "fsdp+tp")
 
 ADAM_BYTES_PER_PARAM = 12
 """Optimizer bytes per parameter assumed for Adam: an fp32 master copy and the fp32 moments m and v (4 + 4 + 4)."""
+
+
+def bytes_per_param(dtype: str = "bf16") -> sympy.Expr:
+    """Bytes of training state a layer keeps per parameter: the weights and their gradients in ``dtype``, and
+    Adam's :data:`ADAM_BYTES_PER_PARAM` (a mixed-precision trainer's count; the whole-model count of
+    :mod:`symshard.models.training` is the training chapter's, with no master copy and no gradients kept).
+
+    Examples:
+        >>> bytes_per_param(), bytes_per_param("fp32")
+        (16, 20)
+    """
+    return 2 * dtype_bytes(canonical_dtype(dtype)) + ADAM_BYTES_PER_PARAM
+
 
 N = sympy.Symbol("N", positive=True, integer=True)
 """The number of chips."""
@@ -380,6 +394,17 @@ class Layer:
             out.update(lookup_hardware(hardware).constants(self.program.dtype))
         return out
 
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        return summary("Layer", self.scheme, {"training": self.training, "collectives": len(self.collectives()),
+                       "fabric": self.fabric}, {"T_comms": self.program.comm_time()})  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
+
 
 def _arrays(step) -> tuple:
     op = step.op
@@ -621,6 +646,17 @@ class Pods:
                 hint=say("set one with {option}", option="--hw-set W_dcn=..."),
             )
         return as_expr(self.min_batch_per_pod).xreplace(hw.constants())
+
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        return summary("Pods", self.layer.scheme, {"min_batch_per_pod": self.min_batch_per_pod,
+                       "condition": self.condition.formula()})  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
 
 
 @cache

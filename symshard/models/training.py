@@ -219,6 +219,32 @@ class TrainingMemory:
         hbm = _hbm(hardware)
         return bool(share <= hbm) if share.is_number else None
 
+    def scheme_per_chip(self, scheme: str, chips: object = None, *, least: bool = False) -> sympy.Expr | None:
+        """Bytes each chip holds under a parallelism scheme on ``chips`` chips (the symbol ``N`` when None).
+
+        Pure data parallelism (``dp``) keeps the whole parameter state on every chip and splits only the
+        activations; ``fsdp`` and ``fsdp+tp`` shard everything. With ``least``, a batch or a chip count left
+        as a symbol counts no activations, so the share is the least any batch and slice need. None for a scheme whose share
+        depends on a split not known here (``tp``'s ``|Y|``, a pipeline's stages).
+
+        Examples:
+            >>> from symshard.models.transformer import model
+            >>> mem = training_memory(model("llama3-70b"))
+            >>> mem.scheme_per_chip("dp", least=True) == mem.parameter_state, mem.scheme_per_chip("tp")
+            (True, None)
+        """
+        from .schemes import N
+
+        n = N if chips is None else chip_count(chips)
+        activations = self.activations
+        if least and not (self.batch.is_number and n.is_number):
+            activations = sympy.Integer(0)
+        if scheme == "dp":
+            return self.parameter_state + activations / n
+        if scheme in ("fsdp", "fsdp+tp"):
+            return (self.parameter_state + activations) / n
+        return None
+
     def largest_data_parallel_model(self, hardware: Hardware | str | None = None) -> sympy.Expr:
         """Parameters one chip can hold with a full copy of the parameter state on every chip
         (pure data parallelism): HBM over the bytes per parameter."""
@@ -228,6 +254,17 @@ class TrainingMemory:
         from ..algebra.symbols import latex
 
         return "$M_{\\text{train}} = " + latex(self.total) + "$"
+
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        return summary("TrainingMemory", self.model.name, {"total": self.total, "bytes_per_param": self.bytes_per_param},
+                       batch=self.batch, optimizer=self.optimizer, policy=self.policy)  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
 
 
 def _hbm(hardware: Hardware | str | None) -> sympy.Expr:
@@ -306,8 +343,8 @@ class BatchPerChip:
         total = self.batch + self.padding
         share = float(self.padding / total) * 100
         return say(
-            "the {chips} chips do not divide the batch of {batch} tokens: XLA pads it to {padded}, so each chip "
-            "computes {per_chip} tokens ({padding} of them padding, {share}% of the work)",
+            "the {chips} {chips:chip|chips} do not divide the batch of {batch} {batch:token|tokens}: XLA pads it to {padded}, so each chip "
+            "computes {per_chip} {per_chip:token|tokens} ({padding} of them padding, {share}% of the work)",
             chips=format_number(self.chips),
             batch=_count(self.batch),
             padded=_count(total),
@@ -400,6 +437,19 @@ class Training:
         from ..algebra.symbols import latex
 
         return "$T_{\\text{train}} = " + latex(self.formula) + "$"
+
+    def __repr__(self) -> str:
+        from ..algebra.units import format_seconds_expr
+        from ..shown import summary
+
+        return summary("Training", self.model.name, {"tokens": self.tokens, "chips": self.chips, "mfu": self.mfu},
+                       {"flops": self.flops, "time": format_seconds_expr(self.seconds)},
+                       hardware=self.hardware and self.hardware.name)  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
 
 
 def train(

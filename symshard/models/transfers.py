@@ -103,7 +103,7 @@ def slice_shape(shape: str | Sequence[int]) -> tuple[int, ...]:
     if len(out) > len(_AXES):  # TPU slices are 2-D or 3-D tori; the axes are named X, Y, Z, W
         raise MeshError(
             say(
-                "a slice has at most {count} axes, not {given} as in '{shape}'",
+                "a slice has at most {count} {count:axis|axes}, not {given} as in '{shape}'",
                 count=len(_AXES),
                 given=len(out),
                 shape=_shown_shape(shape),
@@ -185,6 +185,18 @@ class Route:
                 out.append(tuple(here))
         return tuple(out)
 
+    def __repr__(self) -> str:
+        from ..algebra.units import format_seconds_expr
+        from ..shown import summary
+
+        return summary("Route", f"{self.source} -> {self.target}", {"hops": self.hops, "ports": self.ports,
+                       "bytes": self.nbytes, "time": format_seconds_expr(self.time)})  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
+
 
 def chip_coordinates(value: str | Sequence[int], shape: str | Sequence[int]) -> tuple[int, ...]:
     """A chip of a slice of ``shape`` from ``'3,3'`` (``'(3, 3)'``, ``'3x3'``) or a sequence of integers.
@@ -220,7 +232,7 @@ def chip_coordinates(value: str | Sequence[int], shape: str | Sequence[int]) -> 
     if len(out) != len(dims):
         raise MeshError(
             say(
-                "chip {chip} has {count} coordinates, but a {shape} slice has {axes} axes",
+                "chip {chip} has {count} {count:coordinate|coordinates}, but a {shape} slice has {axes} axes",
                 chip=shown,
                 count=len(out),
                 shape=size,
@@ -295,6 +307,18 @@ class Gather:
         """The gather: the bytes through the target's links, plus the farthest sender's latency."""
         return self.bandwidth_time + self.latency_time
 
+    def __repr__(self) -> str:
+        from ..algebra.units import format_seconds_expr
+        from ..shown import summary
+
+        return summary("Gather", str(self.target), {"senders": self.senders, "ports": self.ports, "bytes": self.nbytes,
+                       "time": format_seconds_expr(self.time)})  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
+
 
 def gather_to_one(
     target: str | Sequence[int], shape: str | Sequence[int], *, hardware: Hardware | str, nbytes: object
@@ -339,6 +363,18 @@ class HostTransfer:
     chips: sympy.Expr
     bandwidth: sympy.Expr
     time: sympy.Expr
+
+    def __repr__(self) -> str:
+        from ..algebra.units import format_seconds_expr
+        from ..shown import summary
+
+        return summary("HostTransfer", None, {"bytes": self.nbytes, "chips": self.chips, "bandwidth": self.bandwidth,
+                       "time": format_seconds_expr(self.time)})  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
 
 
 def _pcie(hw: Hardware | None) -> sympy.Expr:
@@ -416,6 +452,17 @@ class SliceTotals:
     dcn_bandwidth: sympy.Expr | None
     nvlink_bandwidth: sympy.Expr | None = None
     node_bisection: sympy.Expr | None = None
+
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        return summary("SliceTotals", self.hardware.name, {"chips": self.chips, "flops": self.flops,
+                       "hbm_bytes": self.hbm_bytes, "hosts": self.hosts}, shape=self.shape)  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
 
 
 def slice_totals(hardware: Hardware | str, shape: str | Sequence[int] | int) -> SliceTotals:

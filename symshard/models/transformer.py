@@ -199,13 +199,13 @@ class Model:
         n, k = self.heads, self.kv_heads
         if n.is_number and k.is_number and (k > n or n % k != 0):
             raise ModelError(
-                say("{model} has {k} KV heads for {n} query heads", model=self.name, k=k, n=n),
+                say("{model} has {k} KV {k:head|heads} for {n} query heads", model=self.name, k=k, n=n),
                 hint=say("each KV head serves a whole group of query heads: K must divide N"),
             )
         e, top = self.experts, self.experts_per_token
         if e.is_number and top.is_number and top > e:
             raise ModelError(
-                say("{model} routes each token to {k} of {e} experts", model=self.name, k=top, e=e),
+                say("{model} routes each token to {k} of {e} {e:expert|experts}", model=self.name, k=top, e=e),
                 hint=say("experts_per_token (k) is at most experts (E)"),
             )
 
@@ -322,6 +322,13 @@ class Model:
 
     def _repr_latex_(self) -> str:
         return "$" + self.latex() + "$"
+
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        return summary("Model", self.name, {"L": self.layers, "D": self.d_model, "F": self.d_ff, "N": self.heads,
+                       "K": self.kv_heads, "H": self.head_dim, "V": self.vocab, "E": self.experts if self.is_moe else None},
+                       {"params": self.params.total})  # fmt: skip
 
 
 _BOOK = "How to Scale Your Model (the book's Transformer and training chapters; symshard's MODELS.md table)"

@@ -31,7 +31,7 @@ from ..messages import Message, Names, keyed, say
 from .arrays import Array, Dim, format_axes
 from .parser import parse_array, parse_matmul_syntax
 
-__all__ = ["ENGLISH", "Classification", "LocalMatmul", "Matmul", "local_product", "matmul"]
+__all__ = ["ENGLISH", "Classification", "LocalMatmul", "Matmul", "intended", "local_product", "matmul"]
 
 
 # The English sentences of classify(), by key. Other languages live in symshard/i18n (loaded on
@@ -40,7 +40,7 @@ __all__ = ["ENGLISH", "Classification", "LocalMatmul", "Matmul", "local_product"
 ENGLISH: dict[str, str] = {
     "case.1": "no contracting dim ({names}) is sharded, so each device multiplies its own blocks and the "
     "result keeps the operands' shardings with no communication.",
-    "case.1.none": "no contracting dim (dim) is sharded, so each device multiplies its own blocks and the "
+    "case.1.none": "the product has no contracting dim, so each device multiplies its own blocks and the "
     "result keeps the operands' shardings with no communication.",
     "case.2.one_sided": "{owner} shards the contracting dim {dims} along {axes} but {other} does not, so the "
     "blocks do not line up: AllGather {owner} over {axes} first{alternative}.",
@@ -112,6 +112,7 @@ class Matmul:
     rhs: Array
     out: Array | None = None
     text: str = field(default="", compare=False)
+    outer: bool = field(default=False, compare=False)  # the user said an outer product is meant
 
     def __post_init__(self) -> None:
         if self.out is not None:
@@ -169,6 +170,16 @@ class Matmul:
         return tuple(d for d in self.dims if d not in out and (d in lhs) != (d in rhs))
 
     @property
+    def shares_no_dim(self) -> bool:
+        """Whether the operands have no dim in common: an outer product, which contracts nothing between them.
+
+        Examples:
+            >>> Matmul(Array.parse("A[I, J]"), Array.parse("B[K, L]")).shares_no_dim
+            True
+        """
+        return not set(self.lhs.dim_names) & set(self.rhs.dim_names)
+
+    @property
     def reduced(self) -> tuple[str, ...]:
         """Every dim the product sums over: contracting and summed dims."""
         return tuple(d for d in self.dims if d not in set(self.out_dims))
@@ -183,7 +194,7 @@ class Matmul:
 
     def with_out(self, out: Array | None) -> Matmul:
         """The same product with another requested output."""
-        return Matmul(self.lhs, self.rhs, out)
+        return Matmul(self.lhs, self.rhs, out, outer=self.outer)
 
     # -- the chapter's cases ---------------------------------------------------------------
 
@@ -277,7 +288,7 @@ class Matmul:
         return f"{self.lhs} · {self.rhs}{tail}"
 
     def __repr__(self) -> str:
-        return f"matmul({str(self)!r})"
+        return f"matmul({str(self)!r}, outer=True)" if self.outer else f"matmul({str(self)!r})"
 
     def unicode(self) -> str:
         """``A[I, J_X] · B[J_X, K] → C[I, K]``."""
@@ -400,16 +411,100 @@ class LocalMatmul:
         return rf"{self.lhs.latex()} \cdot_{{\text{{LOCAL}}}} {self.rhs.latex()} \rightarrow {self.output.latex()}"
 
 
+def _renamed(array: Array, names: dict[str, str]) -> Array:
+    """``array`` with some dims renamed (each keeps its sharding)."""
+    return Array(array.name, tuple(Dim(names.get(d.name, d.name), d.axes) for d in array.dims), array.unreduced)
+
+
+def intended(mm: Matmul) -> Matmul | None:
+    """The product an outer product was most likely meant to be, or None when no guess fits.
+
+    Operands that share no dim are almost always a typo for a dim they should share: with an output
+    given, the dims each operand drops (``J`` of ``A[I, J]``, ``K`` of ``B[K, L]`` in ``-> C[I, L]``)
+    are the same dims under two names, so the right operand takes the left one's names (``B[J, L]``),
+    else the left the right one's; with no output, the right operand's first dim is the left one's
+    last, as in every 2-D matmul. A guess is kept only if it is a valid product that contracts a dim.
+
+    Examples:
+        >>> str(intended(matmul("A[I, J] · B[K, L] -> C[I, L]", outer=True)))
+        'A[I, J] · B[J, L] -> C[I, L]'
+        >>> str(intended(matmul("A[I, J_X] · B[K_X, L]", outer=True)))
+        'A[I, J_X] · B[J_X, L]'
+    """
+    kept = set(mm.out_dims)
+    lhs_dropped = [d for d in mm.lhs.dim_names if d not in kept]
+    rhs_dropped = [d for d in mm.rhs.dim_names if d not in kept]
+    guesses: list[tuple[Array, Array]] = []
+    if lhs_dropped and len(lhs_dropped) == len(rhs_dropped):
+        guesses.append((mm.lhs, _renamed(mm.rhs, dict(zip(rhs_dropped, lhs_dropped, strict=True)))))
+        guesses.append((_renamed(mm.lhs, dict(zip(lhs_dropped, rhs_dropped, strict=True))), mm.rhs))
+    if mm.out is None and len(mm.lhs.dims) > 1 and len(mm.rhs.dims) > 1:
+        guesses.append((mm.lhs, _renamed(mm.rhs, {mm.rhs.dim_names[0]: mm.lhs.dim_names[-1]})))
+    for lhs, rhs in guesses:
+        try:
+            guess = Matmul(lhs, rhs, mm.out)
+        except SymshardError:
+            continue
+        if guess.contracting:
+            return guess
+    return None
+
+
+def _refuse_outer(mm: Matmul, text: str | None) -> None:
+    """Refuse a product whose operands share no dim, unless ``outer=True`` said it is meant."""
+    if mm.outer or not mm.shares_no_dim:
+        return
+    guess = intended(mm)
+    if guess is None:
+        hint = say("if the outer product is meant, say so: outer=True (--outer on the command line)")
+    else:
+        changed = guess.rhs if guess.rhs != mm.rhs else guess.lhs
+        hint = say(
+            "did you mean {guess}? (if the outer product is meant, say so: outer=True, or --outer on the command line)",
+            guess=str(changed),
+        )
+    raise PlanError(
+        say(
+            "the operands of '{text}' share no dim, so nothing is contracted between them: an outer product",
+            text=text or str(mm),
+        ),
+        hint=hint,
+    )
+
+
 @memoized(maxsize=4096)
-def matmul(lhs: Array | str, rhs: Array | str | None = None, out: Array | str | None = None) -> Matmul:
+def matmul(
+    lhs: Array | str, rhs: Array | str | None = None, out: Array | str | None = None, *, outer: bool = False
+) -> Matmul:
     """Build a :class:`Matmul` from arrays or notation, or from one string ``'A · B -> C'``.
+
+    Operands that share no dim (``A[I, J] · B[K, L]``) make an outer product, which is almost always a
+    typo for a dim they should share: it is refused, with a guess at what was meant, unless ``outer``
+    says it is meant.
 
     Raises:
         NotationError: text that does not parse.
         PlanError: dims that do not fit together (an output dim from nowhere, a
             contracted dim named under the product sign that is not contracted, a
-            ``·_LOCAL`` result that is not the local product).
+            ``·_LOCAL`` result that is not the local product), or operands that share no
+            dim without ``outer=True``.
+
+    Examples:
+        >>> matmul("A[I, J] · B[K, L] -> C[I, L]")
+        Traceback (most recent call last):
+          ...
+        symshard.errors.PlanError: the operands of 'A[I, J] · B[K, L] -> C[I, L]' share no dim, ...
+        >>> matmul("A[I] · B[K] -> C[I, K]", outer=True)
+        matmul('A[I] · B[K] -> C[I, K]', outer=True)
     """
+    mm = _build(lhs, rhs, out)
+    if outer:
+        mm = Matmul(mm.lhs, mm.rhs, mm.out, text=mm.text, outer=True)
+    _refuse_outer(mm, mm.text or None)
+    return mm
+
+
+def _build(lhs: Array | str, rhs: Array | str | None, out: Array | str | None) -> Matmul:
     if rhs is None:
         if not isinstance(lhs, str):
             raise PlanError(say("matmul() needs two operands, or one string 'A[...] · B[...] -> C[...]'"))

@@ -97,6 +97,18 @@ class Regime:
     communication_bound: Condition
     numeric: Condition | None
 
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        numeric = None if self.numeric is None else self.numeric.formula()
+        return summary("Regime", self.strategy.name, {"index": self.index,
+                       "communication_bound": self.communication_bound.formula(), "numeric": numeric})  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
+
 
 @dataclass(frozen=True, slots=True)
 class PairComparison:
@@ -108,6 +120,17 @@ class PairComparison:
     b_wins: Condition | Clauses
     numeric_a_wins: Condition | Clauses | None
     numeric_b_wins: Condition | Clauses | None
+
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        return summary("PairComparison", None, {"a": self.a, "b": self.b}, {"a_wins": self.a_wins.formula()},
+                       {"b_wins": self.b_wins.formula()})  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +147,17 @@ class Region:
     def holds(self, values: Mapping) -> bool | None:
         """Whether the point lies in the region (None if a clause cannot be decided there)."""
         return self.condition.holds(values)
+
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        return summary("Region", self.strategy.name, {"index": self.index, "neighbours": list(self.neighbours)},
+                       {"condition": self.condition.formula()})  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +210,20 @@ class Comparison:
             if r.holds(values):
                 return r.index
         return None
+
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        return summary(
+            "Comparison", str(self.plan.matmul), {"strategies": [i for i, _ in self.strategies],
+            "fastest": [r.index for r in self.best] or None, "mode": self.mode},
+            solve_for=str(self.symbol), hardware=self.hardware and self.hardware.name,
+        )  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
 
 
 # -- the costs as compared: bandwidth-bound times on sums of monomials -----------------------------------
@@ -687,8 +735,8 @@ def check_compared(product: str, mode: str, count: int) -> None:
     if mode == "explicit" and count > MAX_PAIRED:
         raise TooLargeError(
             say(
-                "comparing {count} strategies pair by pair is {pairs} comparisons, more than compare takes "
-                "({limit} strategies)",
+                "comparing {count} {count:strategy|strategies} pair by pair is {pairs} comparisons, more than "
+                "compare takes ({limit} {limit:strategy|strategies})",
                 count=count,
                 pairs=f"{count * (count - 1) // 2:,}",
                 limit=MAX_PAIRED,
@@ -698,7 +746,7 @@ def check_compared(product: str, mode: str, count: int) -> None:
     if mode != "explicit" and count > MAX_COMPARED:
         raise TooLargeError(
             say(
-                "{matmul} has {count} strategies to compare, more than compare takes ({limit})",
+                "{matmul} has {count} {count:strategy|strategies} to compare, more than compare takes ({limit})",
                 matmul=product,
                 count=f"{count:,}",
                 limit=f"{MAX_COMPARED:,}",

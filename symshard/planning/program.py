@@ -490,6 +490,17 @@ class Program:
                 lines.append(f"{s.phase:8}  {s.op}   [V = {s.bytes}, T = {s.time}]")
         return lines
 
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        return summary("Program", self.name, {"steps": len(self.steps), "arrays": list(self.held)[:8]},
+                       dtype=self.dtype, comm_overlap=self.comm_overlap)  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
+
 
 def _fabric(value: object, axis_name: str) -> Fabric:
     try:

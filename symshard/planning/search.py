@@ -182,13 +182,18 @@ class SearchResult:
         if self.memory_limit is not None:
             lines.append(
                 say(
-                    "{fitting} of {considered} candidates fit in memory",
+                    "{fitting} of {considered} {considered:candidate|candidates} fit in memory",
                     fitting=self.fitting,
                     considered=self.considered,
                 )
             )
         else:
-            lines.append(say("{considered} candidates considered (no memory limit)", considered=self.considered))
+            lines.append(
+                say(
+                    "{considered} {considered:candidate|candidates} considered (no memory limit)",
+                    considered=self.considered,
+                )
+            )
         if self.fastest is not None and self.fastest is not b and self.fastest.raw_time < b.raw_time:
             lines.append(
                 say(
@@ -209,6 +214,24 @@ class SearchResult:
                 )
             )
         return lines
+
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        best = self.best
+        stored = None if best is None else " ".join(str(a) for a in best.stored)
+        return summary(
+            "SearchResult", " ; ".join(str(m) for m in self.matmuls),
+            {"considered": self.considered, "fitting": self.fitting, "memory_limit": None if self.memory_limit is None
+             else format_bytes(self.memory_limit)},
+            {"best": stored, "time": None if best is None else format_seconds(best.time)},
+            mesh=str(self.mesh), hardware=self.hardware.name,
+        )  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
 
 
 # -- the search --------------------------------------------------------------------------------
@@ -474,8 +497,8 @@ def _check_size(chain: Sequence[Matmul], names: Sequence[str], env: CostEnv) -> 
         axes = sum(1 for a in names if env.axis[a] != 1)
         raise TooLargeError(
             say(
-                "searching {count} matmuls on {axes} mesh axes is about {work} steps of work, more than the search "
-                "takes ({limit})",
+                "searching {count} {count:matmul|matmuls} on {axes} mesh {axes:axis|axes} is about {work} "
+                "{work:step|steps} of work, more than the search takes ({limit})",
                 count=len(chain),
                 axes=axes,
                 work=f"{work:,}",

@@ -247,6 +247,19 @@ class Strategy:
         """The steps, one per line, in the notation."""
         return [str(s) for s in self.steps]
 
+    def __repr__(self) -> str:
+        from ..algebra.units import format_seconds_expr
+        from ..shown import summary
+
+        bound = self.bound
+        return summary("Strategy", self.name, {"time": format_seconds_expr(self.time), "bound": bound,
+                       "T_math": format_seconds_expr(self.compute_time), "T_comms": format_seconds_expr(self.comm_time)})  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
+
 
 @dataclass(frozen=True, slots=True)
 class Reason:
@@ -446,6 +459,22 @@ class Plan:
         if self.reasons:
             return self.reasons[index - 1]
         return Reason("listed")
+
+    def __repr__(self) -> str:
+        from ..algebra.units import format_seconds_expr
+        from ..shown import summary
+
+        best = self.best
+        return summary(
+            "Plan", str(self.matmul), {"case": self.classification.case, "strategies": len(self.strategies),
+            "best": None if best is None else best.name, "time": None if best is None else format_seconds_expr(
+                best.time)}, mesh=str(self.mesh), dtype=self.dtype, hardware=self.hardware and self.hardware.name,
+        )  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
 
 
 @dataclass(frozen=True, slots=True)

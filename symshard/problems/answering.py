@@ -30,6 +30,7 @@ from fractions import Fraction
 from ..algebra.mathtext import as_expr
 from ..algebra.units import unit_scales
 from ..errors import SymshardError
+from ..messages import fill
 from ..notation.parser import parse_array
 from .engine import Answer, Mistake, show_value
 from .textforms import forms
@@ -94,7 +95,7 @@ _WORDS = {
 
 def word(language: str, key: str, **values: object) -> str:
     """An export's own words around the problems' text, in ``language`` (English if it has none)."""
-    return _WORDS.get(language, _WORDS["en"])[key].format(**values)
+    return fill(_WORDS.get(language, _WORDS["en"])[key], **values)
 
 
 def number(x: float | Fraction) -> str:

@@ -75,7 +75,10 @@ class Budget:
             )
         if not (isinstance(self.memory, int) and 64 * 2**20 <= self.memory <= 2**44):
             raise TemplateError(
-                say("the memory limit {value} bytes is not between 64 MiB and 16 TiB", value=_shown(self.memory)),
+                say(
+                    "the memory limit {value} {value:byte|bytes} is not between 64 MiB and 16 TiB",
+                    value=_shown(self.memory),
+                ),
                 hint=say("e.g. {example}", example="--memory-limit 1GiB"),
             )
 

@@ -180,6 +180,12 @@ class Answer:
             ],
         }  # fmt: skip
 
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        return summary("Answer", self.name, {"value": self.show, "unit": self.unit, "rel_tol": self.rel_tol,
+                       "mistakes": len(self.mistakes)})  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class Problem:
@@ -252,6 +258,17 @@ class Problem:
             "answers": [a.to_dict() for a in self.answers],
             "figures": [{"name": name, "title": f.title, "alt": f.alt, "svg": f.svg} for name, f in self.figures],
         }
+
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        return summary("Problem", self.id, {"answers": {a.name: a.show for a in self.answers}},
+                       language=self.language)  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -846,10 +863,10 @@ def _draw(fam: Family, seed: int, language: str) -> Problem:
             reasons[why.args] += 1
     ((where, top), count), *others = reasons.most_common()
     if top is None:
-        hint = say("check {name} failed in {times} of {count} draws: widen its parameters or loosen that check",
+        hint = say("check {name} failed in {times} of {count} {count:draw|draws}: widen its parameters or loosen that check",
                    name=where, times=count, count=MAX_ATTEMPTS)  # fmt: skip
     else:
-        hint = say("the algebra refused {where} in {times} of {count} draws: fix that expression, "
+        hint = say("the algebra refused {where} in {times} of {count} {count:draw|draws}: fix that expression, "
                    "or add a check on the parameters that rejects such draws first",
                    where=where, times=count, count=MAX_ATTEMPTS)  # fmt: skip
     shown = Clauses(
@@ -859,7 +876,7 @@ def _draw(fam: Family, seed: int, language: str) -> Problem:
         for (name, why), n in [((where, top), count), *others[:2]]
     )
     raise TemplateError(
-        say("family '{family}' found no valid variant for seed {seed} in {count} draws: {reasons}",
+        say("family '{family}' found no valid variant for seed {seed} in {count} {count:draw|draws}: {reasons}",
             family=fam.name, seed=seed, count=MAX_ATTEMPTS, reasons=shown),
         hint=hint,
     )  # fmt: skip
@@ -923,7 +940,7 @@ def generate(
     asked = per_family * len(chosen) if per_family is not None else count if count is not None else len(chosen)
     if asked > MAX_PROBLEMS:
         raise TooLargeError(
-            say("a set of {count} problems is more than generate takes ({limit})", count=f"{asked:,}",
+            say("a set of {count} {count:problem|problems} is more than generate takes ({limit})", count=f"{asked:,}",
                 limit=f"{MAX_PROBLEMS:,}"),
             hint=say("ask for fewer, or make several sets with different seeds"),
         )  # fmt: skip

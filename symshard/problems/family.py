@@ -230,6 +230,17 @@ class Family:
             ),
         )
 
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        return summary("Family", self.name, {"difficulty": self.difficulty, "params": [p.name for p in self.params],
+                       "answers": [a.name for a in self.answers]}, {"languages": list(self.languages)})  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
+
 
 MAX_SPEC_BYTES = 1_000_000
 """The largest ``family.toml`` read."""
@@ -259,12 +270,15 @@ def _key_parts(text: str) -> tuple[str, ...]:
 def key_positions(source: str) -> dict[tuple[object, ...], tuple[int, int]]:
     """Where each table and key of a TOML text starts: ``('params', 'E', 'range') -> (line, column)``.
 
-    Array tables count from 0 (``('answers', 1, 'unit')``). Used to point errors at the spot;
+    Array tables count from 0 (``('answers', 1, 'unit')``); a dotted header (``[params.E]``) also places
+    the tables it defines implicitly (``('params',)``) at its first line. Used to point errors at the spot;
     the TOML itself is read by ``tomllib``.
 
     Examples:
         >>> key_positions('[family]\\ntitle = "t"\\n[[answers]]\\n  name = "x"\\n')[("answers", 0, "name")]
         (4, 3)
+        >>> key_positions('[family]\\n\\n[param.X]\\nchoices = [2]\\n')[("param",)]
+        (3, 1)
     """
     found: dict[tuple[object, ...], tuple[int, int]] = {}
     counts: dict[tuple[object, ...], int] = {}
@@ -295,6 +309,8 @@ def key_positions(source: str) -> dict[tuple[object, ...], tuple[int, int]]:
                     table = (*base, counts[base] - 1)
                 else:
                     table = parts
+                    for end in range(1, len(parts)):  # [param.X] defines [param] here, implicitly
+                        found.setdefault(parts[:end], (number, indent + 1))
                 found.setdefault(table, (number, indent + 1))
                 continue
             key = _KEY_LINE.match(line)
@@ -420,7 +436,7 @@ class _Spec:
         if len(value) > _EXPR_CHARS:
             raise self.fail(
                 where,
-                say("{where} is {count} characters long", where=name, count=f"{len(value):,}"),
+                say("{where} is {count} {count:character|characters} long", where=name, count=f"{len(value):,}"),
                 say("keep it under {limit}", limit=f"{_EXPR_CHARS:,}"),
             )
         return value
@@ -449,8 +465,8 @@ def read_spec(path: Path) -> str:
     if info.st_size > MAX_SPEC_BYTES:
         raise _fail(
             name,
-            say("is {size} bytes", size=f"{info.st_size:,}"),
-            say("a family.toml is at most {size} bytes", size=f"{MAX_SPEC_BYTES:,}"),
+            say("is {size} {size:byte|bytes}", size=f"{info.st_size:,}"),
+            say("a family.toml is at most {size} {size:byte|bytes}", size=f"{MAX_SPEC_BYTES:,}"),
         )
     try:
         return spec_file.read_bytes().decode("utf-8")
@@ -593,7 +609,7 @@ def _param(spec: _Spec, pname: str, p: dict, where: tuple[object, ...]) -> Param
         if len(choices) > _MAX_CHOICES:
             raise spec.fail(
                 (*where, "choices"),
-                say("{where} has {count} choices", where=name, count=f"{len(choices):,}"),
+                say("{where} has {count} {count:choice|choices}", where=name, count=f"{len(choices):,}"),
                 say("at most {limit}", limit=f"{_MAX_CHOICES:,}"),
             )
         for c in choices:

@@ -51,6 +51,7 @@ from html import escape as _escape
 from typing import TYPE_CHECKING
 
 from ..algebra.units import sig
+from ..i18n import ui
 from ..report.markdown import to_html
 from .answering import (
     accepted,
@@ -243,7 +244,7 @@ def _question(quiz: ET.Element, p: Problem, name: str) -> None:
     else:
         kind = "cloze"
         parts = [
-            f"<p><strong>({'abcdefghij'[i]})</strong> {escape(prompt(a, lang))}: {_cloze(a, lang)}</p>"
+            f"<p><strong>({'abcdefghij'[i]})</strong> {ui('labelled', lang, label=escape(prompt(a, lang)), value=_cloze(a, lang))}</p>"
             for i, a in enumerate(p.answers)
         ]
         text = _blank_safe(statement) + "\n" + "\n".join(parts)

@@ -28,7 +28,7 @@ from .. import __version__
 from ..algebra.units import sig
 from ..errors import TemplateError, UsageError
 from ..i18n import ui
-from ..messages import Message, say
+from ..messages import Message, fill, say
 from .answering import entry, is_choice, prompt, shown, word
 from .engine import Problem
 from .typesetting import markdown_to_typst, string, text
@@ -76,7 +76,7 @@ _PAGE_WORDS = {
 
 
 def _w(language: str, key: str, **values: object) -> str:
-    return _PAGE_WORDS.get(language, _PAGE_WORDS["en"])[key].format(**values)
+    return fill(_PAGE_WORDS.get(language, _PAGE_WORDS["en"])[key], **values)
 
 
 def _typst() -> Any:

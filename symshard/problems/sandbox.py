@@ -425,7 +425,7 @@ def _check_power(base: object, exponent: object) -> None:
         digits = max(_integer_digits(base), 1.0) * size
         if isinstance(base, (int, sympy.Rational)) and base not in (0, 1, -1) and digits > MAX_DIGITS:
             raise SecurityError(
-                say("{base} ** {exponent} would be a number of about {digits} digits (the limit is {limit})",
+                say("{base} ** {exponent} would be a number of about {digits} {digits:digit|digits} (the limit is {limit})",
                     base=f"{base!r:.40}", exponent=f"{exponent!r:.40}", digits=f"{digits:.3g}",
                     limit=f"{MAX_DIGITS:,}")
             )  # fmt: skip
@@ -442,16 +442,16 @@ def _check_repeat(left: object, right: object) -> None:
         if n is not None and isinstance(times, int) and not isinstance(times, bool) and n * times > MAX_TEXT:
             size, many, limit = f"{n:,}", f"{times:,}", f"{MAX_TEXT:,}"
             if isinstance(seq, str) and n == 1:
-                why = say("repeating text of 1 character {times} times is too much (the limit is {limit})",
+                why = say("repeating text of 1 character {times} {times:time|times} is too much (the limit is {limit})",
                           times=many, limit=limit)  # fmt: skip
             elif isinstance(seq, str):
-                why = say("repeating text of {size} characters {times} times is too much (the limit is {limit})",
+                why = say("repeating text of {size} {size:character|characters} {times} {times:time|times} is too much (the limit is {limit})",
                           size=size, times=many, limit=limit)  # fmt: skip
             elif n == 1:
-                why = say("repeating a list of 1 item {times} times is too much (the limit is {limit})",
+                why = say("repeating a list of 1 item {times} {times:time|times} is too much (the limit is {limit})",
                           times=many, limit=limit)  # fmt: skip
             else:
-                why = say("repeating a list of {size} items {times} times is too much (the limit is {limit})",
+                why = say("repeating a list of {size} {size:item|items} {times} {times:time|times} is too much (the limit is {limit})",
                           size=size, times=many, limit=limit)  # fmt: skip
             raise SecurityError(why)
 
@@ -550,7 +550,7 @@ class FamilySandbox(jinja2.sandbox.SandboxedEnvironment):
             out = wrapped(*args, **kwargs)
             if len(out) > MAX_TEXT:
                 raise SecurityError(
-                    say("str.format made {count} characters (the limit is {limit})",
+                    say("str.format made {count} {count:character|characters} (the limit is {limit})",
                         count=f"{len(out):,}", limit=f"{MAX_TEXT:,}")
                 )  # fmt: skip
             return out
@@ -580,14 +580,18 @@ def _bounded(filter_: Callable[..., Any], name: str, *widths: str) -> Callable[.
                 )  # fmt: skip
             if isinstance(w, str) and len(w) > _MAX_WIDTH:
                 raise SecurityError(
-                    say("the {name} filter was given text of {count} characters", name=name, count=f"{len(w):,}")
+                    say(
+                        "the {name} filter was given text of {count} {count:character|characters}",
+                        name=name,
+                        count=f"{len(w):,}",
+                    )
                 )
         if name == "format" and isinstance(value, str):
             _check_format(value, "the format filter")
         out = filter_(*given, **kwargs)
         if isinstance(out, str) and len(out) > MAX_TEXT:
             raise SecurityError(
-                say("the {name} filter made {count} characters (the limit is {limit})",
+                say("the {name} filter made {count} {count:character|characters} (the limit is {limit})",
                     name=name, count=f"{len(out):,}", limit=f"{MAX_TEXT:,}")
             )  # fmt: skip
         return out
@@ -666,8 +670,8 @@ def _read_at_most(path: Path, name: str, limit: int, *, template: bool = True) -
     if len(data) > limit:
         size = f"{limit:,}"
         if template:
-            raise SecurityError(say("template '{name}' is larger than {size} bytes", name=name, size=size))
-        raise SecurityError(say("'{name}' is larger than {size} bytes", name=name, size=size))
+            raise SecurityError(say("template '{name}' is larger than {size} {size:byte|bytes}", name=name, size=size))
+        raise SecurityError(say("'{name}' is larger than {size} {size:byte|bytes}", name=name, size=size))
     return data
 
 

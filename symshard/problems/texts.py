@@ -29,16 +29,16 @@ ENGLISH: dict[str, str] = {
     "cli.check.right": "{name}: right ({value})",
     "cli.check.wrong": "{name}: not right ({value})",
     "cli.check.total": "{right} of {total} right",
-    "cli.generated": "{count} problems from {families} families, seed {seed}:",
-    "cli.figures": "{folder}/ ({count} figures)",
+    "cli.generated": "{count} {count:problem|problems} from {families} {families:family|families}, seed {seed}:",
+    "cli.figures": "{folder}/ ({count} {count:figure|figures})",
     "cli.figure": "{folder}/ (1 figure)",
-    "cli.kept": "kept {count} stale files of an earlier set, edited since or not provably symshard's (delete them "
+    "cli.kept": "kept {count} stale {count:file|files} of an earlier set, edited since or not provably symshard's (delete them "
     "yourself if they are not yours):",
-    "cli.questions": "{folder}/ ({count} PrairieLearn questions and an assessment)",
+    "cli.questions": "{folder}/ ({count} PrairieLearn {count:question|questions} and an assessment)",
     "cli.problem_set_title": "Problem set",
     "cli.families.head": "family",
     "cli.families.columns": "difficulty  title",
-    "cli.families.count": "{count} families",
+    "cli.families.count": "{count} {count:family|families}",
 }
 """The English of this module's words by key; other languages are in the catalogue."""
 

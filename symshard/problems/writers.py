@@ -170,7 +170,7 @@ Groups = Sequence[Sequence[Problem]]
 def _md(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool, groups: Groups) -> Files:
     out: Files = {
         "problems.md": to_markdown(problems, title=title, solutions=solutions),
-        "answer-key.md": answer_key_markdown(problems, title=f"{title}: {ui('answer_key', _language(problems))}"),
+        "answer-key.md": answer_key_markdown(problems, title=ui("answer_key_title", _language(problems), title=title)),
     }
     out.update({f"{FOLDER}/{name}": svg for name, svg in figure_files(problems).items()})
     return out
@@ -215,7 +215,7 @@ def pdf_names(versions: int) -> list[tuple[str, str]]:
 def _pdf(problems: Sequence[Problem], seed: int | None, title: str, solutions: bool, groups: Groups) -> Files:
     from .pdf import answer_key_pdf, student_pdf
 
-    key_title = f"{title}: {ui('answer_key', _language(problems))}"
+    key_title = ui("answer_key_title", _language(problems), title=title)
     versions = min((len(g) for g in groups), default=1)
     out: Files = {}
     for k, (sheet, key) in enumerate(pdf_names(versions)):

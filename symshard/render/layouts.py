@@ -142,7 +142,7 @@ def resolve_mesh(mesh: Mesh | Mapping[str, object] | str | None, axes: Sequence[
             )  # fmt: skip
     if int(m.devices) > MAX_DEVICES:
         raise MeshError(
-            say("the mesh '{text}' has {count} devices, more than a figure can show ({limit})",
+            say("the mesh '{text}' has {count} {count:device|devices}, more than a figure can show ({limit})",
                 text=text, count=f"{int(m.devices):,}", limit=MAX_DEVICES),
             hint=say("draw a smaller mesh with the same axes (e.g. {example}): the pattern is the same",
                      example=",".join(f"{a.name}={min(int(a.size), 4)}" for a in m.axes)),

@@ -484,7 +484,7 @@ def regimes(
         y += SIZE + 9
     notes = [words("figure.plot.dashed", language), words("figure.plot.circles", language)]
     if left_out:
-        notes.append(words("figure.plot.left_out_one" if left_out == 1 else "figure.plot.left_out", language,
+        notes.append(words("figure.plot.left_out", language,
                            count=left_out))  # fmt: skip
     for e in shown:
         regime = _regime(e.regime, language)

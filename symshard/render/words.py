@@ -46,7 +46,7 @@ ENGLISH: dict[str, str] = {
     "figure.map.meet": "strategies {a} and {b} meet where {where}",
     "figure.map.alt_share": "strategy {index} ({name}) is fastest on {share:.0%} of it",
     "figure.map.alt": (
-        "Map of the fastest of {count} strategies for {matmul} over {x} from {x_lo} to {x_hi} and {y} from {y_lo} "
+        "Map of the fastest of {count} {count:strategy|strategies} for {matmul} over {x} from {x_lo} to {x_hi} and {y} from {y_lo} "
         "to {y_hi} on {hw}, log axes; {facts}."
     ),
     # the regime plot (render/plot.py)
@@ -60,8 +60,7 @@ ENGLISH: dict[str, str] = {
     "figure.plot.bound_from_about": "{regime}-bound from ≈ {value}",
     "figure.plot.dashed": "dashed: each strategy's compute time T_math alone; where a solid line runs above its dashed one,",
     "figure.plot.circles": "the strategy waits on communication; circles mark where a strategy changes regime",
-    "figure.plot.left_out_one": "{count} slower strategy not drawn",
-    "figure.plot.left_out": "{count} slower strategies not drawn",
+    "figure.plot.left_out": "{count} slower {count:strategy|strategies} not drawn",
     "figure.plot.changes": "{at}: the fastest strategy changes from {before} to {after} ({regime}-bound there)",
     "figure.plot.turns": "{at}: the fastest strategy ({after}) turns {regime}-bound",
     "figure.plot.everywhere": "everywhere in the range",
@@ -73,34 +72,34 @@ ENGLISH: dict[str, str] = {
     "figure.plot.fastest": "{head} ({name}) is fastest {where}",
     "figure.plot.alt_turns": "the fastest turns {regime}-bound at {at}",
     "figure.plot.alt": (
-        "Log-log plot of the time of {count} strategies for {matmul} against {dim} from {lo} to {hi} on {hw}; {facts}."
+        "Log-log plot of the time of {count} {count:strategy|strategies} for {matmul} against {dim} from {lo} to {hi} on {hw}; {facts}."
     ),
     # layouts (render/layouts.py)
     "figure.and": "{rest} and {last}",
-    "figure.made_up": "no mesh was given: each mesh axis is drawn with {size} devices",
+    "figure.made_up": "no mesh was given: each mesh axis is drawn with {size} {size:device|devices}",
     "figure.layout.title": "{array} on mesh {mesh}",
     "figure.layout.array_heading": "the array {array}",
     "figure.layout.mesh_heading": "the mesh {mesh}: what each device holds",
     "figure.layout.alt": "{array} on {mesh}: {holding}.",
     "figure.layout.partial": "partial",
     "figure.layout.all": "all",
-    "figure.layout.mesh_line": "a mesh of {devices} devices ({mesh})",
+    "figure.layout.mesh_line": "a mesh of {devices} {devices:device|devices} ({mesh})",
     "figure.layout.mesh_a": "a {shape} mesh ({mesh})",
     "figure.layout.mesh_an": "an {shape} mesh ({mesh})",
     "figure.layout.whole": "the array, of shape {shape}, is not cut",
     "figure.layout.whole_held": "the array, of shape {shape}, is not cut: every device holds all of it",
-    "figure.layout.cut": "the array is cut into {count} blocks of shape {shape}, {along}",
+    "figure.layout.cut": "the array is cut into {count} {count:block|blocks} of shape {shape}, {along}",
     "figure.layout.along": "{count} along {dim} (over {axes})",
-    "figure.layout.copies": "each block is held by {copies} devices (copies along {axes})",
+    "figure.layout.copies": "each block is held by {copies} {copies:device|devices} (copies along {axes})",
     "figure.layout.different": "every device holds a different block",
-    "figure.layout.partial_sums": "every device holds only a partial sum, and the {count} partials along {axes} add up to the values",
+    "figure.layout.partial_sums": "every device holds only a partial sum, and the {count} {count:partial|partials} along {axes} add up to the values",
     "figure.layout.partial_sums_block": (
-        "every device holds only a partial sum of its block, and the {count} partials along {axes} add up to the values"
+        "every device holds only a partial sum of its block, and the {count} {count:partial|partials} along {axes} add up to the values"
     ),
     "figure.layout.global": "global shape {whole}; each device holds a block of shape {local}",
-    "figure.layout.stored": "the same colour on several devices: each block is stored {copies} times",
-    "figure.layout.hatched": "hatched: a partial sum; adding the {count} partials along {axes} gives the block",
-    "figure.layout.unlabelled": "more than {limit} devices: each device shows its block's colour, without the label",
+    "figure.layout.stored": "the same colour on several devices: each block is stored {copies} {copies:time|times}",
+    "figure.layout.hatched": "hatched: a partial sum; adding the {count} {count:partial|partials} along {axes} gives the block",
+    "figure.layout.unlabelled": "more than {limit} {limit:device|devices}: each device shows its block's colour, without the label",
     # collectives (render/collectives.py)
     "figure.collective.all_gather": "every device along {axes} receives the blocks the others hold; {dims} is whole again",
     "figure.collective.reduce_scatter": "the partial sums along {axes} are added, and each device keeps one {target} slice",
@@ -124,7 +123,7 @@ ENGLISH: dict[str, str] = {
     "figure.collective.per_device": "per device: {before} → {after}",
     "figure.collective.hatched": "hatched: a partial sum, which must be added to the partials along its unreduced axes",
     "figure.collective.unlabelled": (
-        "more than {limit} devices: each device shows the colours of what it holds, without labels"
+        "more than {limit} {limit:device|devices}: each device shows the colours of what it holds, without labels"
     ),
     "figure.collective.alt": "{op} on {mesh}: {what}. Before, {operand}: {before}. After, {output}: {after}.",
 }

@@ -59,8 +59,10 @@ if TYPE_CHECKING:
         presets_report,
         serving_html,
         serving_report,
+        serving_text,
         training_html,
         training_report,
+        training_text,
     )
     from .placements import placement_report
     from .plans import (
@@ -115,8 +117,10 @@ _MODULES: dict[str, str] = {
             "presets_report",
             "serving_html",
             "serving_report",
+            "serving_text",
             "training_html",
             "training_report",
+            "training_text",
         ),
         ".models",
     ),
@@ -176,12 +180,14 @@ __all__ = [
     "search_text",
     "serving_html",
     "serving_report",
+    "serving_text",
     "slice_totals_html",
     "slice_totals_report",
     "strategy_data",
     "strategy_html",
     "training_html",
     "training_report",
+    "training_text",
     "verification_text",
 ]
 

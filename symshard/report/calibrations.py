@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..costs.calibrate import Calibration, Run
 
 ENGLISH: dict[str, str] = {
-    "cli.calibrate.head": "{collective} over {ranks} ranks, {per_node} per node ({nodes} nodes), {rows} rows of {file}",
+    "cli.calibrate.head": "{collective} over {ranks} {ranks:rank|ranks}, {per_node} per node ({nodes} {nodes:node|nodes}), {rows} {rows:row|rows} of {file}",
     "cli.calibrate.model": "model",
     "cli.calibrate.fit": "fit",
     "cli.calibrate.fit_value": "t(S) = alpha + beta*S, least squares on relative error: alpha = {alpha}, beta = {beta} s/B",

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..costs.measure import Sweep
 
 ENGLISH: dict[str, str] = {
-    "cli.chip.head": "{chip}, calibrated from {file}: {rows} rows, {dtypes}",
+    "cli.chip.head": "{chip}, calibrated from {file}: {rows} {rows:row|rows}, {dtypes}",
     "cli.chip.model": "model",
     "cli.chip.model_value": "expected t = t0 + (Tc^p + Tm^p)^(1/p), Tc = F/C', Tm = B/W'; bound max(F/C, B/W_hbm)",
     "cli.chip.rates": "C' = {flops} ({flops_share} of C), W' = {bandwidth} ({bandwidth_share} of W_hbm), "
@@ -32,11 +32,11 @@ ENGLISH: dict[str, str] = {
     "cli.chip.provenance_value": "sha256 {sha256}, device {device}, date {date}",
     "cli.chip.unknown": "not given",
     "cli.chip.bound": "bound",
-    "cli.chip.bound_held": "the data sheet's bound is at or below every measured time ({rows} rows)",
-    "cli.chip.bound_broken": "the data sheet's bound is above {count} measured times",
+    "cli.chip.bound_held": "the data sheet's bound is at or below every measured time ({rows} {rows:row|rows})",
+    "cli.chip.bound_broken": "the data sheet's bound is above {count} measured {count:time|times}",
     "cli.chip.columns": "dtype  class                  rows   median error   worst error",
     "cli.chip.wrote": "wrote {path}: use it with --hw {path}",
-    "cli.measure.head": "measured {kernels} kernels on {device} ({platform}, JAX {version}) in {seconds} s",
+    "cli.measure.head": "measured {kernels} {kernels:kernel|kernels} on {device} ({platform}, JAX {version}) in {seconds} s",
     "cli.measure.columns": "dtype  kernels   best matmul        best copy or add",
     "cli.measure.skipped": "not measured (the backend cannot run it): {dtypes}",
     "cli.measure.wrote": "wrote {path} ({columns})",

@@ -23,8 +23,8 @@ ENGLISH: dict[str, str] = {
     "cli.hardware.columns": "bf16 FLOP/s   HBM B/s    W_ici B/s  W_nvlink   T_hop   wiring",
     "cli.hardware.substitutes": "  substitutes: {constants}",
     "cli.hardware.network": "  network: {levels}",
-    "cli.hardware.level": "{fabric} ({devices} devices per domain)",
-    "cli.hardware.node_egress": "  node egress: {bandwidth} B/s ({node} GPUs x W_dcn)",
+    "cli.hardware.level": "{fabric} ({devices} {devices:device|devices} per domain)",
+    "cli.hardware.node_egress": "  node egress: {bandwidth} B/s ({node} {node:GPU|GPUs} x W_dcn)",
 }
 """The English of this module's words by key; other languages are in the catalogue."""
 

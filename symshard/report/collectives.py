@@ -38,7 +38,7 @@ ENGLISH: dict[str, str] = {
     "cli.mesh": "mesh",
     "cli.latency_nccl": "{model}; latency from NCCL's tuning model, added to the bandwidth term",
     "cli.level": "level {fabric}",
-    "cli.level_value": "{devices} devices, V = {bytes}: {time}, {steps} steps",
+    "cli.level_value": "{devices} {devices:device|devices}, V = {bytes}: {time}, {steps} {steps:step|steps}",
 }
 """The English of this module's words by key; other languages are in the catalogue."""
 

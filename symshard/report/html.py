@@ -106,8 +106,7 @@ ENGLISH: dict[str, str] = {
     "html.role.out": "out",
     "html.mesh": "mesh {mesh}",
     "html.time_model": "time = {combine}, model {model}",
-    "html.more": "… and {count:,} more strategies ({total:,} listed; {code} has them all)",
-    "html.more_one": "… and {count:,} more strategy ({total:,} listed; {code} has them all)",
+    "html.more": "… and {count:,} more {count:strategy|strategies} ({total:,} listed; {code} has them all)",
     "html.best": "★ best: {name}, {time}",
     "html.unranked": "sizes or constants are symbols: the strategies cannot be ranked",
     "html.none_fits": "no strategy fits",
@@ -139,7 +138,7 @@ ENGLISH: dict[str, str] = {
     "html.bytes_each": "bytes from each",
     "html.links_in": "links into the target",
     "html.farthest": "farthest sender",
-    "html.hops": "{hops} hops",
+    "html.hops": "{hops} {hops:hop|hops}",
     "html.host_head": "host → chips over PCIe",
     "html.chips": "chips",
     "html.bytes_per_chip": "bytes per chip",
@@ -325,7 +324,7 @@ def plan_html(p: Plan, top: int = TOP, *, language: str = "en") -> str:
     ]
     if total > len(shown):
         more = total - len(shown)
-        said = _say("html.more_one" if more == 1 else "html.more", lang, count=more, total=total,
+        said = _say("html.more", lang, count=more, total=total,
                     code="<code>plan.strategies</code>")  # fmt: skip
         parts.append(f'<p class="note">{said}</p>')
     if best is not None:

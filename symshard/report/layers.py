@@ -44,7 +44,10 @@ ENGLISH: dict[str, str] = {
     "cli.spread_legend": "{symbols}: how many physical mesh axes each logical axis spans (--spread); here {values}",
     "cli.overlaps_none": ", overlaps no matmul",
     "cli.bound_arrow": "  -> {bound}",
-    "cli.memory_head": "memory per device (Adam: {bytes} B per parameter, fp32 master + m + v):",
+    "cli.memory_head": "memory per device ({bytes} B per parameter: weights {weights} + gradients {weights} + Adam "
+    "{adam}, an fp32 master copy and m and v, as a mixed-precision trainer keeps them; symshard model counts {model} B, "
+    "the training chapter's: weights {weights} + m and v {moments}, no master copy, gradients used as they are made):",
+    "cli.memory_head_serving": "memory per device (serving: the weights alone, {bytes} B per parameter):",
     "cli.memory.weights": "weights",
     "cli.memory.gradients": "gradients",
     "cli.memory.optimizer": "optimizer",
@@ -69,6 +72,22 @@ def _say(key: str, language: str, **values: object) -> str:
     return keyed(ENGLISH, key, language, **values)
 
 
+def _memory_head(lay, language: str) -> str:
+    """The memory table's head: the bytes per parameter this layer counts, and beside them the count of
+    ``symshard model`` (the training chapter's), each with where it comes from."""
+    from ..algebra.dtypes import dtype_bytes
+    from ..models.schemes import ADAM_BYTES_PER_PARAM, bytes_per_param
+    from ..models.training import OPTIMIZERS
+
+    weights = dtype_bytes(lay.program.dtype)
+    if not lay.training:
+        return _say("cli.memory_head_serving", language, bytes=format_number(weights))
+    moments = OPTIMIZERS["adam"][0]
+    return _say("cli.memory_head", language, bytes=format_number(bytes_per_param(lay.program.dtype)),
+                weights=format_number(weights), adam=ADAM_BYTES_PER_PARAM, model=format_number(weights + moments),
+                moments=moments)  # fmt: skip
+
+
 def layer_report(
     lay: Layer,
     values: Mapping[sympy.Symbol, object],
@@ -86,9 +105,10 @@ def layer_report(
     compute-bound condition is solved for. With ``network`` (a GPU mesh), each collective's time, each
     pass's ``T_comms`` and the numeric condition come through the network's levels, and the level that
     binds each set of axes is named."""
+    from ..algebra.dtypes import dtype_bytes
     from ..algebra.symbols import axis as axis_symbol
     from ..algebra.symbols import dim as dim_symbol
-    from ..models.schemes import ADAM_BYTES_PER_PARAM, SCHEMES, fsdp_tp_split
+    from ..models.schemes import ADAM_BYTES_PER_PARAM, SCHEMES, bytes_per_param, fsdp_tp_split
 
     spread_values = spreads
     x, _ = lay._symbol(solve)
@@ -174,7 +194,7 @@ def layer_report(
         }
     mem = lay.memory
     kinds = ("weights", "gradients", "optimizer", "activations", "transient", "peak")
-    lines.append(_say("cli.memory_head", lang, bytes=ADAM_BYTES_PER_PARAM))
+    lines.append(_memory_head(lay, lang))
     for k in kinds:
         lines.append(f"  {text.ljust(_say(f'cli.memory.{k}', lang), 11)} {num(getattr(mem, k), format_bytes)}")
     cond = lay.condition(solve)
@@ -191,7 +211,10 @@ def layer_report(
         "phases": phases,
         "memory_bytes": {k: json_value(as_expr(getattr(mem, k)).xreplace(values)) for k in kinds},
         "memory_formulas": {k: pretty(getattr(mem, k)) for k in kinds},
-        "optimizer_bytes_per_param": ADAM_BYTES_PER_PARAM,
+        "optimizer_bytes_per_param": ADAM_BYTES_PER_PARAM if lay.training else 0,
+        "bytes_per_param": json_value(bytes_per_param(lay.program.dtype))
+        if lay.training
+        else json_value(dtype_bytes(lay.program.dtype)),
         "total_flops": pretty(lay.total_flops()),
         "solve_for": str(x),
         "condition": {"text": cond.text(), "latex": cond.latex(), "numeric": numeric.text() if numeric else None},

@@ -166,7 +166,7 @@ def _check_length(markdown: str, what: str | Message) -> None:
     if len(markdown) > MAX_MARKDOWN:
         raise TooLargeError(
             say(
-                "{what} is {count} characters of Markdown, more than the exports take ({limit})",
+                "{what} is {count} {count:character|characters} of Markdown, more than the exports take ({limit})",
                 what=what,
                 count=f"{len(markdown):,}",
                 limit=f"{MAX_MARKDOWN:,}",

@@ -34,7 +34,9 @@ __all__ = [
     "model_text",
     "presets_report",
     "serving_html",
+    "serving_text",
     "training_html",
+    "training_text",
 ]
 
 ENGLISH: dict[str, str] = {
@@ -51,35 +53,50 @@ ENGLISH: dict[str, str] = {
     "model.flops": "training {training}; inference {inference}",
     "model.kv": "{formula} = {bytes} per token ({dtype})",
     "model.published": "{count} ({source}); symshard counts {ratio} of it",
-    "model.training_head": "training on {tokens} tokens, {chips} {chip} chips at MFU {mfu}",
+    "model.training_head": "training on {tokens} {tokens:token|tokens}, {chips} {chip} {chips:chip|chips} at MFU {mfu}",
+    "model.head.tokens": "{tokens} {tokens:token|tokens}",
+    "model.head.chips": "{chips} {chip} {chips:chip|chips}",
+    "model.head.chip": "{chip} chips",
+    "model.training_on": "training on {what}",
+    "model.training_mfu": "training on {what} at MFU {mfu}",
+    "model.training_at": "training at MFU {mfu}",
+    "model.training": "training",
+    "model.needs": "needs {options}",
     "model.row.run": "whole run",
     "model.row.time": "time",
     "model.row.memory": "memory",
     "model.row.fit": "fewest chips",
+    "model.row.per_param": "per parameter",
+    "model.per_param": "{bytes} B: weights {weights} + optimizer {optimizer} ({name}) + gradients {gradients}, the "
+    "training chapter's count (gradients are used as they are made; --gradients keeps them); symshard layer counts "
+    "{layer} B: the gradients kept and an fp32 master copy beside Adam's m and v ({adam} B)",
     "model.row.share": "per chip",
     "model.row.batch": "batch/chip",
     "model.row.step": "step",
     "model.row.slice": "slice",
     "model.run": "{flops} ({per_token} per token)",
-    "model.days": "{formula} = {seconds} = {days} days",
+    "model.days": "{formula} = {seconds} = {days} {days:day|days}",
     "model.memory": "weights {weights} · optimizer {optimizer} ({name}, {per_param} B per parameter) · gradients {gradients} · activations {activations}",
     "model.memory_per_token": "activations {formula} per token of batch (give --batch for the total)",
-    "model.fit": "{bytes}: at least {chips} chips of {hbm}",
-    "model.share": "{bytes} on each of {chips} chips: {verdict}",
+    "model.fit": "{bytes}: at least {chips} {chips:chip|chips} of {hbm}",
+    "model.share": "{bytes} on each of {chips} {chips:chip|chips}: {verdict}",
     "model.fits": "fits",
     "model.too_big": "does not fit in {hbm}",
-    "model.batch": "{batch}/{chips} = {per_chip} tokens",
-    "model.step": "{seconds} per step of {batch} tokens; {steps} steps",
-    "model.slice": "{chips} chips: {flops} FLOP/s, {hbm} of HBM, {hosts}",
-    "model.hosts": "{hosts} hosts",
+    "model.batch": "{batch}/{chips} = {per_chip} {per_chip:token|tokens}",
+    "model.step": "{seconds} per step of {batch} {batch:token|tokens}; {steps} {steps:step|steps}",
+    "model.step_alone": "{seconds} per step of {batch} {batch:token|tokens}",
+    "model.slice": "{chips} {chips:chip|chips}: {flops} FLOP/s, {hbm} of HBM, {hosts}",
+    "model.hosts": "{hosts} {hosts:host|hosts}",
     "model.hosts_unknown": "hosts unknown",
     "model.schemes_head": "compute-bound when (per layer, the chapter's MLP block; {convention}):",
     "model.scheme_line": "  {scheme}{condition}   [{numeric}]",
-    "model.verdict_head": "at {batch} tokens on {chips} chips:",
+    "model.verdict_head": "at {batch} {batch:token|tokens} on {chips} {chips:chip|chips}:",
+    "model.misfit": "does not fit ({bytes} per chip, more than its {hbm}); ",
+    "model.scheme_misfit": "does not fit: each chip would hold {bytes}, more than its {hbm}; if it did:",
     "model.verdict_line": "  {scheme}{detail}T_math {math}, T_comms {comm} -> {bound}",
     "model.split": "|X| = {x}, |Y| = {y}: ",
     "model.optimum": "  best FSDP × TP split: |X| = {formula} = {value} continuous; best divisor split |X| = {x}, |Y| = {y}",
-    "model.serving_head": "serving: batch {batch}, context {context}, {dtype} weights, {kv_dtype} KV cache, mesh {mesh} ({chips} {chip} chips)",
+    "model.serving_head": "serving: batch {batch}, context {context}, {dtype} weights, {kv_dtype} KV cache, mesh {mesh} ({chips} {chip} {chips:chip|chips})",
     "model.row.per_chip": "per chip",
     "model.row.decode": "decode step",
     "model.row.crossover": "compute-bound",
@@ -95,18 +112,18 @@ ENGLISH: dict[str, str] = {
     "model.crossover_never": "never at this context: each sequence's cache costs more HBM time than its FLOPs",
     "model.prefill": "{seconds} for the batch's context (compute-bound)",
     "model.tp": "prefill |Y| ≤ {prefill} = {prefill_value}; decode |Y| ≤ {decode} = {decode_value} at B = {batch}",
-    "model.ws": "1-D {one_d}; 2-D at |X| = {best_x}: {best}; 2-D moves less when {crossover} = {value} chips",
+    "model.ws": "1-D {one_d}; 2-D at |X| = {best_x}: {best}; 2-D moves less when {crossover} = {value} {value:chip|chips}",
     "model.collective": "{collective}: {bytes} per shard, {time}, {bound}",
     "model.row.kv_shard": "KV sharded",
     "model.row.largest": "largest batch",
-    "model.largest": "{largest} sequences fit beside the weights",
+    "model.largest": "{largest} {largest:sequence|sequences} fit beside the weights",
     "model.decode_book": "T_kv {kv} + max(T_weights {weights}, T_math {math}, T_comms {comm}) -> {bound}: {step}, {throughput} tokens/s ({per_chip} per chip)",
     "model.row.network": "network",
     "model.network": "{mesh} crosses {levels}; {level} binds: W_collective = {bandwidth} B/s (the TP limits use it)",
     "model.note": "note: {note}",
     "model.binds": "{level} binds: W_collective = {bandwidth} B/s",
     "model.one_domain": "holds inside one {node}-GPU NVLink domain only (W_nvlink)",
-    "model.global_batch": "at least {tokens} tokens per step on {chips} chips",
+    "model.global_batch": "at least {tokens} {tokens:token|tokens} per step on {chips} {chips:chip|chips}",
     "model.presets_head": "model",
     "model.presets_columns": "L      D       F       N    K    H    V        parameters",
     "model.memory_head": "{model}: training memory ({optimizer}, {policy})",
@@ -224,16 +241,15 @@ def training_report(run, roofs, verdicts, split, totals, language: str = "en") -
     from ..models.training import OPTIMIZERS
 
     m, lang = run.model, language
-    chip = run.hardware.label if run.hardware is not None else ""
-    head = _say("model.training_head", lang, tokens=format_number(run.tokens), chips=_count(run.chips), chip=chip,
-                mfu=format_number(run.mfu))  # fmt: skip
-    lines = [model_text(m, lang), " ".join(head.split())]
+    lines = [model_text(m, lang), _training_head(run, lang)]
     mem = run.memory
+    # a figure still holding a symbol the user did not give is left out; its row says which options give it
     rows = [
         (_say("model.row.run", lang), _say("model.run", lang, flops=_flop(run.flops),
-         per_token=_flop(run.flops_per_token))),
+         per_token=_flop(run.flops_per_token)) if as_expr(run.flops).is_number else _needs(run, ("tokens",), lang)),
         (_say("model.row.time", lang), _say("model.days", lang, formula=pretty(run.formula),
-         seconds=shown(run.seconds, format_seconds), days=shown(run.days, lambda d: sig(d, 3)))),
+         seconds=shown(run.seconds, format_seconds), days=shown(run.days, lambda d: sig(d, 3)))
+         if as_expr(run.seconds).is_number else _needs(run, ("tokens", "mfu", "chips", "hw"), lang)),
     ]  # fmt: skip
     per_param = OPTIMIZERS[mem.optimizer][0]
     if mem.batch.is_number:
@@ -248,6 +264,7 @@ def training_report(run, roofs, verdicts, split, totals, language: str = "en") -
         rows.append(("", _say("model.memory_per_token", lang, formula=_eq(
             as_expr(_symbolic(m).layers * 2 * (_symbolic(m).d_model + 2 * _symbolic(m).d_ff))
             if mem.policy == "mlp" else per_token, per_token, _size))))  # fmt: skip
+    rows.append((_say("model.row.per_param", lang), _per_param(mem, run.dtype, lang)))
     need = mem.total if mem.batch.is_number else mem.parameter_state
     if run.hardware is not None and run.hardware.hbm_bytes is not None:
         rows.append((_say("model.row.fit", lang), _say("model.fit", lang, bytes=_size(need),
@@ -262,19 +279,28 @@ def training_report(run, roofs, verdicts, split, totals, language: str = "en") -
         rows.append((_say("model.row.batch", lang), _say("model.batch", lang, batch=_count(run.batch),
                      chips=_count(run.chips), per_chip=format_number(run.per_chip.per_chip))))  # fmt: skip
     if run.step_seconds is not None:
-        rows.append((_say("model.row.step", lang), _say("model.step", lang, seconds=shown(run.step_seconds, format_seconds),
-                     batch=_count(run.batch), steps=format_number(run.steps))))  # fmt: skip
+        if not as_expr(run.step_seconds).is_number:
+            step = _needs(run, ("mfu", "chips", "hw"), lang)
+        elif as_expr(run.steps).is_number:
+            step = _say("model.step", lang, seconds=format_seconds(run.step_seconds), batch=_count(run.batch),
+                        steps=format_number(run.steps))  # fmt: skip
+        else:
+            step = _say("model.step_alone", lang, seconds=format_seconds(run.step_seconds), batch=_count(run.batch))
+        rows.append((_say("model.row.step", lang), step))
     if totals is not None:
         rows.append((_say("model.row.slice", lang), _slice_text(totals, lang)))
     lines.append(table(rows))
     if run.per_chip is not None and run.per_chip.note:
         lines += _note_lines([run.per_chip.note], lang)
-    lines += _schemes_text(roofs, lang)
+    lines += _schemes_text(roofs, lang, run)
     if verdicts:
         lines.append(_say("model.verdict_head", lang, batch=_count(run.batch), chips=_count(run.chips)))
         width = max(len(v.scheme) for v in verdicts) + 2
         for v in verdicts:
             detail = _say("model.split", lang, x=v.detail["X"], y=v.detail["Y"]) if "X" in v.detail else ""
+            misfit = _misfit(run, v.scheme)
+            if misfit is not None:  # a scheme that does not fit says so before how it would run
+                detail = _say("model.misfit", lang, bytes=_size(misfit), hbm=_size(run.hardware.hbm_bytes)) + detail
             lines.append(_say("model.verdict_line", lang, scheme=v.scheme.ljust(width), detail=detail,
                               math=format_seconds(v.math_time), comm=format_seconds(v.comm_time),
                               bound=bound(v.bound, lang)))  # fmt: skip
@@ -303,12 +329,13 @@ def training_report(run, roofs, verdicts, split, totals, language: str = "en") -
                 "padding": json_value(run.per_chip.padding), "even": run.per_chip.even,
                 "notes": _notes_json([run.per_chip.note] if run.per_chip.note else [])},
             "memory": {"policy": mem.policy, "optimizer": mem.optimizer, "bytes_per_param": json_value(
-                mem.bytes_per_param), **{k: json_value(v) for k, v in mem.kinds().items()},
+                mem.bytes_per_param), "layer_bytes_per_param": json_value(_layer_count(run.dtype)), **{k: json_value(v) for k, v in mem.kinds().items()},
                 "formulas": {"activations": pretty(_symbolic_memory(mem).activations)}},
             "chips_to_fit": None if run.hardware is None or run.hardware.hbm_bytes is None
             else json_value(mem.chips_to_fit(run.hardware)),
         },
         "schemes": [_roof_data(r) for r in roofs],
+        "does_not_fit": {r.scheme: json_value(_misfit(run, r.scheme)) for r in roofs if _misfit(run, r.scheme)},
         "verdicts": [{"scheme": v.scheme, "math_time_s": json_value(v.math_time), "comm_time_s": json_value(
             v.comm_time), "bound": v.bound, **{k: json_value(x) for k, x in v.detail.items()}} for v in verdicts],
         "split": None if split is None else {"optimum_formula": pretty(split.optimum_formula), "optimum": json_value(
@@ -343,7 +370,84 @@ def _size(x: object) -> str:
     return full[full.index("(") + 1 : -1] if "(" in full else full
 
 
-def _schemes_text(roofs, language: str) -> list[str]:
+def _layer_count(dtype: str) -> sympy.Expr:
+    from ..models.schemes import bytes_per_param
+
+    return bytes_per_param(dtype)
+
+
+def _per_param(mem, dtype: str, language: str) -> str:
+    """The bytes per parameter this count keeps, part by part, and beside them ``symshard layer``'s count."""
+    from ..algebra.dtypes import dtype_bytes
+    from ..models.schemes import ADAM_BYTES_PER_PARAM, bytes_per_param
+    from ..models.training import OPTIMIZERS
+
+    weights = dtype_bytes(dtype)
+    params = mem.model.params.total
+    return _say("model.per_param", language, bytes=format_number(mem.bytes_per_param), weights=format_number(weights),
+                optimizer=OPTIMIZERS[mem.optimizer][0], name=mem.optimizer,
+                gradients=format_number(as_expr(mem.gradients / params)), layer=format_number(bytes_per_param(dtype)),
+                adam=ADAM_BYTES_PER_PARAM)  # fmt: skip
+
+
+_OPTIONS = {"tokens": "--tokens", "mfu": "--mfu", "chips": "--chips", "hw": "--hw"}
+
+
+def _needs(run, wanted: Sequence[str], language: str) -> str:
+    """What a row would need to be a number: the options among ``wanted`` the run was not given."""
+    from ..i18n.catalog import join
+
+    given = {"tokens": as_expr(run.tokens).is_number, "mfu": as_expr(run.mfu).is_number,
+             "chips": as_expr(run.chips).is_number, "hw": run.hardware is not None}  # fmt: skip
+    missing = [_OPTIONS[w] for w in wanted if not given[w]]
+    return _say("model.needs", language, options=join(missing, language) if language != "en" else _and(missing))
+
+
+def _and(items: Sequence[str]) -> str:
+    from ..messages import ENGLISH_JOINS, Names, join
+
+    return join(items, Names, ENGLISH_JOINS)
+
+
+def _training_head(run, language: str) -> str:
+    """What the run is: tokens, chips and MFU, each only when it was given (never a symbol's name)."""
+    from ..i18n.catalog import join
+
+    chip = run.hardware.label if run.hardware is not None else ""
+    tokens, chips, mfu = (as_expr(x).is_number for x in (run.tokens, run.chips, run.mfu))
+    if tokens and chips and mfu:
+        head = _say("model.training_head", language, tokens=format_number(run.tokens), chips=_count(run.chips),
+                    chip=chip, mfu=format_number(run.mfu))  # fmt: skip
+        return " ".join(head.split())
+    parts = []
+    if tokens:
+        parts.append(_say("model.head.tokens", language, tokens=format_number(run.tokens)))
+    if chips:
+        parts.append(" ".join(_say("model.head.chips", language, chips=_count(run.chips), chip=chip).split()))
+    elif chip:
+        parts.append(_say("model.head.chip", language, chip=chip))
+    what = join(parts, language) if language != "en" else _and(parts)
+    if mfu:
+        if not parts:
+            return _say("model.training_at", language, mfu=format_number(run.mfu))
+        return _say("model.training_mfu", language, what=what, mfu=format_number(run.mfu))
+    return _say("model.training_on", language, what=what) if parts else _say("model.training", language)
+
+
+def _misfit(run, scheme: str) -> sympy.Expr | None:
+    """The bytes each chip would hold under ``scheme`` when they are more than its HBM (the least any batch
+    needs while the batch is a symbol); None when they fit or cannot be told."""
+    hw = run.hardware
+    if hw is None or hw.hbm_bytes is None:
+        return None
+    chips = run.chips if as_expr(run.chips).is_number else None
+    share = run.memory.scheme_per_chip(scheme, chips, least=True)
+    if share is None or not as_expr(share).is_number:
+        return None
+    return share if share > hw.hbm_bytes else None
+
+
+def _schemes_text(roofs, language: str, run=None) -> list[str]:
     if not roofs:
         return []
     from ..models.parallelism import OVERLAPS
@@ -354,7 +458,11 @@ def _schemes_text(roofs, language: str) -> list[str]:
     cond_width = max(len(r.condition.text()) for r in roofs) + 2
     for r in roofs:
         numeric = r.numeric.text() if r.numeric is not None else "—"
-        lines.append(_say("model.scheme_line", language, scheme=r.scheme.ljust(width),
+        misfit = None if run is None else _misfit(run, r.scheme)
+        if misfit is not None:  # first that it does not fit, then when it would be compute-bound if it did
+            lines.append("  " + r.scheme.ljust(width) + _say("model.scheme_misfit", language, bytes=_size(misfit),
+                         hbm=_size(run.hardware.hbm_bytes)))  # fmt: skip
+        lines.append(_say("model.scheme_line", language, scheme=(" " if misfit is not None else r.scheme).ljust(width),
                           condition=condition(r.condition.text(), language).ljust(cond_width),
                           numeric=condition(numeric, language)))  # fmt: skip
         where = _where(r, language)
@@ -683,6 +791,16 @@ def memory_html(mem, *, language: str = "en") -> str:
     ]
     title = _say("model.memory_head", language, model=mem.model.label, optimizer=mem.optimizer, policy=mem.policy)
     return _html_table(title, rows)
+
+
+def training_text(run, *, language: str = "en") -> str:
+    """A training run as text (what ``print(run)`` shows): the model, the run, its memory."""
+    return training_report(run, (), (), None, None, language)[0]
+
+
+def serving_text(s, *, language: str = "en") -> str:
+    """Serving a model as text (what ``print(serving)`` shows)."""
+    return serving_report(s, None, None, language)[0]
 
 
 def training_html(run, *, language: str = "en") -> str:

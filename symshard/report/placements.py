@@ -33,7 +33,7 @@ ENGLISH: dict[str, str] = {
     "cli.local_shape": "local shape",
     "cli.bytes_per_device": "bytes per device",
     "cli.total_bytes": "total bytes",
-    "cli.over_devices": " over {devices} devices",
+    "cli.over_devices": " over {devices} {devices:device|devices}",
     "cli.copies": "copies",
     "cli.partial_sums": "partial sums",
     "cli.hbm_time": "HBM read time",

@@ -74,7 +74,7 @@ ENGLISH: dict[str, str] = {
     "report.hardware": "hardware: {label}",
     "report.fastest_first": "fastest first",
     "report.fewest_first": "fewest collectives first (sizes are symbolic)",
-    "report.strategies": "{count} strategies, {order}; time = {mode}, model {model}:",
+    "report.strategies": "{count} {count:strategy|strategies}, {order}; time = {mode}, model {model}:",
     "report.numbers": "{flops}/device; compute {compute}, comms {comms}, time {time} ({bound}); peak {peak}",
     "report.numbers_hbm": (
         "{flops}/device; compute {compute}, HBM {hbm}, comms {comms}, time {time} ({bound}); peak {peak}"
@@ -91,9 +91,9 @@ ENGLISH: dict[str, str] = {
     "report.on": "on {mesh} ({hardware})",
     "report.best_search": "best: {line}",
     "report.ranked": "ranked:",
-    "report.listed": "{count} strategies that can win (of {valid} valid; --all lists them all), {order}; "
+    "report.listed": "{count} {count:strategy|strategies} that can win (of {valid} valid; --all lists them all), {order}; "
     "time = {mode}, model {model}:",
-    "report.listed_unknown": "{count} strategies that can win (--all lists every valid one), {order}; "
+    "report.listed_unknown": "{count} {count:strategy|strategies} that can win (--all lists every valid one), {order}; "
     "time = {mode}, model {model}:",
     "report.why.fastest": "the fastest",
     "report.why.fastest_within": "the fastest within {memory} per device",
@@ -119,7 +119,7 @@ ENGLISH: dict[str, str] = {
     "cli.map_hint": "who wins where, as a picture: add --map {x},{y}",
     "cli.map_hint_needs": "who wins where, as a picture: add --map {x},{y} with numbers for the other symbols, e.g. {needs}",
     "cli.map_hint_one": "who wins where, as a picture: leave one more dim out of --shape and add --map {x},<that dim>",
-    "cli.regime_map": "regime map: {file} (the fastest strategy by {x} and {y}; {boundaries} boundaries, each with its formula)",
+    "cli.regime_map": "regime map: {file} (the fastest strategy by {x} and {y}; {boundaries} {boundaries:boundary|boundaries}, each with its formula)",
 }
 """The English of this module's words by key; other languages are in the catalogue."""
 

@@ -36,10 +36,10 @@ if TYPE_CHECKING:
 
 ENGLISH: dict[str, str] = {
     "cli.transfer.p2p_head": "{bytes} from chip {source} to chip {target} of a {chip} {shape} slice",
-    "cli.transfer.gather_head": "{bytes} from each of the {senders} other chips to chip {target} of a {chip} {shape} slice",
-    "cli.transfer.host_head": "{bytes} from the hosts over PCIe to {chips} chips, {share} each",
+    "cli.transfer.gather_head": "{bytes} from each of the {senders} other {senders:chip|chips} to chip {target} of a {chip} {shape} slice",
+    "cli.transfer.host_head": "{bytes} from the hosts over PCIe to {chips} {chips:chip|chips}, {share} each",
     "cli.transfer.host_head_one": "{bytes} from the host over PCIe to one chip",
-    "cli.transfer.totals_head": "{chip} {shape}: {chips} chips",
+    "cli.transfer.totals_head": "{chip} {shape}: {chips} {chips:chip|chips}",
     "cli.transfer.slice": "slice",
     "cli.transfer.route": "route",
     "cli.transfer.route_value": "{waypoints}: {moves}",
@@ -49,7 +49,7 @@ ENGLISH: dict[str, str] = {
     "cli.transfer.links_in": "links in",
     "cli.transfer.links_in_value": "{ports} into the target: they, not the senders, set the pace",
     "cli.transfer.farthest": "farthest",
-    "cli.transfer.farthest_value": "{hops} hops to the farthest sender",
+    "cli.transfer.farthest_value": "{hops} {hops:hop|hops} to the farthest sender",
     "cli.transfer.p2p_bandwidth": "{bytes} / ({ports} × {link} B/s) = {time}",
     "cli.transfer.gather_bandwidth": "{senders} × {bytes} / ({ports} × {link} B/s) = {time}",
     "cli.transfer.latency_value": "{hops} × {hop} = {time}",
@@ -65,13 +65,13 @@ ENGLISH: dict[str, str] = {
     "cli.transfer.hbm": "HBM",
     "cli.transfer.hbm_bandwidth": "HBM bandwidth",
     "cli.transfer.hosts": "hosts",
-    "cli.transfer.hosts_value": "{hosts} ({per_host} chips per host: {source})",
+    "cli.transfer.hosts_value": "{hosts} ({per_host} {per_host:chip|chips} per host: {source})",
     "cli.transfer.hosts_unknown": "unknown (no host size on record for {chip})",
     "cli.transfer.dcn": "DCN egress",
     "cli.transfer.times": "{chips} × {each} = {total}",
     "cli.transfer.nvlink": "NVLink egress",
     "cli.transfer.bisection": "node bisection",
-    "cli.transfer.bisection_value": "{half} GPUs × {each} B/s = {total} B/s each way, one NVLink domain of {node} GPUs cut in half",
+    "cli.transfer.bisection_value": "{half} {half:GPU|GPUs} × {each} B/s = {total} B/s each way, one NVLink domain of {node} {node:GPU|GPUs} cut in half",
     "cli.transfer.no_figure": "no figure for {chip}",
 }
 """The English of this module's words by key; other languages are in the catalogue."""

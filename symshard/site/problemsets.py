@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..errors import TemplateError, UsageError
 from ..i18n import ui
-from ..messages import say
+from ..messages import fill, say
 from ..outputs import OutputFolder
 from ..problems import Problem, generate
 from ..problems.writers import answer_key_markdown, answer_table, export, table_cell, zip_files
@@ -45,7 +45,7 @@ _WORDS: dict[str, dict[str, str]] = {
         "overview": "Overview",
         "answer_key_title": "{title}: answer key",
         "answer_key": "Answer key",
-        "made": "{n} problems, generated with seed {seed} from the families {families}. "
+        "made": "{n} {n:problem|problems}, generated with seed {seed} from the families {families}. "
         "The same command on any machine writes the same set:",
         "table": "| # | problem | difficulty | answers |",
         "downloads": "Downloads",
@@ -68,7 +68,7 @@ _WORDS: dict[str, dict[str, str]] = {
         "solution is computed by the algebra, and each set is reproducible from its seed. Open a problem, "
         "try it, unfold the hints if you are stuck, then compare with the worked solution.",
         "by_topic": "By topic",
-        "count": "{summary} ({n} problems)",
+        "count": "{summary} ({n} {n:problem|problems})",
         "by_difficulty": "By difficulty",
         "difficulty_table": "| problem | set | tags |",
         "easy": "Easy",
@@ -112,7 +112,7 @@ _WORDS: dict[str, dict[str, str]] = {
 
 
 def _word(language: str, key: str, **values: object) -> str:
-    return _WORDS.get(language, _WORDS["en"])[key].format(**values)
+    return fill(_WORDS.get(language, _WORDS["en"])[key], **values)
 
 
 @dataclass(frozen=True, slots=True)
