@@ -648,11 +648,17 @@ class OutputFolder:
             self.write(name, data)
 
     def write_tree(self, source: Path, prefix: str = "") -> None:
-        """Copy every regular file under ``source`` into the folder (under ``prefix``), all checked first."""
+        """Copy every regular file under ``source`` into the folder (under ``prefix``), all checked first.
+
+        Another folder's bookkeeping (a manifest or stamps left by an output folder nested in ``source``)
+        is not an output: it is left out, so the copy does not depend on the machine or the run.
+        """
         found: list[tuple[str, Path]] = []
         for dirpath, dirnames, filenames in os.walk(source):
             dirnames.sort()
             for f in sorted(filenames):
+                if f in _BOOKKEEPING:
+                    continue
                 path = Path(dirpath) / f
                 if path.is_file() and not path.is_symlink():
                     found.append((f"{prefix}{path.relative_to(source).as_posix()}", path))
