@@ -35,7 +35,7 @@ class Layer:
 
 
 LAYERS: tuple[Layer, ...] = (
-    Layer("foundation", ("errors", "messages", "memo", "outputs", "inputs", "tomltext", "layers", "shown")),
+    Layer("foundation", ("errors", "messages", "memo", "outputs.*", "inputs", "tomltext", "layers", "shown")),
     Layer("algebra", ("algebra.*",)),
     Layer("notation", ("notation.*",)),
     Layer("machines", ("machines.*",)),

@@ -343,7 +343,7 @@ def test_measure_quick_on_the_cpu_writes_rows_that_calibrate_reads(tmp_path, cap
         if r.op == "add":
             assert r.bytes == 3 * r.n * (2 if r.dtype == "bf16" else 4) and r.flops == r.n
     with pytest.raises(OutputError, match="exists"):  # never over a file, its own included
-        from symshard.outputs import write_new_file
+        from symshard.outputs.files import write_new_file
 
         write_new_file(out, text)
     # the CPU's figures fit (a CPU is far below an H100's peaks)

@@ -16,7 +16,7 @@ from helpers import family_variants
 
 from symshard.cli import main
 from symshard.errors import AnswerError, SymshardError, TemplateError
-from symshard.outputs import STAMPS
+from symshard.outputs.bookkeeping import STAMPS
 from symshard.problems import families, family, generate, variant
 from symshard.problems.family import load_family
 from symshard.problems.writers import answer_key_markdown, schema, to_json, to_markdown, to_moodle, write_set

@@ -30,7 +30,7 @@ from symshard.errors import (
     UsageError,
 )
 from symshard.memo import clear_caches
-from symshard.outputs import STAMPS
+from symshard.outputs.bookkeeping import STAMPS
 from symshard.problems import family, generate, variant
 from symshard.problems.writers import schema, to_json, to_markdown, to_moodle, write_set
 from symshard.render import Figure, collective, layout, regimes, svg

@@ -34,7 +34,8 @@ from symshard.algebra.mathtext import MAX_DIGITS, as_expr, as_substitution, pars
 from symshard.algebra.symbols import C, T_hop, W_ici, axis, dim
 from symshard.cli import main
 from symshard.errors import BudgetError, NotationError, OutputError, SymshardError, TemplateError
-from symshard.outputs import MANIFEST, OutputFolder
+from symshard.outputs.bookkeeping import MANIFEST
+from symshard.outputs.folder import OutputFolder
 from symshard.problems.budget import Budget, run, stop_worker
 from symshard.problems.family import key_positions, load_family
 

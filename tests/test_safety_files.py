@@ -29,7 +29,8 @@ from symshard.costs.calibrate import MAX_ROWS, calibrate, hardware_file, read_nc
 from symshard.errors import HardwareError, InputError, OutputError
 from symshard.inputs import read_text_file
 from symshard.machines.chips import load_hardware
-from symshard.outputs import MANIFEST, STAMPS, OutputFolder
+from symshard.outputs.bookkeeping import MANIFEST, STAMPS
+from symshard.outputs.folder import OutputFolder
 from symshard.tomltext import toml_comment, toml_document, toml_key, toml_string
 
 ROOT = Path(__file__).parents[1]

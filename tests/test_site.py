@@ -31,7 +31,7 @@ from helpers import english_left  # noqa: E402
 from symshard.cli import argument_parser, command_line, main  # noqa: E402
 from symshard.errors import SymshardError  # noqa: E402
 from symshard.i18n import glossary, term  # noqa: E402
-from symshard.outputs import STAMPS  # noqa: E402
+from symshard.outputs.bookkeeping import STAMPS  # noqa: E402
 from symshard.site import prepare, sources  # noqa: E402
 from symshard.site.mathml import convert_markdown, to_mathml  # noqa: E402
 

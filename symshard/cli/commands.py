@@ -28,7 +28,8 @@ from ..machines.mesh import Mesh
 from ..messages import Message, fill, say
 from ..notation.parser import parse_array
 from ..notation.sizes import parse_sizes
-from ..outputs import OutputFolder, write_signed_file
+from ..outputs.files import write_signed_file
+from ..outputs.folder import OutputFolder
 from .parser import argument_parser
 from .words import word as _say
 
@@ -311,7 +312,7 @@ def _compare(args: argparse.Namespace) -> tuple[str, dict]:
 
 
 def _regime_map(args: argparse.Namespace, c: Comparison, text: str, data: dict) -> tuple[str, dict]:
-    from ..outputs import write_signed_file
+    from ..outputs.files import write_signed_file
     from ..render.regions import regime_map
     from ..report.plans import regime_map_line
     from .budget import hold
@@ -506,7 +507,7 @@ def _measurement_date(given: str | None) -> str:
 def _measure(args: argparse.Namespace) -> tuple[str, dict]:
     from ..algebra.units import parse_quantity
     from ..costs.measure import measure, measurements_csv
-    from ..outputs import write_new_file
+    from ..outputs.files import write_new_file
     from ..report.chipfits import measure_report
 
     out = Path(args.out)

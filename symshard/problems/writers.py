@@ -41,7 +41,7 @@ from ..algebra.units import sig
 from ..errors import UsageError
 from ..i18n import ui
 from ..messages import say
-from ..outputs import OutputFolder, Written
+from ..outputs.folder import OutputFolder, Written
 from ..report.markdown import check_markdown
 from .answering import entry_unit, value_markdown
 from .engine import Problem
@@ -354,7 +354,7 @@ def _groups(problems: Sequence[Problem], variants: Groups | None) -> list[tuple[
 
 
 def write_files(out: Path | str, produced: Mapping[str, str | bytes], *, force: bool = False) -> Written:
-    """Write ``produced`` under the folder ``out`` as :class:`~symshard.outputs.OutputFolder` writes, and
+    """Write ``produced`` under the folder ``out`` as :class:`~symshard.outputs.folder.OutputFolder` writes, and
     say what was written, removed and kept (iterating over the answer gives the files written).
 
     A folder holding files symshard did not write is refused unless ``force``; such files are

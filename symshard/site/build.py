@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ..errors import SiteError
 from ..messages import say
-from ..outputs import OutputFolder
+from ..outputs.folder import OutputFolder
 from .pages import CommandLine, Page, sources
 from .problemsets import load_sets, write_sets
 
@@ -115,7 +115,7 @@ def prepare(
     project in its folder (``out/zh/mkdocs.yml``, ``out/zh/docs/``), built into that folder of the
     site. A language's pages come from ``zh/docs/`` of the sources where translated, otherwise
     from the English page under a note; its problem sets are the same variants in that language.
-    ``out`` is written as :class:`~symshard.outputs.OutputFolder` writes (never a file symshard
+    ``out`` is written as :class:`~symshard.outputs.folder.OutputFolder` writes (never a file symshard
     did not write is deleted or overwritten; without ``force`` such a folder is refused). ``cli`` is
     the command the pages run and document (:func:`symshard.cli.command_line`).
 
@@ -321,7 +321,7 @@ def build(
 
     English goes to ``out``, each other language to its folder (``out/zh/``); the builds run side
     by side in a scratch folder, and the finished site is copied into ``out`` as
-    :class:`~symshard.outputs.OutputFolder` writes: files of the previous build that are gone
+    :class:`~symshard.outputs.folder.OutputFolder` writes: files of the previous build that are gone
     are removed, files symshard did not write are never touched (a folder holding any is refused
     without ``force``). Dates in the site come from ``$SOURCE_DATE_EPOCH``, else :data:`BUILD_EPOCH`;
     its address (``url``) from :func:`site_url`. ``progress(stage, done, total)`` hears each page,

@@ -27,7 +27,7 @@ from pathlib import Path
 from ..errors import TemplateError, UsageError
 from ..i18n import ui
 from ..messages import fill, say
-from ..outputs import OutputFolder
+from ..outputs.folder import OutputFolder
 from ..problems import Problem, generate
 from ..problems.writers import answer_key_markdown, answer_table, export, table_cell, zip_files
 from .mathml import convert_markdown
@@ -233,7 +233,7 @@ def write_sets(
 ) -> list[tuple[str, list[tuple[str, str]]]]:
     """Write every set under ``docs/problems/``; return the nav: (set title, [(page title, path)]).
 
-    Every file goes through an :class:`~symshard.outputs.OutputFolder` on ``docs/problems/``: no
+    Every file goes through an :class:`~symshard.outputs.folder.OutputFolder` on ``docs/problems/``: no
     name can leave it, and no file there that symshard did not write is overwritten.
 
     Raises:

@@ -1,50 +1,10 @@
-"""Writing a folder of outputs without ever deleting or changing a file symshard did not write there.
+"""A folder of outputs: :class:`OutputFolder` writes into it and keeps its books, never touching a file
+symshard cannot prove it wrote there.
 
-Every command that writes a folder (``site build``, ``site prepare``, ``problems generate``) writes
-through an :class:`OutputFolder`. Two files at the top of the folder keep its books:
-
-* ``.symshard-manifest.json`` lists the files symshard wrote there, each with its SHA-256. It holds
-  no date and nothing of the machine, so the same outputs give the same bytes on any day and
-  anywhere: it is what a person or a tool reads to know what the folder holds.
-* ``.symshard-stamps.jsonl`` is this machine's record of each file as symshard left it: its SHA-256
-  and the inode, modification time (in nanoseconds) and size the file system gave it. It differs
-  from run to run, and is also the journal of a run in progress (below).
-
-**What the manifest proves: nothing about who wrote a file.** Anyone can write a manifest, and a
-digest in it proves only that a file's bytes are the ones listed, which anyone who has seen the
-file can compute. A manifest that came with a folder someone sent, one crafted to list a user's own
-notes with their digest, or one naming ``link/notes.txt`` where ``link`` leads outside, must not
-make symshard delete or overwrite anything. So symshard takes a file as its own only when the
-stamps prove it: the file at that name is the very inode symshard renamed into place, with the
-modification time and size it had then, and its bytes still have the digest recorded. Copying,
-extracting, checking out or editing a file gives it another inode or time, and nobody can give a
-file of the user's the stamp of one symshard wrote, so a stamps file from elsewhere proves nothing
-either. When in doubt symshard keeps the file and reports it: a stale file left behind is better
-than a user's file deleted.
-
-The rules:
-
-* A folder holding any file symshard cannot prove it wrote there (a user's file, a link, a file of
-  symshard's edited since, a file of a copied folder) is refused, unless forced.
-* Forced, symshard writes beside such files and never overwrites or deletes one.
-* Files symshard proves it wrote and does not write again are deleted; stale files it cannot prove
-  are kept and reported (:attr:`Written.kept`).
-* Nothing outside the folder is written or removed, and no link is followed, in writing or in
-  removing: every folder on the way to a file is opened relative to the one above it, refusing a
-  link (``O_NOFOLLOW``), so neither a link in the folder nor one swapped in while symshard works
-  leads it outside. A name that climbs out of the folder, or is a bookkeeping name, is refused; a
-  path that is a file, a device or a link is not a folder.
-
-**Interrupted runs.** Each file is written to a temporary file beside it (``.symshard-tmp-`` and 16
-hex digits), then renamed into place. The stamps file is appended to as a journal, one line at a
-time: the temporary's name before it is made, the file's stamp before the rename. The manifest and
-a compact stamps file are written last. A run killed at any point thus leaves every file it renamed
-proven by its stamp and every temporary named in the journal: the next run, without ``--force``,
-takes the files as its own, removes the temporaries, and leaves a consistent folder.
-
-A command that writes one file (``calibrate``) signs it instead: :func:`write_signed_file`; one whose
-format has no room for a signature (``measure``'s CSV, read by other tools) writes only a new file:
-:func:`write_new_file`.
+Part of :mod:`symshard.outputs` (whose docstring states the rules this class keeps), above
+:mod:`~symshard.outputs.bookkeeping` (the books' names and the stamps) and
+:mod:`~symshard.outputs.system` (opening without following a link). :meth:`OutputFolder.finish`
+reports what it did as :class:`Written`.
 
 Examples:
     >>> import tempfile, pathlib
@@ -60,86 +20,31 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import secrets
 import stat
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from .errors import OutputError
-from .messages import say
+from ..errors import OutputError
+from ..messages import say
+from .bookkeeping import (
+    BOOKKEEPING,
+    MANIFEST,
+    MAX_BOOKKEEPING_BYTES,
+    STAMPS,
+    TEMP_NAME,
+    TEMP_PREFIX,
+    Stamp,
+    relative_name,
+    stamp_of,
+)
+from .system import APPEND_FLAGS, DIR_FLAGS, NEW_FLAGS, READ_FLAGS, os_error
 
-__all__ = ["MANIFEST", "STAMPS", "OutputFolder", "Written", "write_new_file", "write_signed_file"]
-
-MANIFEST = ".symshard-manifest.json"
-"""The manifest's file name, at the top of every folder symshard writes."""
-
-STAMPS = ".symshard-stamps.jsonl"
-"""The stamps file's name (this machine's proof of what symshard wrote, and a run's journal), beside the manifest."""
-
-_BOOKKEEPING = (MANIFEST, STAMPS)
-
-_TEMP_PREFIX = ".symshard-tmp-"
-_TEMP = re.compile(r"\.symshard-tmp-[0-9a-f]{16}")
-"""The names of symshard's temporary files (a name no output may take)."""
-
-MAX_BOOKKEEPING_BYTES = 64 * 2**20
-"""The most of the manifest or the stamps file read (tens of thousands of files take a few MiB)."""
+__all__ = ["MAX_DEPTH", "OutputFolder", "Written"]
 
 MAX_DEPTH = 48
 """Folders nested deeper inside an output folder are not looked into (nothing symshard writes is)."""
-
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # refuse a link where a file or a folder is opened
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a named pipe put in the way must not block the open
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC
-_READ_FLAGS = os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC
-_NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
-_APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _CLOEXEC
-
-
-def _relative(name: str) -> str:
-    """A file name inside the folder, in POSIX form; anything that could leave it, or take a bookkeeping
-    name, is refused."""
-    rel = PurePosixPath(name.replace("\\", "/"))
-    if (
-        rel.is_absolute()
-        or not rel.parts
-        or any(p in ("..", "") or _TEMP.fullmatch(p) for p in rel.parts)
-        or ":" in rel.parts[0]
-        or "\x00" in name
-        or rel.as_posix() in _BOOKKEEPING
-    ):
-        raise OutputError(
-            say("'{name}' is not a file name inside the output folder", name=name), hint=say("this is a bug; report it")
-        )
-    return rel.as_posix()
-
-
-def _os_error(err: OSError, doing: str, path: str | None = None) -> OutputError:
-    """What the system refused (its words, ``strerror``, quoted as they are) while doing ``doing`` to ``path``
-    (else the path the error names)."""
-    why = err.strerror or str(err)
-    shown = path if path is not None else str(err.filename) if err.filename else None
-    if shown is not None:
-        said = {
-            "look at the folder": say("cannot look at the folder '{path}': {why}", path=shown, why=why),
-            "create the folder": say("cannot create the folder '{path}': {why}", path=shown, why=why),
-            "write the manifest in": say("cannot write the manifest in '{path}': {why}", path=shown, why=why),
-            "look at": say("cannot look at '{path}': {why}", path=shown, why=why),
-            "write": say("cannot write '{path}': {why}", path=shown, why=why),
-        }
-    else:
-        said = {
-            "look at the folder": say("cannot look at the folder: {why}", why=why),
-            "create the folder": say("cannot create the folder: {why}", why=why),
-            "write the manifest in": say("cannot write the manifest in: {why}", why=why),
-            "look at": say("cannot look at: {why}", why=why),
-            "write": say("cannot write: {why}", why=why),
-        }
-    return OutputError(said[doing], hint=say("check the path, its permissions and the free disk space"))
 
 
 def _in_the_way(folder: str, path: str) -> OutputError:
@@ -147,41 +52,6 @@ def _in_the_way(folder: str, path: str) -> OutputError:
         say("'{folder}' is in the way of '{path}'", folder=folder, path=path),
         hint=say("move it away, then write again"),
     )
-
-
-@dataclass(frozen=True, slots=True)
-class _Stamp:
-    """A file as symshard left it: its digest, and the inode, modification time and size it had."""
-
-    sha256: str
-    ino: int
-    mtime_ns: int
-    size: int
-
-    def matches(self, info: os.stat_result) -> bool:
-        """Whether ``info`` (an ``lstat``) is of this very file, unchanged."""
-        return (
-            stat.S_ISREG(info.st_mode)
-            and (info.st_ino, info.st_mtime_ns, info.st_size) == (self.ino, self.mtime_ns, self.size)
-        )  # fmt: skip
-
-    def line(self, name: str) -> dict[str, object]:
-        return {"name": name, "sha256": self.sha256, "ino": self.ino, "mtime_ns": self.mtime_ns, "size": self.size}
-
-
-_SHA256 = re.compile(r"[0-9a-f]{64}")
-
-
-def _stamp_of(record: dict) -> _Stamp | None:
-    """The stamp a journal line records, if it is well formed (a line anyone could have written: it is only
-    a claim, which the file on disk must bear out)."""
-    values = [record.get(k) for k in ("ino", "mtime_ns", "size")]
-    digest = record.get("sha256")
-    if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
-        return None
-    if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**64 for v in values):
-        return None
-    return _Stamp(digest, *values)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,10 +92,10 @@ class OutputFolder:
     root: Path
     tool: str
     force: bool
-    previous: dict[str, _Stamp] = field(default_factory=dict)
+    previous: dict[str, Stamp] = field(default_factory=dict)
     listed: dict[str, str] = field(default_factory=dict)
     temps: tuple[str, ...] = ()
-    written: dict[str, _Stamp] = field(default_factory=dict)
+    written: dict[str, Stamp] = field(default_factory=dict)
 
     @classmethod
     def open(cls, root: Path | str, tool: str, *, force: bool = False, create: bool = True) -> OutputFolder:
@@ -247,7 +117,7 @@ class OutputFolder:
         except FileNotFoundError:
             info = None
         except OSError as err:
-            raise _os_error(err, "look at the folder") from None
+            raise os_error(err, "look at the folder") from None
         except ValueError:  # a NUL character
             raise OutputError(
                 say("{path} is not a valid path", path=repr(str(root))),
@@ -268,7 +138,7 @@ class OutputFolder:
             try:
                 root.mkdir(parents=True)
             except OSError as err:
-                raise _os_error(err, "create the folder") from None
+                raise os_error(err, "create the folder") from None
             return cls(root, tool, force)
         folder = cls(root, tool, force)
         folder._survey()
@@ -281,7 +151,7 @@ class OutputFolder:
         try:
             root.mkdir(parents=True)
         except OSError as err:
-            raise _os_error(err, "create the folder") from None
+            raise os_error(err, "create the folder") from None
         for folder in missing:
             try:
                 folder.rmdir()
@@ -292,9 +162,9 @@ class OutputFolder:
 
     def _open_root(self) -> int:
         try:
-            return os.open(self.root, _DIR_FLAGS)
+            return os.open(self.root, DIR_FLAGS)
         except OSError as err:
-            raise _os_error(err, "look at the folder", str(self.root)) from None
+            raise os_error(err, "look at the folder", str(self.root)) from None
 
     def _open_parent(self, rel: str, *, create: bool) -> int | None:
         """A descriptor of the folder that holds ``rel``, each folder on the way opened inside the one above
@@ -309,16 +179,16 @@ class OutputFolder:
             for part in rel.split("/")[:-1]:
                 done += part
                 try:
-                    sub = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                    sub = os.open(part, DIR_FLAGS, dir_fd=fd)
                 except FileNotFoundError:
                     if not create:
                         os.close(fd)
                         return None
                     try:
                         os.mkdir(part, 0o777, dir_fd=fd)
-                        sub = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                        sub = os.open(part, DIR_FLAGS, dir_fd=fd)
                     except OSError as err:
-                        raise _os_error(err, "write", str(self.root / done)) from None
+                        raise os_error(err, "write", str(self.root / done)) from None
                 except OSError:  # a link (ELOOP), a file (ENOTDIR) or something unreadable
                     raise _in_the_way(str(self.root / done), str(self.root / rel)) from None
                 os.close(fd)
@@ -340,11 +210,11 @@ class OutputFolder:
         except FileNotFoundError:
             return None
         except OSError as err:
-            raise _os_error(err, "look at", str(self.root / rel)) from None
+            raise os_error(err, "look at", str(self.root / rel)) from None
         finally:
             os.close(fd)
 
-    def _digest(self, rel: str, stamp: _Stamp | None = None) -> str | None:
+    def _digest(self, rel: str, stamp: Stamp | None = None) -> str | None:
         """The SHA-256 of the regular file at ``rel`` (None if it is not one, or cannot be read); with
         ``stamp``, None unless the file opened is that very file."""
         try:
@@ -354,7 +224,7 @@ class OutputFolder:
         if fd is None:
             return None
         try:
-            file = os.open(rel.rsplit("/", 1)[-1], _READ_FLAGS, dir_fd=fd)
+            file = os.open(rel.rsplit("/", 1)[-1], READ_FLAGS, dir_fd=fd)
         except OSError:
             return None
         finally:
@@ -407,14 +277,14 @@ class OutputFolder:
                     items.append((prefix + name, None))
                     continue
                 try:
-                    sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                    sub = os.open(name, DIR_FLAGS, dir_fd=fd)
                 except OSError:
                     items.append((prefix + name, None))
                     continue
                 stack.append((sub, f"{prefix}{name}/", iter(())))  # on the stack first: closed if the scan fails
                 stack[-1] = (sub, f"{prefix}{name}/", iter(scan(sub, f"{prefix}{name}/")))
         except OSError as err:
-            raise _os_error(err, "look at the folder", str(self.root)) from None
+            raise os_error(err, "look at the folder", str(self.root)) from None
         finally:
             for fd, _, _ in stack:
                 os.close(fd)
@@ -427,7 +297,7 @@ class OutputFolder:
         it proves nothing, so a broken one is only ignored)."""
         fd = self._open_root()
         try:
-            file = os.open(name, _READ_FLAGS, dir_fd=fd)
+            file = os.open(name, READ_FLAGS, dir_fd=fd)
         except OSError:
             return ""
         finally:
@@ -453,7 +323,7 @@ class OutputFolder:
             files = {}
         if isinstance(files, dict):
             self.listed = {k: v for k, v in files.items() if isinstance(k, str) and isinstance(v, str)}
-        claims: dict[str, list[_Stamp]] = {}
+        claims: dict[str, list[Stamp]] = {}
         journaled: set[str] = set()
         for line in self._read_bookkeeping(STAMPS).split("\n"):
             try:
@@ -464,9 +334,9 @@ class OutputFolder:
                 continue
             if isinstance(record.get("temp"), str):
                 journaled.add(record["temp"])
-            elif isinstance(record.get("name"), str) and (stamp := _stamp_of(record)) is not None:
+            elif isinstance(record.get("name"), str) and (stamp := stamp_of(record)) is not None:
                 claims.setdefault(record["name"], []).append(stamp)
-        for name in _BOOKKEEPING:  # symshard's to replace, when it is a regular file
+        for name in BOOKKEEPING:  # symshard's to replace, when it is a regular file
             info = self._lstat(name)
             if info is not None and not stat.S_ISREG(info.st_mode):
                 raise OutputError(
@@ -476,7 +346,7 @@ class OutputFolder:
         temps = []
         foreign: list[str] = []
         for rel, info in self._tree():
-            if rel in _BOOKKEEPING:
+            if rel in BOOKKEEPING:
                 continue
             proven = None
             if info is not None:
@@ -488,7 +358,7 @@ class OutputFolder:
                 self.previous[rel] = proven
             elif (
                 info is not None and stat.S_ISREG(info.st_mode) and rel in journaled
-                and _TEMP.fullmatch(rel.rsplit("/", 1)[-1])
+                and TEMP_NAME.fullmatch(rel.rsplit("/", 1)[-1])
             ):  # fmt: skip
                 temps.append(rel)
             else:
@@ -533,7 +403,7 @@ class OutputFolder:
             OutputError: the path holds a file symshard cannot prove it wrote there, a folder or a link, or a
                 link or a file is where a folder on the way should be.
         """
-        rel = _relative(name)
+        rel = relative_name(name)
         path = self.root / rel
         info = self._lstat(rel)
         if info is not None:
@@ -557,9 +427,9 @@ class OutputFolder:
         line = ("\n" + json.dumps(record, sort_keys=True) + "\n").encode("utf-8")
         fd = self._open_root()
         try:
-            file = os.open(STAMPS, _APPEND_FLAGS, 0o644, dir_fd=fd)
+            file = os.open(STAMPS, APPEND_FLAGS, 0o644, dir_fd=fd)
         except OSError as err:
-            raise _os_error(err, "write the manifest in", str(self.root)) from None
+            raise os_error(err, "write the manifest in", str(self.root)) from None
         finally:
             os.close(fd)
         try:
@@ -570,11 +440,11 @@ class OutputFolder:
                 )
             os.write(file, line)
         except OSError as err:
-            raise _os_error(err, "write the manifest in", str(self.root)) from None
+            raise os_error(err, "write the manifest in", str(self.root)) from None
         finally:
             os.close(file)
 
-    def _put(self, rel: str, content: bytes, *, record: bool) -> _Stamp:
+    def _put(self, rel: str, content: bytes, *, record: bool) -> Stamp:
         """Write ``content`` at ``rel`` through a temporary file renamed into place; with ``record``, the
         file's stamp goes into the journal before the rename."""
         fd = self._open_parent(rel, create=True)
@@ -585,10 +455,10 @@ class OutputFolder:
         try:
             file = None
             while file is None:  # 16 random hex digits: a name taken already is all but impossible
-                temp = _TEMP_PREFIX + secrets.token_hex(8)
+                temp = TEMP_PREFIX + secrets.token_hex(8)
                 self._journal({"temp": prefix + temp})
                 try:
-                    file = os.open(temp, _NEW_FLAGS, 0o644, dir_fd=fd)
+                    file = os.open(temp, NEW_FLAGS, 0o644, dir_fd=fd)
                 except FileExistsError:
                     temp = ""
             try:
@@ -599,7 +469,7 @@ class OutputFolder:
                 info = os.fstat(file)
             finally:
                 os.close(file)
-            stamp = _Stamp(hashlib.sha256(content).hexdigest(), info.st_ino, info.st_mtime_ns, info.st_size)
+            stamp = Stamp(hashlib.sha256(content).hexdigest(), info.st_ino, info.st_mtime_ns, info.st_size)
             if record:
                 self._journal(stamp.line(rel))
                 try:  # looked at again just before the rename: what is there now must still be symshard's
@@ -615,7 +485,7 @@ class OutputFolder:
             temp = ""
             return stamp
         except OSError as err:
-            raise _os_error(err, "write", str(self.root / rel)) from None
+            raise os_error(err, "write", str(self.root / rel)) from None
         finally:
             if temp:  # not renamed into place: removed (the journal names it, should this fail too)
                 try:
@@ -631,7 +501,7 @@ class OutputFolder:
             OutputError: the path holds a file symshard cannot prove it wrote there, or cannot be written.
         """
         path = self.check(name)
-        rel = _relative(name)
+        rel = relative_name(name)
         content = data.encode("utf-8") if isinstance(data, str) else bytes(data)
         self.written[rel] = self._put(rel, content, record=True)
         return path
@@ -657,7 +527,7 @@ class OutputFolder:
         for dirpath, dirnames, filenames in os.walk(source):
             dirnames.sort()
             for f in sorted(filenames):
-                if f in _BOOKKEEPING:
+                if f in BOOKKEEPING:
                     continue
                 path = Path(dirpath) / f
                 if path.is_file() and not path.is_symlink():
@@ -669,7 +539,7 @@ class OutputFolder:
 
     # -- finishing -------------------------------------------------------------------------------------
 
-    def _remove(self, rel: str, stamp: _Stamp | None) -> bool:
+    def _remove(self, rel: str, stamp: Stamp | None) -> bool:
         """Remove the file at ``rel`` if it is still the one ``stamp`` proves symshard's (without a stamp: if
         it is a regular file, for a temporary named in the journal); then the folders it leaves empty."""
         fd = self._open_parent(rel, create=False)
@@ -710,7 +580,7 @@ class OutputFolder:
         except OutputError:
             raise
         except OSError as err:  # pragma: no cover - _put words its own
-            raise _os_error(err, "write the manifest in", str(self.root)) from None
+            raise os_error(err, "write the manifest in", str(self.root)) from None
 
     def finish(self) -> Written:
         """Remove the stale files symshard proves it wrote and the temporaries of an interrupted run, write the
@@ -746,134 +616,6 @@ class OutputFolder:
 def _relative_or_none(name: str) -> str | None:
     """``name`` as a file name inside a folder, or None where it could not be one (a manifest's claim)."""
     try:
-        return _relative(name)
+        return relative_name(name)
     except OutputError:
         return None
-
-
-_SIGNATURE = re.compile(r"(?:# |<!-- )written by (symshard[^;\n]*); sha256 ([0-9a-f]{64})(?: -->)?\n")
-
-
-def write_signed_file(path: Path | str, text: str, tool: str, *, force: bool = False, xml: bool = False) -> Path:
-    """Write one text file (with ``#`` comments: TOML, YAML; or, with ``xml``, an SVG or XML document
-    without a declaration, signed in an ``<!-- -->`` comment) whose first line signs it as symshard's.
-
-    The first line, ``# written by <tool>; sha256 <digest of the rest>``, lets a later run tell
-    its own untouched file (overwritten freely) from a file someone edited (overwritten only with
-    ``force``) and from a file symshard did not write (never overwritten).
-
-    Raises:
-        OutputError: the path holds a file symshard did not write, an edited one (without
-            ``force``), something other than a file, or cannot be written.
-
-    Examples:
-        >>> import tempfile, pathlib
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     p = write_signed_file(pathlib.Path(d) / "my.toml", "x = 1\\n", "symshard calibrate")
-        ...     p.read_text().splitlines()[0].startswith("# written by symshard calibrate; sha256 ")
-        True
-    """
-    path = Path(path)
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        info = None
-    except (OSError, ValueError) as err:
-        raise OutputError(
-            say("cannot look at '{path}': {why}", path=str(path), why=str(err)),
-            hint=say("give a file path you can write"),
-        ) from None
-    if info is not None:
-        if not stat.S_ISREG(info.st_mode):
-            raise OutputError(
-                say("'{path}' is not a regular file", path=str(path)), hint=say("give the path of a new file")
-            )
-        try:
-            old = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            old = ""
-        signed = _SIGNATURE.match(old)
-        if signed is None:
-            raise OutputError(
-                say("'{path}' exists and was not written by symshard", path=str(path)),
-                hint=say("move it away, or give another file name"),
-            )
-        body = old[signed.end() :]
-        if hashlib.sha256(body.encode("utf-8")).hexdigest() != signed.group(2) and not force:
-            raise OutputError(
-                say("'{path}' was changed since symshard wrote it", path=str(path)),
-                hint=say("pass --force to replace it, or give another name"),
-            )
-    signature = f"written by {tool}; sha256 {hashlib.sha256(text.encode('utf-8')).hexdigest()}"
-    content = f"<!-- {signature} -->\n{text}" if xml else f"# {signature}\n{text}"
-    _atomic_write(path, content.encode("utf-8"))
-    return path
-
-
-def write_new_file(path: Path | str, text: str) -> Path:
-    """Write a text file that must not exist yet (for formats that cannot carry a signature, such as
-    ``symshard measure``'s CSV: symshard cannot tell its own file there from anyone else's, so it never
-    replaces one). Atomic: written beside, then linked into place only if the name is still free.
-
-    Raises:
-        OutputError: the path exists (whoever wrote it), or cannot be written.
-
-    Examples:
-        >>> import tempfile, pathlib
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     p = write_new_file(pathlib.Path(d) / "m.csv", "op\\n")
-        ...     write_new_file(p, "op\\n")  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-          ...
-        symshard.errors.OutputError: '...m.csv' exists: symshard writes measurements only to a new file
-        hint: give another name, or move the old file away
-    """
-    path = Path(path)
-    exists = OutputError(
-        say("'{path}' exists: symshard writes measurements only to a new file", path=str(path)),
-        hint=say("give another name, or move the old file away"),
-    )
-    try:
-        taken = os.path.lexists(path)
-    except ValueError:  # a NUL character
-        raise OutputError(
-            say("{path} is not a valid path", path=repr(str(path))), hint=say("give a file path")
-        ) from None
-    if taken:
-        raise exists
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=".symshard-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(text.encode("utf-8"))
-            os.chmod(tmp, 0o644)
-            try:
-                os.link(tmp, path)  # fails if the name was taken meanwhile: never replaces a file
-            except FileExistsError:
-                raise exists from None
-        finally:
-            Path(tmp).unlink(missing_ok=True)
-    except OSError as err:
-        raise _os_error(err, "write") from None
-    return path
-
-
-def _atomic_write(path: Path, content: bytes) -> None:
-    """Write ``content`` to ``path`` through a temporary file renamed into place (readable by all), so a
-    reader never sees half a file and a failure leaves no temporary behind.
-
-    Raises:
-        OutputError: the folder or the file cannot be written.
-    """
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=".symshard-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(content)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError as err:
-        raise _os_error(err, "write") from None
