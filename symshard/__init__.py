@@ -111,7 +111,7 @@ def _register_text_reports() -> None:
 
     for module, name, function in _TEXT_REPORTS:
         register_report(module, name, report(function))
-    register_report("symshard.problems.engine", "Problem", problem)
+    register_report("symshard.problems.problem", "Problem", problem)
 
 
 _register_text_reports()

@@ -41,7 +41,7 @@ FORMATTERS: tuple[tuple[str, str, str, str], ...] = (
     ("text/html", "symshard.planning.crossovers", "Comparison", "comparison_html"),
     ("image/svg+xml", "symshard.planning.crossovers", "Comparison", "comparison_svg"),
     ("text/html", "symshard.costs.placement", "Placement", "placement_html"),
-    ("text/html", "symshard.problems.engine", "Problem", "problem_html"),
+    ("text/html", "symshard.problems.problem", "Problem", "problem_html"),
     ("text/html", "symshard.models.transfers", "Route", "route_html"),
     ("text/html", "symshard.models.transfers", "Gather", "gather_html"),
     ("text/html", "symshard.models.transfers", "HostTransfer", "host_transfer_html"),

@@ -212,7 +212,7 @@ def test_the_messages_say_what_was_refused(arena, capsys):
     expected = {
         "margin-text": "refused by the sandbox: margin() cannot read",
         "sympy-subs-text": "SymPy's Basic.subs() was given the text",
-        "path-read": "'symshard.problems.engine.FamilyInfo object' has no attribute 'path'",  # no path to read
+        "path-read": "'symshard.problems.drawing.FamilyInfo object' has no attribute 'path'",  # no path to read
         "figure-save": "'symshard.problems.figures.Drawer object' has no attribute 'items'",  # no figure to reach
         "string-bomb": "repeating text of 1 character",
         "power-bomb": "would be a number of about 1e+06 digits",

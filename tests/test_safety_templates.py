@@ -33,10 +33,12 @@ from hypothesis import strategies as st
 
 from symshard.cli import main
 from symshard.errors import OutputError, SymshardError, TemplateError
-from symshard.problems import engine
+from symshard.problems import library
 from symshard.problems.budget import stop_worker
-from symshard.problems.engine import Problem, family, generate, variant
+from symshard.problems.engine import generate, variant
 from symshard.problems.family import load_family
+from symshard.problems.library import family
+from symshard.problems.problem import Problem
 from symshard.problems.qti import check_entry, zip_files
 from symshard.problems.typesetting import markdown_to_typst
 from symshard.problems.writers import FORMATS, export, write_set
@@ -344,14 +346,15 @@ def test_a_set_drawn_after_a_hostile_family_is_byte_for_byte_the_same(arena):
 _CONTROL = """
 import json, sys
 from pathlib import Path
-from symshard.problems import engine, sandbox
+from symshard.problems import drawing, library, sandbox
+from symshard.problems.family import load_family
 victims, hostile = sys.argv[1].split(","), sys.argv[2:]
 def drawn():
-    return json.dumps([engine._variant(engine.family(n), s, "en").to_dict() for n in victims for s in range(3)])
+    return json.dumps([drawing.draw_variant(library.family(n), s, "en").to_dict() for n in victims for s in range(3)])
 clean = drawn()
 sandbox._reads_only = lambda fn: True  # the rule off, in this process only
 for folder in hostile:
-    engine._variant(engine.load_family(Path(folder)), 1, "en")
+    drawing.draw_variant(load_family(Path(folder)), 1, "en")
 print("changed" if drawn() != clean else "same")
 """
 
@@ -571,7 +574,7 @@ def test_two_folders_with_one_family_name_are_refused_but_one_folder_twice_is_on
              "two problem families are called 'mine'")  # fmt: skip
     monkeypatch.setenv("SYMSHARD_FAMILIES", str(families))
     assert main(["problems", "show", "mine", "--families", str(families)]) == 0
-    assert "mine" in engine.family_folders()
+    assert "mine" in library.family_folders()
 
 
 @pytest.mark.parametrize("name", ["a b", "évil", "-dash", "x'y", "9lives", "a.b", "x" * 81, "in\nline"])
@@ -584,7 +587,7 @@ def test_a_family_folder_needs_a_familys_name(arena, capsys, name):
 
 
 def test_the_built_in_families_all_have_family_names():
-    assert all(re.fullmatch(r"[a-z][a-z0-9-]*", name) for name in engine.families())
+    assert all(re.fullmatch(r"[a-z][a-z0-9-]*", name) for name in library.families())
     assert family("allgather-time").name == "allgather-time"
 
 

@@ -32,7 +32,7 @@ from ..algebra.units import unit_scales
 from ..errors import SymshardError
 from ..messages import fill
 from ..notation.parser import parse_array
-from .engine import Answer, Mistake, show_value
+from .problem import Answer, Mistake, show_value
 from .textforms import forms
 
 __all__ = [

@@ -65,7 +65,7 @@ from .answering import (
     value_markdown,
     word,
 )
-from .engine import Answer, Problem
+from .problem import Answer, Problem
 
 if TYPE_CHECKING:
     from ..render import Figure

@@ -30,7 +30,7 @@ from ..errors import TemplateError, UsageError
 from ..i18n import ui
 from ..messages import Message, fill, say
 from .answering import entry, is_choice, prompt, shown, word
-from .engine import Problem
+from .problem import Problem
 from .typesetting import markdown_to_typst, string, text
 
 __all__ = ["CJK_FONTS", "FONT_PATH", "TABLE_COLUMNS", "answer_key_pdf", "cjk_font", "student_pdf"]

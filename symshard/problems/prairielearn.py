@@ -52,8 +52,8 @@ from .. import __version__
 from ..i18n import ui
 from ..report.markdown import to_html, to_text
 from .answering import accepted, choices, entry, is_choice, mistake_entry, number, prompt
-from .engine import Answer, Problem
 from .moodle import answers_html
+from .problem import Answer, Problem
 from .textforms import DASHES, QUOTES, normal
 
 __all__ = ["question_folder", "question_html", "server_py", "to_prairielearn", "variant_record"]

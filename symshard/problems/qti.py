@@ -77,8 +77,8 @@ from .answering import (
     value_markdown,
     word,
 )
-from .engine import Answer, Problem
 from .moodle import answers_html
+from .problem import Answer, Problem
 
 __all__ = ["CP_NS", "MATHML_NS", "QTI12_NS", "QTI21_NS", "check_entry", "to_qti12", "to_qti21", "zip_files"]
 

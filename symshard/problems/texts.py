@@ -22,8 +22,8 @@ from ..i18n import LANGUAGES, keyed, sentence
 from ..report.text import table
 
 if TYPE_CHECKING:
-    from .engine import Answer, Grade, Problem
     from .family import Family
+    from .problem import Answer, Grade, Problem
 
 ENGLISH: dict[str, str] = {
     "cli.check.right": "{name}: right ({value})",
@@ -79,7 +79,7 @@ def problem_text(p: Problem) -> str:
     """One problem to read in a terminal: statement, hints, solution, answers and the mistakes each
     answer recognises, with the feedback it gives."""
     from ..i18n import ui
-    from .engine import show_value
+    from .problem import show_value
 
     lang = p.language
     colon = "：" if lang == "zh" else ": "  # a full-width colon carries its own space

@@ -1,6 +1,6 @@
 """Problem sets as files: Markdown, JSON, Moodle XML, QTI for Canvas and others, PDF and PrairieLearn.
 
-All writers take the same list of :class:`~symshard.problems.engine.Problem`, so a
+All writers take the same list of :class:`~symshard.problems.problem.Problem`, so a
 student set, its answer key and every platform's export hold the same variants.
 Each format *produces* its files as a mapping ``{relative path: text or bytes}``
 (:func:`export`; zip packages and PDFs are built in memory), and one small function,
@@ -44,9 +44,9 @@ from ..messages import say
 from ..outputs.folder import OutputFolder, Written
 from ..report.markdown import check_markdown
 from .answering import entry_unit, value_markdown
-from .engine import Problem
 from .figures import FOLDER
 from .moodle import to_moodle
+from .problem import Problem
 
 __all__ = [
     "FORMATS",

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 
 class ShownProblem(Protocol):
-    """What a problem's page needs of it (a :class:`symshard.problems.engine.Problem` has it all)."""
+    """What a problem's page needs of it (a :class:`symshard.problems.problem.Problem` has it all)."""
 
     @property
     def id(self) -> str: ...
