@@ -84,7 +84,7 @@ _TEXT_REPORTS = (
     # print() of these shows the report the command line prints: (the class's module, its name, the report)
     ("symshard.planning.strategies", "Plan", "plan_text"),
     ("symshard.planning.crossovers", "Comparison", "compare_text"),
-    ("symshard.planning.search", "SearchResult", "search_text"),
+    ("symshard.planning.search_results", "SearchResult", "search_text"),
     ("symshard.models.training", "Training", "training_text"),
     ("symshard.models.inference", "Serving", "serving_text"),
     ("symshard.jax.results", "Verification", "verification_text"),

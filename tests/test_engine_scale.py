@@ -338,7 +338,7 @@ def _exhaustive(chain, mesh, shape, chip, limit, overlap=True, comm_overlap="axe
     from symshard.notation.einsums import local_product, matmul
     from symshard.planning.builder import Builder
     from symshard.planning.costenv import CostEnv
-    from symshard.planning.search import _extensions, _resolutions
+    from symshard.planning.search_stages import _extensions, _resolutions
     from symshard.planning.shardings import KEEP, axis_order, compute_array
 
     mms = [matmul(m) for m in chain]
@@ -422,7 +422,7 @@ def test_best_sharding_compares_the_exact_costs_scaled(chip, mesh, overlap, comm
     from symshard.notation.einsums import matmul
     from symshard.planning.builder import Builder
     from symshard.planning.costenv import CostEnv
-    from symshard.planning.search import _stage_options
+    from symshard.planning.search_stages import stage_options
     from symshard.planning.shardings import axis_order
 
     m = Mesh(mesh, hardware=chip)
@@ -436,7 +436,7 @@ def test_best_sharding_compares_the_exact_costs_scaled(chip, mesh, overlap, comm
     for k, mm in enumerate(chain):
         rank = axis_order(mm.dims, [mm.lhs, mm.rhs], names)
         carried_name = chain[k - 1].out_name if k else None
-        by_state, (per_second, per_byte) = _stage_options(
+        by_state, (per_second, per_byte) = stage_options(
             mm, carried, carried_name, {}, env, builder, rank, names, None, k == len(chain) - 1, overlap
         )
         assert per_second > 1  # times are fractions of a second: the ints are not the values themselves

@@ -52,7 +52,7 @@ from ..machines.mesh import Mesh
 from ..messages import Clauses as Sentences
 from ..messages import say
 from ..planning.crossovers import Comparison, Condition
-from ..planning.search import Candidate, SearchResult
+from ..planning.search_results import Candidate, SearchResult
 from ..planning.strategies import Plan, Reason, Strategy
 
 __all__ = [
