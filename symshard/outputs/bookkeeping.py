@@ -92,6 +92,7 @@ class Stamp:
         )  # fmt: skip
 
     def line(self, name: str) -> dict[str, object]:
+        """The journal's record of this stamp for the file ``name``."""
         return {"name": name, "sha256": self.sha256, "ino": self.ino, "mtime_ns": self.mtime_ns, "size": self.size}
 
 

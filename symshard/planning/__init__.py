@@ -3,7 +3,8 @@
 :mod:`.planner` lists and costs every way to compute a matmul (its strategies), :mod:`.routes` the
 ways to move an array from one sharding to another (made of the steps of :mod:`.route_steps`;
 :mod:`.route_search` searches every route of the algebra for a known set of collectives),
-:mod:`.search` the best sharding of a chain of products under a memory limit, :mod:`.program` a
+:mod:`.search` the best sharding of a chain of products under a memory limit (one stage's options in
+:mod:`.search_stages`, its answers in :mod:`.search_results`), :mod:`.program` a
 sequence of steps costed as one, and :mod:`.crossovers` the symbolic conditions under which one strategy beats another.
 
 The planner is in parts, from the bottom: :mod:`.rawcosts` (exact numbers on the fast path, SymPy

@@ -20,6 +20,11 @@ stage starts from (partial sums may even flow into it), weights are resident
 throughout, and candidates are pruned to the Pareto front of (time, resident
 bytes, transient bytes) at every stage.
 
+This module holds the dynamic program over the chain; :mod:`~symshard.planning.search_stages` lists
+and prunes the ways to run one stage, and :mod:`~symshard.planning.search_results` holds what the
+search answers (:class:`~symshard.planning.search_results.Candidate`,
+:class:`~symshard.planning.search_results.SearchResult`).
+
 Examples:
     >>> r = best_sharding("A[I, J] · B[J, K] -> C[I, K]", "X=4", "I=4096,J=4096,K=4096",
     ...                   hardware="v5e", out="C[I, K]")

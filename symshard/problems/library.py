@@ -98,6 +98,7 @@ _LOADED: dict[tuple[Path, float], Family] = {}
 
 
 def load_cached(path: Path) -> Family:
+    """The family in the folder ``path``, loaded once for each version of its ``family.toml``."""
     try:
         stamp = (path, os.lstat(path / "family.toml").st_mtime_ns)
     except OSError:

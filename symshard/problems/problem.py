@@ -249,6 +249,7 @@ def _check_figures(problem: str, figures: object) -> None:
 
 
 def as_float(value: object) -> float | None:
+    """``value`` as a float in SI units; None for text, a truth value, or an expression with a symbol left."""
     if isinstance(value, bool) or isinstance(value, str):
         return None
     try:
@@ -262,6 +263,7 @@ def _close(x: float, target: float | None, rel_tol: float) -> bool:
 
 
 def value_key(value: object) -> object:
+    """What tells two values apart (in :meth:`Problem.key`): the number to 12 significant digits, else the text."""
     number = as_float(value)
     return float(f"{number:.12g}") if number is not None else str(value)
 
