@@ -20,9 +20,9 @@ from symshard.algebra.symbols import W_pcie, dim
 from symshard.cli import main
 from symshard.costs.collectives import parse_collective
 from symshard.errors import HardwareError, ModelError, PlanError
-from symshard.machines.chips import hardware
 from symshard.machines.mesh import Mesh
 from symshard.machines.network import Level, place
+from symshard.machines.presets import hardware
 from symshard.machines.topology import Fabric
 from symshard.models.inference import serve
 from symshard.models.networked import through_network

@@ -90,8 +90,8 @@ from ..algebra.units import format_number
 from ..costs.collectives import parse_collective
 from ..errors import HardwareError, ModelError, PlanError, SymshardError
 from ..machines.chips import Hardware
-from ..machines.chips import hardware as lookup_hardware
 from ..machines.mesh import Mesh
+from ..machines.presets import hardware as lookup_hardware
 from ..messages import Message, say
 from ..planning.crossovers import Case, Condition, solve_less
 from ..planning.program import spread

@@ -42,7 +42,7 @@ from ..algebra.symbols import C, T_hop, W_pcie
 from ..costs.placement import place
 from ..errors import HardwareError, MeshError
 from ..machines.chips import Hardware
-from ..machines.chips import hardware as lookup_hardware
+from ..machines.presets import hardware as lookup_hardware
 from ..machines.topology import Topology
 from ..messages import Message, say
 from .transformer import positive_number

@@ -46,7 +46,7 @@ from ..errors import (
     UnknownHardwareError,
     did_you_mean,
 )
-from ..machines.chips import hardware_files
+from ..machines.presets import hardware_files
 from ..messages import Clauses, Message, say
 from .budget import Budget, run
 from .family import DIFFICULTIES, FAMILY_NAME, AnswerSpec, Family, key_positions, load_family, read_spec

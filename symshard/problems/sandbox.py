@@ -78,8 +78,8 @@ from ..algebra.units import format_bytes, format_flops, format_number, format_se
 from ..costs.collectives import AllGather, AllReduce, AllToAll, CollectivePermute, DynamicSlice, ReduceScatter
 from ..costs.placement import place
 from ..errors import SymshardError
-from ..machines.chips import hardware
 from ..machines.mesh import Mesh
+from ..machines.presets import hardware
 from ..messages import say
 from ..models import inference, parallelism, training, transformer
 from ..models.schemes import fsdp_tp_split, largest_tp

@@ -15,7 +15,8 @@ from __future__ import annotations
 from ..algebra.symbols import W_ici
 from ..algebra.units import format_number, format_seconds, json_value
 from ..i18n import keyed
-from ..machines.chips import HARDWARE, Hardware
+from ..machines.chips import Hardware
+from ..machines.presets import HARDWARE
 from . import text
 
 ENGLISH: dict[str, str] = {
