@@ -411,7 +411,7 @@ def host_matmul_condition(*, hardware: Hardware | str | None = None):
         ('B ≥ C/W_pcie', 'B ≥ 24625/2 (≈ 1.231e4)')
     """
     from ..algebra.symbols import dim
-    from .parallelism import all_at_most
+    from .bounds import all_at_most
 
     hw = None if hardware is None else lookup_hardware(hardware)
     load = place("W[D, F]").bytes_per_device / W_PCIE
