@@ -26,7 +26,7 @@ that does not read is refused with its line number. (:func:`read_chip_measuremen
 purpose: a shared bounded reader can replace its first lines.)
 
 Examples:
-    >>> from symshard.machines.chips import hardware
+    >>> from symshard.machines.presets import hardware
     >>> text = "op,dtype,m,k,n,bytes,flops,median_s,best_s\\n"
     >>> for e in range(20, 31, 2):  # copies that stream at 4 TB/s after 10 µs
     ...     text += f"copy,bf16,0,0,{2**e},{2**(e+1)},0,{1e-5 + 2**(e+1) / 4e12!r},{1e-5 + 2**(e+1) / 4e12!r}\\n"

@@ -4,7 +4,7 @@ Examples:
     >>> text, data = chips_report()
     >>> text.splitlines()[0].split()[:3]
     ['name', 'bf16', 'FLOP/s']
-    >>> from symshard.machines.chips import hardware
+    >>> from symshard.machines.presets import hardware
     >>> text, data = chip_report(hardware("tpu-v5e"))
     >>> text.splitlines()[0], data["name"]
     ('TPU v5e (tpu-v5e)', 'tpu-v5e')
