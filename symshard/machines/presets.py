@@ -13,10 +13,9 @@ Sources: the TPU figures are the book's spec tables, the GPU figures its GPU cha
 latency the book's 1 µs, the GPU latencies NCCL's (:mod:`symshard.machines.nccl`). Values no source
 gives (v4p DCN, A100 scale-out) are left out rather than invented.
 
-The presets also know their wiring: which mesh axes get a wraparound link (TPU
-v5e and v6e only along axes of 16; v4p, v5p and TPU7x only on whole 4×4×4 cubes)
-and, on GPUs, the network's levels: NVLink domains of
-8 GPUs (72 on NVL72), scalable units of 32 nodes under the leaf switches of a DGX
+The presets also know their wiring: which mesh axes get a wraparound link (TPU v5e and v6e only
+along axes of 16; v4p, v5p and TPU7x only on whole 4×4×4 cubes) and, on GPUs, the network's levels:
+NVLink domains of 8 GPUs (72 on NVL72), scalable units of 32 nodes under the leaf switches of a DGX
 SuperPod, the spine above.
 
 Examples:

@@ -48,26 +48,21 @@ __all__ = [
     "tidy_bound",
 ]
 
-
 SCHEMES = ("dp", "fsdp", "tp", "fsdp+tp", "pods", "pipeline", "pipeline+dp", "pipeline+fsdp", "expert")
 """The schemes :func:`~symshard.models.parallelism.roofline` knows."""
 
-
-NETWORKED = ("dp", "fsdp", "tp", "fsdp+tp", "pipeline+dp", "pipeline+fsdp")  # costed through a GPU network
+NETWORKED = ("dp", "fsdp", "tp", "fsdp+tp", "pipeline+dp", "pipeline+fsdp")
 """The schemes whose collectives a GPU's roofline costs through the network's levels."""
 
-
 PIPELINED = ("pipeline+dp", "pipeline+fsdp")
-"""The schemes that combine pipeline stages with data parallelism or FSDP (:func:`~symshard.models.parallelism.rooflines`
-gives them when the stages are known)."""
-
+"""The schemes that combine pipeline stages with data parallelism or FSDP
+(:func:`~symshard.models.parallelism.rooflines` gives them when the stages are known)."""
 
 OVERLAPS: dict[str, str] = {
     "axes": say("collectives over different mesh axes overlap (the larger counts); on one axis they add up"),
     "none": say("every collective of a pass adds up, one after another"),
 }
 """How the collectives of one pass combine, by name."""
-
 
 _ALIASES = {"data": "dp", "zero3": "fsdp", "zero-3": "fsdp", "tensor": "tp", "mixed": "fsdp+tp", "fsdpxtp": "fsdp+tp",
             "fsdp×tp": "fsdp+tp", "dcn": "pods", "pod": "pods", "pp": "pipeline", "ep": "expert", "moe": "expert",

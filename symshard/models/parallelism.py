@@ -49,7 +49,8 @@ costs it (:mod:`symshard.models.networked`): NVLink inside a node, the scale-out
 switches, the spine (:mod:`.roofline_network` finds how far they reach); the level that binds gives
 ``W_collective``, which takes ``W``'s place. Data
 parallelism over 16 H100s (2 nodes) needs ``C/W_collective`` = 990e12/4e11 = 2475 tokens per GPU, where
-8 GPUs need 2200; :attr:`~symshard.models.bounds.Roofline.global_batch` multiplies the bound by the chips.
+8 GPUs need 2200; :attr:`~symshard.models.bounds.Roofline.global_batch` multiplies the bound by the
+chips.
 
 For a mixture of experts the data-parallel and FSDP thresholds (and the pods') grow by ``E/k``:
 every chip moves the weights of all ``E`` experts while each token works through ``k`` of them.
@@ -134,18 +135,14 @@ __all__ = [
     "split_optimum",
 ]
 
-
 N_MB = sympy.Symbol("N_MB", positive=True, integer=True)
 """Microbatches per step (pipeline parallelism)."""
-
 
 N_STAGES = sympy.Symbol("N_stages", positive=True, integer=True)
 """Pipeline stages."""
 
-
 N_NODE = sympy.Symbol("N_node", positive=True, integer=True)
 """GPUs per node (one NVLink domain); the GPU chapter's 8."""
-
 
 _BOOK_GPU = "How to Scale Your Model, GPU chapter"
 
@@ -206,10 +203,10 @@ def roofline(
     """The compute-bound condition of ``scheme`` for a whole model, symbolic and (with a chip) numeric.
 
     Args:
-        scheme: a key of :data:`~symshard.models.bounds.SCHEMES` (``dp``, ``fsdp``, ``tp``, ``fsdp+tp``, ``pods``, ``pipeline``,
-            ``pipeline+dp``, ``pipeline+fsdp``, ``expert``).
-        hardware: the chip (its constants fill :attr:`~symshard.models.bounds.Roofline.numeric`; a GPU uses ``W_nvlink`` unless
-            ``chips`` or ``mesh`` say how far the collectives reach).
+        scheme: a key of :data:`~symshard.models.bounds.SCHEMES` (``dp``, ``fsdp``, ``tp``, ``fsdp+tp``,
+            ``pods``, ``pipeline``, ``pipeline+dp``, ``pipeline+fsdp``, ``expert``).
+        hardware: the chip (its constants fill :attr:`~symshard.models.bounds.Roofline.numeric`; a GPU
+            uses ``W_nvlink`` unless ``chips`` or ``mesh`` say how far the collectives reach).
         model: a model (its ``F``, ``L``, ``E``, ``k`` enter the conditions); None keeps the symbols.
         overlap: ``axes`` (the book's: collectives over different axes overlap) or ``none`` (``serial``).
         spreads: physical axes each logical axis spans (``{"X": 2}``; default 1 on a chip).
@@ -217,7 +214,8 @@ def roofline(
             the bytes the collectives move, so that precision cancels on a chip, as the book says.
         chips: the chips of the slice: on a GPU the collectives are costed through the network's levels
             (NVLink, scale-out, spine) for that many (``dp``, ``fsdp``: all on X; ``tp``: all on Y;
-            ``pipeline+*``: ``stages`` × the rest); :attr:`~symshard.models.bounds.Roofline.global_batch` multiplies the bound by it.
+            ``pipeline+*``: ``stages`` × the rest); :attr:`~symshard.models.bounds.Roofline.global_batch`
+            multiplies the bound by it.
         mesh: the mesh instead (``"X=4,Y=8"`` for ``fsdp+tp``, ``"S=8,X=16"`` for ``pipeline+dp``).
         stages: pipeline stages (``N_stages``) of ``pipeline+dp`` and ``pipeline+fsdp``.
         microbatches: microbatches per step (``N_MB``) of ``pipeline+fsdp``.
@@ -443,8 +441,9 @@ def rooflines(
     stages: object = None,
     microbatches: object = None,
 ) -> tuple[Roofline, ...]:
-    """:func:`roofline` of every scheme in :data:`~symshard.models.bounds.SCHEMES` (``expert`` only for a GPU or without a chip;
-    the pipelined ones, :data:`~symshard.models.bounds.PIPELINED`, only when ``stages`` is given), for ``chips`` chips."""
+    """:func:`roofline` of every scheme in :data:`~symshard.models.bounds.SCHEMES` (``expert`` only for a GPU
+    or without a chip; the pipelined ones, :data:`~symshard.models.bounds.PIPELINED`, only when ``stages``
+    is given), for ``chips`` chips."""
     hw = None if hardware is None else lookup_hardware(hardware)
     out = []
     for s in SCHEMES:

@@ -1,5 +1,4 @@
-"""The network-aware part of the rooflines: the slice a scheme's collectives run on, and what its bound
-says about the network.
+"""The rooflines' network-aware part: the slice a scheme's collectives run on, and what the bound says of it.
 
 On a GPU, :func:`symshard.models.parallelism.roofline` costs a scheme's collectives through the
 network's levels (:mod:`.networked`: NVLink inside a node, the leaf switches' scale-out network, the

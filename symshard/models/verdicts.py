@@ -1,5 +1,4 @@
-"""A given batch on a given slice: the best FSDP × TP split of its chips, and whether a scheme is
-compute-bound there.
+"""A given batch on a given slice: the best FSDP × TP split of its chips, and whether a scheme is compute-bound.
 
 :func:`symshard.models.parallelism.roofline` states when a scheme is compute-bound, as a condition;
 this module answers for numbers. :func:`best_split` costs every divisor split ``|X|·|Y| = N`` of
