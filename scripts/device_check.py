@@ -58,7 +58,7 @@ def main(argv: list[str]) -> int:
     from symshard.costs import measure as measuring
     from symshard.costs.chipfit import chip_hardware_file, fit_chip, parse_chip_measurements
     from symshard.costs.kernels import kernel_time
-    from symshard.machines.chips import hardware, load_hardware
+    from symshard.machines.presets import hardware, load_hardware
 
     args.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()

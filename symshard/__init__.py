@@ -23,8 +23,9 @@ from .costs.collective_cost import CollectiveCost
 from .costs.collectives import AllGather, AllReduce, AllToAll, CollectivePermute, ReduceScatter
 from .costs.placement import Placement, place
 from .errors import SymshardError
-from .machines.chips import Hardware, hardware
+from .machines.chips import Hardware
 from .machines.mesh import Mesh
+from .machines.presets import hardware
 from .notation.arrays import Array, Dim
 from .notation.einsums import Matmul, matmul
 from .read import parse

@@ -14,8 +14,8 @@ import sympy
 from symshard.algebra.symbols import T_hop, W_ici
 from symshard.costs.collectives import AllGather, AllToAll, parse_collective
 from symshard.costs.placement import place
-from symshard.machines.chips import hardware
 from symshard.machines.mesh import Mesh
+from symshard.machines.presets import hardware
 
 
 def close(value, expected, rel):

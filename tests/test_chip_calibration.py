@@ -33,7 +33,8 @@ from symshard.costs.chipfit import (
 )
 from symshard.costs.kernels import critical_intensity, expected_time, kernel_time
 from symshard.errors import HardwareError, InputError, MeasurementError, OutputError
-from symshard.machines.chips import Attained, AttainedRates, hardware, load_hardware
+from symshard.machines.chips import Attained, AttainedRates
+from symshard.machines.presets import hardware, load_hardware
 
 DATA = Path(__file__).resolve().parents[1] / "site" / "data"
 H200 = DATA / "chip-h200-torch-2026-11.csv"

@@ -20,8 +20,8 @@ from symshard.costs.collectives import (
     parse_collective,
 )
 from symshard.errors import CollectiveError, DivisibilityError, UnknownAxisError, UnknownModelError
-from symshard.machines.chips import hardware
 from symshard.machines.mesh import Mesh
+from symshard.machines.presets import hardware
 
 N = axis("X")
 w = W_ici / 2  # one ICI link, one direction

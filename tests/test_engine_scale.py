@@ -30,8 +30,8 @@ from symshard.algebra.domains import Domain
 from symshard.algebra.monomials import Lazy, from_expr
 from symshard.algebra.symbols import axis, dim
 from symshard.errors import PlanError
-from symshard.machines.chips import hardware
 from symshard.machines.mesh import Mesh
+from symshard.machines.presets import hardware
 from symshard.notation.arrays import Array, Dim
 from symshard.notation.einsums import LocalMatmul, Matmul
 from symshard.planning.crossovers import compare

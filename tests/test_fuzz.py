@@ -49,8 +49,8 @@ from symshard.errors import (
     UnknownHardwareError,
     UnknownModelError,
 )
-from symshard.machines.chips import hardware
 from symshard.machines.mesh import Mesh
+from symshard.machines.presets import hardware
 from symshard.notation.arrays import Array
 from symshard.notation.parser import parse_array
 from symshard.read import parse

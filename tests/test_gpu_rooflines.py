@@ -20,16 +20,17 @@ from symshard.algebra.symbols import W_pcie, dim
 from symshard.cli import main
 from symshard.costs.collectives import parse_collective
 from symshard.errors import HardwareError, ModelError, PlanError
-from symshard.machines.chips import hardware
 from symshard.machines.mesh import Mesh
 from symshard.machines.network import Level, place
+from symshard.machines.presets import hardware
 from symshard.machines.topology import Fabric
 from symshard.models.inference import serve
 from symshard.models.networked import through_network
-from symshard.models.parallelism import N_MB, N_STAGES, roofline, rooflines, verdict
+from symshard.models.parallelism import N_MB, N_STAGES, roofline, rooflines
 from symshard.models.schemes import B_CHIP, layer
 from symshard.models.transfers import host_to_chip, slice_totals
 from symshard.models.transformer import model
+from symshard.models.verdicts import verdict
 from symshard.planning.crossovers import compare
 
 

@@ -7,8 +7,9 @@ import sympy
 
 from symshard.algebra.symbols import C, T_hop, W_dcn, W_hbm, W_ici, W_nvlink, axis
 from symshard.errors import HardwareError, MeshError, UnknownAxisError, UnknownHardwareError
-from symshard.machines.chips import HARDWARE, Hardware, hardware
+from symshard.machines.chips import Hardware
 from symshard.machines.mesh import Mesh, MeshAxis
+from symshard.machines.presets import HARDWARE, hardware
 from symshard.machines.topology import Fabric, Topology
 
 # name: (bf16 FLOP/s, 8-bit FLOP/s, HBM bytes, HBM B/s, ICI link one way, NVLink one way)  -- from HARDWARE.md

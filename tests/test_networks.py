@@ -22,9 +22,9 @@ from symshard.cli import main
 from symshard.costs.collectives import AllGather, AllReduce, parse_collective
 from symshard.costs.costmodels import Costing, comm_time
 from symshard.errors import HardwareError, MeshError, PlanError, UnknownAxisError
-from symshard.machines.chips import hardware, load_hardware
 from symshard.machines.mesh import Mesh
 from symshard.machines.network import Level, place
+from symshard.machines.presets import hardware, load_hardware
 from symshard.machines.topology import Fabric
 from symshard.models.schemes import B_CHIP, fsdp_tp_split, layer
 from symshard.planning.planner import best_strategy

@@ -8,8 +8,8 @@ import sympy
 from symshard.algebra.symbols import W_hbm, axis, dim
 from symshard.costs.placement import place, resolve_shape
 from symshard.errors import DivisibilityError, ShapeError, UnknownAxisError, UnknownDtypeError
-from symshard.machines.chips import hardware
 from symshard.machines.mesh import Mesh
+from symshard.machines.presets import hardware
 
 I_, J, K = dim("I"), dim("J"), dim("K")
 X, Y, Z = axis("X"), axis("Y"), axis("Z")

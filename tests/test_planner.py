@@ -18,8 +18,8 @@ import sympy
 from symshard.algebra.symbols import C, W_ici, axis, dim
 from symshard.costs.collectives import FusedAllToAll, parse_collective
 from symshard.errors import PlanError, ShardingError, TimeLimitError
-from symshard.machines.chips import hardware
 from symshard.machines.mesh import Mesh
+from symshard.machines.presets import hardware
 from symshard.notation.arrays import Array
 from symshard.notation.einsums import local_product, matmul
 from symshard.planning.crossovers import compare

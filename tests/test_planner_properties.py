@@ -45,8 +45,8 @@ from hypothesis import strategies as st
 from symshard.algebra.symbols import axis, dim
 from symshard.costs.collectives import CollectiveExpr
 from symshard.errors import PlanError
-from symshard.machines.chips import hardware
 from symshard.machines.mesh import Mesh
+from symshard.machines.presets import hardware
 from symshard.notation.arrays import Array, Dim
 from symshard.notation.einsums import LocalMatmul, Matmul, local_product, matmul
 from symshard.planning.crossovers import compare

@@ -28,7 +28,7 @@ from symshard.cli import main
 from symshard.costs.calibrate import MAX_ROWS, calibrate, hardware_file, read_nccl_tests
 from symshard.errors import HardwareError, InputError, OutputError
 from symshard.inputs import read_text_file
-from symshard.machines.chips import load_hardware
+from symshard.machines.presets import load_hardware
 from symshard.outputs.bookkeeping import MANIFEST, STAMPS
 from symshard.outputs.folder import OutputFolder
 from symshard.tomltext import toml_comment, toml_document, toml_key, toml_string

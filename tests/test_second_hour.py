@@ -181,7 +181,7 @@ def _results() -> dict[str, object]:
     """One of every public result, by its type's name."""
     from symshard.costs.calibrate import calibrate, read_nccl_tests
     from symshard.costs.chipfit import fit_chip, read_chip_measurements
-    from symshard.models import inference, parallelism, schemes, transfers
+    from symshard.models import inference, schemes, transfers, verdicts
     from symshard.problems import family, variant
 
     p = ss.plan("X[B, D] · Y[D_X, F] -> Z[B, F]", "X=4", "B=1024,D=8192,F=32768", hardware="tpu-v5p")
@@ -204,8 +204,8 @@ def _results() -> dict[str, object]:
         "Program": ss.layer("fsdp").program,
         "Pods": schemes.pods(),
         "Roofline": ss.roofline("fsdp+tp", hardware="v5p", model=m),
-        "SplitChoice": parallelism.best_split(4000000, 8960, model=m, hardware="v5p"),
-        "Verdict": parallelism.verdict("dp", batch=4000000, chips=8960, model=m, hardware="v5p"),
+        "SplitChoice": verdicts.best_split(4000000, 8960, model=m, hardware="v5p"),
+        "Verdict": verdicts.verdict("dp", batch=4000000, chips=8960, model=m, hardware="v5p"),
         "Model": m,
         "Training": run_,
         "TrainingMemory": run_.memory,

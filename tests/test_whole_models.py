@@ -24,11 +24,12 @@ from symshard.models.inference import (
     serve,
     weight_stationary,
 )
-from symshard.models.parallelism import N_MB, N_STAGES, best_split, bubble, roofline, rooflines, verdict
+from symshard.models.parallelism import N_MB, N_STAGES, bubble, roofline, rooflines
 from symshard.models.schemes import B_CHIP, B_POD, N
 from symshard.models.training import M_HBM, batch_per_chip, train, training_memory
 from symshard.models.transfers import gather_to_one, host_matmul_condition, host_to_chip, point_to_point, slice_totals
 from symshard.models.transformer import MODELS, Model, model
+from symshard.models.verdicts import best_split, verdict
 
 # -- presets against the sizes their cards and papers publish ------------------------------------------
 
@@ -446,19 +447,19 @@ def vars_of(p) -> dict:
 )
 def test_the_fsdp_tp_optimum_minimises_the_communication(b, f, d, n, overlap, factor):
     roof = roofline("fsdp+tp", hardware="v5p", overlap=overlap)
-    from symshard.models.parallelism import _forward_groups
+    from symshard.models.parallelism import forward_groups
 
     values = {**roof.values, dim("B"): b, dim("F"): f, dim("D"): d}
-    groups = [sympy.sympify(g).xreplace(values) for g in _forward_groups("ici")]
+    groups = [sympy.sympify(g).xreplace(values) for g in forward_groups("ici")]
 
     def comm(x: float) -> float:
         point = {axis("X"): x, axis("Y"): n / x}
         times = [float(g.xreplace(point)) for g in groups]
         return max(times) if overlap == "axes" else sum(times)
 
-    from symshard.models.parallelism import _split
+    from symshard.models.parallelism import split_optimum
 
-    x_best = float(sympy.sympify(_split("ici", overlap).x).xreplace({**values, N: n}))
+    x_best = float(sympy.sympify(split_optimum("ici", overlap).x).xreplace({**values, N: n}))
     assert comm(x_best) <= comm(x_best * factor) * (1 + 1e-9)
     assert comm(x_best) == pytest.approx(float(sympy.sympify(roof.comm_time).xreplace({**values, N: n})), rel=1e-9)
 

@@ -23,8 +23,9 @@ from ..costs.collectives import parse_collective
 from ..costs.placement import place
 from ..errors import HardwareError, TooLargeError, UsageError
 from ..i18n import sentence
-from ..machines.chips import Hardware, hardware
+from ..machines.chips import Hardware
 from ..machines.mesh import Mesh
+from ..machines.presets import hardware
 from ..messages import Message, fill, say
 from ..notation.parser import parse_array
 from ..notation.sizes import parse_sizes

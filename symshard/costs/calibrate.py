@@ -52,8 +52,9 @@ from ..algebra.mathtext import as_expr
 from ..algebra.symbols import T_base, T_net, T_nvlink, W_dcn, W_nvlink, W_spine
 from ..errors import HardwareError, MeshError, UsageError
 from ..machines import nccl
-from ..machines.chips import Hardware, hardware
+from ..machines.chips import Hardware
 from ..machines.mesh import Mesh
+from ..machines.presets import hardware
 from ..machines.topology import Fabric
 from ..messages import Message, say
 from ..tomltext import toml_document
@@ -587,7 +588,7 @@ def _binding(levels, level: str | None):
 
 
 def hardware_file(cal: Calibration, *, name: str | None = None, source: str = "") -> str:
-    """The hardware file (TOML) for a calibration, which ``--hw FILE`` and :func:`~symshard.machines.chips.load_hardware`
+    """The hardware file (TOML) for a calibration, which ``--hw FILE`` and :func:`~symshard.machines.presets.load_hardware`
     read: the base preset, the fitted constants, the cost model they were fitted with (``collective_model``,
     which commands given the file use) and where each comes from. Every value is escaped
     (:func:`~symshard.tomltext.toml_document`): a name or a file name cannot add keys.

@@ -26,7 +26,7 @@ that does not read is refused with its line number. (:func:`read_chip_measuremen
 purpose: a shared bounded reader can replace its first lines.)
 
 Examples:
-    >>> from symshard.machines.chips import hardware
+    >>> from symshard.machines.presets import hardware
     >>> text = "op,dtype,m,k,n,bytes,flops,median_s,best_s\\n"
     >>> for e in range(20, 31, 2):  # copies that stream at 4 TB/s after 10 µs
     ...     text += f"copy,bf16,0,0,{2**e},{2**(e+1)},0,{1e-5 + 2**(e+1) / 4e12!r},{1e-5 + 2**(e+1) / 4e12!r}\\n"
@@ -51,7 +51,8 @@ from ..algebra.dtypes import canonical_dtype
 from ..algebra.symbols import C, W_hbm
 from ..errors import MeasurementError, SymshardError, UsageError
 from ..inputs import read_text_file
-from ..machines.chips import HARDWARE, Attained, AttainedRates, Hardware, check_attained
+from ..machines.chips import Attained, AttainedRates, Hardware
+from ..machines.presets import HARDWARE, check_attained
 from ..messages import Message, say
 from .kernels import expected_time, kernel_time
 
@@ -588,7 +589,7 @@ def _rounded(value: float) -> str:
 def chip_hardware_file(fit: ChipFit, *, name: str | None = None) -> str:
     """The hardware file (TOML) of a chip fit: the base preset (its data sheet, the bound) and the
     ``[attained]`` rates beside it, with the measurement's provenance (see
-    :func:`~symshard.machines.chips.load_hardware`).
+    :func:`~symshard.machines.presets.load_hardware`).
 
     Raises:
         UsageError: the base is not a preset (a hardware file cannot be a base here yet).

@@ -29,8 +29,8 @@ from ..algebra.mathtext import as_expr
 from ..algebra.substitution import SubstitutionLike, substitution
 from ..algebra.symbols import latex
 from ..machines.chips import Hardware, exact_number
-from ..machines.chips import hardware as lookup_hardware
 from ..machines.mesh import Mesh, resolve_mesh
+from ..machines.presets import hardware as lookup_hardware
 from ..messages import say
 from ..notation.arrays import Array
 from .costmodels import LATENCY_MODELS, MODELS, Costing, LevelCost, check_model, regime, volume

@@ -35,7 +35,7 @@ The critical intensity ``C / W_hbm`` (FLOPs per byte above which the data sheet 
 :func:`critical_intensity`.
 
 Examples:
-    >>> from symshard.machines.chips import hardware
+    >>> from symshard.machines.presets import hardware
     >>> from symshard.algebra.units import format_seconds
     >>> decode = kernel_time(2 * 8192 * 8192, 2 * (8192 + 8192 * 8192 + 8192), "bf16", hardware("h200"))
     >>> decode.bound, format_seconds(decode.time)  # one token through an 8192 x 8192 bf16 weight
@@ -121,7 +121,8 @@ def kernel_time(flops: object, hbm_bytes: object, dtype: str = "bf16", hardware:
         UnknownDtypeError: an unknown dtype.
 
     Examples:
-        >>> from symshard.machines.chips import Attained, AttainedRates, hardware
+        >>> from symshard.machines.chips import Attained, AttainedRates
+        >>> from symshard.machines.presets import hardware
         >>> measured = Attained((AttainedRates("bf16", "7.5e14", "4.5e12", "2e-5", 2),))
         >>> from dataclasses import replace
         >>> k = kernel_time(2 * 4096**3, 6 * 4096**2, "bf16", replace(hardware("h200"), attained=measured))
@@ -179,7 +180,7 @@ def critical_intensity(hardware: Hardware | None = None, dtype: str = "bf16", *,
         HardwareError: ``attained`` on a chip that has no measurements for ``dtype``.
 
     Examples:
-        >>> from symshard.machines.chips import hardware
+        >>> from symshard.machines.presets import hardware
         >>> critical_intensity(), critical_intensity(hardware("h100"), "int8")
         (C/W_hbm, 40000/67)
     """

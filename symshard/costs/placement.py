@@ -241,7 +241,7 @@ class Placement:
         """
         if hardware is None:
             return self.bytes_per_device / W_hbm
-        from ..machines.chips import hardware as lookup
+        from ..machines.presets import hardware as lookup
 
         hw = lookup(hardware)
         if hw.hbm_bandwidth is None:

@@ -247,7 +247,7 @@ class Mesh:
                 )
                 raise MeshError(twice, hint=say("name each mesh axis once"))
         if hardware is not None:
-            from .chips import hardware as lookup
+            from .presets import hardware as lookup
 
             hw = lookup(hardware)
             latency = hw.latency_model

@@ -2,7 +2,9 @@
 
 :mod:`.schemes` costs an MLP layer under DP, FSDP, TP and FSDP + TP, :mod:`.networked` its
 collectives through a GPU network's levels (NVLink, scale-out, spine), :mod:`.parallelism` the
-compute-bound conditions of each scheme (rooflines), :mod:`.transformer` a model's parameters
+compute-bound conditions of each scheme (rooflines: the :class:`~.bounds.Roofline` value and the
+closed-form solving in :mod:`.bounds`, a GPU slice's reach in :mod:`.roofline_network`, a given
+batch on a given slice in :mod:`.verdicts`), :mod:`.transformer` a model's parameters
 and FLOPs from its configuration (with the presets), :mod:`.training` a training run,
 :mod:`.inference` serving (the KV cache, prefill and decode), :mod:`.transfers` moving bytes across
 a slice, its hosts and the data-centre network, and :mod:`.worked` the book's worked answers

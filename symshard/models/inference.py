@@ -53,13 +53,13 @@ from ..algebra.symbols import C, W_hbm, axis, dim
 from ..costs.collective_cost import CollectiveCost
 from ..errors import HardwareError, ModelError, PlanError
 from ..machines.chips import Hardware
-from ..machines.chips import hardware as lookup_hardware
 from ..machines.mesh import Mesh
+from ..machines.presets import hardware as lookup_hardware
 from ..messages import Message, say
 from ..planning.crossovers import Condition
 from ..planning.program import Program
+from .bounds import all_at_most, balance, solve_at_most
 from .networked import Network, through_network
-from .parallelism import all_at_most, balance, solve_at_most
 from .schemes import N, layer
 from .training import M_HBM
 from .transformer import Model, model, positive_number

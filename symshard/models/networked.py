@@ -37,8 +37,8 @@ from ..algebra.mathtext import as_expr
 from ..costs.costmodels import Costing, check_model, combine
 from ..errors import HardwareError, PlanError, UnknownModelError
 from ..machines.chips import Hardware
-from ..machines.chips import hardware as lookup_hardware
 from ..machines.mesh import Mesh
+from ..machines.presets import hardware as lookup_hardware
 from ..machines.topology import Fabric
 from ..messages import say
 from ..planning.program import Program, Step, spread

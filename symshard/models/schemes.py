@@ -50,7 +50,7 @@ from ..algebra.symbols import W_nvlink, axis, dim
 from ..costs.costmodels import check_comm_overlap
 from ..errors import MeshError, PlanError, SymshardError, UnknownModelError
 from ..machines.chips import Hardware
-from ..machines.chips import hardware as lookup_hardware
+from ..machines.presets import hardware as lookup_hardware
 from ..machines.topology import Fabric
 from ..messages import say
 from ..notation.arrays import Array

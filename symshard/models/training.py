@@ -40,7 +40,7 @@ from ..algebra.symbols import C, dim
 from ..algebra.units import format_number
 from ..errors import HardwareError, ModelError, did_you_mean
 from ..machines.chips import Hardware
-from ..machines.chips import hardware as lookup_hardware
+from ..machines.presets import hardware as lookup_hardware
 from ..messages import say
 from .transformer import Model, model, positive_number
 

@@ -42,7 +42,7 @@ from ..algebra.symbols import C, T_hop, W_pcie
 from ..costs.placement import place
 from ..errors import HardwareError, MeshError
 from ..machines.chips import Hardware
-from ..machines.chips import hardware as lookup_hardware
+from ..machines.presets import hardware as lookup_hardware
 from ..machines.topology import Topology
 from ..messages import Message, say
 from .transformer import positive_number
@@ -411,7 +411,7 @@ def host_matmul_condition(*, hardware: Hardware | str | None = None):
         ('B ≥ C/W_pcie', 'B ≥ 24625/2 (≈ 1.231e4)')
     """
     from ..algebra.symbols import dim
-    from .parallelism import all_at_most
+    from .bounds import all_at_most
 
     hw = None if hardware is None else lookup_hardware(hardware)
     load = place("W[D, F]").bytes_per_device / W_PCIE

@@ -23,8 +23,8 @@ import sympy
 from ..algebra.units import format_bytes, format_number, format_seconds
 from ..costs.collectives import AllGather, AllToAll, parse_collective
 from ..costs.placement import place
-from ..machines.chips import hardware
 from ..machines.mesh import Mesh
+from ..machines.presets import hardware
 from ..messages import say
 
 __all__ = ["OpenAnswer", "WorkedAnswer", "open_answers", "worked_answers"]

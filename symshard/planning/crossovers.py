@@ -50,9 +50,10 @@ from ..algebra.solving import solve_less
 from ..algebra.symbols import is_axis_symbol
 from ..costs.placement import ShapeLike
 from ..errors import PlanError, TooLargeError
-from ..machines.chips import Hardware, constant_ranges
-from ..machines.chips import hardware as lookup_hardware
+from ..machines.chips import Hardware
 from ..machines.mesh import Mesh
+from ..machines.presets import constant_ranges
+from ..machines.presets import hardware as lookup_hardware
 from ..memo import memoized
 from ..messages import say
 from ..notation.einsums import Matmul, matmul

@@ -49,8 +49,8 @@ from ..costs.costmodels import COMM_OVERLAPS, LATENCY_MODELS, MODELS
 from ..costs.placement import ShapeLike, check_on_mesh, resolve_shape
 from ..errors import PlanError
 from ..machines.chips import Hardware
-from ..machines.chips import hardware as lookup_hardware
 from ..machines.mesh import Mesh, resolve_mesh
+from ..machines.presets import hardware as lookup_hardware
 from ..machines.subaxes import AxisSplit, split_array, split_mesh
 from ..memo import memoized
 from ..messages import say

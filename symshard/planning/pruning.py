@@ -29,7 +29,7 @@ from ..algebra.comparisons import Samples, less_equal, log_uniform, values_at
 from ..algebra.domains import Domain
 from ..algebra.mathtext import as_expr
 from ..algebra.monomials import Lazy, Maximum, from_expr
-from ..machines.chips import constant_ranges
+from ..machines.presets import constant_ranges
 from .costenv import CostEnv
 from .rawcosts import Value
 from .shardings import Product, Route

@@ -45,8 +45,8 @@ from ..algebra.symbols import C
 from ..costs.placement import ShapeLike, check_on_mesh, resolve_shape
 from ..errors import PlanError, TooLargeError
 from ..machines.chips import Hardware
-from ..machines.chips import hardware as lookup_hardware
 from ..machines.mesh import Mesh, resolve_mesh
+from ..machines.presets import hardware as lookup_hardware
 from ..memo import memoized
 from ..messages import say
 from ..notation.arrays import Array

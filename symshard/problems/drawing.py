@@ -36,7 +36,7 @@ import jinja2.meta
 import jinja2.sandbox
 
 from ..errors import HardwareError, SymshardError, TemplateError, UnknownHardwareError
-from ..machines.chips import hardware_files
+from ..machines.presets import hardware_files
 from ..messages import Clauses, say
 from .family import AnswerSpec, Family
 from .faults import at_line, in_spec, one_line, reason, spec_place

@@ -78,10 +78,10 @@ from ..algebra.units import format_bytes, format_flops, format_number, format_se
 from ..costs.collectives import AllGather, AllReduce, AllToAll, CollectivePermute, DynamicSlice, ReduceScatter
 from ..costs.placement import place
 from ..errors import SymshardError
-from ..machines.chips import hardware
 from ..machines.mesh import Mesh
+from ..machines.presets import hardware
 from ..messages import say
-from ..models import inference, parallelism, training, transformer
+from ..models import inference, parallelism, training, transformer, verdicts
 from ..models.schemes import fsdp_tp_split, largest_tp
 from ..models.schemes import layer as mlp_layer
 from ..notation.arrays import Array
@@ -247,7 +247,7 @@ _GLOBALS = {
     "training_memory": training.training_memory,
     "batch_per_chip": training.batch_per_chip,
     "roofline": parallelism.roofline,
-    "best_split": parallelism.best_split,
+    "best_split": verdicts.best_split,
     "serve": inference.serve,
     "kv_cache_bytes": inference.kv_cache_bytes,
     "decode_tp_limit": inference.decode_tp_limit,

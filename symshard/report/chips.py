@@ -4,7 +4,7 @@ Examples:
     >>> text, data = chips_report()
     >>> text.splitlines()[0].split()[:3]
     ['name', 'bf16', 'FLOP/s']
-    >>> from symshard.machines.chips import hardware
+    >>> from symshard.machines.presets import hardware
     >>> text, data = chip_report(hardware("tpu-v5e"))
     >>> text.splitlines()[0], data["name"]
     ('TPU v5e (tpu-v5e)', 'tpu-v5e')
@@ -15,7 +15,8 @@ from __future__ import annotations
 from ..algebra.symbols import W_ici
 from ..algebra.units import format_number, format_seconds, json_value
 from ..i18n import keyed
-from ..machines.chips import HARDWARE, Hardware
+from ..machines.chips import Hardware
+from ..machines.presets import HARDWARE
 from . import text
 
 ENGLISH: dict[str, str] = {

@@ -53,7 +53,7 @@ def chip_summary(chip: Hardware | None) -> str | None:
     """A chip's name and the constants it substitutes (seconds for latencies), None without a chip.
 
     Examples:
-        >>> from symshard.machines.chips import hardware
+        >>> from symshard.machines.presets import hardware
         >>> chip_summary(hardware("tpu-v5e"))  # doctest: +ELLIPSIS
         'TPU v5e (W_hbm = ..., W_ici = ..., T_hop = 1 µs)'
     """

@@ -450,7 +450,7 @@ def _misfit(run, scheme: str) -> sympy.Expr | None:
 def _schemes_text(roofs, language: str, run=None) -> list[str]:
     if not roofs:
         return []
-    from ..models.parallelism import OVERLAPS
+    from ..models.bounds import OVERLAPS
 
     lines = [_say("model.schemes_head", language, convention=sentence(OVERLAPS["axes"], language)
                   if roofs[0].convention == OVERLAPS["axes"] else sentence(roofs[0].convention, language))]  # fmt: skip
@@ -707,9 +707,10 @@ def model_report(
 
 def _train(m, *, hardware, tokens, chips, mfu, batch, policy, optimizer, gradients, context, dtype, overlap, language,
            stages=None, microbatches=None):  # fmt: skip
-    from ..models.parallelism import best_split, roofline, rooflines, verdict
+    from ..models.parallelism import roofline, rooflines
     from ..models.training import train
     from ..models.transfers import slice_totals
+    from ..models.verdicts import best_split, verdict
 
     run = train(m, tokens=tokens, chips=chips, hardware=hardware, mfu=mfu, batch=batch, policy=policy,
                 optimizer=optimizer, gradients=gradients, dtype=dtype, context=context)  # fmt: skip

@@ -5,7 +5,7 @@ one), from the hosts over PCIe, and what a whole slice adds up to. Each row is a
 with its unit; the JSON carries the numbers.
 
 Examples:
-    >>> from symshard.machines.chips import hardware
+    >>> from symshard.machines.presets import hardware
     >>> from symshard.models.transfers import point_to_point
     >>> chip = hardware("tpu-v5e")
     >>> route = point_to_point((0, 0), (2, 1), (4, 4), hardware=chip, nbytes=2**30)

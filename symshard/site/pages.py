@@ -42,7 +42,7 @@ from ..algebra.symbols import W_dcn, W_ici
 from ..algebra.symbols import latex as symbol_latex
 from ..algebra.units import format_bytes, format_number, format_seconds
 from ..errors import SymshardError, TemplateError
-from ..machines.chips import HARDWARE
+from ..machines.presets import HARDWARE
 from ..messages import say
 from .mathml import to_mathml
 
