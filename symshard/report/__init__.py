@@ -50,20 +50,8 @@ if TYPE_CHECKING:
         strategy_html,
     )
     from .layers import layer_report
-    from .models import (
-        memory_html,
-        model_data,
-        model_html,
-        model_report,
-        model_text,
-        presets_report,
-        serving_html,
-        serving_report,
-        serving_text,
-        training_html,
-        training_report,
-        training_text,
-    )
+    from .model_views import memory_html, model_html, serving_html, serving_text, training_html, training_text
+    from .models import model_data, model_report, model_text, presets_report, serving_report, training_report
     from .placements import placement_report
     from .plans import (
         compare_data,
@@ -108,21 +96,10 @@ _MODULES: dict[str, str] = {
         ".html",
     ),
     **dict.fromkeys(
-        (
-            "memory_html",
-            "model_data",
-            "model_html",
-            "model_report",
-            "model_text",
-            "presets_report",
-            "serving_html",
-            "serving_report",
-            "serving_text",
-            "training_html",
-            "training_report",
-            "training_text",
-        ),
-        ".models",
+        ("model_data", "model_report", "model_text", "presets_report", "serving_report", "training_report"), ".models"
+    ),
+    **dict.fromkeys(
+        ("memory_html", "model_html", "serving_html", "serving_text", "training_html", "training_text"), ".model_views"
     ),
     **dict.fromkeys(
         (

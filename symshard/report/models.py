@@ -15,7 +15,6 @@ Examples:
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 
 import sympy
@@ -28,15 +27,10 @@ from .text import bound, condition, shown, table
 
 __all__ = [
     "ENGLISH",
-    "memory_html",
-    "model_html",
     "model_report",
     "model_text",
     "presets_report",
-    "serving_html",
-    "serving_text",
-    "training_html",
-    "training_text",
+    "say_model",
 ]
 
 ENGLISH: dict[str, str] = {
@@ -132,7 +126,7 @@ ENGLISH: dict[str, str] = {
 """The English of the words ``symshard model`` prints, by key; Chinese is in the catalogue."""
 
 
-def _say(key: str, language: str, **values: object) -> str:
+def say_model(key: str, language: str, **values: object) -> str:
     return keyed(ENGLISH, key, language, **values)
 
 
@@ -166,26 +160,26 @@ def model_text(m, language: str = "en") -> str:
         f"{m.label}: L={m.layers}, D={m.d_model}, F={m.d_ff}, N={m.heads}, K={m.kv_heads}, H={m.head_dim}, V={m.vocab}"
     )
     if m.is_moe:
-        head += _say("model.moe", language, E=m.experts, k=m.experts_per_token)
-    router = _say("model.router", language, router=_count(p.router)) if m.is_moe else ""
+        head += say_model("model.moe", language, E=m.experts, k=m.experts_per_token)
+    router = say_model("model.router", language, router=_count(p.router)) if m.is_moe else ""
     sym = _symbolic(m)
     rows = [
-        (_say("model.row.parameters", language), _say("model.parts", language, mlp=_count(p.mlp),
+        (say_model("model.row.parameters", language), say_model("model.parts", language, mlp=_count(p.mlp),
          attention=_count(p.attention), embeddings=_count(p.embeddings), norms=_count(p.norms), router=router)),
-        ("", _say("model.total", language, total=_eq(sym.params.total, p.total, _count))),
+        ("", say_model("model.total", language, total=_eq(sym.params.total, p.total, _count))),
     ]  # fmt: skip
     if m.is_moe:
-        rows.append((_say("model.row.active", language), _eq(sym.params.active, p.active, _count)))
-    rows.append((_say("model.row.flops", language), _say("model.flops", language,
+        rows.append((say_model("model.row.active", language), _eq(sym.params.active, p.active, _count)))
+    rows.append((say_model("model.row.flops", language), say_model("model.flops", language,
                  training=format_flops(m.flops_per_token()), inference=format_flops(m.flops_per_token(training=False)))))  # fmt: skip
-    rows.append((_say("model.row.kv", language), _say("model.kv", language, formula="2·L·K·H",
+    rows.append((say_model("model.row.kv", language), say_model("model.kv", language, formula="2·L·K·H",
                  bytes=format_bytes(kv_cache_bytes(m, 1)), dtype="bf16")))  # fmt: skip
     if m.published_params is not None:
         ratio = f"{float(p.total / m.published_params):.4f}"
-        rows.append((_say("model.row.published", language), _say("model.published", language,
+        rows.append((say_model("model.row.published", language), say_model("model.published", language,
                      count=_count(m.published_params), source=m.source("published_params"), ratio=ratio)))  # fmt: skip
     if m.source("sizes"):
-        rows.append((_say("model.row.source", language), str(m.source("sizes"))))
+        rows.append((say_model("model.row.source", language), str(m.source("sizes"))))
     return head + "\n" + table(rows)
 
 
@@ -217,7 +211,7 @@ def presets_report(language: str = "en") -> tuple[str, dict]:
     """Every preset, one line each."""
     from ..models.transformer import MODELS
 
-    rows = [(_say("model.presets_head", language), _say("model.presets_columns", language))]
+    rows = [(say_model("model.presets_head", language), say_model("model.presets_columns", language))]
     for m in MODELS.values():
         cells = [str(m.layers).ljust(6), str(m.d_model).ljust(7), str(m.d_ff).ljust(7), str(m.heads).ljust(4),
                  str(m.kv_heads).ljust(4), str(m.head_dim).ljust(4), str(m.vocab).ljust(8), _count(m.params.total)]  # fmt: skip
@@ -229,7 +223,7 @@ def presets_report(language: str = "en") -> tuple[str, dict]:
 
 
 def _note_lines(notes: Sequence[str], language: str) -> list[str]:
-    return [_say("model.note", language, note=sentence(n, language)) for n in notes]
+    return [say_model("model.note", language, note=sentence(n, language)) for n in notes]
 
 
 def _notes_json(notes: Sequence[str]) -> list[dict]:
@@ -245,67 +239,75 @@ def training_report(run, roofs, verdicts, split, totals, language: str = "en") -
     mem = run.memory
     # a figure still holding a symbol the user did not give is left out; its row says which options give it
     rows = [
-        (_say("model.row.run", lang), _say("model.run", lang, flops=_flop(run.flops),
+        (say_model("model.row.run", lang), say_model("model.run", lang, flops=_flop(run.flops),
          per_token=_flop(run.flops_per_token)) if as_expr(run.flops).is_number else _needs(run, ("tokens",), lang)),
-        (_say("model.row.time", lang), _say("model.days", lang, formula=pretty(run.formula),
+        (say_model("model.row.time", lang), say_model("model.days", lang, formula=pretty(run.formula),
          seconds=shown(run.seconds, format_seconds), days=shown(run.days, lambda d: sig(d, 3)))
          if as_expr(run.seconds).is_number else _needs(run, ("tokens", "mfu", "chips", "hw"), lang)),
     ]  # fmt: skip
     per_param = OPTIMIZERS[mem.optimizer][0]
     if mem.batch.is_number:
-        rows.append((_say("model.row.memory", lang), _say("model.memory", lang, weights=_size(mem.weights),
+        rows.append((say_model("model.row.memory", lang), say_model("model.memory", lang, weights=_size(mem.weights),
                      optimizer=_size(mem.optimizer_state), name=mem.optimizer, per_param=per_param,
                      gradients=_size(mem.gradients), activations=_size(mem.activations))))  # fmt: skip
     else:
-        rows.append((_say("model.row.memory", lang), _say("model.memory", lang, weights=_size(mem.weights),
+        rows.append((say_model("model.row.memory", lang), say_model("model.memory", lang, weights=_size(mem.weights),
                      optimizer=_size(mem.optimizer_state), name=mem.optimizer, per_param=per_param,
                      gradients=_size(mem.gradients), activations="—")))  # fmt: skip
         per_token = as_expr(mem.activations / mem.batch)
-        rows.append(("", _say("model.memory_per_token", lang, formula=_eq(
+        rows.append(("", say_model("model.memory_per_token", lang, formula=_eq(
             as_expr(_symbolic(m).layers * 2 * (_symbolic(m).d_model + 2 * _symbolic(m).d_ff))
             if mem.policy == "mlp" else per_token, per_token, _size))))  # fmt: skip
-    rows.append((_say("model.row.per_param", lang), _per_param(mem, run.dtype, lang)))
+    rows.append((say_model("model.row.per_param", lang), _per_param(mem, run.dtype, lang)))
     need = mem.total if mem.batch.is_number else mem.parameter_state
     if run.hardware is not None and run.hardware.hbm_bytes is not None:
-        rows.append((_say("model.row.fit", lang), _say("model.fit", lang, bytes=_size(need),
+        rows.append((say_model("model.row.fit", lang), say_model("model.fit", lang, bytes=_size(need),
                      chips=_count(mem.chips_to_fit(run.hardware)), hbm=_size(run.hardware.hbm_bytes))))  # fmt: skip
         if run.chips.is_number:
             share = need / run.chips
             ok = share <= run.hardware.hbm_bytes
-            verdict = _say("model.fits", lang) if ok else _say("model.too_big", lang, hbm=_size(run.hardware.hbm_bytes))
-            rows.append((_say("model.row.share", lang), _say("model.share", lang, bytes=_size(share),
+            verdict = (
+                say_model("model.fits", lang)
+                if ok
+                else say_model("model.too_big", lang, hbm=_size(run.hardware.hbm_bytes))
+            )
+            rows.append((say_model("model.row.share", lang), say_model("model.share", lang, bytes=_size(share),
                          chips=_count(run.chips), verdict=verdict)))  # fmt: skip
     if run.per_chip is not None:
-        rows.append((_say("model.row.batch", lang), _say("model.batch", lang, batch=_count(run.batch),
+        rows.append((say_model("model.row.batch", lang), say_model("model.batch", lang, batch=_count(run.batch),
                      chips=_count(run.chips), per_chip=format_number(run.per_chip.per_chip))))  # fmt: skip
     if run.step_seconds is not None:
         if not as_expr(run.step_seconds).is_number:
             step = _needs(run, ("mfu", "chips", "hw"), lang)
         elif as_expr(run.steps).is_number:
-            step = _say("model.step", lang, seconds=format_seconds(run.step_seconds), batch=_count(run.batch),
+            step = say_model("model.step", lang, seconds=format_seconds(run.step_seconds), batch=_count(run.batch),
                         steps=format_number(run.steps))  # fmt: skip
         else:
-            step = _say("model.step_alone", lang, seconds=format_seconds(run.step_seconds), batch=_count(run.batch))
-        rows.append((_say("model.row.step", lang), step))
+            step = say_model(
+                "model.step_alone", lang, seconds=format_seconds(run.step_seconds), batch=_count(run.batch)
+            )
+        rows.append((say_model("model.row.step", lang), step))
     if totals is not None:
-        rows.append((_say("model.row.slice", lang), _slice_text(totals, lang)))
+        rows.append((say_model("model.row.slice", lang), _slice_text(totals, lang)))
     lines.append(table(rows))
     if run.per_chip is not None and run.per_chip.note:
         lines += _note_lines([run.per_chip.note], lang)
     lines += _schemes_text(roofs, lang, run)
     if verdicts:
-        lines.append(_say("model.verdict_head", lang, batch=_count(run.batch), chips=_count(run.chips)))
+        lines.append(say_model("model.verdict_head", lang, batch=_count(run.batch), chips=_count(run.chips)))
         width = max(len(v.scheme) for v in verdicts) + 2
         for v in verdicts:
-            detail = _say("model.split", lang, x=v.detail["X"], y=v.detail["Y"]) if "X" in v.detail else ""
+            detail = say_model("model.split", lang, x=v.detail["X"], y=v.detail["Y"]) if "X" in v.detail else ""
             misfit = _misfit(run, v.scheme)
             if misfit is not None:  # a scheme that does not fit says so before how it would run
-                detail = _say("model.misfit", lang, bytes=_size(misfit), hbm=_size(run.hardware.hbm_bytes)) + detail
-            lines.append(_say("model.verdict_line", lang, scheme=v.scheme.ljust(width), detail=detail,
+                detail = (
+                    say_model("model.misfit", lang, bytes=_size(misfit), hbm=_size(run.hardware.hbm_bytes)) + detail
+                )
+            lines.append(say_model("model.verdict_line", lang, scheme=v.scheme.ljust(width), detail=detail,
                               math=format_seconds(v.math_time), comm=format_seconds(v.comm_time),
                               bound=bound(v.bound, lang)))  # fmt: skip
     if split is not None:
-        lines.append(_say("model.optimum", lang, formula=pretty(split.optimum_formula),
+        lines.append(say_model("model.optimum", lang, formula=pretty(split.optimum_formula),
                           value=format_number(split.optimum), x=split.x, y=split.y))  # fmt: skip
         if split.note:
             lines += _note_lines([split.note], lang)
@@ -384,7 +386,7 @@ def _per_param(mem, dtype: str, language: str) -> str:
 
     weights = dtype_bytes(dtype)
     params = mem.model.params.total
-    return _say("model.per_param", language, bytes=format_number(mem.bytes_per_param), weights=format_number(weights),
+    return say_model("model.per_param", language, bytes=format_number(mem.bytes_per_param), weights=format_number(weights),
                 optimizer=OPTIMIZERS[mem.optimizer][0], name=mem.optimizer,
                 gradients=format_number(as_expr(mem.gradients / params)), layer=format_number(bytes_per_param(dtype)),
                 adam=ADAM_BYTES_PER_PARAM)  # fmt: skip
@@ -400,7 +402,7 @@ def _needs(run, wanted: Sequence[str], language: str) -> str:
     given = {"tokens": as_expr(run.tokens).is_number, "mfu": as_expr(run.mfu).is_number,
              "chips": as_expr(run.chips).is_number, "hw": run.hardware is not None}  # fmt: skip
     missing = [_OPTIONS[w] for w in wanted if not given[w]]
-    return _say("model.needs", language, options=join(missing, language) if language != "en" else _and(missing))
+    return say_model("model.needs", language, options=join(missing, language) if language != "en" else _and(missing))
 
 
 def _and(items: Sequence[str]) -> str:
@@ -416,22 +418,22 @@ def _training_head(run, language: str) -> str:
     chip = run.hardware.label if run.hardware is not None else ""
     tokens, chips, mfu = (as_expr(x).is_number for x in (run.tokens, run.chips, run.mfu))
     if tokens and chips and mfu:
-        head = _say("model.training_head", language, tokens=format_number(run.tokens), chips=_count(run.chips),
+        head = say_model("model.training_head", language, tokens=format_number(run.tokens), chips=_count(run.chips),
                     chip=chip, mfu=format_number(run.mfu))  # fmt: skip
         return " ".join(head.split())
     parts = []
     if tokens:
-        parts.append(_say("model.head.tokens", language, tokens=format_number(run.tokens)))
+        parts.append(say_model("model.head.tokens", language, tokens=format_number(run.tokens)))
     if chips:
-        parts.append(" ".join(_say("model.head.chips", language, chips=_count(run.chips), chip=chip).split()))
+        parts.append(" ".join(say_model("model.head.chips", language, chips=_count(run.chips), chip=chip).split()))
     elif chip:
-        parts.append(_say("model.head.chip", language, chip=chip))
+        parts.append(say_model("model.head.chip", language, chip=chip))
     what = join(parts, language) if language != "en" else _and(parts)
     if mfu:
         if not parts:
-            return _say("model.training_at", language, mfu=format_number(run.mfu))
-        return _say("model.training_mfu", language, what=what, mfu=format_number(run.mfu))
-    return _say("model.training_on", language, what=what) if parts else _say("model.training", language)
+            return say_model("model.training_at", language, mfu=format_number(run.mfu))
+        return say_model("model.training_mfu", language, what=what, mfu=format_number(run.mfu))
+    return say_model("model.training_on", language, what=what) if parts else say_model("model.training", language)
 
 
 def _misfit(run, scheme: str) -> sympy.Expr | None:
@@ -452,7 +454,7 @@ def _schemes_text(roofs, language: str, run=None) -> list[str]:
         return []
     from ..models.bounds import OVERLAPS
 
-    lines = [_say("model.schemes_head", language, convention=sentence(OVERLAPS["axes"], language)
+    lines = [say_model("model.schemes_head", language, convention=sentence(OVERLAPS["axes"], language)
                   if roofs[0].convention == OVERLAPS["axes"] else sentence(roofs[0].convention, language))]  # fmt: skip
     width = max(len(r.scheme) for r in roofs) + 2
     cond_width = max(len(r.condition.text()) for r in roofs) + 2
@@ -460,9 +462,9 @@ def _schemes_text(roofs, language: str, run=None) -> list[str]:
         numeric = r.numeric.text() if r.numeric is not None else "—"
         misfit = None if run is None else _misfit(run, r.scheme)
         if misfit is not None:  # first that it does not fit, then when it would be compute-bound if it did
-            lines.append("  " + r.scheme.ljust(width) + _say("model.scheme_misfit", language, bytes=_size(misfit),
+            lines.append("  " + r.scheme.ljust(width) + say_model("model.scheme_misfit", language, bytes=_size(misfit),
                          hbm=_size(run.hardware.hbm_bytes)))  # fmt: skip
-        lines.append(_say("model.scheme_line", language, scheme=(" " if misfit is not None else r.scheme).ljust(width),
+        lines.append(say_model("model.scheme_line", language, scheme=(" " if misfit is not None else r.scheme).ljust(width),
                           condition=condition(r.condition.text(), language).ljust(cond_width),
                           numeric=condition(numeric, language)))  # fmt: skip
         where = _where(r, language)
@@ -479,12 +481,12 @@ def _where(r, language: str) -> str:
         return ""
     level = r.binding
     if level is not None:
-        parts.append(_say("model.binds", language, level=sentence(level.fabric.describe, language),
+        parts.append(say_model("model.binds", language, level=sentence(level.fabric.describe, language),
                           bandwidth=format_number(level.bandwidth)))  # fmt: skip
     elif r.inside_one_domain and r.hardware is not None and r.hardware.node_size is not None:
-        parts.append(_say("model.one_domain", language, node=r.hardware.node_size))
+        parts.append(say_model("model.one_domain", language, node=r.hardware.node_size))
     if r.global_batch is not None:
-        parts.append(_say("model.global_batch", language, tokens=_count(r.global_batch), chips=_count(r.chips)))
+        parts.append(say_model("model.global_batch", language, tokens=_count(r.global_batch), chips=_count(r.chips)))
     return "; ".join(parts) if language == "en" else "；".join(parts)
 
 
@@ -516,9 +518,9 @@ def _roof_data(r) -> dict:
 
 
 def _slice_text(totals, language: str) -> str:
-    hosts = (_say("model.hosts", language, hosts=_count(totals.hosts)) if totals.hosts is not None
-             else _say("model.hosts_unknown", language))  # fmt: skip
-    return _say("model.slice", language, chips=_count(totals.chips), flops=format_number(totals.flops),
+    hosts = (say_model("model.hosts", language, hosts=_count(totals.hosts)) if totals.hosts is not None
+             else say_model("model.hosts_unknown", language))  # fmt: skip
+    return say_model("model.slice", language, chips=_count(totals.chips), flops=format_number(totals.flops),
                 hbm=_size(totals.hbm_bytes) if totals.hbm_bytes is not None else "—", hosts=hosts)  # fmt: skip
 
 
@@ -539,62 +541,69 @@ def serving_report(s, limits, ws, language: str = "en") -> tuple[str, dict]:
     lang = language
     m = s.model
     chip = s.hardware.label if s.hardware is not None else ""
-    head = _say("model.serving_head", lang, batch=_count(s.batch), context=_count(s.context), dtype=s.dtype,
+    head = say_model("model.serving_head", lang, batch=_count(s.batch), context=_count(s.context), dtype=s.dtype,
                 kv_dtype=s.kv_dtype, mesh=str(s.mesh), chips=_count(s.chips), chip=chip)  # fmt: skip
     lines = [model_text(m, lang), " ".join(head.split())]
     rows = [
-        (_say("model.row.kv", lang), _say("model.kv", lang, formula="2·L·K·H", bytes=format_bytes(s.kv_bytes_per_token),
+        (say_model("model.row.kv", lang), say_model("model.kv", lang, formula="2·L·K·H", bytes=format_bytes(s.kv_bytes_per_token),
          dtype=s.kv_dtype)),
-        ("", _say("model.kv_batch", lang, per_sequence=_size(s.kv_bytes_per_sequence), total=_size(s.kv_bytes))),
+        ("", say_model("model.kv_batch", lang, per_sequence=_size(s.kv_bytes_per_sequence), total=_size(s.kv_bytes))),
     ]  # fmt: skip
     weights = s.weight_bytes / s.chips
     kv = s.kv_bytes_per_chip
     if s.kv_shard != "heads":
-        rows.append((_say("model.row.kv_shard", lang), sentence(KV_SHARDINGS[s.kv_shard], lang)))
+        rows.append((say_model("model.row.kv_shard", lang), sentence(KV_SHARDINGS[s.kv_shard], lang)))
     if s.fits is not None and s.hardware is not None and s.hardware.hbm_bytes is not None:
-        verdict = _say("model.fits", lang) if s.fits else _say("model.too_big", lang, hbm=_size(s.hardware.hbm_bytes))
-        rows.append((_say("model.row.per_chip", lang), _say("model.per_chip", lang, weights=_size(weights),
+        verdict = (
+            say_model("model.fits", lang)
+            if s.fits
+            else say_model("model.too_big", lang, hbm=_size(s.hardware.hbm_bytes))
+        )
+        rows.append((say_model("model.row.per_chip", lang), say_model("model.per_chip", lang, weights=_size(weights),
                      kv=_size(kv), total=_size(s.memory_per_chip), hbm=_size(s.hardware.hbm_bytes), verdict=verdict,
                      largest=_count(s.max_batch) if s.max_batch is not None else "—")))  # fmt: skip
     else:
-        rows.append((_say("model.row.per_chip", lang), _say("model.per_chip_symbolic", lang, weights=_size(weights),
+        rows.append((say_model("model.row.per_chip", lang), say_model("model.per_chip_symbolic", lang, weights=_size(weights),
                      kv=_size(kv), total=_size(s.memory_per_chip))))  # fmt: skip
         if s.max_batch is not None:
-            rows.append((_say("model.row.largest", lang), _say("model.largest", lang,
+            rows.append((say_model("model.row.largest", lang), say_model("model.largest", lang,
                          largest=_count(s.max_batch) if as_expr(s.max_batch).is_number else pretty(s.max_batch))))  # fmt: skip
     regime = s.regime
     if regime is not None:
         regime_words = bound(regime, lang) if regime != "memory" else _memory_bound(lang)
         if s.decode == "book":
-            rows.append((_say("model.row.decode", lang), _say("model.decode_book", lang,
+            rows.append((say_model("model.row.decode", lang), say_model("model.decode_book", lang,
                          kv=format_seconds(s.kv_time), weights=format_seconds(s.weights_time),
                          math=format_seconds(s.math_time), comm=format_seconds(s.comm_time), bound=regime_words,
                          step=format_seconds(s.step_time), throughput=format_number(s.throughput),
                          per_chip=format_number(s.throughput / s.chips))))  # fmt: skip
         else:
-            rows.append((_say("model.row.decode", lang), _say("model.decode", lang, hbm=format_seconds(s.memory_time),
+            rows.append((say_model("model.row.decode", lang), say_model("model.decode", lang, hbm=format_seconds(s.memory_time),
                          math=format_seconds(s.math_time), comm=format_seconds(s.comm_time), bound=regime_words,
                          step=format_seconds(s.step_time), throughput=format_number(s.throughput),
                          per_chip=format_number(s.throughput / s.chips))))  # fmt: skip
         cross = s.compute_bound_batch
-        rows.append((_say("model.row.crossover", lang), _say("model.crossover", lang, batch=format_number(cross))
-                     if cross is not None else _say("model.crossover_never", lang)))  # fmt: skip
+        rows.append((say_model("model.row.crossover", lang), say_model("model.crossover", lang, batch=format_number(cross))
+                     if cross is not None else say_model("model.crossover_never", lang)))  # fmt: skip
         rows.append(
-            (_say("model.row.prefill", lang), _say("model.prefill", lang, seconds=format_seconds(s.prefill_time)))
+            (
+                say_model("model.row.prefill", lang),
+                say_model("model.prefill", lang, seconds=format_seconds(s.prefill_time)),
+            )
         )
     if s.network is not None and s.network.binding is not None:
         c = s.network.binding
-        rows.append((_say("model.row.network", lang), _say("model.network", lang, mesh=str(s.mesh),
+        rows.append((say_model("model.row.network", lang), say_model("model.network", lang, mesh=str(s.mesh),
                      levels=", ".join(f"{lv.fabric.value} {lv.devices}" for lv in c.levels),
                      level=sentence(c.binding.fabric.describe, lang), bandwidth=format_number(c.bandwidth))))  # fmt: skip
     if limits is not None:
         prefill, decode, values = limits
-        rows.append((_say("model.row.tp", lang), _say("model.tp", lang, prefill=pretty(prefill.bound),
+        rows.append((say_model("model.row.tp", lang), say_model("model.tp", lang, prefill=pretty(prefill.bound),
                      prefill_value=format_number(prefill.at(values)), decode=pretty(decode.bound),
                      decode_value=format_number(decode.at(values)), batch=_count(s.batch))))  # fmt: skip
     if ws is not None:
         w, wvalues = ws
-        rows.append((_say("model.row.ws", lang), _say("model.ws", lang, one_d=pretty(w.one_d_time),
+        rows.append((say_model("model.row.ws", lang), say_model("model.ws", lang, one_d=pretty(w.one_d_time),
                      best_x=pretty(w.best_x), best=pretty(w.best_time), crossover=condition(w.crossover.text(), lang),
                      value=format_number(as_expr(w.crossover_chips).xreplace(wvalues)))))  # fmt: skip
     colls = []
@@ -605,7 +614,7 @@ def serving_report(s, limits, ws, language: str = "en") -> tuple[str, dict]:
             colls.append({"collective": c.collective, "bytes": json_value(c.bytes), "bytes_per_shard": json_value(
                 shard), "time_s": json_value(c.time), "regime": c.regime, "latency_bound_below_bytes": json_value(
                 c.crossover_bytes)})  # fmt: skip
-            rows.append((_say("model.row.collectives", lang) if i == 0 else "", _say("model.collective", lang,
+            rows.append((say_model("model.row.collectives", lang) if i == 0 else "", say_model("model.collective", lang,
                          collective=c.collective, bytes=format_bytes(shard), time=format_seconds(c.time),
                          bound=bound(c.regime or "bandwidth", lang))))  # fmt: skip
     lines.append(table(rows))
@@ -751,68 +760,3 @@ def _serve(m, *, hardware, batch, context, mesh, chips, dtype, kv_dtype, languag
     limits = (prefill_tp_limit(fabric=fabric), decode_tp_limit(fabric=fabric), values) if s.hardware else None
     ws = (weight_stationary(fabric=fabric), {dim("D"): m.d_model, dim("F"): m.d_ff})
     return serving_report(s, limits, ws, language)
-
-
-# -- notebooks -------------------------------------------------------------------------------------------
-
-
-def _html_table(title: str, rows: Sequence[tuple[str, str]]) -> str:
-    body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>"
-                   f"{html.escape(v)}</td></tr>" for k, v in rows)  # fmt: skip
-    return f"<table><caption>{html.escape(title)}</caption>{body}</table>"
-
-
-def _rows(text: str) -> list[tuple[str, str]]:
-    rows = []
-    for line in text.splitlines()[1:]:
-        key, _, value = line.partition("  ")
-        rows.append((key.strip(), value.strip()))
-    return rows
-
-
-def model_html(m, *, language: str = "en") -> str:
-    """A notebook's table of the model, its words in ``language``."""
-    text = model_text(m, language)
-    return _html_table(text.splitlines()[0], _rows(text))
-
-
-def _kind(kind: str, language: str) -> str:
-    """A kind of training memory (``weights``, ..., ``total``) in ``language``: the words of ``symshard layer``'s
-    memory table."""
-    from .layers import ENGLISH as LAYER_WORDS
-
-    key = "model.row.total" if kind == "total" else f"cli.memory.{kind}"
-    return keyed({**LAYER_WORDS, **ENGLISH}, key, language)
-
-
-def memory_html(mem, *, language: str = "en") -> str:
-    """A notebook's table of training memory by kind."""
-    rows = [
-        (_kind(k, language), format_bytes(v) if as_expr(v).is_number else pretty(v)) for k, v in mem.kinds().items()
-    ]
-    title = _say("model.memory_head", language, model=mem.model.label, optimizer=mem.optimizer, policy=mem.policy)
-    return _html_table(title, rows)
-
-
-def training_text(run, *, language: str = "en") -> str:
-    """A training run as text (what ``print(run)`` shows): the model, the run, its memory."""
-    return training_report(run, (), (), None, None, language)[0]
-
-
-def serving_text(s, *, language: str = "en") -> str:
-    """Serving a model as text (what ``print(serving)`` shows)."""
-    return serving_report(s, None, None, language)[0]
-
-
-def training_html(run, *, language: str = "en") -> str:
-    """A notebook's table of a training run."""
-    text, _ = training_report(run, (), (), None, None, language)
-    lines = "\n".join(text.splitlines()[len(model_text(run.model, language).splitlines()) :])
-    return _html_table(lines.splitlines()[0], _rows(lines))
-
-
-def serving_html(s, *, language: str = "en") -> str:
-    """A notebook's table of serving a model."""
-    text, _ = serving_report(s, None, None, language)
-    lines = "\n".join(text.splitlines()[len(model_text(s.model, language).splitlines()) :])
-    return _html_table(lines.splitlines()[0], _rows(lines))
