@@ -32,7 +32,7 @@ from .read import parse
 
 # The planner, its searches, the whole-model modules and the explainer (with its Chinese
 # catalogue) load on first use, so that `import symshard` stays close to the cost of `import sympy` (see
-# bench/bench_import.py and tests/test_i18n_explain.py).
+# bench/bench_import.py and tests/presentation/test_i18n_explain.py).
 _LAZY = {
     "Comparison": ".planning.crossovers",
     "Model": ".models.transformer",

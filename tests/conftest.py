@@ -1,5 +1,8 @@
 """Test-suite settings: Hypothesis runs reproducibly unless asked to explore; JAX sees 16 devices.
 
+The tests follow the package's layout: the tests of ``symshard/planning/`` are in ``tests/planning/``, and so on;
+those of the package as a whole (its architecture, safety, fuzzing) are here at the top.
+
 The default profile derandomizes Hypothesis, so a clean clone and a developer's
 machine draw the same examples and CI cannot turn red on a lucky seed. Run
 ``pytest --hypothesis-profile=explore`` to search with fresh random examples
@@ -11,7 +14,14 @@ set here, before any test imports JAX: 16, for the JAX tests' meshes of 8 and 16
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from hypothesis import settings
+
+# the tests live in folders named after the layers they test (tests/planning/, tests/costs/, ...);
+# the helpers they share (helpers.py, lms.py) live here, beside this file
+sys.path.insert(0, str(Path(__file__).parent))
 
 from symshard.jax import configure_host_devices
 

@@ -625,7 +625,7 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("hardware",): ("symshard hardware", "symshard hardware tpu-v5p"),
     ("completion",): (),  # its install lines are its examples
 }
-"""A few command lines for each command's --help (every one runs as written: tests/test_cli.py)."""
+"""A few command lines for each command's --help (every one runs as written: tests/cli/test_cli.py)."""
 
 
 def _add_examples(sub: argparse._SubParsersAction, path: tuple[str, ...]) -> None:

@@ -12,7 +12,7 @@ travels as a global array of shape ``(|X|, I, K)`` with spec ``P('X', None,
 None)``, whose sum over the first dim is the array's value (see
 :func:`stacked_spec`).
 
-Examples (they need JAX, so the doctests skip them; tests/test_jax_interop.py runs them):
+Examples (they need JAX, so the doctests skip them; tests/jax/test_jax_interop.py runs them):
     >>> from symshard import Array
     >>> partition_spec(Array.parse("A[I_XY, J]{U_Z}"))  # doctest: +SKIP
     P(('X', 'Y'), None, unreduced={'Z'})

@@ -218,7 +218,7 @@ def test_readme_console_examples_are_current(capsys):
     import shlex
     from pathlib import Path
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
     block = readme.split("```console\n", 1)[1].split("```", 1)[0]
     checked = 0
     for chunk in block.split("\n\n"):
@@ -460,7 +460,7 @@ MORE_BAD_INPUTS = [
 
 
 def _chinese_error_cases():
-    from test_notation import INVALID, INVALID_COLLECTIVES
+    from notation.test_notation import INVALID, INVALID_COLLECTIVES  # the notation tests' table of bad input
 
     cases = [argv for argv, _ in ERROR_CASES + PLANNER_ERROR_CASES] + MORE_BAD_INPUTS
     cases += [["shard", text] for text, error, _ in INVALID if error is not None]
@@ -734,7 +734,7 @@ def test_every_example_in_the_help_runs_as_written(tmp_path, monkeypatch, capsys
         return
     monkeypatch.chdir(tmp_path)
     if path == ("calibrate",):  # real measurements under the names the examples give
-        data = Path(__file__).resolve().parent.parent / "site" / "data"
+        data = Path(__file__).resolve().parents[2] / "site" / "data"
         shutil.copy(data / "nccl-tests-allreduce-a100-2nodes-16gpus.txt", "all_reduce_perf.txt")
         shutil.copy(data / "chip-h200-torch-2026-11.csv", "chip-h200.csv")
     argv = shlex.split(line.split(" > ")[0])[1:]

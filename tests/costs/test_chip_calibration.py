@@ -36,7 +36,7 @@ from symshard.errors import HardwareError, InputError, MeasurementError, OutputE
 from symshard.machines.chips import Attained, AttainedRates
 from symshard.machines.presets import hardware, load_hardware
 
-DATA = Path(__file__).resolve().parents[1] / "site" / "data"
+DATA = Path(__file__).resolve().parents[2] / "site" / "data"
 H200 = DATA / "chip-h200-torch-2026-11.csv"
 H100 = DATA / "chip-h100-torch-2026-11.csv"
 HEADER = "op,dtype,m,k,n,bytes,flops,median_s,best_s"

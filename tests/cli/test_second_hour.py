@@ -24,7 +24,7 @@ from symshard.cli import main
 from symshard.errors import PlanError
 from symshard.notation.einsums import intended, matmul
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 
 
 def run(capsys, *argv):

@@ -30,7 +30,7 @@ from symshard.models.schemes import B_CHIP, fsdp_tp_split, layer
 from symshard.planning.planner import best_strategy
 from symshard.planning.program import Program
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 A100_RUN = Path("/work/shared/data/nccl-tests/allreduce-a100-2nodes-16gpus.txt")
 R = sympy.Rational
 
@@ -587,14 +587,14 @@ def test_calibration_output_is_the_same_under_any_hash_seed(tmp_path):
     import subprocess
     import sys
 
-    data = next((Path(__file__).parents[1] / "site" / "data").glob("nccl-tests-allreduce-*.txt"))
+    data = next((Path(__file__).parents[2] / "site" / "data").glob("nccl-tests-allreduce-*.txt"))
     argv = [sys.executable, "-m", "symshard", "calibrate", str(data), "--collective", "allreduce"]
     argv += ["--ranks", "16", "--per-node", "8", "--hw", "a100", "--json"]
     outputs = set()
     for seed in ("1", "5", "6", "7"):
         here = tmp_path / seed
         here.mkdir()
-        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(Path(__file__).parents[1])}
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(Path(__file__).parents[2])}
         printed = subprocess.run(argv, capture_output=True, text=True, check=True, env=env, cwd=here).stdout
         written = sorted((p.name, p.read_bytes()) for p in here.iterdir())
         assert written, "calibrate wrote no chip file"

@@ -3,7 +3,7 @@
 English is the library's own text and stays byte for byte what it was; Chinese comes from the
 gettext catalogues ``symshard/i18n/zh/*.po``, read only when asked for. Every English key has a
 Chinese template with the same fields, and no wording the glossary avoids appears; that every
-message the library can say has a translation is tests/test_catalogue.py's.
+message the library can say has a translation is tests/presentation/test_catalogue.py's.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from symshard.messages import keyed
 from symshard.notation.einsums import ENGLISH as MATMUL
 from symshard.notation.einsums import matmul
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -329,7 +329,7 @@ def test_the_catalogue_speaks_with_the_glossary():
 
 # every message a raise site in the library writes, sampled from the source -------------------------------
 
-# every message the library can raise has its translation: tests/test_catalogue.py
+# every message the library can raise has its translation: tests/presentation/test_catalogue.py
 
 
 def test_error_lines_keep_the_input_and_the_column():

@@ -18,7 +18,7 @@ from symshard.i18n.catalog import catalogue
 from symshard.i18n.extract import said_in_code
 from symshard.messages import fields
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 PACKAGE = ROOT / "symshard"
 
 

@@ -24,7 +24,7 @@ from symshard.problems.writers import answer_key_markdown, schema, to_json, to_m
 FAMILIES = sorted(families())
 LEVELS = ("easy", "medium", "hard")
 BY_DIFFICULTY = sorted(FAMILIES, key=lambda name: (LEVELS.index(family(name).difficulty), name))
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 
 
 # -- the built-in families -----------------------------------------------------------------------

@@ -20,7 +20,7 @@ import pytest
 
 from symshard.jax.sweeps import FAMILIES, MESHES_8, MESHES_16, SWEEP, Batch, _row, cases
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = json.loads((ROOT / "site" / "data" / "jax-agreement.json").read_text(encoding="utf-8"))
 ROWS = DATA["rows"]
 
@@ -296,7 +296,7 @@ def _live_rows() -> list[dict]:
             # the live sample takes 2-D matmuls on three or four axes: they alone list XLA's further orders on
             # three axes, and verify faster than an attention case (millions of strategies on four axes); and
             # not those XLA plans by sub-axes, whose plan with axes in parts has four axes, searched for a
-            # minute or so (tests/test_jax_verify.py checks such a case)
+            # minute or so (tests/jax/test_jax_verify.py checks such a case)
             rows = [r for r in rows if r["family"].startswith("matmul") and "refined" not in r]
         missed = [r for r in rows if not r["match"]]
         chosen = rng.sample(rows, LIVE_PER_MESH)

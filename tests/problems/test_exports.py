@@ -24,7 +24,7 @@ def test_all_matches_public_names():
 
 
 def test_version_matches_pyproject():
-    meta = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    meta = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
     assert symshard.__version__ == meta["project"]["version"]
 
 

@@ -25,7 +25,7 @@ from symshard.jax.xla_plans import XlaCollective, XlaPlan, signature
 from symshard.messages import say
 from symshard.planning.planner import plan
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 # notation the Chinese must quote unchanged: arrays and collectives with their brackets
 # (A[I_PQ, J], AllGather_X:(1)2[1024]), and every number

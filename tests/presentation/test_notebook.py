@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "site" / "docs" / "notebooks" / "first-look.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[2] / "site" / "docs" / "notebooks" / "first-look.ipynb"
 
 
 def _run() -> list[dict]:
