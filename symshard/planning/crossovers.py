@@ -90,36 +90,89 @@ pairs, about ten seconds on a plan of three axes)."""
 
 @dataclass(frozen=True, slots=True)
 class Regime:
-    """When one strategy is communication-bound (and so, otherwise, compute-bound)."""
+    """When one strategy is communication-bound, when memory-bound, and otherwise compute-bound.
+
+    ``communication_bound`` compares ``T_comms`` with ``T_math``, as the chapter does (``B < C/W_ici``);
+    ``memory_bound`` says where ``T_hbm`` is the largest of the three (None when the comparison leaves HBM
+    out), and wins over the other where both hold: the strategy waits on memory there, whichever of
+    ``T_comms`` and ``T_math`` is the larger. ``numeric`` and ``numeric_memory`` are the same on the
+    chip compared on.
+    """
 
     index: int
     strategy: Strategy
     communication_bound: Condition
     numeric: Condition | None
+    memory_bound: Clauses | None = None
+    numeric_memory: Clauses | None = None
+
+    def bound(self, values: Mapping) -> str | None:
+        """``'memory'``, ``'communication'`` or ``'compute'`` at a point, as the conditions say (None if
+        one cannot be decided there); a tie goes to compute, then memory, as
+        :attr:`~symshard.planning.strategies.Strategy.bound` has it."""
+        if self.memory_bound is not None:
+            memory = self.memory_bound.holds(values)
+            if memory is None:
+                return None
+            if memory:
+                return "memory"
+        comms = self.communication_bound.holds(values)
+        if comms is None:
+            return None
+        return "communication" if comms else "compute"
+
+
+@dataclass(frozen=True, slots=True)
+class _OnChip:
+    """A chip's numbers to put into conditions, and the symbol to solve for again: the conditions on the
+    chip are worked out when first read (a short answer reads few of them)."""
+
+    values: Mapping[sympy.Expr, object]
+    symbol: sympy.Symbol
+
+    def of(self, condition: Condition | Clauses) -> Condition | Clauses:
+        return condition.subs(self.values, self.symbol)
 
 
 @dataclass(frozen=True, slots=True)
 class PairComparison:
-    """When strategy ``a`` is faster than strategy ``b``."""
+    """When strategy ``a`` is faster than strategy ``b``; ``numeric_a_wins`` and ``numeric_b_wins``: the
+    same on the chip compared on (None without one)."""
 
     a: int
     b: int
     a_wins: Condition | Clauses
     b_wins: Condition | Clauses
-    numeric_a_wins: Condition | Clauses | None
-    numeric_b_wins: Condition | Clauses | None
+    chip: _OnChip | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def numeric_a_wins(self) -> Condition | Clauses | None:
+        return self.chip.of(self.a_wins) if self.chip is not None else None
+
+    @property
+    def numeric_b_wins(self) -> Condition | Clauses | None:
+        return self.chip.of(self.b_wins) if self.chip is not None else None
 
 
 @dataclass(frozen=True, slots=True)
 class Region:
     """Where one strategy is the fastest: where it beats each of its neighbours (the strategies whose
-    regions touch its own), as one conjunction of the pairs' clauses."""
+    regions touch its own), as one conjunction of the pairs' clauses; ``numeric``: the same on the chip
+    compared on (None without one)."""
 
     index: int
     strategy: Strategy
     neighbours: tuple[int, ...]
     condition: Clauses
-    numeric: Clauses | None = None
+    chip: _OnChip | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def numeric(self) -> Clauses | None:
+        if self.chip is None:
+            return None
+        found = self.chip.of(self.condition)
+        assert isinstance(found, Clauses)
+        return found
 
     def holds(self, values: Mapping) -> bool | None:
         """Whether the point lies in the region (None if a clause cannot be decided there)."""
@@ -183,24 +236,41 @@ class Comparison:
 
 @dataclass(frozen=True, slots=True)
 class _Costs:
-    """A strategy's ``T_math`` and the parts of ``T_comms`` (the busiest link's total is the largest part)."""
+    """A strategy's ``T_math``, ``T_hbm`` (None when left out) and the parts of ``T_comms`` (the busiest
+    link's total is the largest part)."""
 
     math: Signomial
     comms: tuple[Signomial, ...]
     domain: Domain
+    hbm: Signomial | None = None
+
+    @property
+    def local(self) -> list[Signomial]:
+        """The local product's terms: ``T_math`` and ``T_hbm``."""
+        return [self.math] if self.hbm is None else [self.math, self.hbm]
+
+    def terms(self, serial: bool) -> list[Signomial]:
+        """The terms whose largest is the time: each local term plus each part of ``T_comms`` when they add
+        up (``serial``), else every term on its own."""
+        if serial:
+            return [m + c for m in self.local for c in self.comms] or self.local
+        return [*self.local, *self.comms]
 
     def time(self, serial: bool) -> Maximum:
-        if serial:
-            return Maximum.of([self.math + c for c in self.comms] or [self.math])
-        return Maximum.of([self.math, *self.comms])
+        return Maximum.of(self.terms(serial))
 
 
-def _costs(s: Strategy, base: Domain, p: Plan) -> _Costs:
-    math_ = from_expr(s.compute_time).parts
-    comm = from_expr(s.bandwidth_comm_time).reduced(base)
+def _costs(s: Strategy, base: Domain, p: Plan, formulas: tuple[sympy.Expr, ...] | None = None) -> _Costs:
+    """``s``'s terms as compared, from its formulas (``(T_math, T_comms, T_hbm)``, read from ``s`` if not
+    given)."""
+    if formulas is None:
+        formulas = (s.compute_time, s.bandwidth_comm_time, *((s.hbm_time,) if p.hbm else ()))
+    math_ = from_expr(formulas[0]).parts
+    comm = from_expr(formulas[1]).reduced(base)
     domain = _domain(s, p, base)
     parts = tuple(c for c in comm.parts if not c.is_zero)
-    return _Costs(math_[0], parts, domain)
+    hbm = from_expr(formulas[2]).parts if len(formulas) > 2 else ()
+    return _Costs(math_[0], parts, domain, hbm[0] if len(hbm) == 1 and not hbm[0].is_zero else None)
 
 
 def _domain(s: Strategy, p: Plan, base: Domain) -> Domain:
@@ -218,7 +288,7 @@ def _domain(s: Strategy, p: Plan, base: Domain) -> Domain:
         if symbolic and symbolic not in groups.get(size, []):
             groups.setdefault(size, []).append(symbolic)
         floors[size] = max(floors.get(size, Fraction(1)), Fraction(known * 2 ** len(symbolic)))
-    return Domain.of(base.axes, groups, floors)
+    return _canonical(Domain.of(base.axes, groups, floors))
 
 
 def _union(a: Domain, b: Domain) -> Domain:
@@ -230,7 +300,41 @@ def _union(a: Domain, b: Domain) -> Domain:
     floors = dict(a.floors)
     for d, f in b.floors.items():
         floors[d] = max(floors.get(d, 0), f)
-    return Domain.of(a.axes | b.axes, groups, floors)
+    return _canonical(Domain.of(a.axes | b.axes, groups, floors))
+
+
+_DOMAINS: dict[tuple, Domain] = {}
+
+
+def _canonical(d: Domain) -> Domain:
+    """One object for each domain (the strategies of a plan share a few): what is proved or solved on
+    it (kept in its memo, and by :func:`_solved`) is worked out once."""
+    key = (
+        d.axes,
+        frozenset((k, frozenset(gs)) for k, gs in d.groups.items()),
+        frozenset((k, Fraction(f)) for k, f in d.floors.items()),
+    )
+    found = _DOMAINS.get(key)
+    if found is None:
+        if len(_DOMAINS) > 4096:
+            _DOMAINS.clear()
+        found = _DOMAINS[key] = d
+    return found
+
+
+_SOLVED: dict[tuple, list[list[Relation]]] = {}
+
+
+def _solved(p: Signomial, q: Signomial, x, domain: Domain, split: bool | str) -> list[list[Relation]]:
+    """``p < q`` solved for ``x`` on ``domain`` (see :func:`~symshard.algebra.inequalities.solve`), each
+    pair of terms once: the strategies of a plan share their terms, and neighbours share strategies."""
+    key = (p, q, x, domain, split)
+    found = _SOLVED.get(key)
+    if found is None:
+        if len(_SOLVED) > 65536:
+            _SOLVED.clear()
+        found = _SOLVED[key] = solve(Inequality.less(p, q, True), x, domain, split)
+    return found
 
 
 # -- solving the comparisons ------------------------------------------------------------------------
@@ -251,6 +355,11 @@ def _product(parts: Sequence[_Cases], domain: Domain) -> _Cases:
     return out
 
 
+SPLIT = "once"
+"""How conditions are solved (:func:`~symshard.algebra.inequalities.solve`): with a case for each sign of
+the solved symbol's coefficient only when that sign is one relation, else as one comparison of sums."""
+
+
 def _less(p: Signomial | Sequence[Signomial], q: Signomial | Sequence[Signomial], x, domain, strict) -> _Cases:
     """``max(p) < max(q)``: every part of ``p`` below some part of ``q``."""
     ps = [p] if isinstance(p, Signomial) else list(p)
@@ -259,36 +368,68 @@ def _less(p: Signomial | Sequence[Signomial], q: Signomial | Sequence[Signomial]
     for a in ps:
         union: _Cases = []
         for b in qs:
-            union.extend(solve(Inequality.less(a, b, strict), x, domain))
+            union.extend(solve(Inequality.less(a, b, strict), x, domain, SPLIT))
         unions.append(union)
     return _product(unions, domain)
 
 
-def _regimes(c: _Costs, x, domain: Domain) -> tuple[_Cases, _Cases]:
-    """(communication-bound cases, compute-bound cases)."""
-    if not c.comms:
-        return [], [[]]
-    return _less(c.math, c.comms, x, domain, True), _less(c.comms, c.math, x, domain, False)
+_Regimes = dict[str, _Cases]
 
 
-def _wins(a: _Costs, b: _Costs, ia: int, ib: int, x, serial: bool, domain: Domain, ra, rb) -> Condition:
-    """When strategy ``a`` is faster than ``b``."""
+def _regimes(c: _Costs, x, domain: Domain) -> _Regimes:
+    """Where each term is the largest, as cases (a partition but for the boundaries): ``communication-bound``
+    (``T_comms`` above both others), ``compute-bound`` (``T_math`` at least both, ties included) and
+    ``memory-bound`` (``T_hbm`` above ``T_math`` and at least ``T_comms``), as
+    :attr:`~symshard.planning.strategies.Strategy.bound` breaks ties."""
+    out: _Regimes = {}
+    if c.comms:
+        out["communication-bound"] = _less(c.local, c.comms, x, domain, True)
+    below = [c.comms] if c.comms else []
+    if c.hbm is not None:
+        below.append([c.hbm])
+    out["compute-bound"] = _product([_less(b, c.math, x, domain, False) for b in below], domain)
+    if c.hbm is not None:
+        parts = [_less(c.math, c.hbm, x, domain, True)]
+        if c.comms:
+            parts.append(_less(c.comms, c.hbm, x, domain, False))
+        out["memory-bound"] = _product(parts, domain)
+    return out
+
+
+def _active(c: _Costs, regime: str) -> list[Signomial]:
+    """The terms a strategy's time is in ``regime``."""
+    if regime == "communication-bound":
+        return list(c.comms)
+    if regime == "memory-bound":
+        return [c.hbm] if c.hbm is not None else []
+    return [c.math]
+
+
+def _labelled(label: str, cases: _Cases, domain: Domain) -> Condition:
+    """A union of cases under one label, in minimal form."""
+    return Condition.of(minimal([(label, cs) for cs in cases], domain), domain, SPLIT)
+
+
+def _wins(
+    a: _Costs, b: _Costs, ia: int, ib: int, x, serial: bool, domain: Domain, ra: _Regimes, rb: _Regimes
+) -> Condition:
+    """When strategy ``a`` is faster than ``b``: the book's case analysis, one case per combination of the
+    two strategies' regimes, the terms that are the time in each compared."""
     if serial:
-        ta = [a.math + c for c in a.comms] or [a.math]
-        tb = [b.math + c for c in b.comms] or [b.math]
-        cases = _less(ta, tb, x, domain, True)
+        cases = _less(a.terms(True), b.terms(True), x, domain, True)
         return Condition.of(
-            minimal([(say("no overlap: T_math + T_comms"), c) for c in cases], domain, merge_labels), domain
+            minimal([(say("no overlap: T_math + T_comms"), c) for c in cases], domain, merge_labels), domain, SPLIT
         )
     labelled: list[tuple[str, list[Relation]]] = []
-    for na, (a_regime, a_active) in enumerate((("communication-bound", a.comms), ("compute-bound", [a.math]))):
-        for nb, (b_regime, b_active) in enumerate((("communication-bound", b.comms), ("compute-bound", [b.math]))):
-            if not ra[na] or not rb[nb] or not a_active or not b_active:
+    for a_regime, a_cases in ra.items():
+        for b_regime, b_cases in rb.items():
+            a_active, b_active = _active(a, a_regime), _active(b, b_regime)
+            if not a_cases or not b_cases or not a_active or not b_active:
                 continue
             better = _less(a_active, b_active, x, domain, True)
-            for case in _product([ra[na], rb[nb], better], domain):
+            for case in _product([a_cases, b_cases, better], domain):
                 labelled.append((regime_label((ia, a_regime), (ib, b_regime)), case))
-    return Condition.of(minimal(labelled, domain, merge_labels), domain)
+    return Condition.of(minimal(labelled, domain, merge_labels), domain, SPLIT)
 
 
 def _beats(a: _Costs, b: _Costs, x, serial: bool, domain: Domain) -> Clauses:
@@ -296,19 +437,18 @@ def _beats(a: _Costs, b: _Costs, x, serial: bool, domain: Domain) -> Clauses:
     holds iff every term of ``a`` is below some term of ``b``: one clause per term of ``a`` (a union over
     ``b``'s terms), the clauses that always hold left out (``T_math`` of a strategy that splits the
     work over more devices is below the other's)."""
-    ta = ([a.math + c for c in a.comms] or [a.math]) if serial else [a.math, *a.comms]
-    tb = ([b.math + c for c in b.comms] or [b.math]) if serial else [b.math, *b.comms]
+    ta, tb = a.terms(serial), b.terms(serial)
     clauses: list[Condition] = []
     for p in ta:
         union: list[tuple[str, list[Relation]]] = []
         for q in tb:
-            union.extend(("", case) for case in solve(Inequality.less(p, q, True), x, domain, split=False))
+            union.extend(("", case) for case in _solved(p, q, x, domain, False))
         if any(not case for _, case in union):
             continue  # this term is always below one of b's
         clause = Condition.of(minimal(union, domain), domain, split=False)
         if clause.key() not in {c.key() for c in clauses}:
             clauses.append(clause)
-    return Clauses(tuple(clauses), domain)
+    return Clauses(tuple(clauses), domain).simplified()
 
 
 # -- which strategies can be the fastest, and their neighbours ---------------------------------------------
@@ -369,23 +509,88 @@ def _sample_points(
     return points
 
 
+class _Lines:
+    """Every compared time along lines through a point, one symbol varying: each part of each time, along
+    the line, is a few powers of that symbol with coefficients fixed by the point (``A·t + B/t``), so the
+    values at all the line's steps come from the point's monomials, worked out once, and lists of powers.
+    Parts shared by several strategies (the planner's strategies share their legs) are worked out once.
+    """
+
+    def __init__(self, times: dict[int, Maximum]) -> None:
+        self.order = sorted(times)
+        index: dict[Signomial, int] = {}
+        self.shape: list[list[int]] = []  # each strategy's parts, as indices into self.parts
+        for i in self.order:
+            self.shape.append([index.setdefault(p, len(index)) for p in times[i].parts])
+        self.parts = list(index)
+        monos: dict[tuple, int] = {}
+        self.terms = [[(float(c), monos.setdefault(m, len(monos))) for m, c in p.terms.items()] for p in self.parts]
+        self.monos = list(monos)
+        self._powers: dict[sympy.Expr, list[list[tuple[int, list[tuple[float, int]]]]]] = {}
+
+    def grouped(self, a: sympy.Expr) -> list[list[tuple[int, list[tuple[float, int]]]]]:
+        """Each part's terms grouped by their power of ``a``."""
+        found = self._powers.get(a)
+        if found is None:
+            found = []
+            for terms in self.terms:
+                groups: dict[int, list[tuple[float, int]]] = {}
+                for c, m in terms:
+                    e = next((k for b, k in self.monos[m] if b == a), 0)
+                    groups.setdefault(e, []).append((c, m))
+                found.append(sorted(groups.items()))
+            self._powers[a] = found
+        return found
+
+    def along(self, base: Mapping[sympy.Expr, float], a: sympy.Expr, steps: Sequence[float]) -> list[tuple]:
+        """Every strategy's time (in :attr:`order`) at each step of ``a``, the other symbols at ``base``."""
+        at = dict(base)
+        at[a] = 1.0
+        mono = []
+        for m in self.monos:
+            v = 1.0
+            for b, e in m:
+                v *= at[b] ** e
+            mono.append(v)
+        powers: dict[int, list[float]] = {}
+        values = []
+        for groups in self.grouped(a):
+            rows = []
+            for e, terms in groups:
+                coef = 0.0
+                for c, m in terms:
+                    coef += c * mono[m]
+                pw = powers.get(e)
+                if pw is None:
+                    pw = powers[e] = [t**e for t in steps] if e else [1.0] * len(steps)
+                rows.append((coef, pw))
+            if len(rows) == 1:
+                ((c0, p0),) = rows
+                values.append([c0 * x for x in p0])
+            elif len(rows) == 2:
+                (c0, p0), (c1, p1) = rows
+                values.append([c0 * x + c1 * y for x, y in zip(p0, p1, strict=True)])
+            else:
+                values.append([sum(c * p[k] for c, p in rows) for k in range(len(steps))])
+        times = [
+            values[shape[0]] if len(shape) == 1 else list(map(max, *(values[k] for k in shape))) for shape in self.shape
+        ]
+        return list(zip(*times, strict=True))
+
+
 def _sweep(
     times: dict[int, Maximum], atoms: Sequence[sympy.Expr], fixed: Mapping[sympy.Expr, float], domains: Sequence[Domain]
-) -> tuple[set[int], set[tuple[int, int]], list[tuple[dict, int]]]:
-    """Which strategies are the fastest somewhere, which regions touch, and every point with its winner:
-    lines along each free symbol through random points."""
+) -> tuple[set[int], set[tuple[int, int]], list[tuple[int, tuple]], list[int]]:
+    """Which strategies are the fastest somewhere, which regions touch, every point's winner with every
+    time there (in the order of the last item, the strategies' numbers): lines along each free symbol
+    through random points."""
     free = [a for a in atoms if a not in fixed]
     bases = _sample_points(atoms, fixed, domains, 48 if len(times) > 2 else 16, 17)
-    order = sorted(times)
+    lines = _Lines(times)
+    order = lines.order
     winners: set[int] = set()
     pairs: set[tuple[int, int]] = set()
-    seen: list[tuple[dict, int]] = []
-
-    def winner(pt) -> int | None:
-        values = [(times[i].value(pt), i) for i in order]
-        best = min(values)
-        close = [i for v, i in values if v <= best[0] * (1 + 1e-9)]
-        return close[0] if len(close) == 1 else None
+    seen: list[tuple[int, tuple]] = []
 
     for base in bases:
         for a in free:
@@ -393,39 +598,42 @@ def _sweep(
             hi = 64.0 if is_axis_symbol(a) else base[a] * 2**12
             if not (a.is_Symbol and (a.is_integer or is_axis_symbol(a))):
                 lo, hi = base[a] / 100, base[a] * 100
+            steps = [math.exp(math.log(lo) + (math.log(hi) - math.log(lo)) * k / 24) for k in range(25)]
             prev = None
-            for k in range(25):
-                pt = dict(base)
-                pt[a] = math.exp(math.log(lo) + (math.log(hi) - math.log(lo)) * k / 24)
-                w = winner(pt)
-                if w is None:
+            for values in lines.along(base, a, steps):
+                best = min(values)
+                near = best * (1 + 1e-9)
+                close = [k for k, v in enumerate(values) if v <= near]
+                if len(close) != 1:
                     continue
+                w = order[close[0]]
                 winners.add(w)
-                seen.append((pt, w))
+                seen.append((w, values))
                 if prev is not None and prev != w:
                     pairs.add((min(prev, w), max(prev, w)))
                 prev = w
-    return winners, pairs, seen
+    return winners, pairs, seen, order
 
 
 def _consistent(
-    times: dict[int, Maximum], winners: set[int], pairs: set[tuple[int, int]], seen
+    order: list[int], winners: set[int], pairs: set[tuple[int, int]], seen: list[tuple[int, tuple]]
 ) -> set[tuple[int, int]]:
     """Neighbours enough for the regions to agree with every sample: where a strategy beats all its
     neighbours at a point another is faster at, that one is a neighbour too."""
     pairs = set(pairs)
+    where = {i: k for k, i in enumerate(order)}
     for _ in range(8):
         added = False
-        nbrs = {i: {b if a == i else a for a, b in pairs if i in (a, b)} for i in winners}
-        for pt, w in seen:
-            tw = times[w].value(pt)
+        nbrs = {i: [where[b if a == i else a] for a, b in pairs if i in (a, b)] for i in winners}
+        for w, values in seen:
+            tw = values[where[w]] * (1 + 1e-9)
             for a in winners:
                 if a == w or (min(a, w), max(a, w)) in pairs:
                     continue
-                ta = times[a].value(pt)
-                if ta <= tw * (1 + 1e-9):
+                ta = values[where[a]]
+                if ta <= tw:
                     continue
-                if all(ta < times[b].value(pt) for b in nbrs[a]):
+                if all(ta < values[b] for b in nbrs[a]):
                     pairs.add((min(a, w), max(a, w)))
                     added = True
         if not added:
@@ -436,12 +644,13 @@ def _consistent(
 # -- compare -----------------------------------------------------------------------------------------------
 
 
-def _resolve_symbol(name: str | sympy.Symbol, candidates: Sequence[Strategy]) -> sympy.Symbol:
+def _resolve_symbol(name: str | sympy.Symbol, candidates: Sequence[tuple[sympy.Expr, ...]]) -> sympy.Symbol:
+    """The symbol ``name`` stands for among the symbols of the strategies' cost formulas."""
     if isinstance(name, sympy.Symbol):
         return name
     pool: dict[str, sympy.Symbol] = {}
-    for s in candidates:
-        for e in (s.compute_time, s.bandwidth_comm_time):
+    for formulas in candidates:
+        for e in formulas:
             for f in e.free_symbols:
                 pool.setdefault(f.name, f)
     key = name.strip()
@@ -520,6 +729,7 @@ def compare(
     hardware: Hardware | str | None = None,
     model: str = "book",
     overlap: bool | None = None,
+    hbm: bool = True,
 ) -> Comparison:
     """Derive when each strategy is communication-bound, which strategies can be the fastest, and where.
 
@@ -534,8 +744,12 @@ def compare(
             those that can be the fastest are kept, and each is compared with its neighbours. ``'all'``:
             the same over every valid strategy. Numbers or names (a list, or text such as ``'1,2'``):
             those strategies, every pair compared.
-        overlap: time as ``max(T_math, T_comms)`` (True, the chapter's default) or the sum (False);
-            None takes the plan's setting.
+        overlap: time as ``max(T_math, T_hbm, T_comms)`` (True, the chapter's default) or
+            ``max(T_math, T_hbm) + T_comms`` (False); None takes the plan's setting.
+        hbm: whether the plan compare makes counts ``T_hbm`` (the local product reading and writing
+            HBM), as ``plan`` and ``symshard matmul`` do by default: the same strategies, numbered
+            alike. False compares ``T_math`` with ``T_comms`` alone, as the chapter reasons. A plan
+            given in ``mm`` keeps its own setting.
 
     Raises:
         PlanError: the symbol does not appear in the costs, or a strategy number is out of range.
@@ -551,15 +765,13 @@ def compare(
         if mesh is not None and not isinstance(mesh, Mesh) and hw is not None:
             mesh_ = Mesh(mesh, hardware=hw)
         elif mesh is None and hw is not None:
-            m0 = plan(mm, None, shape, dtype=dtype, model=model, hbm=False).mesh
+            m0 = plan(mm, None, shape, dtype=dtype, model=model, hbm=hbm).mesh
             mesh_ = Mesh({a.name: a.size for a in m0.axes}, hardware=hw)
         if parts is None and isinstance(strategies, str) and strategies.strip().lower() == "all":
-            every = plan(
-                mm, mesh_, shape, dtype=dtype, model=model, all=True, hbm=False
-            ).strategies  # a listing is quick
+            every = plan(mm, mesh_, shape, dtype=dtype, model=model, all=True, hbm=hbm).strategies  # a listing is quick
             check_compared(str(matmul(mm) if isinstance(mm, str) else mm), "all", len(every))
-        # the chapter's reasoning: T_math against the collectives' bandwidth time (HBM left out here)
-        p = plan(mm, mesh_, shape, dtype=dtype, model=model, hbm=False)
+        # the plan symshard matmul lists for the same options: the same strategies, numbered alike
+        p = plan(mm, mesh_, shape, dtype=dtype, model=model, hbm=hbm)
     mode, numbered = _picked(strategies, parts, p)
     if mode == "best":
         check_compared(str(p.matmul), mode, len(numbered))
@@ -568,15 +780,18 @@ def compare(
             say("there is nothing to compare: no strategy was picked"),
             hint=say("e.g. {example}", example="strategies=[1, 2]"),
         )
-    x = _resolve_symbol(symbol, [s for _, s in numbered])
+    # each strategy's formulas, written once: T_math, T_comms bandwidth-bound, T_hbm (where it counts)
+    formulas = {i: (s.compute_time, s.bandwidth_comm_time, *((s.hbm_time,) if p.hbm else ())) for i, s in numbered}
+    x = _resolve_symbol(symbol, list(formulas.values()))
     serial = not (p.overlap if overlap is None else overlap)
     values = {k: v for k, v in (dict(hw.constants(p.dtype)) if hw is not None else {}).items() if k != x}
 
     atoms: set[sympy.Expr] = {x}
-    for _, s in numbered:
-        atoms |= s.compute_time.free_symbols | s.bandwidth_comm_time.free_symbols
+    for exprs in formulas.values():
+        for e in exprs:
+            atoms |= e.free_symbols
     base = Domain.around(atoms)
-    costs = {i: _costs(s, base, p) for i, s in numbered}
+    costs = {i: _costs(s, base, p, formulas[i]) for i, s in numbered}
     by_index = dict(numbered)
 
     dominated: dict[int, int] = {}
@@ -591,10 +806,10 @@ def compare(
         alive = {i: costs[i].time(serial) for i in costs if i not in dominated}
         fixed = {k: float(v) for k, v in values.items()}
         ordered_atoms = sorted(atoms, key=str)
-        found, pairs, seen = _sweep(alive, ordered_atoms, fixed, [c.domain for c in costs.values()])
+        found, pairs, seen, order = _sweep(alive, ordered_atoms, fixed, [c.domain for c in costs.values()])
         if not found:  # every sample a tie: the first strategy stands for them all
             found = {min(alive)}
-        pairs = _consistent(alive, found, {pr for pr in pairs if pr[0] in found and pr[1] in found}, seen)
+        pairs = _consistent(order, found, {pr for pr in pairs if pr[0] in found and pr[1] in found}, seen)
         for i in alive:
             if i not in found:
                 dominated[i] = 0  # never the fastest at a sample point (nothing proved at least as fast)
@@ -602,37 +817,46 @@ def compare(
         shown = winners if mode == "best" else [i for i, _ in numbered]
         neighbours = pairs
 
+    chip = _OnChip(values, x) if values else None
     cases_by_index = {}
     regimes = []
     for i in shown:
         c = costs[i]
-        comm_cases, math_cases = _regimes(c, x, c.domain)
-        cases_by_index[i] = (comm_cases, math_cases)
-        cond = Condition.of(minimal([(say("communication-bound"), cs) for cs in comm_cases], c.domain), c.domain)
-        regimes.append(Regime(i, by_index[i], cond, cond.subs(values, x) if values else None))
+        if mode == "explicit" and not p.hbm:
+            cases_by_index[i] = _regimes(c, x, c.domain)
+        # the chapter's question: is T_comms above T_math (B < C/W_ici)
+        comm_cases = _less(c.math, c.comms, x, c.domain, True) if c.comms else []
+        cond = _labelled(say("communication-bound"), comm_cases, c.domain)
+        memory = None
+        if c.hbm is not None:  # T_hbm the largest of the three: memory-bound whatever the other two say
+            above = [_less(c.math, c.hbm, x, c.domain, True)]
+            above += [_less(part, c.hbm, x, c.domain, False) for part in c.comms]
+            memory = Clauses(tuple(_labelled(say("memory-bound"), cs, c.domain) for cs in above), c.domain)
+            memory = memory.simplified()
+        regimes.append(
+            Regime(
+                i,
+                by_index[i],
+                cond,
+                cond.subs(values, x) if values else None,
+                memory,
+                memory.subs(values, x) if values and memory is not None else None,
+            )
+        )
 
     pairs_out = []
     for a, b in sorted(neighbours):
         dom = _union(costs[a].domain, costs[b].domain)
         a_wins: Condition | Clauses
         b_wins: Condition | Clauses
-        if mode == "explicit":  # the book's case analysis: one case per combination of regimes
+        if mode == "explicit" and not p.hbm:  # the book's case analysis: a case per combination of regimes
             ra, rb = cases_by_index[a], cases_by_index[b]
             a_wins = _wins(costs[a], costs[b], a, b, x, serial, dom, ra, rb)
             b_wins = _wins(costs[b], costs[a], b, a, x, serial, dom, rb, ra)
-        else:  # neighbours: the fewest relations
+        else:  # neighbours, or any pair once T_hbm counts (nine regime combinations): the fewest relations
             a_wins = _beats(costs[a], costs[b], x, serial, dom)
             b_wins = _beats(costs[b], costs[a], x, serial, dom)
-        pairs_out.append(
-            PairComparison(
-                a,
-                b,
-                a_wins,
-                b_wins,
-                a_wins.subs(values, x) if values else None,
-                b_wins.subs(values, x) if values else None,
-            )
-        )
+        pairs_out.append(PairComparison(a, b, a_wins, b_wins, chip))
     if mode == "explicit":
         pairs_out = _in_given_order(pairs_out, [i for i, _ in numbered])
 
@@ -646,12 +870,11 @@ def compare(
                 won = pr.a_wins if pr.a == i else pr.b_wins
                 mine.extend(won.parts if isinstance(won, Clauses) else (won,))
         unique = list({c.key(): c for c in mine}.values())
-        condition = Clauses(tuple(unique), costs[i].domain)
-        numeric = condition.subs(values, x) if values else None
-        regions.append(Region(i, by_index[i], tuple(nbrs), condition, numeric))
+        condition = Clauses(tuple(unique), costs[i].domain).simplified()
+        regions.append(Region(i, by_index[i], tuple(nbrs), condition, chip))
     assumptions = (
         say("collective times are bandwidth-bound (hop latency left out), as the chapter reasons"),
-        say("time = T_math + T_comms (no overlap)") if serial else say("time = max(T_math, T_comms)"),
+        _time_said(serial, p.hbm),
         say("every mesh axis has at least 2 devices (signs of |X| - 1 and the like are decided with that)"),
         say("solved for {symbol} > 0; other symbols are positive", symbol=str(x)),
         say("every dim is at least the number of devices that shard it (it is a multiple of it)"),
@@ -671,6 +894,17 @@ def compare(
         mode,
         serial,
     )
+
+
+def _time_said(serial: bool, hbm: bool) -> str:
+    """How a strategy's time is weighed, in the words of the comparison's header."""
+    if hbm:
+        return (
+            say("time = max(T_math, T_hbm) + T_comms (no overlap)")
+            if serial
+            else say("time = max(T_math, T_hbm, T_comms)")
+        )
+    return say("time = T_math + T_comms (no overlap)") if serial else say("time = max(T_math, T_comms)")
 
 
 def check_compared(product: str, mode: str, count: int) -> None:
@@ -716,6 +950,6 @@ def _in_given_order(pairs: list[PairComparison], order: list[int]) -> list[PairC
     for a, b in itertools.combinations(order, 2):
         pr = next(p for p in pairs if {p.a, p.b} == {a, b})
         if pr.a != a:
-            pr = PairComparison(a, b, pr.b_wins, pr.a_wins, pr.numeric_b_wins, pr.numeric_a_wins)
+            pr = PairComparison(a, b, pr.b_wins, pr.a_wins, pr.chip)
         out.append(pr)
     return out
