@@ -42,21 +42,24 @@ _TRUE, _FALSE = sympy.true, sympy.false
 # -- conditions -----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True, init=False, eq=False, repr=False)
 class Case:
     """A conjunction of relations, with a label saying which regimes it covers.
 
     ``exact`` holds, when the case comes from :func:`~symshard.planning.crossovers.compare`, the
     :class:`~symshard.algebra.inequalities.Relation` each of ``relations`` prints, with the inequality it
     stands for; ``relations`` are then written from them when first read (a comparison makes many cases
-    and prints few). Immutable: equal and hashed by its label and relations.
+    and prints few). Equal and hashed by its label and relations.
     """
 
-    __slots__ = ("_relations", "exact", "label")
+    label: str
+    exact: tuple[Relation, ...]
+    _relations: tuple[sympy.Basic, ...] | None
 
     def __init__(self, label: str, relations: Sequence[sympy.Basic] = (), exact: Sequence[Relation] = ()) -> None:
-        self.label = label
-        self.exact: tuple[Relation, ...] = tuple(exact)
-        self._relations: tuple[sympy.Basic, ...] | None = tuple(relations) if relations or not exact else None
+        object.__setattr__(self, "label", label)
+        object.__setattr__(self, "exact", tuple(exact))
+        object.__setattr__(self, "_relations", tuple(relations) if relations or not exact else None)
 
     @classmethod
     def of(cls, label: str, relations: Sequence[Relation]) -> Case:
@@ -66,8 +69,9 @@ class Case:
     @property
     def relations(self) -> tuple[sympy.Basic, ...]:
         """The relations, as SymPy relationals."""
-        if self._relations is None:
-            self._relations = tuple(r.relational() for r in self.exact)
+        if self._relations is None:  # written once, when first read (the same relations either way)
+            object.__setattr__(self, "_relations", tuple(r.relational() for r in self.exact))
+        assert self._relations is not None
         return self._relations
 
     def __eq__(self, other: object) -> bool:

@@ -245,7 +245,7 @@ def solve(ineq: Inequality, x: sympy.Expr | None, domain: Domain, split: bool | 
         >>> I, K = dim("I"), dim("K")
         >>> (math_,), (comms,) = from_expr(2 * I * K / C).parts, from_expr(2 * I / W_ici + 2 * K / W_ici).parts
         >>> [[r.text() for r in case] for case in solve(Inequality.less(math_, comms), I, Domain(), "once")]
-        [['K < C/W_ici'], ['K > C/W_ici', 'I < C·K/(K·W_ici - C)']]
+        [['K < C/W_ici'], ['K > C/W_ici', 'I < (C·K)/(-C + K·W_ici)']]
     """
     s = _content_free(ineq.expr)  # a positive factor every term shares changes no sign (B in 2·B·D < 4·B·F)
     if s is not ineq.expr:

@@ -1,8 +1,10 @@
-"""Crossover conditions between strategies: when is a plan communication-bound, which strategies can be
-the fastest at all, and where each one is.
+"""Crossover conditions between strategies: when is a plan communication- or memory-bound, which
+strategies can be the fastest at all, and where each one is.
 
-Each strategy's time is ``max(T_math, T_comms)`` (bandwidth-bound collective times, as the chapter
-reasons). For a chosen symbol ``x`` (a dim such as B, an axis size, a hardware constant) :func:`compare`
+The strategies are the plan's, numbered as ``symshard matmul`` numbers them for the same options. Each
+one's time is ``max(T_math, T_hbm, T_comms)`` (bandwidth-bound collective times, as the chapter reasons;
+``T_hbm`` the local product's HBM traffic, left out when the plan leaves it out, as the chapter does). For
+a chosen symbol ``x`` (a dim such as B, an axis size, a hardware constant) :func:`compare`
 
 1. keeps the strategies that can be the fastest anywhere: those no other strategy is at least as fast
    as everywhere it is valid (decided exactly on the sums of monomials the times are,
@@ -10,21 +12,26 @@ reasons). For a chosen symbol ``x`` (a dim such as B, an axis size, a hardware c
 2. finds their *neighbours*, the pairs whose regions touch, from the same sweep (lines along every
    symbol through many points; a strategy whose conditions hold at a sample point where another is
    faster gets that one as a neighbour too, until the regions agree with every sample);
-3. derives each strategy's regime boundary (communication-bound iff ``T_comms > T_math``, solved for
-   ``x``: ``B < C/W_ici``) and, for each pair of neighbours, when each is faster: one case per
-   combination of regimes, the active terms compared, every case solved and simplified in the book's
-   form (:mod:`symshard.algebra.inequalities`);
+3. derives each strategy's regime: communication-bound iff ``T_comms > T_math``, the chapter's question
+   (``B < C/W_ici``), and memory-bound where ``T_hbm`` is the largest term; and, for each pair of
+   neighbours, when each is faster, in the fewest relations (each term of one below some term of the
+   other), every relation solved for ``x`` and simplified in the book's form
+   (:mod:`symshard.algebra.inequalities`): no part implied by another, bounds merged;
 4. describes each strategy's region: where it beats each of its neighbours.
 
-With ``strategies`` listed explicitly, every pair of them is compared, as before. A condition is a
-:class:`~symshard.algebra.conditions.Condition`: a union of labelled cases, printable as text and LaTeX,
+With ``strategies`` listed explicitly, every pair of them is compared; with HBM left out, as the chapter's
+case analysis: one case per combination of regimes, the active terms compared. A condition is a
+:class:`~symshard.algebra.conditions.Condition` (a union of labelled cases) or
+:class:`~symshard.algebra.conditions.Clauses` (a conjunction of them), printable as text and LaTeX,
 evaluable at a point and on a named chip (``C/W_ici`` becomes 2550 on a TPU v5p).
 
 Examples:
     >>> c = compare("X[B, D] · Y[D_X, F] -> Z[B, F]", "B", strategies=[2, 1])
     >>> c.regimes[1].communication_bound.text()
     'B < C/W_ici'
-    >>> compare("X[B, D] · Y[D_X, F] -> Z[B, F]", "B", strategies="1,2").pairs[0].a_wins.cases[0].text()
+    >>> compare("X[B, D] · Y[D_X, F] -> Z[B, F]", "B", strategies="1,2", hardware="v5p").pairs[0].numeric_a_wins.text()
+    '(D > 5100) or (271·B·F < 9·B·D + 9·D·F) or (B < D/2)'
+    >>> compare("X[B, D] · Y[D_X, F] -> Z[B, F]", "B", strategies="1,2", hbm=False).pairs[0].a_wins.cases[0].text()
     'D < 2·C·|X|/W_ici and B < C/W_ici and B < D/2'
 """
 

@@ -114,7 +114,7 @@ ENGLISH: dict[str, str] = {
     "html.never_by": "never (strategy {by} is at least as fast)",
     "html.never_sampled": "never at the points sampled",
     "html.communication_bound_iff": "communication-bound iff {condition}",
-    "html.memory_bound_iff": "memory-bound iff {condition} (T_hbm the largest term)",
+    "html.memory_bound_iff": "memory-bound (T_hbm the largest) iff {condition}",
     "html.fastest_where": "fastest where {where}",
     "html.solving": "solving for {symbol}",
     "html.time_bandwidth": "time = {combine}, collectives bandwidth-bound",
