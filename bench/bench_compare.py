@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -45,16 +46,20 @@ SYMPY = [sys.executable, "-c", "import sympy"]
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def wall(argv: list[str], timeout: float, env: dict[str, str], cwd: str | None = None) -> float:
-    """Seconds one process takes from start to exit (``inf`` past ``timeout``)."""
+def wall(argv: list[str], timeout: float, env: dict[str, str], cwd: str | None = None) -> tuple[float, float]:
+    """Seconds one process takes from start to exit (``inf`` past ``timeout``), and the processor time it
+    used (user and system: what other load on a shared machine changes least)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     try:
         subprocess.run(
             argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout, check=False, env=env, cwd=cwd
         )
     except subprocess.TimeoutExpired:
-        return float("inf")
-    return time.perf_counter() - start
+        return float("inf"), float("inf")
+    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,23 +83,29 @@ def main(argv: list[str] | None = None) -> int:
         if baseline_env is not None:
             commands.append(("before", [sys.executable, "-m", "symshard", *cli], baseline_env, baseline))
         for _, command, env, cwd in commands:
-            wall(command, args.timeout, env, cwd)  # warm-up
+            wall(command, args.timeout, env, cwd)  # warm-up: bytecode written, files cached
         times: dict[str, list[float]] = {kind: [] for kind, *_ in commands}
+        cpu: dict[str, list[float]] = {kind: [] for kind, *_ in commands}
         for i in range(args.repeats):
             for kind, command, env, cwd in commands if i % 2 == 0 else commands[::-1]:
-                times[kind].append(wall(command, args.timeout, env, cwd))
-        base = statistics.median(times["sympy"])
+                seconds, used = wall(command, args.timeout, env, cwd)
+                times[kind].append(seconds)
+                cpu[kind].append(used)
+        base, cpu_base = statistics.median(times["sympy"]), statistics.median(cpu["sympy"])
         now = statistics.median(times["now"])
         ratio = now / base
         passed = ratio <= target
         ok = ok and passed
         line = (
             f"  {name:<24} {now:6.2f} s = {ratio:4.1f}x import sympy ({base:.2f} s); target {target:g}x: "
-            f"{'PASS' if passed else 'FAIL'}"
+            f"{'PASS' if passed else 'FAIL'} (processor time {statistics.median(cpu['now']) / cpu_base:.1f}x)"
         )
         if baseline_env is not None:
             before = statistics.median(times["before"])
-            line += f"; before: {before:.2f} s = {before / base:.1f}x"
+            line += (
+                f"; before: {before:.2f} s = {before / base:.1f}x "
+                f"(processor time {statistics.median(cpu['before']) / cpu_base:.1f}x)"
+            )
         print(line, flush=True)
     return 0 if ok else 1
 

@@ -292,7 +292,7 @@ def _content_free(s: Signomial) -> Signomial:
             a: min(e, 0) for a, e in here.items() if a not in exps
         }
     common = tuple((a, e) for a, e in exps.items() if e)
-    return s / Signomial({common: 1}) if common else s
+    return s.over(common) if common else s
 
 
 def _side(

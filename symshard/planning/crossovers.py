@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -340,8 +341,32 @@ def _solved(p: Signomial, q: Signomial, x, domain: Domain, split: bool | str) ->
     if found is None:
         if len(_SOLVED) > 65536:
             _SOLVED.clear()
-        found = _SOLVED[key] = solve(Inequality.less(p, q, True), x, domain, split)
+        mirror = _SOLVED.get((q, p, x, domain, split)) if p != q else None
+        found = _SOLVED[key] = _reversed(mirror) if mirror is not None else None  # type: ignore[assignment]
+        if found is None:
+            found = _SOLVED[key] = solve(Inequality.less(p, q, True), x, domain, split)
     return found
+
+
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _reversed(cases: list[list[Relation]]) -> list[list[Relation]] | None:
+    """``q < p`` from ``p < q`` solved (two different sides): never where it always held and the other way
+    round, and one bound turned round (both strict: they differ only where the sides are equal); None when
+    the answer is anything else (solved afresh)."""
+    if not cases:
+        return [[]]
+    if cases == [[]]:
+        return []
+    if len(cases) != 1 or len(cases[0]) != 1:
+        return None
+    (r,) = cases[0]
+    src = r.source
+    if r.target is None or not src.strict:
+        return None
+    turned = Inequality(-src.expr, True, src.right, src.left)
+    return [[Relation(r.target, _FLIP[r.op], r.num, r.den, r.power, turned)]]
 
 
 # -- solving the comparisons ------------------------------------------------------------------------
@@ -560,28 +585,48 @@ class _Lines:
                 v *= at[b] ** e
             mono.append(v)
         powers: dict[int, list[float]] = {}
-        values = []
+
+        def power(e: int) -> list[float]:
+            pw = powers.get(e)
+            if pw is None:
+                pw = powers[e] = [t**e for t in steps] if e else [1.0] * len(steps)
+            return pw
+
+        # a part of one power of the symbol is a number times that power; a part of several, a list
+        single: list[tuple[int, float] | None] = []
+        values: list[list[float] | None] = []
         for groups in self.grouped(a):
             rows = []
             for e, terms in groups:
                 coef = 0.0
                 for c, m in terms:
                     coef += c * mono[m]
-                pw = powers.get(e)
-                if pw is None:
-                    pw = powers[e] = [t**e for t in steps] if e else [1.0] * len(steps)
-                rows.append((coef, pw))
+                rows.append((e, coef))
             if len(rows) == 1:
-                ((c0, p0),) = rows
-                values.append([c0 * x for x in p0])
+                single.append(rows[0])
+                values.append(None)
             elif len(rows) == 2:
-                (c0, p0), (c1, p1) = rows
-                values.append([c0 * x + c1 * y for x, y in zip(p0, p1, strict=True)])
+                (e0, c0), (e1, c1) = rows
+                single.append(None)
+                values.append([c0 * x + c1 * y for x, y in zip(power(e0), power(e1), strict=True)])
             else:
-                values.append([sum(c * p[k] for c, p in rows) for k in range(len(steps))])
-        times = [
-            values[shape[0]] if len(shape) == 1 else list(map(max, *(values[k] for k in shape))) for shape in self.shape
-        ]
+                single.append(None)
+                values.append([sum(c * power(e)[k] for e, c in rows) for k in range(len(steps))])
+        times = []
+        for shape in self.shape:
+            # the largest of a strategy's parts of one power, for each power: the largest number times it
+            # (multiplying by the same positive float keeps the order, so this is the same maximum)
+            top: dict[int, float] = {}
+            lists = []
+            for k in shape:
+                one = single[k]
+                if one is None:
+                    lists.append(values[k])
+                elif one[1] > top.get(one[0], -math.inf):
+                    top[one[0]] = one[1]
+            for e, c in top.items():
+                lists.append([c * x for x in power(e)])
+            times.append(lists[0] if len(lists) == 1 else list(map(max, *lists)))
         return list(zip(*times, strict=True))
 
 
@@ -609,11 +654,10 @@ def _sweep(
             prev = None
             for values in lines.along(base, a, steps):
                 best = min(values)
-                near = best * (1 + 1e-9)
-                close = [k for k, v in enumerate(values) if v <= near]
-                if len(close) != 1:
-                    continue
-                w = order[close[0]]
+                k = values.index(best)
+                if len(values) > 1 and min(values[:k] + values[k + 1 :]) <= best * (1 + 1e-9):
+                    continue  # a tie: no one strategy is the fastest here
+                w = order[k]
                 winners.add(w)
                 seen.append((w, values))
                 if prev is not None and prev != w:
@@ -631,17 +675,25 @@ def _consistent(
     where = {i: k for k, i in enumerate(order)}
     for _ in range(8):
         added = False
-        nbrs = {i: [where[b if a == i else a] for a, b in pairs if i in (a, b)] for i in winners}
+        # each winner's value and its neighbours' at a point, read with one call each
+        ahead = {}
+        for a in sorted(winners):
+            nbrs = [where[b if x == a else x] for x, b in pairs if a in (x, b)]
+            ahead[a] = (where[a], operator.itemgetter(*nbrs) if len(nbrs) > 1 else None, nbrs)
         for w, values in seen:
             tw = values[where[w]] * (1 + 1e-9)
-            for a in winners:
-                if a == w or (min(a, w), max(a, w)) in pairs:
+            for a, (k, many, nbrs) in ahead.items():
+                ta = values[k]
+                if ta <= tw or a == w:
                     continue
-                ta = values[where[a]]
-                if ta <= tw:
+                if many is not None:
+                    if ta >= min(many(values)):
+                        continue
+                elif nbrs and ta >= values[nbrs[0]]:
                     continue
-                if all(ta < values[b] for b in nbrs[a]):
-                    pairs.add((min(a, w), max(a, w)))
+                pair = (min(a, w), max(a, w))
+                if pair not in pairs:
+                    pairs.add(pair)
                     added = True
         if not added:
             break

@@ -241,11 +241,17 @@ def witnesses(kept: list[SymbolicCandidate], domains: Domains, overlap: bool) ->
             atoms |= m.atoms
     points = domains.sample(atoms, 48)
     found: dict[int, dict[sympy.Expr, float]] = {}
-    for pt in points:
+    # every metric at every point at once, the legs the candidates share valued once (the same values)
+    at = values_at([m for c in kept for m in (c.metrics[0], c.metrics[1], *c.metrics[3:])], points)
+    shapes, start = [], 0
+    for c in kept:
+        shapes.append((start, start + 1, range(start + 2, start + len(c.metrics) - 1)))
+        start += len(c.metrics) - 1
+    for n, pt in enumerate(points):
         times = []
-        for c in kept:
-            math_, comm = c.metrics[0].value(pt), c.metrics[1].value(pt)
-            local = max(math_, *(m.value(pt) for m in c.metrics[3:]))  # the local product: FLOPs or HBM
+        for m, k, rest in shapes:
+            math_, comm = at[m][n], at[k][n]
+            local = max(math_, *(at[r][n] for r in rest))  # the local product: FLOPs or HBM
             times.append(max(local, comm) if overlap else local + comm)
         best = min(times)
         winners = [i for i, t in enumerate(times) if t <= best * (1 + 1e-9)]

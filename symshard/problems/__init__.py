@@ -5,10 +5,27 @@ to compute, checks, answers and a Jinja template. :mod:`~symshard.problems.engin
 turns a (family, seed) into a :class:`~symshard.problems.engine.Problem` and builds
 reproducible problem sets; :mod:`~symshard.problems.writers` exports them as
 Markdown (student set and answer key), JSON (with a shipped JSON Schema) and
-Moodle XML. Loading this package imports Jinja2, which ``import symshard`` never does.
+Moodle XML. The names below load the engine, and so Jinja2 (which ``import symshard``
+never does), when first used: every command of the command line reads its time and memory
+budget from :mod:`symshard.problems.budget`, and only the problem commands need the engine.
 """
 
-from .engine import Answer, Grade, Mistake, Problem, families, family, generate, variant
-from .family import Family
+from __future__ import annotations
+
+import importlib
 
 __all__ = ["Answer", "Family", "Grade", "Mistake", "Problem", "families", "family", "generate", "variant"]
+
+_LAZY = {name: ".engine" for name in __all__ if name != "Family"} | {"Family": ".family"}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'symshard.problems' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
