@@ -486,20 +486,58 @@ def _beats(a: _Costs, b: _Costs, x, serial: bool, domain: Domain) -> Clauses:
 # -- which strategies can be the fastest, and their neighbours ---------------------------------------------
 
 
-def _dominated(costs: dict[int, _Costs], needs: dict[int, frozenset], serial: bool) -> dict[int, int]:
+def _dominated(
+    costs: dict[int, _Costs], needs: dict[int, frozenset], serial: bool, fixed: Mapping[sympy.Expr, float]
+) -> dict[int, int]:
     """Each strategy some other is at least as fast as everywhere it is valid (valid there too), with it."""
     times = {i: c.time(serial) for i, c in costs.items()}
+    # a point where every strategy is valid and one is slower than another rules that one out before a proof
+    points = _inside({a for t in times.values() for a in t.atoms}, fixed, 16)
+    at = {i: [t.value(pt) for pt in points] for i, t in times.items()}
+
+    def slower(i: int, j: int) -> bool:  # i slower than j somewhere
+        return any(a > b * (1 + 1e-9) + 1e-300 for a, b in zip(at[i], at[j], strict=True))
+
     out: dict[int, int] = {}
     for j in costs:
         for i in costs:
-            if i == j or i in out or not needs[i] <= needs[j]:
+            if i == j or i in out or not needs[i] <= needs[j] or slower(i, j):
                 continue
             dom = costs[j].domain
             if less_equal(times[i], times[j], dom) and (
-                i < j or not (needs[j] <= needs[i] and less_equal(times[j], times[i], dom))
+                i < j or not (needs[j] <= needs[i] and not slower(j, i) and less_equal(times[j], times[i], dom))
             ):
                 out[j] = i
                 break
+    return out
+
+
+def _inside(atoms: set[sympy.Expr], fixed: Mapping[sympy.Expr, float], n: int) -> list[dict[sympy.Expr, float]]:
+    """``n`` points (deterministic) where every strategy is valid: axes of 2 to 16 devices, each dim a
+    multiple of all of them together, constants as ``fixed`` or over the hardware catalogue's range; none
+    when an atom is not a symbol (an opaque quantity has no value of its own)."""
+    if any(not a.is_Symbol for a in atoms if a not in fixed):
+        return []
+    rng = random.Random(29)
+    ranges = constant_ranges()
+    ordered = sorted(atoms, key=str)
+    out = []
+    for _ in range(n):
+        pt: dict[sympy.Expr, float] = {a: float(v) for a, v in fixed.items()}
+        for a in ordered:
+            if a not in pt and is_axis_symbol(a):
+                pt[a] = float(2 ** rng.randint(1, 4))
+        devices = math.prod(pt[a] for a in ordered if is_axis_symbol(a) and a not in fixed)
+        for a in ordered:
+            if a in pt:
+                continue
+            if a.is_integer:
+                pt[a] = devices * 2 ** rng.randint(0, 10)
+            elif a in ranges:
+                pt[a] = math.exp(rng.uniform(math.log(ranges[a][0]), math.log(ranges[a][1])))
+            else:
+                pt[a] = math.exp(rng.uniform(math.log(1e-3), math.log(1e3)))
+        out.append(pt)
     return out
 
 
@@ -861,7 +899,7 @@ def compare(
         winners: list[int] = []
     else:
         needs = {i: frozenset(s.divisibility) for i, s in numbered}
-        dominated = _dominated(costs, needs, serial)
+        dominated = _dominated(costs, needs, serial, {k: float(v) for k, v in values.items()})
         alive = {i: costs[i].time(serial) for i in costs if i not in dominated}
         fixed = {k: float(v) for k, v in values.items()}
         ordered_atoms = sorted(atoms, key=str)
