@@ -210,12 +210,14 @@ class Comparison:
     domain: Domain | None = field(default=None, repr=False, compare=False)
     mode: str = "explicit"
     serial: bool = False
+    hbm: bool = False
 
     def time(self, index: int) -> Maximum:
         """Strategy ``index``'s time as the comparison weighs it: ``T_math`` and the bandwidth-bound
         ``T_comms`` (the busiest link's total), overlapped or added as compared, on sums of monomials."""
         s = self.strategy(index)
-        return _costs(s, self.domain or Domain.around(s.compute_time.free_symbols), self.plan).time(self.serial)
+        domain = self.domain or Domain.around(s.compute_time.free_symbols)
+        return _costs(s, domain, self.plan, hbm=self.hbm).time(self.serial)
 
     def strategy(self, index: int) -> Strategy:
         """A compared strategy by its number."""
@@ -268,11 +270,13 @@ class _Costs:
         return Maximum.of(self.terms(serial))
 
 
-def _costs(s: Strategy, base: Domain, p: Plan, formulas: tuple[sympy.Expr, ...] | None = None) -> _Costs:
+def _costs(
+    s: Strategy, base: Domain, p: Plan, formulas: tuple[sympy.Expr, ...] | None = None, hbm: bool = True
+) -> _Costs:
     """``s``'s terms as compared, from its formulas (``(T_math, T_comms, T_hbm)``, read from ``s`` if not
     given)."""
     if formulas is None:
-        formulas = (s.compute_time, s.bandwidth_comm_time, *((s.hbm_time,) if p.hbm else ()))
+        formulas = (s.compute_time, s.bandwidth_comm_time, *((s.hbm_time,) if p.hbm and hbm else ()))
     math_ = from_expr(formulas[0]).parts
     comm = from_expr(formulas[1]).reduced(base)
     domain = _domain(s, p, base)
@@ -843,10 +847,11 @@ def compare(
             those strategies, every pair compared.
         overlap: time as ``max(T_math, T_hbm, T_comms)`` (True, the chapter's default) or
             ``max(T_math, T_hbm) + T_comms`` (False); None takes the plan's setting.
-        hbm: whether the plan compare makes counts ``T_hbm`` (the local product reading and writing
-            HBM), as ``plan`` and ``symshard matmul`` do by default: the same strategies, numbered
-            alike. False compares ``T_math`` with ``T_comms`` alone, as the chapter reasons. A plan
-            given in ``mm`` keeps its own setting.
+        hbm: whether ``T_hbm`` (the local product reading and writing HBM) counts, as ``plan`` and
+            ``symshard matmul`` count it by default: the plan compare makes is theirs, the same
+            strategies numbered alike. False compares ``T_math`` with ``T_comms`` alone, as the chapter
+            reasons (the plan made then leaves HBM out too; a plan given keeps its strategies and
+            their numbers either way, and one that leaves HBM out is compared without it).
 
     Raises:
         PlanError: the symbol does not appear in the costs, or a strategy number is out of range.
@@ -878,7 +883,8 @@ def compare(
             hint=say("e.g. {example}", example="strategies=[1, 2]"),
         )
     # each strategy's formulas, written once: T_math, T_comms bandwidth-bound, T_hbm (where it counts)
-    formulas = {i: (s.compute_time, s.bandwidth_comm_time, *((s.hbm_time,) if p.hbm else ())) for i, s in numbered}
+    counted = p.hbm and hbm  # T_hbm where the plan counts it and it is not left out here
+    formulas = {i: (s.compute_time, s.bandwidth_comm_time, *((s.hbm_time,) if counted else ())) for i, s in numbered}
     x = _resolve_symbol(symbol, list(formulas.values()))
     serial = not (p.overlap if overlap is None else overlap)
     values = {k: v for k, v in (dict(hw.constants(p.dtype)) if hw is not None else {}).items() if k != x}
@@ -919,7 +925,7 @@ def compare(
     regimes = []
     for i in shown:
         c = costs[i]
-        if mode == "explicit" and not p.hbm:
+        if mode == "explicit" and not counted:
             cases_by_index[i] = _regimes(c, x, c.domain)
         # the chapter's question: is T_comms above T_math (B < C/W_ici)
         comm_cases = _less(c.math, c.comms, x, c.domain, True) if c.comms else []
@@ -946,7 +952,7 @@ def compare(
         dom = _union(costs[a].domain, costs[b].domain)
         a_wins: Condition | Clauses
         b_wins: Condition | Clauses
-        if mode == "explicit" and not p.hbm:  # the book's case analysis: a case per combination of regimes
+        if mode == "explicit" and not counted:  # the book's case analysis: a case per combination of regimes
             ra, rb = cases_by_index[a], cases_by_index[b]
             a_wins = _wins(costs[a], costs[b], a, b, x, serial, dom, ra, rb)
             b_wins = _wins(costs[b], costs[a], b, a, x, serial, dom, rb, ra)
@@ -971,7 +977,7 @@ def compare(
         regions.append(Region(i, by_index[i], tuple(nbrs), condition, chip))
     assumptions = (
         say("collective times are bandwidth-bound (hop latency left out), as the chapter reasons"),
-        _time_said(serial, p.hbm),
+        _time_said(serial, counted),
         say("every mesh axis has at least 2 devices (signs of |X| - 1 and the like are decided with that)"),
         say("solved for {symbol} > 0; other symbols are positive", symbol=str(x)),
         say("every dim is at least the number of devices that shard it (it is a multiple of it)"),
@@ -990,6 +996,7 @@ def compare(
         base,
         mode,
         serial,
+        counted,
     )
 
 

@@ -14,6 +14,11 @@ from __future__ import annotations
 
 import importlib
 
+# the family files' reader is light: loaded now, and its module's name taken back from the package, so that
+# ``family`` is the engine's function (loaded on first use), as it was when the package loaded the engine
+importlib.import_module(".family", __name__)
+globals().pop("family", None)
+
 __all__ = ["Answer", "Family", "Grade", "Mistake", "Problem", "families", "family", "generate", "variant"]
 
 _LAZY = {name: ".engine" for name in __all__ if name != "Family"} | {"Family": ".family"}

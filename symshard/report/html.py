@@ -425,7 +425,7 @@ def comparison_html(c: Comparison, *, language: str = "en") -> str:
         else:
             where = "—"
         css = "best" if region is not None else ""
-        hbm = [_seconds(s.hbm_time)] if c.plan.hbm else []
+        hbm = [_seconds(s.hbm_time)] if c.hbm else []
         rows.append((css, [str(index), strategy_name(s), _seconds(s.compute_time), *hbm,
                            _seconds(s.bandwidth_comm_time)]))  # fmt: skip
         bound = _condition_cell(regime.communication_bound, regime.numeric, lang) if regime else "—"
@@ -438,13 +438,13 @@ def comparison_html(c: Comparison, *, language: str = "en") -> str:
         said.append(_say("html.fastest_where", lang, where=where))
         when = f'<td colspan="{3 + len(hbm)}">{"<br>".join(said)}</td>'
         rows.append((f"{css} when".strip(), ["", when]))
-    head = ["#", _say("html.strategy", lang), "T<sub>math</sub>", *(["T<sub>hbm</sub>"] if c.plan.hbm else []),
+    head = ["#", _say("html.strategy", lang), "T<sub>math</sub>", *(["T<sub>hbm</sub>"] if c.hbm else []),
             "T<sub>comms</sub>"]  # fmt: skip
     context = [_say("html.solving", lang, symbol=math(latex(c.symbol))),
                _say("html.mesh", lang, mesh=escape(str(c.plan.mesh)))]  # fmt: skip
     if c.hardware is not None:
         context.append(escape(c.hardware.label))
-    if c.plan.hbm:
+    if c.hbm:
         combine = (
             "max(T<sub>math</sub>, T<sub>hbm</sub>) + T<sub>comms</sub>"
             if c.serial

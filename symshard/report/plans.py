@@ -490,7 +490,7 @@ def compare_data(c: Comparison, language: str = "en") -> dict:
         "symbol": str(c.symbol),
         "hardware": c.hardware.name if c.hardware else None,
         "mode": c.mode,
-        "hbm": c.plan.hbm,
+        "hbm": c.hbm,
         "strategies": [strategy_data(i, s, c.plan.mesh, language) for i, s in c.strategies],
         "conditions": {"regimes": regimes, "pairs": pairs},
         "fastest": [
