@@ -692,7 +692,10 @@ def _sweep(
             hi = 64.0 if is_axis_symbol(a) else base[a] * 2**12
             if not (a.is_Symbol and (a.is_integer or is_axis_symbol(a))):
                 lo, hi = base[a] / 100, base[a] * 100
-            steps = [math.exp(math.log(lo) + (math.log(hi) - math.log(lo)) * k / 24) for k in range(25)]
+            # an axis has 2 to 64 devices: 13 steps, a third apart, sample it as finely as 25 steps, a factor
+            # of 2 apart, sample the 2^24 around a dim's value
+            n = 12 if is_axis_symbol(a) else 24
+            steps = [math.exp(math.log(lo) + (math.log(hi) - math.log(lo)) * k / n) for k in range(n + 1)]
             prev = None
             for values in lines.along(base, a, steps):
                 best = min(values)
