@@ -280,9 +280,9 @@ def _costs(
     math_ = from_expr(formulas[0]).parts
     comm = from_expr(formulas[1]).reduced(base)
     domain = _domain(s, p, base)
-    parts = tuple(c for c in comm.parts if not c.is_zero)
-    hbm = from_expr(formulas[2]).parts if len(formulas) > 2 else ()
-    return _Costs(math_[0], parts, domain, hbm[0] if len(hbm) == 1 and not hbm[0].is_zero else None)
+    comms = tuple(c for c in comm.parts if not c.is_zero)
+    local = from_expr(formulas[2]).parts if len(formulas) > 2 else ()
+    return _Costs(math_[0], comms, domain, local[0] if len(local) == 1 and not local[0].is_zero else None)
 
 
 def _domain(s: Strategy, p: Plan, base: Domain) -> Domain:
@@ -420,7 +420,7 @@ def _regimes(c: _Costs, x, domain: Domain) -> _Regimes:
     out: _Regimes = {}
     if c.comms:
         out["communication-bound"] = _less(c.local, c.comms, x, domain, True)
-    below = [c.comms] if c.comms else []
+    below: list[Sequence[Signomial]] = [c.comms] if c.comms else []
     if c.hbm is not None:
         below.append([c.hbm])
     out["compute-bound"] = _product([_less(b, c.math, x, domain, False) for b in below], domain)
@@ -621,9 +621,9 @@ class _Lines:
         at = dict(base)
         at[a] = 1.0
         mono = []
-        for m in self.monos:
+        for powers_of in self.monos:
             v = 1.0
-            for b, e in m:
+            for b, e in powers_of:
                 v *= at[b] ** e
             mono.append(v)
         powers: dict[int, list[float]] = {}
@@ -659,11 +659,13 @@ class _Lines:
             # the largest of a strategy's parts of one power, for each power: the largest number times it
             # (multiplying by the same positive float keeps the order, so this is the same maximum)
             top: dict[int, float] = {}
-            lists = []
+            lists: list[list[float]] = []
             for k in shape:
                 one = single[k]
                 if one is None:
-                    lists.append(values[k])
+                    found = values[k]
+                    assert found is not None
+                    lists.append(found)
                 elif one[1] > top.get(one[0], -math.inf):
                     top[one[0]] = one[1]
             for e, c in top.items():

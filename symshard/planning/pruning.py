@@ -243,7 +243,7 @@ def pareto(candidates: list[SymbolicCandidate], domains: Domains) -> list[Symbol
     # more points where every candidate is valid, only to rule comparisons out before a proof is tried (a
     # counterexample there is one: the candidates kept are the same, found sooner)
     inside = domains.inside(atoms, 24)
-    refute = [()] * len(candidates)
+    refute: list[tuple[float, ...]] = [()] * len(candidates)
     if inside:
         more = values_at([m for c in candidates for m in c.metrics], inside)
         refute = [tuple(more[width * i + k][p] for p in range(len(inside)) for k in range(width))
@@ -286,14 +286,15 @@ def witnesses(kept: list[SymbolicCandidate], domains: Domains, overlap: bool) ->
     found: dict[int, dict[sympy.Expr, float]] = {}
     # every metric at every point at once, the legs the candidates share valued once (the same values)
     at = values_at([m for c in kept for m in (c.metrics[0], c.metrics[1], *c.metrics[3:])], points)
-    shapes, start = [], 0
+    shapes: list[tuple[int, int, range]] = []
+    start = 0
     for c in kept:
         shapes.append((start, start + 1, range(start + 2, start + len(c.metrics) - 1)))
         start += len(c.metrics) - 1
     for n, pt in enumerate(points):
         times = []
-        for m, k, rest in shapes:
-            math_, comm = at[m][n], at[k][n]
+        for first, second, rest in shapes:
+            math_, comm = at[first][n], at[second][n]
             local = max(math_, *(at[r][n] for r in rest))  # the local product: FLOPs or HBM
             times.append(max(local, comm) if overlap else local + comm)
         best = min(times)

@@ -13,6 +13,11 @@ budget from :mod:`symshard.problems.budget`, and only the problem commands need 
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the names as the engine defines them (loaded below on first use)
+    from .engine import Answer, Grade, Mistake, Problem, families, family, generate, variant
+    from .family import Family
 
 # the family files' reader is light: loaded now, and its module's name taken back from the package, so that
 # ``family`` is the engine's function (loaded on first use), as it was when the package loaded the engine

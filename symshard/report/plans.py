@@ -629,7 +629,7 @@ def never_fastest(dominated: int, unsampled: int, language: str = "en") -> str:
         >>> never_fastest(1, 0), never_fastest(0, 2)
         ('1 strategy (dominated everywhere)', '2 strategies (each wins nowhere in the sampled region)')
     """
-    parts = []
+    parts: list[str] = []
     for count, why in ((dominated, "report.dominated"), (unsampled, "report.unsampled")):
         if not count:
             continue
