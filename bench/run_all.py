@@ -28,6 +28,7 @@ BENCHMARKS = [
     ("bench_site.py", ["--runs", "1"]),
     ("bench_route_search.py", []),
     ("bench_listing.py", []),
+    ("bench_compare.py", ["--repeats", "3"]),
 ]
 
 

@@ -27,7 +27,7 @@ import sympy
 from ..errors import NotationError
 from ..messages import AllOf, AnyOf, Message, say
 from .domains import Domain
-from .inequalities import Relation, minimal, solve
+from .inequalities import Relation, conjunction, implies, minimal, solve
 from .mathtext import as_expr, as_substitution
 from .solving import bound_of, merge_bounds, simplify_rel
 from .substitution import SubstitutionLike, names_of, substitution
@@ -42,23 +42,46 @@ _TRUE, _FALSE = sympy.true, sympy.false
 # -- conditions -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False, eq=False, repr=False)
 class Case:
     """A conjunction of relations, with a label saying which regimes it covers.
 
     ``exact`` holds, when the case comes from :func:`~symshard.planning.crossovers.compare`, the
     :class:`~symshard.algebra.inequalities.Relation` each of ``relations`` prints, with the inequality it
-    stands for.
+    stands for; ``relations`` are then written from them when first read (a comparison makes many cases
+    and prints few). Equal and hashed by its label and relations.
     """
 
     label: str
-    relations: tuple[sympy.Basic, ...]
-    exact: tuple[Relation, ...] = field(default=(), compare=False, repr=False)
+    exact: tuple[Relation, ...]
+    _relations: tuple[sympy.Basic, ...] | None
+
+    def __init__(self, label: str, relations: Sequence[sympy.Basic] = (), exact: Sequence[Relation] = ()) -> None:
+        object.__setattr__(self, "label", label)
+        object.__setattr__(self, "exact", tuple(exact))
+        object.__setattr__(self, "_relations", tuple(relations) if relations or not exact else None)
 
     @classmethod
     def of(cls, label: str, relations: Sequence[Relation]) -> Case:
         """A case from exact relations."""
-        return cls(label, tuple(r.relational() for r in relations), tuple(relations))
+        return cls(label, (), relations)
+
+    @property
+    def relations(self) -> tuple[sympy.Basic, ...]:
+        """The relations, as SymPy relationals."""
+        if self._relations is None:  # written once, when first read (the same relations either way)
+            object.__setattr__(self, "_relations", tuple(r.relational() for r in self.exact))
+        assert self._relations is not None
+        return self._relations
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Case) and (self.label, self.relations) == (other.label, other.relations)
+
+    def __hash__(self) -> int:
+        return hash((self.label, self.relations))
+
+    def __repr__(self) -> str:
+        return f"Case(label={self.label!r}, relations={self.relations!r})"
 
     def text(self) -> str:
         """The relations joined by "and" (a message: the words are said in any language)."""
@@ -78,16 +101,19 @@ class Condition:
 
     cases: tuple[Case, ...]
     domain: Domain | None = field(default=None, compare=False, repr=False)
-    split: bool = field(default=True, compare=False, repr=False)
+    split: bool | str = field(default=True, compare=False, repr=False)
+    memo: dict = field(default_factory=dict, compare=False, repr=False, hash=False)  # numbers put in, by point
 
     @classmethod
-    def of(cls, cases: Sequence[tuple[str, Sequence[Relation]]], domain: Domain, split: bool = True) -> Condition:
+    def of(cls, cases: Sequence[tuple[str, Sequence[Relation]]], domain: Domain, split: bool | str = True) -> Condition:
         """A condition from exact labelled cases (already simplified); ``split`` says how its relations
         are solved again when numbers are put in (see :func:`~symshard.algebra.inequalities.solve`)."""
         return cls(tuple(Case.of(label, rels) for label, rels in cases), domain, split)
 
-    def key(self) -> tuple:
+    def key(self) -> tuple | frozenset:
         """What identifies the condition: its cases' relations (two conditions with one key say the same)."""
+        if self.exact:
+            return frozenset(frozenset(r.key for r in c.exact) for c in self.cases)
         return tuple(sorted(tuple(sorted(map(str, c.relations))) for c in self.cases))
 
     @property
@@ -101,7 +127,7 @@ class Condition:
 
     @property
     def always(self) -> bool:
-        return any(not c.relations for c in self.cases)
+        return any(not c.exact and not c.relations for c in self.cases)
 
     def text(self) -> str:
         """``B < C/W_ici``, or several cases joined by ``or``."""
@@ -112,6 +138,11 @@ class Condition:
         if len(self.cases) == 1:
             return self.cases[0].text()
         return say("{cases}", cases=AnyOf(say("({case})", case=c.text()) for c in self.cases))
+
+    def longer_than(self, limit: int) -> bool:
+        """Whether :meth:`text` is surely longer than ``limit`` characters, found from its relations' own
+        lengths without writing the rest (a long condition is costly to write, and a screen has no room)."""
+        return _longer_than((r for c in self.cases for r in c.relations), limit)
 
     def latex(self) -> str:
         if self.never:
@@ -125,6 +156,9 @@ class Condition:
     @property
     def symbols(self) -> frozenset[sympy.Symbol]:
         """The symbols the condition's relations hold."""
+        if self.exact:  # read from the exact inequalities, without writing the relations out
+            atoms = {a for c in self.cases for r in c.exact for a in r.source.expr.atoms}
+            return frozenset(s for a in atoms for s in a.free_symbols)  # type: ignore[misc]
         return frozenset(s for c in self.cases for r in c.relations for s in as_expr(r).free_symbols)  # type: ignore[misc]
 
     def subs(self, values: SubstitutionLike, symbol: sympy.Symbol | str | None = None) -> Condition:
@@ -145,7 +179,11 @@ class Condition:
         point = substitution(values, self.symbols, what=say("the condition"))
         symbol = _symbol_named(symbol, self.symbols)
         if self.exact and self.domain is not None:
-            return self._subs_exact(point, symbol, self.domain)
+            key = (frozenset(point.items()), symbol)
+            found = self.memo.get(key)
+            if found is None:
+                found = self.memo[key] = self._subs_exact(point, symbol, self.domain)
+            return found
         cases = []
         for c in self.cases:
             rels = [simplify_rel(as_expr(r).subs(point), symbol) for r in c.relations]
@@ -163,8 +201,9 @@ class Condition:
             {d: f for d, f in domain.floors.items() if d not in numbers},
         )
         labelled: list[tuple[str, list[Relation]]] = []
+        given = frozenset(numbers.items())
         for c in self.cases:
-            parts = [solve(r.source.substitute(numbers), symbol, left, self.split) for r in c.exact]
+            parts = [_solved(r, numbers, given, symbol, left, domain, self.split) for r in c.exact]
             for combo in itertools.product(*parts):
                 labelled.append((c.label, [rel for part in combo for rel in part]))
         return Condition.of(minimal(labelled, left, merge_labels), left, self.split)
@@ -206,6 +245,18 @@ class Condition:
         return shown[0] if len(shown) == 1 else " ∨ ".join(f"({s})" for s in shown)
 
 
+def _solved(
+    r: Relation, numbers: Mapping, given: frozenset, symbol: sympy.Symbol | None, left: Domain, domain: Domain, split
+) -> list[list[Relation]]:
+    """``r`` with ``numbers`` put in, solved again (each relation once per point: a comparison's regions
+    share the relations of its pairs)."""
+    key = ("subs", given, symbol, domain, split)
+    found = r.memo.get(key)
+    if found is None:
+        found = r.memo[key] = solve(r.source.substitute(numbers), symbol, left, split)
+    return found
+
+
 def _symbol_named(symbol: sympy.Symbol | str | None, present: frozenset[sympy.Symbol]) -> sympy.Symbol | None:
     """``symbol`` as one of the symbols ``present`` when given by name (the name need not be present)."""
     if not isinstance(symbol, str):
@@ -229,7 +280,30 @@ def _fraction(value: object) -> Fraction:
     return Fraction(int(v.p), int(v.q))
 
 
+def _longer_than(relations, limit: int) -> bool:
+    total = 0
+    for r in relations:
+        total += len(_rel_text(r))
+        if total > limit:
+            return True
+    return False
+
+
+_TEXTS: dict[sympy.Basic, str] = {}
+_LATEX: dict[sympy.Basic, str] = {}
+
+
 def _rel_text(r: sympy.Basic) -> str:
+    """A relation as text, each relation written once (a comparison prints the same relations often)."""
+    found = _TEXTS.get(r)
+    if found is None:
+        if len(_TEXTS) > 65536:
+            _TEXTS.clear()
+        found = _TEXTS[r] = _rel_text_of(r)
+    return found
+
+
+def _rel_text_of(r: sympy.Basic) -> str:
     if isinstance(r, sympy.Eq):
         text = f"{pretty(r.lhs)} = {pretty(r.rhs)}"
     else:
@@ -242,7 +316,12 @@ def _rel_text(r: sympy.Basic) -> str:
 
 
 def _rel_latex(r: sympy.Basic) -> str:
-    return latex(r)
+    found = _LATEX.get(r)
+    if found is None:
+        if len(_LATEX) > 65536:
+            _LATEX.clear()
+        found = _LATEX[r] = latex(r)
+    return found
 
 
 def drop_subsumed(cases: Sequence[Case]) -> tuple[Case, ...]:
@@ -303,6 +382,7 @@ def _join_relations(ra: sympy.Basic, rb: sympy.Basic) -> sympy.Basic | None:
 _REGIMES = {
     "compute-bound": say("compute-bound"),
     "communication-bound": say("communication-bound"),
+    "memory-bound": say("memory-bound"),
     "either": say("either"),
 }
 
@@ -436,8 +516,14 @@ class Clauses:
         parts = [p for p in self.parts if not p.always]
         if not parts:
             return say("always")
+        if len(parts) == 1:
+            return parts[0].text()
         shown = (p.text() if len(p.cases) == 1 else say("({case})", case=p.text()) for p in parts)
         return say("{relations}", relations=AllOf(shown))
+
+    def longer_than(self, limit: int) -> bool:
+        """Whether :meth:`text` is surely longer than ``limit`` characters (see :meth:`Condition.longer_than`)."""
+        return _longer_than((r for p in self.parts for c in p.cases for r in c.relations), limit)
 
     def latex(self) -> str:
         if self.never:
@@ -445,6 +531,8 @@ class Clauses:
         parts = [p for p in self.parts if not p.always]
         if not parts:
             return r"\text{always}"
+        if len(parts) == 1:
+            return parts[0].latex()
         return r" \land ".join(p.latex() if len(p.cases) == 1 else f"\\left({p.latex()}\\right)" for p in parts)
 
     def holds(self, values: Mapping) -> bool | None:
@@ -472,7 +560,61 @@ class Clauses:
         symbol = _symbol_named(symbol, self.symbols)
         parts = tuple(p.subs(point, symbol) for p in self.parts)
         domain = parts[0].domain if parts else self.domain
-        return Clauses(tuple(p for p in parts if not p.always), domain)
+        return Clauses(tuple(p for p in parts if not p.always), domain).simplified()
+
+    def simplified(self) -> Clauses:
+        """The same conjunction with nothing said twice: the relations of one-case clauses together in
+        minimal form (``J < 4096 and J < 4096`` is ``J < 4096``; a bound a tighter one implies goes), the
+        cases of the other clauses that contradict them dropped, and a clause they imply dropped.
+
+        Examples:
+            >>> B, D = sympy.symbols("B D", positive=True)
+            >>> once = Condition((Case("", (sympy.Lt(B, D),)),))
+            >>> Clauses((once, once)).simplified().text()
+            'B < D'
+        """
+        parts = [p for p in self.parts if not p.always]
+        if any(p.never for p in parts):
+            return Clauses((Condition((), self.domain),), self.domain)
+        unique = list({p.key(): p for p in parts}.values())
+        domain = self.domain
+        if domain is None or not all(p.exact for p in unique):
+            return Clauses(tuple(unique), domain)
+        while True:
+            core = conjunction([r for p in unique if len(p.cases) == 1 for r in p.cases[0].exact], domain)
+            if core is None:
+                return Clauses((Condition((), domain),), domain)
+            changed = False
+            out: list[Condition] = []
+            for p in unique:
+                if len(p.cases) == 1:
+                    out.append(p)
+                    continue
+                cases = [c for c in p.cases if conjunction([*core, *c.exact], domain) is not None]
+                if not cases:
+                    return Clauses((Condition((), domain),), domain)
+                if any(implies(core, c.exact, domain) for c in cases):
+                    changed = True  # the others make this clause hold
+                    continue
+                if len(cases) < len(p.cases):
+                    changed = True
+                    p = Condition(tuple(cases), domain, p.split)
+                out.append(p)
+            unique = list({p.key(): p for p in out}.values())
+            if not changed:
+                break
+        kept = {r.key for r in core}
+        final: list[Condition] = []
+        for p in unique:
+            if len(p.cases) == 1:
+                (case,) = p.cases
+                rels = [r for r in case.exact if r.key in kept]
+                kept -= {r.key for r in rels}  # each relation said once, where it first appears
+                if rels:
+                    final.append(Condition.of([(case.label, rels)], domain, p.split))
+            else:
+                final.append(p)
+        return Clauses(tuple(final), domain)
 
     @property
     def cases(self) -> tuple[Case, ...]:

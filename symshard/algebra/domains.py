@@ -57,6 +57,7 @@ class Domain:
     groups: Mapping[sympy.Expr, tuple[frozenset[sympy.Expr], ...]] = field(default_factory=dict)
     floors: Mapping[sympy.Expr, Number] = field(default_factory=dict)
     memo: dict = field(default_factory=dict, compare=False, repr=False)  # comparisons already decided here
+    ratios: dict = field(default_factory=dict, compare=False, repr=False)  # (ν, μ) -> floor(ν/μ), found once
 
     @classmethod
     def of(
@@ -119,14 +120,19 @@ def nonnegative(s: Signomial, domain: Domain) -> bool:
     budget = {m: Fraction(c) for m, c in s.terms.items() if c > 0}
     if not budget:
         return False
+    ratios = domain.ratios  # the same pairs of terms come up in comparison after comparison
     for mu, need in negatives:
         need = Fraction(need)
-        inverse = mono_inv(mu)
+        inverse = None
         offers = []
         for nu, left in budget.items():
             if left <= 0:
                 continue
-            ratio = domain.floor(mono_mul(nu, inverse))
+            ratio = ratios.get((nu, mu))
+            if ratio is None:
+                if inverse is None:
+                    inverse = mono_inv(mu)
+                ratio = ratios[(nu, mu)] = domain.floor(mono_mul(nu, inverse))
             if ratio > 0:
                 offers.append((ratio, nu))
         offers.sort(key=lambda o: -o[0])

@@ -34,7 +34,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import sympy
@@ -44,7 +44,7 @@ from .signomials import Monomial, Signomial
 from .symbols import is_axis_symbol
 from .units import pretty, sig
 
-__all__ = ["Inequality", "Relation", "minimal", "solve"]
+__all__ = ["Inequality", "Relation", "conjunction", "implies", "minimal", "solve"]
 
 Number = int | Fraction
 
@@ -108,6 +108,7 @@ class Relation:
     den: Signomial
     power: int
     source: Inequality
+    memo: dict = field(default_factory=dict, compare=False, repr=False, hash=False)  # key, relational: worked out once
 
     # -- reading
     @property
@@ -125,6 +126,12 @@ class Relation:
 
     def relational(self) -> sympy.Basic:
         """The relation as a SymPy relational (unevaluated), the form conditions keep and print."""
+        found = self.memo.get("relational")
+        if found is None:
+            found = self.memo["relational"] = self._relational()
+        return found
+
+    def _relational(self) -> sympy.Basic:
         if self.target is None:
             src = self.source
             left = src.left.expr() if src.left is not None else sympy.Integer(0)
@@ -153,13 +160,16 @@ class Relation:
     @property
     def key(self) -> tuple:
         """What identifies the relation (two relations with one key say the same)."""
-        return (
-            self.target,
-            self.op,
-            self.power,
-            _ratio_key(self.num, self.den),
-            self.source.expr if self.target is None else None,
-        )
+        found = self.memo.get("key")
+        if found is None:
+            found = self.memo["key"] = (
+                self.target,
+                self.op,
+                self.power,
+                _ratio_key(self.num, self.den),
+                self.source.expr if self.target is None else None,
+            )
+        return found
 
 
 def _ratio_key(num: Signomial, den: Signomial) -> tuple:
@@ -211,19 +221,32 @@ def sign(s: Signomial, domain: Domain) -> int | None:
     """+1 if ``s ≥ 0`` everywhere (and not zero), -1 if ``s ≤ 0`` everywhere, 0 if zero, None if unknown."""
     if s.is_zero:
         return 0
-    if nonnegative(s, domain):
-        return 1
-    if nonnegative(-s, domain):
-        return -1
-    return None
+    key = ("sign", s)
+    if key in domain.memo:
+        return domain.memo[key]
+    found = 1 if nonnegative(s, domain) else -1 if nonnegative(-s, domain) else None
+    domain.memo[key] = found
+    return found
 
 
-def solve(ineq: Inequality, x: sympy.Expr | None, domain: Domain, split: bool = True) -> list[list[Relation]]:
+def solve(ineq: Inequality, x: sympy.Expr | None, domain: Domain, split: bool | str = True) -> list[list[Relation]]:
     """``ineq`` as a union of cases (lists of relations, all to hold): ``[]`` never, ``[[]]`` always.
 
     Solved for ``x`` when it appears, else for :func:`preferred` of its symbols. Without ``split``, an
     inequality of more than two terms stays as it is (its terms moved to the side where they are
-    positive), rather than solved with a case for each sign of its coefficient."""
+    positive), rather than solved with a case for each sign of its coefficient. With ``split="once"``,
+    it is solved with a case for each sign of its coefficient only when that sign is itself one
+    relation (``K < C/W_ici``); a coefficient whose sign needs cases of its own leaves the inequality
+    as it is: one comparison of two sums reads more plainly than nested cases.
+
+    Examples:
+        >>> from symshard.algebra.monomials import from_expr
+        >>> from symshard.algebra.symbols import C, W_ici, dim
+        >>> I, K = dim("I"), dim("K")
+        >>> (math_,), (comms,) = from_expr(2 * I * K / C).parts, from_expr(2 * I / W_ici + 2 * K / W_ici).parts
+        >>> [[r.text() for r in case] for case in solve(Inequality.less(math_, comms), I, Domain(), "once")]
+        [['K < C/W_ici'], ['K > C/W_ici', 'I < (C·K)/(-C + K·W_ici)']]
+    """
     s = _content_free(ineq.expr)  # a positive factor every term shares changes no sign (B in 2·B·D < 4·B·F)
     if s is not ineq.expr:
         ineq = Inequality(s, ineq.strict, ineq.left, ineq.right)
@@ -247,8 +270,12 @@ def solve(ineq: Inequality, x: sympy.Expr | None, domain: Domain, split: bool = 
     s_hi, s_lo = sign(hi, domain), sign(lo, domain)
     cases: list[list[Relation]] = []
     if s_hi is None:  # split on the coefficient's sign (where it is zero, a boundary: either side)
+        inner: bool | str = False if split == "once" else split
         for direction, coefficient in ((+1, hi), (-1, -hi)):
-            for part in solve(Inequality(coefficient), None, domain, split):
+            parts = solve(Inequality(coefficient), None, domain, inner)
+            if split == "once" and any(r.target is None for part in parts for r in part):
+                return [[_unsolved(ineq)]]  # the sign itself is a comparison of sums: no cases on it
+            for part in parts:
                 for side in _side(ineq, target, e, hi, lo, direction, s_lo):
                     cases.append([*part, *side])
         return cases
@@ -267,7 +294,7 @@ def _content_free(s: Signomial) -> Signomial:
             a: min(e, 0) for a, e in here.items() if a not in exps
         }
     common = tuple((a, e) for a, e in exps.items() if e)
-    return s / Signomial({common: 1}) if common else s
+    return s.over(common) if common else s
 
 
 def _side(
@@ -375,6 +402,21 @@ def minimal(
     return _merge(out, domain, join)
 
 
+def conjunction(case: Sequence[Relation], domain: Domain) -> list[Relation] | None:
+    """The relations of ``case``, all to hold, in minimal form (see the module docstring); None when they
+    contradict.
+
+    Examples:
+        >>> from symshard.algebra.monomials import from_expr
+        >>> from symshard.algebra.symbols import dim
+        >>> (J,), (five,), (four,) = (from_expr(e).parts for e in (dim("J"), 5100, 4096))
+        >>> below = [solve(Inequality.less(J, b), J, Domain())[0][0] for b in (five, four, four)]
+        >>> [r.text() for r in conjunction(below, Domain())]
+        ['J < 4096']
+    """
+    return _simplify_case(case, domain)
+
+
 def _simplify_case(case: Sequence[Relation], domain: Domain) -> list[Relation] | None:
     kept: list[Relation] = []
     seen: set[tuple] = set()
@@ -429,28 +471,82 @@ def _simplify_case(case: Sequence[Relation], domain: Domain) -> list[Relation] |
 
 
 def _merge(cases: list[Labelled], domain: Domain, join: Callable[[str, str], str]) -> list[Labelled]:
-    """``(A and r) or (A and not r)`` is ``A``; a case holding another case's relations and more goes."""
+    """``(A and r) or (A and not r)`` is ``A``; a case holding another case's relations and more goes.
+
+    Between cases with one label (the label stays true of the larger case): ``(A and r) or (A and S and
+    not r)`` is ``(A and r) or (A and S)``, and a case that implies another goes (``J > 5100`` beside
+    ``J > 4096``)."""
     cases = [(label, list(c)) for label, c in cases]
     merged = True
     while merged:
         merged = False
-        for i, j in itertools.combinations(range(len(cases)), 2):
+        for i, j in itertools.permutations(range(len(cases)), 2):
             a = {r.key: r for r in cases[i][1]}
             b = {r.key: r for r in cases[j][1]}
             only_a = [r for k, r in a.items() if k not in b]
             only_b = [r for k, r in b.items() if k not in a]
-            if len(only_a) == 1 and len(only_b) == 1 and only_a[0].negated().key == only_b[0].key:
+            if i < j and len(only_a) == 1 and len(only_b) == 1 and _opposite(only_a[0], only_b[0]):
                 kept = [r for r in cases[i][1] if r.key != only_a[0].key]
                 cases[i] = (join(cases[i][0], cases[j][0]), _simplify_case(kept, domain) or kept)
                 del cases[j]
                 merged = True
                 break
-            if not only_a or not only_b:  # one case's relations include all of the other's: the other covers it
+            if i < j and (not only_a or not only_b):  # one case's relations include all of the other's
                 drop = i if only_a else j
                 del cases[drop]
                 merged = True
                 break
+            if cases[i][0] != cases[j][0]:
+                continue
+            if len(only_a) == 1 and only_b:  # (A and r) or (A and S and not r): not r goes from the second
+                (r,) = only_a
+                loose = [x for x in only_b if _opposite(r, x)]
+                if loose:
+                    kept = [x for x in cases[j][1] if x.key != loose[0].key]
+                    cases[j] = (cases[j][0], _simplify_case(kept, domain) or kept)
+                    merged = True
+                    break
+            if len(cases[i][1]) + len(cases[j][1]) <= 12 and implies(cases[i][1], cases[j][1], domain):
+                del cases[i]  # the other case holds wherever this one does
+                merged = True
+                break
     return cases
+
+
+def _loose_key(r: Relation) -> tuple:
+    """A relation's key up to strictness: ``x < e`` and ``x ≤ e`` (they differ only on a boundary)."""
+    if r.target is None:
+        return (None, r.source.expr)
+    return (r.target, r.upper, r.power, r.key[3])
+
+
+def _opposite(a: Relation, b: Relation) -> bool:
+    """Whether ``b`` is ``not a`` up to the boundary where the two sides are equal."""
+    return _loose_key(a.negated()) == _loose_key(b)
+
+
+def implies(case: Sequence[Relation], other: Sequence[Relation], domain: Domain) -> bool:
+    """Whether the relations of ``case`` imply every relation of ``other`` on ``domain`` (proved: False
+    means "not proved"); boundaries do not count (``x < 5`` implies ``x ≤ 5`` and ``x < 5`` alike).
+
+    Examples:
+        >>> from symshard.algebra.monomials import from_expr
+        >>> from symshard.algebra.symbols import dim
+        >>> (J,), (five,), (four,) = (from_expr(e).parts for e in (dim("J"), 5100, 4096))
+        >>> more = [solve(Inequality.less(five, J), J, Domain())[0], solve(Inequality.less(four, J), J, Domain())[0]]
+        >>> implies(more[0], more[1], Domain()), implies(more[1], more[0], Domain())
+        (True, False)
+    """
+    keys = {_loose_key(r) for r in case}
+    left = [r for r in other if _loose_key(r) not in keys]
+    for r in left:  # what the proof below can see: bounds on one symbol, relations between two monomials
+        if r.target is None:
+            return False
+        if _loglinear(r) is None and not any(
+            c.target == r.target and c.power == r.power and c.upper == r.upper for c in case
+        ):
+            return False
+    return all(_simplify_case([*case, r.negated()], domain) is None for r in left)
 
 
 # -- relations between monomials as linear inequalities in the logarithms -----------------------------

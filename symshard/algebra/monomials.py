@@ -239,7 +239,7 @@ class Lazy:
 def covers(big: Signomial, small: Signomial) -> bool:
     """``big ≥ small`` everywhere, seen without any assumption: ``big - small`` has no negative coefficient."""
     b, s = big.terms, small.terms
-    if not s.keys() <= b.keys():
+    if len(s) > len(b) or not s.keys() <= b.keys():
         return False  # a positive term of small that big lacks (costs are positive, so all of them are)
     for m, c in s.items():
         if b[m] < c:

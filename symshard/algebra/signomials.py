@@ -197,6 +197,26 @@ class Signomial:
             return NotImplemented
         return self * other.inverse()
 
+    def over(self, monomial: Monomial) -> Signomial:
+        """``self`` divided by ``monomial`` (each term's powers less its own, as ``self / monomial`` gives, but
+        without a general product: inequalities divide out the factor their terms share this way).
+
+        Examples:
+            >>> from symshard.algebra.symbols import dim
+            >>> B, D = Signomial.atom(dim("B")), Signomial.atom(dim("D"))
+            >>> (B * D + B * B).over(B.monomial[1]).expr()
+            B + D
+        """
+        shift = dict(monomial)
+        out: dict[Monomial, Number] = {}
+        for m, c in self.terms.items():
+            powers = dict(m)
+            for a, e in shift.items():
+                powers[a] = powers.get(a, 0) - e
+            key = tuple(sorted(((a, e) for a, e in powers.items() if e), key=lambda ae: _rank(ae[0])))
+            out[key] = c
+        return Signomial(out)
+
     def substitute(self, atom: sympy.Expr, value: Signomial) -> Signomial:
         """``self`` with ``atom`` replaced by ``value``, a single term (a monomial times a number)."""
         one = value.monomial

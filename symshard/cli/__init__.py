@@ -48,7 +48,6 @@ from typing import TYPE_CHECKING
 from ..errors import SymshardError, UsageError
 from ..i18n import LANGUAGES, keyed, language_from, sentence
 from ..messages import say
-from ..problems.texts import shown_language
 from .budget import limits_for, running
 from .checks import check_options
 from .commands import COMMANDS
@@ -83,6 +82,8 @@ def _language(args: argparse.Namespace) -> str:
     """
     explicit = getattr(args, "lang", None) or getattr(args, "global_lang", None)
     if args.command == "problems":
+        from ..problems.texts import shown_language  # the problems' engine (Jinja) only for their commands
+
         chosen = explicit or language_from(None)
         args.lang = chosen
         return shown_language(chosen)

@@ -170,12 +170,14 @@ def _matmul(args: argparse.Namespace) -> tuple[str, dict]:
     every = bool(args.every)
     split = args.split
     model = _cost_model(args, chip)
+    hbm = not args.no_hbm
     p = plan(mm, mesh, args.shape, dtype=args.dtype, hardware=chip, model=model, overlap=not args.serial,
-             comm_overlap=how, all=every, split=split)  # fmt: skip
+             comm_overlap=how, all=every, split=split, hbm=hbm)  # fmt: skip
     if not p.numeric and chip is not None:
-        # sizes are symbolic: keep C, W_ici, ... as symbols too, so the formulas stay readable
+        # sizes are symbolic: keep C, W_ici, ... as symbols too, so the formulas stay readable (and compare,
+        # which plans this way, numbers the strategies alike)
         p = plan(mm, mesh, args.shape, dtype=args.dtype, model=model, overlap=not args.serial, comm_overlap=how,
-                 all=every, split=split)  # fmt: skip
+                 all=every, split=split, hbm=hbm)  # fmt: skip
     shown = len(p.strategies) if args.json or args.top == 0 else min(args.top, len(p.strategies))
     most = MAX_PRINTED if p.numeric else MAX_PRINTED_SYMBOLIC
     if shown > most:  # each strategy printed is its formulas worked out and written: refused before the work
@@ -293,16 +295,20 @@ def _compare(args: argparse.Namespace) -> tuple[str, dict]:
                 )
             picked.append(int(part))
     _set_aside_unused_sizes(args, mm.dims, str(mm))
+    # the plan matmul lists for the same options (symbolic, so the chip's constants stay symbols): the same
+    # strategies, numbered alike in matmul, compare, --pairs, the map and the JSON
+    options = dict(dtype=args.dtype, model=_cost_model(args, chip), overlap=not args.serial,
+                   comm_overlap=args.comm_overlap, hbm=not args.no_hbm)  # fmt: skip
     if isinstance(picked, list):  # refused before any work: the plan, then every pair
         check_compared(str(mm), "explicit", len(picked))
     elif picked == "all":  # the listing is quick; the plan's winners are not
-        every = plan(mm, mesh, args.shape, dtype=args.dtype, model=_cost_model(args, chip),
-                     comm_overlap=args.comm_overlap, all=True, hbm=False)  # fmt: skip
-        check_compared(str(mm), "all", len(every.strategies))
-    p = plan(mm, mesh, args.shape, dtype=args.dtype, model=_cost_model(args, chip), comm_overlap=args.comm_overlap,
-             hbm=False)  # fmt: skip
+        check_compared(str(mm), "all", len(plan(mm, mesh, args.shape, all=True, **options).strategies))
+    p = plan(mm, mesh, args.shape, **options)
     c = compare(p, args.solve_for, strategies=picked, hardware=chip, overlap=not args.serial)
-    text, data = compare_text(c, language=args.language, pairs=args.pairs), compare_data(c, args.language)
+    if args.json:  # only what is printed is worked out: writing every condition out takes a while
+        text, data = "", compare_data(c, args.language)
+    else:
+        text, data = compare_text(c, language=args.language, pairs=args.pairs), {}
     if c.mode != "explicit" and not args.pairs:
         text += "\n" + pairs_hint(args.language)
     if args.map:

@@ -157,6 +157,15 @@ def _add_outer(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_no_hbm(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-hbm",
+        action="store_true",
+        help="leave T_hbm (the local product reading and writing HBM) out of each strategy's time, as the "
+        "chapter reasons; matmul and compare number the strategies alike for the same options",
+    )
+
+
 def _add_comm_overlap(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--comm-overlap",
@@ -206,6 +215,7 @@ def argument_parser() -> argparse.ArgumentParser:
     p.add_argument("matmul", help="e.g. 'X[B, D] · Y[D_X, F] -> Z[B, F]'")
     _add_sizes(p)
     _add_plan_options(p)
+    _add_no_hbm(p)
     p.add_argument(
         "--all", dest="every", action="store_true", help="list every valid strategy, not only those that can win"
     )
@@ -264,7 +274,7 @@ def argument_parser() -> argparse.ArgumentParser:
     _add_lang(p)
     p.set_defaults(run="verify")
 
-    p = sub.add_parser("compare", help="when each strategy is communication-bound, and which wins when")
+    p = sub.add_parser("compare", help="when each strategy is communication- or memory-bound, and which wins when")
     p.add_argument("matmul", help="e.g. 'X[B, D] · Y[D_X, F] -> Z[B, F]'")
     p.add_argument("--solve-for", required=True, metavar="SYMBOL", help="a dim (B), an axis (X) or a constant")
     p.add_argument(
@@ -293,6 +303,7 @@ def argument_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace a map symshard wrote that was edited since")
     _add_sizes(p)
     _add_plan_options(p)
+    _add_no_hbm(p)
     p.set_defaults(run="compare")
 
     p = sub.add_parser(

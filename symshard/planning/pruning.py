@@ -139,6 +139,39 @@ class Domains:
                 return False
         return True
 
+    def inside(self, atoms: set[sympy.Expr], n: int) -> list[dict[sympy.Expr, float]]:
+        """``n`` points (deterministic) inside every domain: each dim a multiple of every mesh axis's
+        devices together (so of those that shard it, in any strategy), axes of 2 to 16 devices, constants
+        over the hardware catalogue's range; none when an atom is not a symbol (an opaque quantity such as
+        ``floor(|X|/2)`` has no value of its own)."""
+        import random
+
+        if any(not a.is_Symbol for a in atoms):
+            return []
+        rng = random.Random(29)
+        ranges = constant_ranges()
+        atoms_sorted = sorted(atoms, key=str)
+        fixed = math.prod(int(as_expr(v)) for v in self.env.axis.values() if as_expr(v).is_number)
+        out = []
+        for _ in range(n):
+            point: dict[sympy.Expr, float] = {}
+            for a in atoms_sorted:
+                if a in self.axes:
+                    point[a] = float(2 ** rng.randint(1, 4))
+            devices = fixed * math.prod(point.values())
+            for a in atoms_sorted:
+                if a in self.axes:
+                    continue
+                if a.is_integer:
+                    point[a] = float(devices * 2 ** rng.randint(0, 10))
+                elif a in ranges:
+                    lo, hi = ranges[a]
+                    point[a] = log_uniform(rng, lo, hi)
+                else:
+                    point[a] = log_uniform(rng, 1e-3, 1e3)
+            out.append(point)
+        return out
+
     def sample(self, atoms: set[sympy.Expr], n: int) -> list[dict[sympy.Expr, float]]:
         """``n`` sample points (deterministic) over ``atoms``: dims and axes of realistic sizes, constants
         over the range of the hardware catalogue."""
@@ -207,6 +240,14 @@ def pareto(candidates: list[SymbolicCandidate], domains: Domains) -> list[Symbol
         tuple(at[width * i + k][p] for p in range(len(points)) for k in range(width)) for i in range(len(candidates))
     ]
     scale = [max(v[k] for v in values) or 1.0 for k in range(len(values[0]))] if values else []
+    # more points where every candidate is valid, only to rule comparisons out before a proof is tried (a
+    # counterexample there is one: the candidates kept are the same, found sooner)
+    inside = domains.inside(atoms, 24)
+    refute: list[tuple[float, ...]] = [()] * len(candidates)
+    if inside:
+        more = values_at([m for c in candidates for m in c.metrics], inside)
+        refute = [tuple(more[width * i + k][p] for p in range(len(inside)) for k in range(width))
+                  for i in range(len(candidates))]  # fmt: skip
     order = sorted(
         range(len(candidates)),
         key=lambda i: (sum(v / s for v, s in zip(values[i], scale, strict=True)), candidates[i].order),
@@ -216,6 +257,8 @@ def pareto(candidates: list[SymbolicCandidate], domains: Domains) -> list[Symbol
     def below(i: int, j: int) -> bool:  # candidate i at least as good as j everywhere j is valid
         vi, vj = values[i], values[j]
         if any(a > b * (1 + 1e-9) + 1e-300 for a, b in zip(vi, vj, strict=True)):
+            return False
+        if any(a > b * (1 + 1e-9) + 1e-300 for a, b in zip(refute[i], refute[j], strict=True)):
             return False
         ci, cj = candidates[i], candidates[j]
         if not domains.implied(ci.needs, cj.needs):
@@ -241,11 +284,18 @@ def witnesses(kept: list[SymbolicCandidate], domains: Domains, overlap: bool) ->
             atoms |= m.atoms
     points = domains.sample(atoms, 48)
     found: dict[int, dict[sympy.Expr, float]] = {}
-    for pt in points:
+    # every metric at every point at once, the legs the candidates share valued once (the same values)
+    at = values_at([m for c in kept for m in (c.metrics[0], c.metrics[1], *c.metrics[3:])], points)
+    shapes: list[tuple[int, int, range]] = []
+    start = 0
+    for c in kept:
+        shapes.append((start, start + 1, range(start + 2, start + len(c.metrics) - 1)))
+        start += len(c.metrics) - 1
+    for n, pt in enumerate(points):
         times = []
-        for c in kept:
-            math_, comm = c.metrics[0].value(pt), c.metrics[1].value(pt)
-            local = max(math_, *(m.value(pt) for m in c.metrics[3:]))  # the local product: FLOPs or HBM
+        for first, second, rest in shapes:
+            math_, comm = at[first][n], at[second][n]
+            local = max(math_, *(at[r][n] for r in rest))  # the local product: FLOPs or HBM
             times.append(max(local, comm) if overlap else local + comm)
         best = min(times)
         winners = [i for i, t in enumerate(times) if t <= best * (1 + 1e-9)]

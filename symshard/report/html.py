@@ -114,6 +114,7 @@ ENGLISH: dict[str, str] = {
     "html.never_by": "never (strategy {by} is at least as fast)",
     "html.never_sampled": "never at the points sampled",
     "html.communication_bound_iff": "communication-bound iff {condition}",
+    "html.memory_bound_iff": "memory-bound (T_hbm the largest) iff {condition}",
     "html.fastest_where": "fastest where {where}",
     "html.solving": "solving for {symbol}",
     "html.time_bandwidth": "time = {combine}, collectives bandwidth-bound",
@@ -428,18 +429,33 @@ def comparison_html(c: Comparison, *, language: str = "en") -> str:
         else:
             where = "—"
         css = "best" if region is not None else ""
-        rows.append((css, [str(index), strategy_name(s), _seconds(s.compute_time), _seconds(s.bandwidth_comm_time)]))
+        hbm = [_seconds(s.hbm_time)] if c.hbm else []
+        rows.append((css, [str(index), strategy_name(s), _seconds(s.compute_time), *hbm,
+                           _seconds(s.bandwidth_comm_time)]))  # fmt: skip
         bound = _condition_cell(regime.communication_bound, regime.numeric, lang) if regime else "—"
         # the conditions are long: they get a line of their own under the strategy's costs
-        said = _say("html.communication_bound_iff", lang, condition=bound)
-        when = f'<td colspan="3">{said}<br>{_say("html.fastest_where", lang, where=where)}</td>'
+        said = [_say("html.communication_bound_iff", lang, condition=bound)]
+        memory = regime.memory_bound if regime is not None else None
+        if memory is not None and regime is not None and not memory.never:
+            cell = _condition_cell(memory, regime.numeric_memory, lang)
+            said.append(_say("html.memory_bound_iff", lang, condition=cell))
+        said.append(_say("html.fastest_where", lang, where=where))
+        when = f'<td colspan="{3 + len(hbm)}">{"<br>".join(said)}</td>'
         rows.append((f"{css} when".strip(), ["", when]))
-    head = ["#", _say("html.strategy", lang), "T<sub>math</sub>", "T<sub>comms</sub>"]
+    head = ["#", _say("html.strategy", lang), "T<sub>math</sub>", *(["T<sub>hbm</sub>"] if c.hbm else []),
+            "T<sub>comms</sub>"]  # fmt: skip
     context = [_say("html.solving", lang, symbol=math(latex(c.symbol))),
                _say("html.mesh", lang, mesh=escape(str(c.plan.mesh)))]  # fmt: skip
     if c.hardware is not None:
         context.append(escape(c.hardware.label))
-    combine = "T<sub>math</sub> + T<sub>comms</sub>" if c.serial else "max(T<sub>math</sub>, T<sub>comms</sub>)"
+    if c.hbm:
+        combine = (
+            "max(T<sub>math</sub>, T<sub>hbm</sub>) + T<sub>comms</sub>"
+            if c.serial
+            else "max(T<sub>math</sub>, T<sub>hbm</sub>, T<sub>comms</sub>)"
+        )
+    else:
+        combine = "T<sub>math</sub> + T<sub>comms</sub>" if c.serial else "max(T<sub>math</sub>, T<sub>comms</sub>)"
     context.append(_say("html.time_bandwidth", lang, combine=combine))
     parts = [
         f"<p><strong>{math(c.plan.matmul.latex())}</strong></p>",

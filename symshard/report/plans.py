@@ -51,7 +51,7 @@ from ..i18n import keyed, sentence
 from ..machines.mesh import Mesh
 from ..messages import Clauses as Sentences
 from ..messages import say
-from ..planning.crossovers import Comparison, Condition
+from ..planning.crossovers import Comparison, Condition, Regime
 from ..planning.search_results import Candidate, SearchResult
 from ..planning.strategies import Plan, Reason, Strategy
 
@@ -59,8 +59,10 @@ __all__ = [
     "ENGLISH",
     "compare_data",
     "compare_text",
+    "never_fastest",
     "plan_data",
     "plan_text",
+    "regime_lines",
     "search_data",
     "search_text",
     "strategy_data",
@@ -104,14 +106,30 @@ ENGLISH: dict[str, str] = {
     "report.can_win": "can be the fastest: {winners} (of {count} compared)",
     "report.never_fastest": "never the fastest: {never}",
     "report.at_least_as_fast": "{j} ({i} is at least as fast everywhere)",
-    "report.never_sampled": "{j} (at no sample point)",
+    "report.never_sampled": "{j} (wins nowhere in the sampled region)",
     "report.neighbours": "each is the fastest where it beats all of its neighbours:",
     "report.beats_one_line": "{a} beats {b} iff {condition}",
     "report.can_win_count": "{winners} of {count} can be the fastest",
-    "report.can_win_never": "{winners} of {count} can be the fastest; never: {why}",
-    "report.never_slower": "{count} (another at least as fast everywhere)",
-    "report.never_unsampled": "{count} (at no sample point)",
+    "report.can_win_never": "{winners} of {count} can be the fastest; never the fastest: {why}",
+    "report.strategies_one": "{count} strategy",
+    "report.strategies_many": "{count} strategies",
+    "report.more_one": "{count}",
+    "report.more_many": "{count}",
+    "report.dominated_one": "{count} (dominated everywhere)",
+    "report.dominated_many": "{count} (each dominated everywhere)",
+    "report.unsampled_one": "{count} (wins nowhere in the sampled region)",
+    "report.unsampled_many": "{count} (each wins nowhere in the sampled region)",
     "report.times": "     T_math = {math}; T_comms = {comms}",
+    "report.times_hbm": "     T_math = {math}; T_hbm = {hbm}; T_comms = {comms}",
+    "report.memory_bound_iff": "     {bound} (T_hbm the largest) iff {condition}",
+    "report.bound_on_chip_iff": "     {bound} on {chip} iff {condition}",
+    "report.memory_bound_on_chip_iff": "     {bound} (T_hbm the largest) on {chip} iff {condition}",
+    "report.always_bound": "     always {bound} ({why})",
+    "report.never_communication_bound": "     never {bound} ({why})",
+    "report.why.no_collectives": "no collectives",
+    "report.why.comms_above": "T_comms above T_math everywhere",
+    "report.why.comms_below": "T_comms at most T_math everywhere",
+    "report.why.hbm_largest": "T_hbm the largest term everywhere",
     "report.fastest_iff": "     fastest iff {condition}",
     "report.neighbour_pairs": "neighbours: {pairs}",
     "report.divides": "divides: {needs}",
@@ -443,15 +461,18 @@ def compare_data(c: Comparison, language: str = "en") -> dict:
     each strategy that can be the fastest with its region and neighbours, and ``never_fastest``."""
     regimes = []
     for r in c.regimes:
-        regimes.append(
-            {
-                "strategy": r.index,
-                "name": r.strategy.name,
-                "compute_time": latex(r.strategy.compute_time),
-                "communication_bound_if": _condition_data(r.communication_bound),
-                "numeric": _condition_data(r.numeric) if r.numeric is not None else None,
-            }
-        )
+        regime = {
+            "strategy": r.index,
+            "name": r.strategy.name,
+            "compute_time": latex(r.strategy.compute_time),
+            "communication_bound_if": _condition_data(r.communication_bound),
+            "numeric": _condition_data(r.numeric) if r.numeric is not None else None,
+        }
+        if r.memory_bound is not None:  # T_hbm counts: where it is the largest term, memory-bound
+            regime["hbm_time"] = latex(r.strategy.hbm_time)
+            regime["memory_bound_if"] = _condition_data(r.memory_bound)
+            regime["numeric_memory"] = _condition_data(r.numeric_memory) if r.numeric_memory is not None else None
+        regimes.append(regime)
     pairs = []
     for pr in c.pairs:
         pairs.append(
@@ -469,6 +490,7 @@ def compare_data(c: Comparison, language: str = "en") -> dict:
         "symbol": str(c.symbol),
         "hardware": c.hardware.name if c.hardware else None,
         "mode": c.mode,
+        "hbm": c.hbm,
         "strategies": [strategy_data(i, s, c.plan.mesh, language) for i, s in c.strategies],
         "conditions": {"regimes": regimes, "pairs": pairs},
         "fastest": [
@@ -504,7 +526,8 @@ def compare_text(c: Comparison, *, language: str = "en", pairs: bool = False) ->
     """
     if c.mode != "explicit" and not pairs:
         return _compare_short(c, language)
-    hw = f" [{c.hardware.label}: " if c.hardware else None
+    label = c.hardware.label if c.hardware else None
+    hw = f" [{label}: " if label else None
     overlap = sentence(c.assumptions[1], language)
     lines = [str(c.plan.matmul), _say("report.solving", language, symbol=c.symbol, overlap=overlap)]
     if c.mode != "explicit":
@@ -520,14 +543,10 @@ def compare_text(c: Comparison, *, language: str = "en", pairs: bool = False) ->
         s = r.strategy
         lines.append(f"{r.index}. {s.name}")
         lines.append(f"     T_math = {pretty(s.compute_time)}")
+        if r.memory_bound is not None:
+            lines.append(f"     T_hbm = {pretty(s.hbm_time)}")
         lines.append(f"     T_comms = {pretty(s.bandwidth_comm_time)}")
-        condition = _condition(r.communication_bound.text(), language)
-        line = _say(
-            "report.communication_bound_iff", language, bound=_bound("communication", language), condition=condition
-        )
-        if hw and r.numeric is not None:
-            line += hw + _condition(r.numeric.text(), language) + "]"
-        lines.append(line)
+        lines.extend(regime_lines(r, label, language))
     if c.mode != "explicit" and c.pairs:
         lines.append(_say("report.neighbours", language))
     for pr in c.pairs:
@@ -541,11 +560,83 @@ def compare_text(c: Comparison, *, language: str = "en", pairs: bool = False) ->
         if not pr.a_wins.cases:
             lines.append(_say("report.never", language))
         for case in pr.a_wins.cases:
-            label = f"   ({_regimes(case.label, language)})" if case.label else ""
-            lines.append(f"     {_condition(case.text(), language)}{label}")
+            tag = f"   ({_regimes(case.label, language)})" if case.label else ""
+            lines.append(f"     {_condition(case.text(), language)}{tag}")
         if hw and pr.numeric_a_wins is not None:
             lines.append(f"    {hw}{_condition(pr.numeric_a_wins.text(), language)}]")
     return "\n".join(lines)
+
+
+def regime_lines(r: Regime, chip: str | None = None, language: str = "en", *, short: bool = False) -> list[str]:
+    """A strategy's regime, each line with its value on ``chip`` (the chip's label) where there is one: when
+    it is communication-bound (``T_comms`` above ``T_math``, the chapter's question: ``B < C/W_ici``) and
+    when memory-bound (``T_hbm`` the largest term, which wins over the other), or why there is no
+    condition (no collectives; always one way). Memory says nothing where ``T_hbm`` is never the largest.
+    ``short``: a line whose formula and value on the chip do not fit one line of the screen gives the value
+    on the chip alone (the same choice in every language, made on the English).
+
+    Examples:
+        >>> from symshard.planning.crossovers import compare
+        >>> c = compare("X[B, D] · Y[D_X, F] -> Z[B, F]", "B", strategies=[2], hardware="tpu-v5p")
+        >>> regime_lines(c.regimes[0], "TPU v5p")[0]
+        '     communication-bound iff B < C/W_ici [TPU v5p: B < 2550]'
+    """
+    lines = []
+    comm = _bound("communication", language)
+    cond = r.communication_bound
+    if r.strategy.bandwidth_comm_time == 0:
+        lines.append(_say("report.never_communication_bound", language, bound=comm,
+                          why=_say("report.why.no_collectives", language)))  # fmt: skip
+    elif cond.always:
+        lines.append(_say("report.always_bound", language, bound=comm, why=_say("report.why.comms_above", language)))
+    elif cond.never:
+        lines.append(_say("report.never_communication_bound", language, bound=comm,
+                          why=_say("report.why.comms_below", language)))  # fmt: skip
+    else:
+        lines.append(_bound_line("report.communication_bound_iff", "report.bound_on_chip_iff", comm, cond, r.numeric,
+                                 chip, language, short))  # fmt: skip
+    memory, numeric = r.memory_bound, r.numeric_memory
+    if memory is None or memory.never or (chip and numeric is not None and numeric.never):
+        return lines  # T_hbm is never the largest term: nothing more to say
+    bound = _bound("memory", language)
+    if memory.always or (chip and numeric is not None and numeric.always):
+        lines.append(_say("report.always_bound", language, bound=bound, why=_say("report.why.hbm_largest", language)))
+        return lines
+    lines.append(_bound_line("report.memory_bound_iff", "report.memory_bound_on_chip_iff", bound, memory, numeric,
+                             chip, language, short))  # fmt: skip
+    return lines
+
+
+def _bound_line(key: str, on_chip: str, bound: str, cond, numeric, chip: str | None, language: str, short: bool) -> str:
+    """``communication-bound iff B < C/W_ici [TPU v5p: B < 2550]``, or with ``short`` and too long a line for
+    the screen, ``communication-bound on TPU v5p iff B < 2550``."""
+    if chip and numeric is not None:
+        english = _say(key, "en", bound="communication-bound", condition=cond.text()) + f" [{chip}: {numeric.text()}]"
+        if short and not _fits(english, 1):
+            return _say(on_chip, language, bound=bound, chip=chip, condition=_condition(numeric.text(), language))
+        line = _say(key, language, bound=bound, condition=_condition(cond.text(), language))
+        return line + f" [{chip}: {_condition(numeric.text(), language)}]"
+    return _say(key, language, bound=bound, condition=_condition(cond.text(), language))
+
+
+def never_fastest(dominated: int, unsampled: int, language: str = "en") -> str:
+    """How many strategies never win, and why, said as counts (the first with its noun, each read right
+    for one): ``4 strategies (each dominated everywhere), 1 (wins nowhere in the sampled region)``.
+
+    Examples:
+        >>> never_fastest(4, 1)
+        '4 strategies (each dominated everywhere), 1 (wins nowhere in the sampled region)'
+        >>> never_fastest(1, 0), never_fastest(0, 2)
+        ('1 strategy (dominated everywhere)', '2 strategies (each wins nowhere in the sampled region)')
+    """
+    parts: list[str] = []
+    for count, why in ((dominated, "report.dominated"), (unsampled, "report.unsampled")):
+        if not count:
+            continue
+        one = "_one" if count == 1 else "_many"
+        noun = "report.strategies" if not parts else "report.more"
+        parts.append(_say(why + one, language, count=_say(noun + one, language, count=f"{count:,}")))
+    return ("，" if language == "zh" else ", ").join(parts)
 
 
 def _fits(text: str, lines: int) -> bool:
@@ -554,49 +645,42 @@ def _fits(text: str, lines: int) -> bool:
 
 
 def _compare_short(c: Comparison, language: str) -> str:
-    """Which strategies can be the fastest, each once with its times and, where it is short enough to
-    read (two lines), the region where it is the fastest and its regime; the others as one count; the
-    pairs of neighbours whose conditions make up the regions. What is left out for length (long regions
-    and regimes, each pair's condition, why each other strategy never wins) is what ``pairs=True`` and
+    """Which strategies can be the fastest, each once with its times and its regime, and, where it is
+    short enough to read (two lines), the region where it is the fastest; the others as counts; the
+    pairs of neighbours whose conditions make up the regions. What is left out for length (long regions,
+    each pair's condition, why each other strategy never wins) is what ``pairs=True`` and
     :func:`compare_data` give."""
     label = c.hardware.label if c.hardware else None
     overlap = sentence(c.assumptions[1], language)
     lines = [str(c.plan.matmul), _say("report.solving", language, symbol=c.symbol, overlap=overlap)]
     slower = sum(1 for _, i in c.dominated if i)
-    why = [_say("report.never_slower", language, count=slower)] if slower else []
-    if len(c.dominated) > slower:
-        why.append(_say("report.never_unsampled", language, count=len(c.dominated) - slower))
+    why = never_fastest(slower, len(c.dominated) - slower, language)
     key = "report.can_win_never" if why else "report.can_win_count"
-    joined = (", " if language == "en" else "，").join(why)
-    lines.append(_say(key, language, winners=len(c.best), count=len(c.strategies), why=joined))
+    lines.append(_say(key, language, winners=len(c.best), count=len(c.strategies), why=why))
     regimes = {r.index: r for r in c.regimes}
     for region in c.best:
         s = region.strategy
-        lines.append(f"{region.index}. {s.name}")
-        lines.append(_say("report.times", language, math=pretty(s.compute_time), comms=pretty(s.bandwidth_comm_time)))
-        # a condition is shown when its English fits the screen (the same choice in every language)
         regime = regimes.get(region.index)
+        math_, comms = pretty(s.compute_time), pretty(s.bandwidth_comm_time)
+        if regime is not None and regime.memory_bound is not None:
+            lines.append(_say("report.times_hbm", language, math=math_, hbm=pretty(s.hbm_time), comms=comms))
+        else:
+            lines.append(_say("report.times", language, math=math_, comms=comms))
+        lines.insert(len(lines) - 1, f"{region.index}. {s.name}")
         if regime is not None:
-            shown = f"     communication-bound iff {regime.communication_bound.text()}"
-            if label and regime.numeric is not None:
-                shown += f" [{label}: {regime.numeric.text()}]"
-            if _fits(shown, 1):
-                condition = _condition(regime.communication_bound.text(), language)
-                line = _say(
-                    "report.communication_bound_iff",
-                    language,
-                    bound=_bound("communication", language),
-                    condition=condition,
-                )
-                if label and regime.numeric is not None:
-                    line += f" [{label}: {_condition(regime.numeric.text(), language)}]"
-                lines.append(line)
+            lines.extend(regime_lines(regime, label, language, short=True))
+        if region.condition.longer_than(2 * SCREEN):
+            continue  # (its relations alone take more than two lines: not written out to be measured)
         where = region.condition.text()
-        numeric = region.numeric.text() if label and region.numeric is not None else None
-        if _fits(f"     fastest iff {where}", 2) and (numeric is None or _fits(f"       [{label}: {numeric}]", 2)):
-            lines.append(_say("report.fastest_iff", language, condition=_condition(where, language)))
-            if numeric is not None:
-                lines.append(f"       [{label}: {_condition(numeric, language)}]")
+        if not _fits(f"     fastest iff {where}", 2):
+            continue
+        on_chip = region.numeric if label else None
+        numeric = on_chip.text() if on_chip is not None and not on_chip.longer_than(2 * SCREEN) else None
+        if on_chip is not None and (numeric is None or not _fits(f"       [{label}: {numeric}]", 2)):
+            continue
+        lines.append(_say("report.fastest_iff", language, condition=_condition(where, language)))
+        if numeric is not None:
+            lines.append(f"       [{label}: {_condition(numeric, language)}]")
     if c.pairs:
         grouped: dict[int, list[int]] = {}
         for pr in c.pairs:

@@ -279,13 +279,17 @@ def test_matmul_symbolic_text(capsys):
 
 
 def test_compare_json_question_4(capsys):
-    data = run_json(capsys, "compare", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--solve-for", "B", "--hw", "tpu-v5p")
-    regimes = {r["name"]: r for r in data["conditions"]["regimes"]}
-    gather = regimes["AllGather_X(Y) → matmul"]
-    assert gather["communication_bound_if"]["text"] == "B < C/W_ici"
-    assert gather["communication_bound_if"]["latex"] == r"B < \frac{C}{W_{\text{ici}}}"
-    assert gather["numeric"]["text"] == "B < 2550"
-    # the strategies that can be the fastest (1, 2 and the AllToAll, 3) and the pairs whose regions touch
+    q4 = ["compare", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--solve-for", "B", "--hw", "tpu-v5p"]
+    for hbm in ([], ["--no-hbm"]):  # the chapter's answer, with T_hbm counted or left out
+        data = run_json(capsys, *q4, *hbm)
+        regimes = {r["name"]: r for r in data["conditions"]["regimes"]}
+        gather = regimes["AllGather_X(Y) → matmul"]
+        assert gather["communication_bound_if"]["text"] == "B < C/W_ici"
+        assert gather["communication_bound_if"]["latex"] == r"B < \frac{C}{W_{\text{ici}}}"
+        assert gather["numeric"]["text"] == "B < 2550"
+        assert ("memory_bound_if" in gather) == (not hbm) and data["hbm"] == (not hbm)
+    # as the chapter reasons (HBM left out): the strategies that can be the fastest (1, 2 and the AllToAll, 3)
+    # and the pairs whose regions touch
     assert [r["strategy"] for r in data["fastest"]] == [1, 2, 3]
     assert [(p["a"], p["b"]) for p in data["conditions"]["pairs"]] == [(1, 3), (2, 3)]
     assert data["fastest"][0]["numeric"]["text"] == "2·B·D < 5100·B·|X| + 1275·D·|X| and ((D > 5100·|X|) or (B < D/4))"
@@ -294,27 +298,57 @@ def test_compare_json_question_4(capsys):
     assert code == 0 and "B < D/2" in out and "[TPU v5p: B < 2550]" in out
 
 
+@pytest.mark.parametrize(
+    "options",
+    [
+        [],  # T_hbm counted, as matmul counts it by default
+        ["--no-hbm"],  # left out in both
+        ["--mesh", "X=4,Y=4", "--shape", "K=4096"],  # the chip's wiring and sizes given
+        ["--serial", "--comm-overlap", "none"],
+    ],
+)
+def test_compare_numbers_the_strategies_as_matmul_does(capsys, options):
+    """One numbering: compare's strategies (the map's and --pairs' too) are matmul's for the same options."""
+    mm, chip = "A[I_X, J_Y] · B[J_Y, K] -> C[I_X, K]", ["--hw", "tpu-v5e"]
+    listed = run_json(capsys, "matmul", mm, *chip, *options)["strategies"]
+    compared = run_json(capsys, "compare", mm, "--solve-for", "I", *chip, *options)
+    assert [s["name"] for s in compared["strategies"]] == [s["name"] for s in listed]
+    names = {i: s["name"] for i, s in enumerate(listed, 1)}
+    assert all(names[r["strategy"]] == r["name"] for r in compared["conditions"]["regimes"])
+    assert all(names[f["strategy"]] == f["name"] for f in compared["fastest"])
+    never = [n["strategy"] for n in compared["never_fastest"]]
+    assert sorted(never + [f["strategy"] for f in compared["fastest"]]) == sorted(names)  # each said once
+
+
 def screen_lines(text: str, columns: int = 100) -> int:
     """How many lines ``text`` takes on a terminal ``columns`` wide (long lines wrap)."""
     return sum(max(1, -(-len(line) // columns)) for line in text.splitlines())
 
 
 SHORT_ANSWERS = [
-    # (matmul, solve for, chip, language, most lines at 100 columns: one screen)
-    ("X[B, D] · Y[D_X, F] -> Z[B, F]", "B", "tpu-v5p", "en", 30),
-    ("A[I_X, J_Y] · B[J_Y, K] -> C[I_X, K]", "I", "tpu-v5e", "en", 30),
-    ("A[I_X, J_Y] · B[J_Y, K] -> C[I_X, K]", "I", "tpu-v5e", "zh", 30),
-    ("A[I_X, J_Y] · B[J_Y, K_Z] -> C[I_X, K_Z]", "I", "tpu-v5e", "en", 32),
+    # (matmul, solve for, chip, language, most lines at 100 columns for each strategy that can be the fastest:
+    # its name, times and regime, its region where that fits two lines)
+    ("X[B, D] · Y[D_X, F] -> Z[B, F]", "B", "tpu-v5p", "en", 7),
+    ("A[I_X, J_Y] · B[J_Y, K] -> C[I_X, K]", "I", "tpu-v5e", "en", 7),
+    ("A[I_X, J_Y] · B[J_Y, K] -> C[I_X, K]", "I", "tpu-v5e", "zh", 7),
+    ("A[I_X, J_Y] · B[J_Y, K_Z] -> C[I_X, K_Z]", "I", "tpu-v5e", "en", 8),
 ]
 
 
 @pytest.mark.parametrize(("mm", "symbol", "chip", "lang", "most"), SHORT_ANSWERS)
-def test_compare_answers_on_one_screen_and_pairs_brings_the_rest_back(capsys, mm, symbol, chip, lang, most):
+def test_compare_answers_shortly_and_pairs_brings_the_rest_back(capsys, mm, symbol, chip, lang, most):
     argv = ["compare", mm, "--solve-for", symbol, "--hw", chip, "--lang", lang]
     data = run_json(capsys, *argv)
     code, out, _ = run(capsys, *argv)
-    assert code == 0 and screen_lines(out) <= most
+    assert code == 0 and screen_lines(out) <= 6 + most * len(data["fastest"])
     lines = out.splitlines()
+    if lang == "en":  # nothing but the headings, each strategy's lines and the neighbours: no pair's condition
+        said = ("T_math = ", "communication-bound", "memory-bound", "never communication-bound", "fastest iff", "[")
+        body = [line for line in lines[3:-3] if not re.match(r"\d+\. ", line)]
+        assert all(line.lstrip().startswith(said) for line in body), body
+    # every strategy that can be the fastest has its regime (communication-bound or why not), said once
+    regime_lines = [line for line in lines if "communication-bound" in line or "通信受限" in line]
+    assert len(regime_lines) == len(data["fastest"])
     label = "fastest iff " if lang == "en" else "最快，当且仅当 "
     # each strategy that can win, once, with its times, and its region where that fits two lines
     fitting = 0
@@ -331,10 +365,14 @@ def test_compare_answers_on_one_screen_and_pairs_brings_the_rest_back(capsys, mm
     # the others as one count (why, in numbers), and the neighbours: every pair whose conditions make the regions
     never = data["never_fastest"]
     as_fast = sum(1 for n in never if n["as_fast"])
-    if lang == "en":
+    if lang == "en":  # counts said as counts, the first with its noun
         assert f"{len(data['fastest'])} of {len(data['strategies'])} can be the fastest" in lines[2]
-        assert (f"never: {as_fast} (another at least as fast everywhere)" in lines[2]) == bool(as_fast)
-        assert (f"{len(never) - as_fast} (at no sample point)" in lines[2]) == (len(never) > as_fast)
+        sampled, said = len(never) - as_fast, []
+        for count, why in ((as_fast, "dominated everywhere"), (sampled, "wins nowhere in the sampled region")):
+            if count:
+                noun = "" if said else " strategy" if count == 1 else " strategies"
+                said.append(f"{count}{noun} ({'' if count == 1 else 'each '}{why})")
+        assert lines[2].endswith(f"; never the fastest: {', '.join(said)}" if said else "can be the fastest")
     (neighbours,) = [line for line in lines if line.startswith(("neighbours: ", "相邻策略："))]
     groups = re.split("：|: ", neighbours, maxsplit=1)[1].split("; ")
     listed = {(int(a), int(b)) for group in groups for a, bs in [group.split(": ")] for b in bs.split(",")}
@@ -356,11 +394,18 @@ def test_compare_answers_on_one_screen_and_pairs_brings_the_rest_back(capsys, mm
 
 
 def test_compare_with_strategies_listed_keeps_every_pair(capsys):
-    # strategies picked by number: the book's case analysis, every pair, as the README shows it
-    code, out, _ = run(capsys, "compare", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--solve-for", "B", "--hw", "tpu-v5p",
-                       "--strategies", "1,2")  # fmt: skip
+    # strategies picked by number, HBM left out: the book's case analysis, every pair
+    argv = ["compare", "X[B, D] · Y[D_X, F] -> Z[B, F]", "--solve-for", "B", "--hw", "tpu-v5p", "--strategies", "1,2"]
+    code, out, _ = run(capsys, *argv, "--no-hbm")
     assert code == 0 and "1 beats 2 iff:" in out and "--pairs" not in out
     assert "     communication-bound iff B < C/W_ici [TPU v5p: B < 2550]" in out.splitlines()
+    # with T_hbm counted (nine combinations of regimes), each pair in the fewest relations, as the README shows it
+    code, out, _ = run(capsys, *argv)
+    lines = out.splitlines()
+    assert code == 0 and "     communication-bound iff B < C/W_ici [TPU v5p: B < 2550]" in lines
+    (beats,) = [line for line in lines if line.startswith("1 beats 2 iff ")]
+    assert "(D > 2·C/W_ici)" in beats and "(B < D/2)" in beats  # the chapter's "D > 2B" and "D > 5100", and HBM's
+    assert sum(line.lstrip().startswith("memory-bound (T_hbm the largest) iff ") for line in lines) == 2
 
 
 def test_best_sharding_command(capsys):

@@ -262,7 +262,8 @@ def test_question_4_strategy_costs():
 
 
 def test_question_4_crossovers():
-    c = compare(Q4, "B", hardware="tpu-v5p", strategies=[1, 2])  # the chapter's two strategies, compared
+    # the chapter's two strategies, compared as the chapter does: T_math against T_comms, HBM left out
+    c = compare(Q4, "B", hardware="tpu-v5p", strategies=[1, 2], hbm=False)
     names = [r.strategy.name for r in c.regimes]
     s1 = names.index("AllGather_X(Y) → matmul")
     s2 = names.index("DynamicSlice_{X,D}(X) → matmul → AllReduce_X(Z)")
@@ -294,13 +295,74 @@ def test_question_4_crossovers():
 def test_question_4_regions_in_the_fewest_relations():
     """By default compare keeps the strategies that can be the fastest: the chapter's two and the AllToAll
     (strategy 3); the local strategy and the gather never touch (the AllToAll lies between), and where
-    the local strategy is the fastest reads in the book's terms."""
-    c = compare(Q4, "B", hardware="tpu-v5p")
+    the local strategy is the fastest reads in the book's terms (HBM left out, as the chapter reasons)."""
+    c = compare(Q4, "B", hardware="tpu-v5p", hbm=False)
     assert [r.index for r in c.best] == [1, 2, 3] and c.mode == "best"
     assert {(pr.a, pr.b) for pr in c.pairs} == {(1, 3), (2, 3)}
     one = c.region(1)
     assert one is not None and one.neighbours == (3,)
     assert one.numeric.text() == "2·B·D < 5100·B·|X| + 1275·D·|X| and ((D > 5100·|X|) or (B < D/4))"
+
+
+def test_question_4_with_hbm_keeps_the_chapter_s_answers_and_adds_memory():
+    """T_hbm counted (the plan matmul lists): each strategy's communication-bound condition is still the
+    chapter's (it compares T_comms with T_math), the memory-bound one is where T_hbm is the largest, and
+    the chapter's two strategies compare in three relations: its "D > 2B", its "D > 5100", and HBM's."""
+    c = compare(Q4, "B", hardware="tpu-v5p", strategies=[1, 2])
+    assert c.plan.hbm and [s.name for _, s in c.strategies] == [s.name for s in plan(Q4).strategies[:2]]
+    local, gather = c.regimes
+    assert gather.communication_bound.cases[0].relations == (sympy.Lt(B, C / W_ici),)
+    assert gather.numeric.cases[0].relations == (sympy.Lt(B, 2550),)
+    assert local.communication_bound.cases[0].relations == (sympy.Lt(D, 2 * C * X / W_ici),)
+    v5p = hardware("v5p").constants()
+    for regime in (local, gather):
+        s = regime.strategy
+        for b, d, f in [(16, 8192, 8192), (128, 64, 64), (4096, 8192, 32768), (64, 16, 65536)]:
+            point = {B: b, D: d, F: f, X: 4}
+            m, h, t = (sympy.sympify(e).xreplace({**point, **v5p}) for e in (s.compute_time, s.hbm_time,
+                                                                             s.bandwidth_comm_time))  # fmt: skip
+            assert regime.memory_bound.holds({**point, **v5p}) is bool(h > max(m, t))
+            assert regime.numeric_memory.holds(point) is bool(h > max(m, t))
+    (pair,) = c.pairs
+    texts = [case.text() for part in pair.numeric_a_wins.parts for case in part.cases]
+    assert "D > 5100" in texts and "B < D/2" in texts and len(texts) == 3
+
+
+@pytest.mark.parametrize(
+    ("mm", "symbol", "options"),
+    [
+        (Q4, "D", dict(shape="F=4096,B=2048", mesh="X=8", hardware="tpu-v5p", hbm=False)),
+        (Q4, "D", dict(shape="F=4096,B=2048", mesh="X=8", hardware="tpu-v5p")),
+        (Q4, "B", dict(hardware="tpu-v5p")),
+        ("A[I_X, J_Y] · B[J_Y, K] -> C[I_X, K]", "J", dict(shape="K=4096,I=8192", hardware="tpu-v5p")),
+        ("A[I_X, J_Y] · B[J_Y, K] -> C[I_X, K]", "I", dict(hardware="tpu-v5e")),
+    ],
+)
+def test_conditions_say_nothing_twice(mm, symbol, options):
+    """The issue's "(J > 5100) or (J > 4096)" and "J < 4096 and J < 4096": in every condition compare writes,
+    symbolic or on the chip, no case holds two bounds on one side of a symbol, no case of a union implies
+    another, and no relation is said twice in a conjunction of clauses."""
+    from symshard.algebra.conditions import Clauses
+    from symshard.algebra.inequalities import implies
+
+    c = compare(mm, symbol, **options)
+    found = [r.communication_bound for r in c.regimes] + [r.numeric for r in c.regimes]
+    found += [r.memory_bound for r in c.regimes] + [r.numeric_memory for r in c.regimes]
+    found += [w for pr in c.pairs for w in (pr.a_wins, pr.b_wins, pr.numeric_a_wins, pr.numeric_b_wins)]
+    found += [r.condition for r in c.best] + [r.numeric for r in c.best]
+    checked = 0
+    for cond in (x for x in found if x is not None):
+        parts = cond.parts if isinstance(cond, Clauses) else (cond,)
+        said = [r.key for p in parts if len(p.cases) == 1 for r in p.cases[0].exact]
+        assert len(said) == len(set(said)), cond.text()
+        for p in parts:
+            for case in p.cases:
+                sides = [(r.target, r.upper, r.power) for r in case.exact if r.target is not None]
+                assert len(sides) == len(set(sides)), case.text()
+            for a, b in itertools.permutations(p.cases, 2):
+                assert not (a.label == b.label and implies(a.exact, b.exact, p.domain)), p.text()
+            checked += 1
+    assert checked > 5
 
 
 # -- Question 5: the fastest way to a replicated result on a v5p 4x4x4 ------------------------------------

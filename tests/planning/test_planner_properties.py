@@ -34,6 +34,7 @@ some natural output is always reachable). Any other exception fails the test.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -421,11 +422,12 @@ def link_loads(s: Strategy) -> list[sympy.Expr]:
     return list(loads.values()) or [sympy.Integer(0)]
 
 
-def bandwidth_terms(s: Strategy) -> tuple[sympy.Expr, sympy.Expr]:
-    """``(T_math, T_comms of the bandwidth-bound collective times)``: the two terms compare ranks by; with
-    collectives on disjoint links overlapping, T_comms is the busiest link's total."""
+def bandwidth_terms(s: Strategy) -> tuple[sympy.Expr, sympy.Expr, sympy.Expr]:
+    """``(T_math, T_comms of the bandwidth-bound collective times, T_hbm)``: the terms compare ranks by; with
+    collectives on disjoint links overlapping, T_comms is the busiest link's total (T_hbm is 0 where the
+    plan leaves it out)."""
     loads = link_loads(s)
-    return s.compute_time, loads[0] if len(loads) == 1 else sympy.Max(*loads)
+    return s.compute_time, loads[0] if len(loads) == 1 else sympy.Max(*loads), s.hbm_time
 
 
 def crossings(terms: Sequence[sympy.Expr], x: sympy.Symbol, values: Mapping[sympy.Symbol, sympy.Basic]) -> list[int]:
@@ -494,29 +496,48 @@ def test_compare_agrees_with_direct_timing(drawn, data: st.DataObject) -> None:
     assert x == dim(symbol)
     terms = {i: bandwidth_terms(result.plan.strategy(i)) for i in picked or range(1, len(result.plan.strategies) + 1)}
     free = {f for pair in terms.values() for e in pair for f in e.free_symbols}
+    # where compare's conditions hold: every dim at least the devices that shard it in any strategy compared
+    least: dict[sympy.Basic, int] = {}
+    for i in terms:
+        for name, axes in result.plan.strategy(i).divisibility:
+            devices = math.prod(int(mesh.size(a)) for a in axes)
+            least[dim(name)] = max(least.get(dim(name), 1), devices)
     base: dict[sympy.Symbol, sympy.Basic] = dict(constants)
     for f in sorted(free - {x} - set(constants), key=str):
-        base[f] = sympy.Integer(data.draw(st.integers(1, 2**16), label=str(f)))
+        base[f] = sympy.Integer(data.draw(st.integers(least.get(f, 1), 2**16), label=str(f)))
 
     for regime in result.regimes:
-        math_, comm = terms[regime.index]
+        math_, comm, hbm = terms[regime.index]
         loads = link_loads(result.plan.strategy(regime.index))
-        for value in points_to_try(data, crossings([math_, *loads], x, base), f"{x} for regime {regime.index}"):
+        edges = [math_, *loads, *([hbm] if result.plan.hbm else [])]
+        for value in points_to_try(data, crossings(edges, x, base), f"{x} for regime {regime.index}"):
+            if value < least.get(x, 1):
+                continue  # outside what compare assumes
             point = {**base, x: sympy.Integer(value)}
-            m, c = substituted(math_, point), substituted(comm, point)
-            if m == c:
-                continue
-            bound = regime.communication_bound.holds(point)
-            event("regime: communication-bound" if m < c else "regime: compute-bound")
-            assert bound is bool(m < c), f"strategy {regime.index} at {point}: T_math {m}, T_comms {c}, {bound}"
+            m, c, h = substituted(math_, point), substituted(comm, point), substituted(hbm, point)
+            if m != c:
+                bound = regime.communication_bound.holds(point)
+                event("regime: communication-bound" if m < c else "regime: compute-bound")
+                assert bound is bool(m < c), f"strategy {regime.index} at {point}: T_math {m}, T_comms {c}, {bound}"
+            if regime.memory_bound is not None and h not in (m, c):  # T_hbm the largest (ties: boundaries)
+                memory = regime.memory_bound.holds(point)
+                event("regime: memory-bound" if h > max(m, c) else "regime: not memory-bound")
+                assert memory is bool(h > max(m, c)), f"strategy {regime.index} at {point}: {m}, {h}, {c}: {memory}"
+                if m != c:  # the strategy's own bound, as the conditions read together
+                    said = regime.bound(point)
+                    assert said == ("memory" if h > max(m, c) else "communication" if c > m else "compute"), said
 
     for pair in result.pairs:
         ta, tb = terms[pair.a], terms[pair.b]
         edges = [ta[0], tb[0], *link_loads(result.plan.strategy(pair.a)), *link_loads(result.plan.strategy(pair.b))]
+        if result.plan.hbm:
+            edges += [ta[2], tb[2]]
         for value in points_to_try(data, crossings(edges, x, base), f"{x} for {pair.a} vs {pair.b}"):
+            if value < least.get(x, 1):
+                continue  # outside what compare assumes
             point = {**base, x: sympy.Integer(value)}
-            a = max(substituted(ta[0], point), substituted(ta[1], point))
-            b = max(substituted(tb[0], point), substituted(tb[1], point))
+            a = max(substituted(e, point) for e in ta)
+            b = max(substituted(e, point) for e in tb)
             if a == b:
                 event("pair: tie, skipped")
                 continue

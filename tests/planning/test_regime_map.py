@@ -50,9 +50,9 @@ def _numeric_fastest(mm, mesh, shape, hw, names, dtype="bf16") -> tuple[list[str
     """The compared strategies fastest at a numeric point (ties kept), from a plan of numbers, and the margin."""
     p = ss.plan(mm, mesh, shape, hardware=hw, dtype=dtype, all=True)
     times = {}
-    for s in p.strategies:
+    for s in p.strategies:  # as compare weighs them: the bandwidth-bound T_comms, T_math and T_hbm
         if s.name in names:
-            times[s.name] = max(float(s.compute_time), float(s.bandwidth_comm_time))
+            times[s.name] = max(float(s.compute_time), float(s.hbm_time), float(s.bandwidth_comm_time))
     best = min(times.values())
     tied = sorted(n for n, t in times.items() if t <= best * (1 + 1e-9))
     others = sorted(t for t in times.values() if t > best * (1 + 1e-9))
