@@ -158,10 +158,18 @@ def test_the_sum_is_explained_in_english_and_chinese():
     assert len(english) == len(chinese) == len(s.steps)
 
 
-def test_the_sum_in_the_reports():
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_sum_in_the_reports(lang, capsys):
     from symshard.cli import main
 
-    assert main(["matmul", ISSUE, "--mesh", "X=4,Y=2", "--shape", SHAPE, "--hw", "tpu-v5e", "--top", "1"]) == 0
+    argv = ["matmul", ISSUE, "--mesh", "X=4,Y=2", "--shape", SHAPE, "--hw", "tpu-v5e", "--top", "1", "--explain"]
+    assert main([*argv, "--lang", lang]) == 0
+    out = capsys.readouterr().out
+    assert "1. Sum_L(A) → matmul → AllReduce_X(C)" in out and "Sum_L(A[I, J_X, L]) -> A[I, J_X]" in out
+    said = (
+        "Each device sums its block of A over L" if lang == "en" else "在相乘之前，每个设备先沿 L 对自己持有的 A 块求和"
+    )
+    assert said in out
 
 
 def test_the_sum_in_the_html_and_the_json(capsys):
