@@ -15,7 +15,11 @@
    ``compiled.cost_analysis()``, compared apart;
 3. looks for a symshard strategy with exactly XLA's collectives (kind, mesh axes,
    elements each device contributes) and says where it ranks under symshard's cost
-   model, or why none matches; where the plan does not list XLA's further orders (batch
+   model, as ``matmul --hw --all`` ranks the planner's strategies (the chip's wiring, one
+   question, one ranking: :meth:`~symshard.planning.strategies.Plan.position`), or why none
+   matches, and, where none but one pairing other devices in a permute has XLA's collectives,
+   bytes and FLOPs, that it is equal in cost (:attr:`~symshard.jax.results.Verification.equal_in_cost`);
+   where the plan does not list XLA's further orders (batch
    or head dims on three axes: millions of strategies), they are searched for XLA's
    collectives (:meth:`~symshard.planning.planner.Plan.matching`), and a strategy found so is run
    and placed among the listed (:attr:`~symshard.jax.results.Verification.further`); failing that,
@@ -24,12 +28,18 @@
    plan lists, counts only if it runs correctly under ``shard_map``
    (:attr:`~symshard.jax.results.Verification.routed`).
 
+The two plans' costs are compared by the bytes each device receives in their collectives
+(:func:`~symshard.jax.xla_plans.received_elements`) and the FLOPs of their products.
+
 Lowering is accounted for explicitly and recorded in ``lowering``: XLA writes a
 reduce-scatter as an all-reduce plus a partition-indexed ``dynamic-slice``, which the
 CPU backend runs as it is (read back as the reduce-scatter it is, after evaluating
 the slice's offsets for every device), and a bf16 dot and its reductions run in f32,
 so the HLO's collectives move twice the bytes of the bf16 plan; the match compares
-elements, which are exact, and both byte counts are reported. Device groups and
+elements, which are exact, and both byte counts are reported. A product that contracts no dim
+is a ``multiply`` in XLA's module (counted as a dot contracting one element), and a dim only one
+operand has is summed by a ``reduce`` before the dot, as symshard's strategies sum it
+(:class:`~symshard.notation.einsums.LocalSum`). Device groups and
 slices are named by mesh axes or, where XLA splits an axis, by its sub-axes
 (``X:(2)2``, Shardy's notation), which no strategy over whole mesh axes uses.
 
