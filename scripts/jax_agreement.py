@@ -167,6 +167,12 @@ def main(argv: list[str] | None = None) -> int:
         f"cheaper than its best with axes in parts too, and none of its strategies (planner work): "
         f"{total['planner_work']}"
     )
+    print(
+        f"XLA's plan cheaper than symshard's best in bytes received and FLOPs, a match or not: "
+        f"{total['cheaper_than_best']:,} of {total['cases']:,} ({100 * total['cheaper_than_best'] / total['cases']:.1f} %), "
+        f"{total['cheaper_latency_bound']:,} of them with symshard's best latency-bound; equal in cost but for a "
+        f"permute's pairs (not matches): {total['equal_in_cost']}"
+    )
     if not args.no_speed:
         for label, case in (
             ("collective-free", "A[I_X, J] · B[J, K_Y] -> C[I_X, K_Y]"),

@@ -204,7 +204,8 @@ def _verify(args: argparse.Namespace) -> tuple[str, dict]:
             say("verify needs numbers: --mesh and --shape"), hint=say("e.g. --mesh X=4,Y=2 --shape I=64,J=64,K=64")
         )
     _set_aside_unused_sizes(args, mm.dims, str(mm))
-    mesh = Mesh(args.mesh)
+    chip = hardware(args.hw) if args.hw else None
+    mesh = Mesh(args.mesh, hardware=chip)  # the chip's wiring, as matmul --hw has it: one question, one ranking
     if not mesh.is_numeric:
         raise UsageError(
             say("verify needs every mesh size, not '{mesh}'", mesh=args.mesh), hint=say("e.g. --mesh X=4,Y=2")
@@ -231,8 +232,8 @@ def _verify(args: argparse.Namespace) -> tuple[str, dict]:
         mesh,
         args.shape,
         dtype=args.dtype,
-        hardware=args.hw,
-        model=_cost_model(args, hardware(args.hw)),
+        hardware=chip,
+        model=_cost_model(args, chip),
         run=args.execute,
         sample=args.sample,
         seed=args.seed,

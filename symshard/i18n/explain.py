@@ -41,7 +41,7 @@ from ..machines.mesh import Mesh
 from ..messages import Message, Names, keyed, say
 from ..notation.arrays import Array, format_axes
 from ..notation.einsums import ENGLISH as MATMUL
-from ..notation.einsums import Classification, LocalMatmul
+from ..notation.einsums import Classification, LocalMatmul, LocalSum
 from .catalog import render, text, translate
 from .languages import check_language
 
@@ -68,6 +68,11 @@ ENGLISH: dict[str, str] = {
     "step.slice": "Slice {name} along {axes} on {dim}: no data moves; each device keeps the {fraction} of {dim} "
     "that its position along {axes} selects, {out}.",
     "step.other": "{kind} {name} over {axes}, {out}.",
+    "step.sum": "Each device sums its block of {name} over {dims}, which only {name} has and the product drops, "
+    "before the product, with no communication: {out}.",
+    "step.sum.partial": "Each device sums its block of {name} over {dims}, which only {name} has and the product "
+    "drops, before the product: {dims} is split along {axes}, so each device holds a partial sum, {out}, to be "
+    "added up over {axes}.",
     "step.matmul": "Each device multiplies its own blocks, {lhs} · {rhs} -> {out}, with no communication.",
     "step.matmul.partial": "Each device multiplies its own blocks, {lhs} · {rhs} -> {out}: {dims} is split along "
     "{axes}, so each result is a partial sum, to be added up over {axes}.",
@@ -135,8 +140,8 @@ def step_sentence(
 
     Args:
         step: a :class:`~symshard.planning.strategies.PlanStep`, a
-            :class:`~symshard.costs.collectives.CollectiveExpr` or a
-            :class:`~symshard.notation.einsums.LocalMatmul`.
+            :class:`~symshard.costs.collectives.CollectiveExpr`, a
+            :class:`~symshard.notation.einsums.LocalMatmul` or a :class:`~symshard.notation.einsums.LocalSum`.
         mesh: the mesh, for the number of devices along an axis (``|X|`` without it).
         role: ``'lhs'``, ``'rhs'`` or ``'out'`` (taken from a PlanStep), naming an unnamed array.
         contracting: the product's contracting dims, to say when a gather makes one whole.
@@ -147,9 +152,11 @@ def step_sentence(
         'ReduceScatter C over X: the partial sums of the |X| devices are added up and each device keeps 1/|X| of the total along K, C[I, K_X].'
     """
     role = getattr(step, "role", role)
-    op = getattr(step, "op", step) if not isinstance(step, (CollectiveExpr, LocalMatmul)) else step
+    op = getattr(step, "op", step) if not isinstance(step, (CollectiveExpr, LocalMatmul, LocalSum)) else step
     if isinstance(op, LocalMatmul):
         return _local(op, language)
+    if isinstance(op, LocalSum):
+        return _sum(op, role, language)
     if not isinstance(op, CollectiveExpr):
         raise UsageError(
             say("cannot explain {what} as a step", what=type(step).__name__),
@@ -196,6 +203,14 @@ def step_sentence(
             return _say("step.permute", language, **values)
         return _say("step.repermute", language, src=str(arr), **values)
     return _say("step.other", language, kind=c.kind, **values)  # a step kind this module does not know yet
+
+
+def _sum(op: LocalSum, role: str | None, language: str) -> str:
+    split = [a for d in op.operand.dims if d.name in op.dims for a in d.axes]
+    values = {"name": _name(op.operand, role), "dims": tuple(op.dims), "out": str(op.output)}
+    if not split:
+        return _say("step.sum", language, **values)
+    return _say("step.sum.partial", language, axes=format_axes(split), **values)
 
 
 def _local(op: LocalMatmul, language: str) -> str:
@@ -294,7 +309,7 @@ def explain(obj: object, lang: str = "en", *, mesh: Mesh | None = None) -> str:
             lines.append(_say("plan.natural", lang, name=chosen.name))
         lines += strategy_sentences(chosen, lang, mesh=mesh or obj.mesh)
         return "\n".join(lines)
-    if isinstance(obj, (PlanStep, CollectiveExpr, LocalMatmul)):
+    if isinstance(obj, (PlanStep, CollectiveExpr, LocalMatmul, LocalSum)):
         return step_sentence(obj, lang, mesh=mesh)
     if isinstance(obj, SymshardError):
         return error_line(obj, lang)

@@ -17,6 +17,7 @@ step                         inside the body
 a reshard by permute         each device slices the block one receiver needs, then one ``ppermute``
                              over every mesh axis (a one-to-one matching of senders and receivers)
 ``DynamicSlice_{X,K}``       ``dynamic_slice_in_dim(x, axis_index('X') · n, n, K)``
+``Sum_L`` (a local sum)      ``sum(x, axis=L)``: partial sums where L was split
 local product                ``einsum`` of the two blocks
 ===========================  ===========================================================
 
@@ -58,7 +59,7 @@ from ..errors import ShardingError
 from ..machines.mesh import Mesh
 from ..messages import say
 from ..notation.arrays import Array
-from ..notation.einsums import LocalMatmul
+from ..notation.einsums import LocalMatmul, LocalSum
 from ..planning.route_steps import Repermute
 from ..planning.strategies import Plan, PlanStep, Strategy
 from .interop import jax_mesh, local_shape, stacked_shape, stacked_spec
@@ -304,6 +305,9 @@ class _Runner:
                 f"->{_letters(op.output.dim_names, table)}"
             )
             out = jax.numpy.einsum(spec, x, y)
+        elif isinstance(op, LocalSum):
+            names = op.operand.dim_names
+            out = jax.numpy.sum(x, axis=tuple(names.index(d) for d in op.dims))
         else:
             out = self.collective(x, op)
         want = self.local(st.output)
@@ -601,7 +605,7 @@ def execute(
     tolerance = (
         0.0
         if exact
-        else float(np.finfo(dtype).eps)
+        else float(jax.numpy.finfo(dtype).eps)  # numpy's finfo knows no bfloat16
         * float(np.max(np.abs(a)) * np.max(np.abs(b)))
         * (1 + int(np.prod([dict(plan.sizes)[d] for d in plan.matmul.reduced] or [1])))
     )

@@ -11,7 +11,8 @@ its element type, result shape and replica groups, in any of XLA's three spellin
 :func:`group_axes` names the mesh axes a set of groups spans, :func:`group_sub_axes`
 also the sub-axes (part of a mesh axis, ``X:(2)2`` in Shardy's notation) XLA may split an
 axis into, and :func:`sub_axis_slices` the sub-axes by which the module's slices pick each
-device's block; :func:`dot_flops` counts the FLOPs of the ``dot`` instructions.
+device's block; :func:`dot_flops` counts the FLOPs of the ``dot`` instructions (and of the products XLA writes as a
+``multiply``, :func:`multiply_flops`), :func:`sum_flops` the adds of its local sums.
 
 One lowering is undone explicitly, and recorded: XLA's SPMD partitioner writes a
 reduce-scatter as an all-reduce followed by a ``dynamic-slice`` whose offsets it computes
@@ -51,10 +52,12 @@ __all__ = [
     "group_axes",
     "group_sub_axes",
     "module_text",
+    "multiply_flops",
     "reduction_flops",
     "slice_axes",
     "sub_axis_name",
     "sub_axis_slices",
+    "sum_flops",
 ]
 
 KINDS = {
@@ -680,10 +683,39 @@ def collectives(text: str, devices: int | None = None) -> tuple[HloCollective, .
     return tuple(out)
 
 
-def dot_flops(text: str) -> int:
-    """FLOPs of every ``dot`` in the module: 2 × result elements × contracted size."""
+_FLOAT = re.compile(r"(f\d+|bf16)\[")
+
+
+def multiply_flops(text: str) -> int:
+    """FLOPs of the products XLA writes as an elementwise ``multiply``: a ``dot_general`` that contracts
+    nothing (an outer product, a product over batch dims alone), which XLA's simplifier turns into a
+    multiply of broadcasts, keeping the dot's name in its metadata. Counted as a dot contracting one
+    element, 2 × result elements, as symshard counts a product (the multiply does one FLOP per element)."""
     instrs, _, _ = _parse(text)
     total = 0
+    for ins in instrs.values():
+        if ins.op == "multiply" and _FLOAT.match(ins.type) and "dot_general" in ins.attrs:
+            total += 2 * math.prod(_shape(ins.type)[1])
+    return total
+
+
+def sum_flops(text: str) -> int:
+    """The adds of the module's local sums, as ``cost_analysis`` counts a ``reduce``: its operand's elements
+    less its result's (``jnp.einsum`` sums a dim only one operand has before the dot)."""
+    instrs, _, _ = _parse(text)
+    total = 0
+    for ins in instrs.values():
+        if ins.op != "reduce" or not _FLOAT.match(ins.type) or not ins.args or ins.args[0] not in instrs:
+            continue
+        total += math.prod(_shape(instrs[ins.args[0]].type)[1]) - math.prod(_shape(ins.type)[1])
+    return total
+
+
+def dot_flops(text: str) -> int:
+    """FLOPs of every ``dot`` in the module: 2 × result elements × contracted size; and of every product XLA
+    wrote as a multiply (:func:`multiply_flops`)."""
+    instrs, _, _ = _parse(text)
+    total = multiply_flops(text)
     for ins in instrs.values():
         if ins.op != "dot":
             continue

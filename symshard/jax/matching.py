@@ -13,13 +13,15 @@ the listing has no match, and :mod:`.verification` puts the check together. No J
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..messages import Clauses, Message, Names, say
 from ..planning.planner import Plan, Strategy
 from .results import clauses
 from .xla_plans import Signature, XlaPlan, signatures, strategy_flops
 
-__all__ = ["compare", "compare_with_kind"]
+__all__ = ["Comparison", "compare", "compare_with_kind"]
 
 
 def _describe(sig: Signature) -> str:
@@ -140,26 +142,55 @@ def _loose(sig: Signature) -> Signature:
 def compare(p: Plan, x: XlaPlan, *, refined: bool = False) -> tuple[Strategy | None, int | None, str]:
     """The best-ranked strategy whose communication is exactly XLA's and whose devices do as many FLOPs
     as XLA's dots, its rank, and the reason when there is none (``refined``: ``p`` has axes in parts)."""
-    strategy, rank, reason, _ = compare_with_kind(p, x, refined=refined)
-    return strategy, rank, reason
+    found = compare_with_kind(p, x, refined=refined)
+    return found.strategy, found.rank, found.reason
 
 
-def compare_with_kind(p: Plan, x: XlaPlan, *, refined: bool) -> tuple[Strategy | None, int | None, str, Message | None]:
-    """:func:`compare`, with the kind of the disagreement (for grouping) when there is one: a few words
-    for the disagreements a sweep meets often, else the reason's first clause."""
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """XLA's plan among a plan's listed strategies (:func:`compare_with_kind`).
+
+    ``strategy`` and ``rank``: the best-ranked strategy with exactly XLA's collectives and dot FLOPs, if
+    any; else ``reason`` says why none, and ``kind`` is the kind of the disagreement, for grouping.
+    ``equivalent``: with no match, the best-ranked strategy with XLA's collectives, bytes and FLOPs but a
+    collective-permute that pairs other devices (over other axes): not XLA's plan, whose devices pair
+    otherwise, but one equal to it in cost.
+    """
+
+    strategy: Strategy | None
+    rank: int | None
+    reason: str
+    kind: Message | None
+    equivalent: Strategy | None = None
+
+
+def compare_with_kind(
+    p: Plan, x: XlaPlan, *, refined: bool, number: Callable[[int, Strategy], int] | None = None
+) -> Comparison:
+    """:func:`compare`, with the kind of the disagreement (for grouping) when there is one (a few words
+    for the disagreements a sweep meets often, else the reason's first clause) and the strategy equal to
+    XLA's plan in cost, if one is (see :class:`Comparison`).
+
+    ``number(i, strategy)`` numbers the strategies the reason names (``strategy i`` of ``p``, counted from
+    0): by default their place in ``p``; :func:`~symshard.jax.verification.verify` numbers them as
+    ``matmul --all`` ranks them, the numbers a user sees there."""
+    if number is None:
+        number = _listed_number
     target = x.signature
     sigs = signatures(p)
     hits = [(i, p.strategies[i]) for i, sig in enumerate(sigs) if sig == target]
-    same_flops = [(i, s) for i, s in hits if int(s.raw_flops) == x.dot_flops]
+    same_flops = [(i, s) for i, s in hits if int(s.raw_product_flops) == x.dot_flops]
     if same_flops:
         i, s = same_flops[0]
-        return s, i + 1, "", None
+        return Comparison(s, i + 1, "", None)
     reasons: list[Message] = []
     kind: Message | None = None  # set with the first clause, when that clause is of a known kind
+    equivalent: Strategy | None = None
     if hits:
         i, s = hits[0]
-        values = {"index": i + 1, "name": s.name, "xla": f"{x.dot_flops:,}", "mine": f"{int(s.raw_flops):,}"}
-        if x.dot_flops > int(s.raw_flops):
+        mine = int(s.raw_product_flops)
+        values = {"index": number(i, s), "name": s.name, "xla": f"{x.dot_flops:,}", "mine": f"{mine:,}"}
+        if x.dot_flops > mine:
             reasons.append(
                 say(
                     "XLA runs the collectives of strategy {index} ({name}), but each device's dots do {xla} FLOPs "
@@ -196,13 +227,14 @@ def compare_with_kind(p: Plan, x: XlaPlan, *, refined: bool) -> tuple[Strategy |
                 "axes: XLA's source-target pairs cross {ours}, that strategy's permute {theirs}: the devices holding "
                 "the block a device needs differ along more axes than those, and symshard pairs each device with one "
                 "that differs only along its permute's axes where XLA picks another, so it is not counted as a match",
-                index=i + 1,
+                index=number(i, s),
                 name=s.name,
                 ours=Names(ours),
                 theirs=Names(theirs),
             )
         )
         kind = say("a symshard strategy's collectives and FLOPs, but for the collective-permute's axes")
+        equivalent = s
     subs = x.sub_axes
     if subs:
         reasons.append(_sub_axis_reason(p, x, subs))
@@ -285,14 +317,19 @@ def compare_with_kind(p: Plan, x: XlaPlan, *, refined: bool) -> tuple[Strategy |
     closest_i = min(first.values(), key=lambda i: (distance(sigs[i]), i))
     closest = p.strategies[closest_i]
     reasons.append(say("XLA runs {a}", a=_describe(target)) if target else say("XLA runs nothing"))
-    said = {"index": closest_i + 1, "name": closest.name}
+    said = {"index": number(closest_i, closest), "name": closest.name}
     if sigs[closest_i]:
         reasons.append(
             say("the closest symshard strategy ({index}, {name}) runs {mine}", mine=_describe(sigs[closest_i]), **said)
         )
     else:
         reasons.append(say("the closest symshard strategy ({index}, {name}) runs nothing", **said))
-    return None, None, clauses(reasons), kind or _first_clause(reasons[0])
+    return Comparison(None, None, clauses(reasons), kind or _first_clause(reasons[0]), equivalent)
+
+
+def _listed_number(i: int, strategy: Strategy) -> int:
+    """Strategy ``i`` of a plan, as the plan numbers it."""
+    return i + 1
 
 
 def _first_clause(reason: Message) -> Message:

@@ -24,20 +24,27 @@ from ..messages import Clauses, Message, keyed, say
 from .execution import Execution
 from .running import AUTO_RUN
 
-__all__ = ["ENGLISH", "Refinement", "Row", "Verification", "clauses", "search_words"]
+__all__ = ["ENGLISH", "AtScale", "Refinement", "Row", "Verification", "cheaper", "clauses", "search_words"]
 
 ENGLISH: dict[str, str] = {
     "cli.verify.mesh": "mesh",
     "cli.verify.mesh_value": "{mesh}; shape {shape}; {dtype}",
-    "cli.verify.symshard_value": "{count} {count:strategy|strategies}; best: {best}",
+    "cli.verify.symshard_value": "{ranked} {ranked:strategy|strategies} as matmul --all ranks them ({count} with the "
+    "orders XLA's partitioner takes, among which XLA's plan is looked for); best: {best}",
     "cli.verify.no_collectives": "no collectives",
     "cli.verify.agreement": "agreement",
     "cli.verify.yes": "yes: XLA's plan is symshard's strategy {rank}, {name}",
+    "cli.verify.yes_xla_order": "yes: XLA's plan is {name}, one of the orders XLA's partitioner takes, which "
+    "symshard lists when it looks for XLA's plan (routes='xla'), not in matmul's ranking; it would rank {rank} there",
     "cli.verify.yes_further": "yes: XLA's plan is {name}, one of XLA's further orders, which symshard does not "
     "list for this matmul but finds by its collectives; it would rank {rank} among the listed",
     "cli.verify.yes_routed": "yes: XLA's plan is {name}, a route of symshard's collectives that its planner "
     "does not list, found step by step from XLA's collectives and run correctly; it would rank {rank} among the listed",
     "cli.verify.no": "no: {reason}",
+    "cli.verify.equivalent": "no, but equal in cost: XLA's plan has the collectives, the bytes and the FLOPs of "
+    "symshard's strategy {rank}, {name}, but its collective-permute pairs other devices: {reason}",
+    "cli.verify.refined_equivalent": "no, but equal in cost: XLA's plan has the collectives, the bytes and the "
+    "FLOPs of symshard's strategy {rank} there, {name}, but its collective-permute pairs other devices: {reason}",
     "cli.verify.no_in_time": "not found before the time limit: {reason}",
     "cli.verify.no_on_mesh": "not by whole axes, yes by parts of axes (below): {reason}",
     "cli.verify.refined": "axes in parts",
@@ -48,12 +55,15 @@ ENGLISH: dict[str, str] = {
     "list, found step by step from XLA's collectives, ran correctly",
     "cli.verify.refined_broken": "collectives of {name}, but it did NOT run correctly",
     "cli.verify.cost": "cost",
-    "cli.verify.cost_value": "XLA's plan {xla_bytes} B into collectives and {xla_flops} FLOPs per device, "
-    "symshard's best {best_bytes} B and {best_flops} FLOPs",
+    "cli.verify.cost_value": "per device, XLA's plan receives {xla_bytes} B in its collectives and its dots do "
+    "{xla_flops} FLOPs, symshard's best receives {best_bytes} B and its product does {best_flops} FLOPs",
     "cli.verify.cheaper": "; XLA's plan is cheaper: planner work",
-    "cli.verify.parts_cost": "; with axes in parts, symshard's best {best_bytes} B and {best_flops} FLOPs",
+    "cli.verify.parts_cost": "; with axes in parts, symshard's best receives {best_bytes} B and does {best_flops} "
+    "FLOPs",
     "cli.verify.flops": "XLA {total} per device in all, {dots} in dots",
     "cli.verify.flops_extra": " ({adds} adds of reductions, {other} converts and index arithmetic)",
+    "cli.verify.flops_extra_sums": " ({adds} adds of reductions, {sums} adds of local sums, {other} converts and "
+    "index arithmetic)",
     "cli.verify.flops_both": "; symshard's count equals the dots and the total",
     "cli.verify.flops_dots": "; symshard's count equals the dots, not the total",
     "cli.verify.flops_total": "; symshard's count equals the total, not the dots",
@@ -104,6 +114,35 @@ def search_words(stopped: str) -> Message:
     return _word("cli.verify.search_" + stopped)
 
 
+@dataclass(frozen=True, slots=True)
+class AtScale:
+    """XLA's plan (a symshard strategy) and symshard's best for the same question with every dim ``factor``
+    times larger, costed by symshard's model: whether a plan that receives fewer bytes at the sweep's tiny,
+    latency-bound sizes is also the faster one where collectives are bandwidth-bound and the product is
+    large. Times in seconds on the plan's chip; bytes each device receives in collectives."""
+
+    factor: int
+    xla_time: float
+    best_time: float
+    xla_bytes: int
+    best_bytes: int
+    xla_bound: str | None
+    best_bound: str | None
+    best: str  # symshard's best at that scale
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "factor": self.factor,
+            "xla_time_s": self.xla_time,
+            "best_time_s": self.best_time,
+            "xla_bytes": self.xla_bytes,
+            "best_bytes": self.best_bytes,
+            "xla_bound": self.xla_bound,
+            "best_bound": self.best_bound,
+            "best": self.best,
+        }
+
+
 Row = tuple[tuple[str, ...], tuple[str, ...]]
 """A row of the report: the pieces of its label and of its value, each said in turn and put one after
 the other (a :class:`~symshard.messages.Message`, or text that is the same in every language)."""
@@ -113,11 +152,16 @@ the other (a :class:`~symshard.messages.Message`, or text that is the same in ev
 class Verification:
     """symshard's plan for one matmul next to JAX's execution and XLA's own plan.
 
-    FLOPs are compared twice, separately: XLA's dots against symshard's FLOPs (``flops_agree``),
-    and the module's total as ``cost_analysis`` counts it (``xla_flops``: the dots, the adds of
-    its reductions, ``xla_reduction_flops``, and converts and index arithmetic) against the same
-    figure (``total_flops_agree``): symshard counts a matmul's FLOPs, 2 × the product of its dims
-    over the devices that split it, as the book does, and no adds of reductions.
+    FLOPs are compared twice, separately: XLA's dots against the FLOPs of symshard's local product
+    (``flops_agree``), and the module's total as ``cost_analysis`` counts it (``xla_flops``: the dots, the
+    adds of its reductions, ``xla_reduction_flops``, the adds of its local sums, ``xla_sum_flops``, and
+    converts and index arithmetic) against symshard's whole count (``total_flops_agree``): symshard counts a
+    matmul's FLOPs, 2 × the product of its dims over the devices that split it, as the book does, plus the
+    adds of an operand's local sum (:class:`~symshard.notation.einsums.LocalSum`), and no adds of reductions.
+
+    Bytes (``xla_bytes``, ``best_bytes``) are what each device receives in the collectives
+    (:func:`~symshard.jax.xla_plans.received_elements`): an all-gather's ``n - 1`` other blocks, not its
+    input once; XLA's plan and symshard's best are compared by them.
     """
 
     matmul: str
@@ -145,9 +189,9 @@ class Verification:
     routed: bool = False  # the match's legs are routes no plan lists, found step by step (ran correctly)
     xla_reduction_flops: int = 0
     total_flops_agree: bool | None = None
-    xla_bytes: int = 0  # bytes each device contributes to XLA's collectives, in the plan's dtype
+    xla_bytes: int = 0  # bytes each device receives in XLA's collectives, in the plan's dtype (see received_elements)
     best_bytes: int = 0  # the same for symshard's best strategy
-    best_flops: int = 0  # FLOPs per device of symshard's best strategy
+    best_flops: int = 0  # FLOPs per device of symshard's best strategy's local product (what XLA's dots do)
     chosen: int = 0  # strategies chosen to run under shard_map (all, the best, or a sample)
     sample: int | None = None  # how many of the strategies were run (--sample N, or run='auto' on a large plan)
     sampled_by_default: bool = False  # run='auto' drew the sample, the plan having more than AUTO_RUN
@@ -157,6 +201,14 @@ class Verification:
     time_limit: float | None = None
     stopped: str = ""  # the search for XLA's plan the time limit cut short: "further" or "routes" (see search_words)
     seconds: float = 0.0  # the whole check: planning, XLA's compile, every run
+    equivalent: tuple[int, str] | None = None  # no match, but (rank, name) of a strategy equal in cost (Comparison)
+    xla_sum_flops: int = 0  # the adds of XLA's local sums (a dim only one operand has, summed before the dot)
+    xla_multiply_flops: int = 0  # the share of xla_dot_flops XLA wrote as a multiply (2 per element; the total has 1)
+    flops: int = 0  # symshard's count for the matched strategy (else the best): its product's FLOPs and its sums'
+    ranked: int = 0  # the strategies `matmul --hw --all` ranks (the planner's routes), among which rank is said
+    among_ranked: bool = False  # the match is one of those, not only one of the orders XLA's partitioner takes
+    best_regime: str | None = None  # what bounds symshard's best: "latency", "bandwidth", "compute" or "memory"
+    at_scale: AtScale | None = None  # with verify(scale=...): the two plans with every dim that much larger
 
     @property
     def refined_match(self) -> bool:
@@ -177,6 +229,15 @@ class Verification:
         if self.refined_match and self.refined is not None:
             return f"mesh in parts {self.refined.label}"
         return None
+
+    @property
+    def equal_in_cost(self) -> bool:
+        """No match, by whole axes or with axes in parts, but a strategy with XLA's collectives, bytes and FLOPs
+        whose collective-permute pairs other devices: reported apart from the misses (:class:`Comparison`)."""
+        if self.match or self.refined_match:
+            return False
+        r = self.refined
+        return self.equivalent is not None or (r is not None and r.equivalent is not None)
 
     @property
     def executed_ok(self) -> bool:
@@ -202,19 +263,22 @@ class Verification:
         """XLA's plan costs less than symshard's best on both counts that need no cost model: its
         collectives take no more bytes from each device and its dots do no more FLOPs, one of them
         strictly fewer."""
-        return _cheaper((self.xla_bytes, self.xla_dot_flops), (self.best_bytes, self.best_flops))
+        return cheaper((self.xla_bytes, self.xla_dot_flops), (self.best_bytes, self.best_flops))
 
     @property
     def planner_work(self) -> bool:
         """XLA's plan is none of the strategies symshard's planner offers (listed, or among XLA's further
-        orders), by whole axes or with axes in parts, and costs less than symshard's best both ways (see
-        :attr:`xla_cheaper`), also than its best with the axes XLA splits in parts where those were
-        planned: a route symshard's planner lacks, even where a search step by step finds it (:attr:`routed`)."""
+        orders), by whole axes or with axes in parts, nor equal in cost to one (:attr:`equal_in_cost`), and costs
+        less than symshard's best both ways (see :attr:`xla_cheaper`), also than its best with the axes XLA
+        splits in parts where those were planned: a route symshard's planner lacks, even where a search step by
+        step finds it (:attr:`routed`)."""
         r = self.refined
         if self.planned or (self.refined_match and r is not None and not r.routed) or not self.xla_cheaper:
             return False
+        if self.equal_in_cost:  # the planner has a strategy as cheap, which pairs devices otherwise
+            return False
         r = self.refined
-        return r is None or _cheaper((self.xla_bytes, self.xla_dot_flops), (r.best_bytes, r.best_flops))
+        return r is None or cheaper((self.xla_bytes, self.xla_dot_flops), (r.best_bytes, r.best_flops))
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -225,6 +289,7 @@ class Verification:
             "dtype": self.dtype,
             "hardware": self.hardware,
             "strategies": self.strategies,
+            "ranked": self.ranked,
             "best": self.best,
             "best_bytes_per_device": self.best_bytes,
             "best_flops_per_device": self.best_flops,
@@ -233,14 +298,21 @@ class Verification:
             "xla_flops_per_device": self.xla_flops,
             "xla_dot_flops_per_device": self.xla_dot_flops,
             "xla_reduction_flops_per_device": self.xla_reduction_flops,
+            "xla_sum_flops_per_device": self.xla_sum_flops,
+            "bytes_per_device": "received",
             "xla_repeats_work": self.xla_repeats_work,
             "xla_cheaper": self.xla_cheaper,
+            "best_regime": self.best_regime,
+            "at_scale": self.at_scale.to_json() if self.at_scale is not None else None,
             "match": self.match,
             "matched_strategy": self.matched,
             "rank": self.rank,
+            "among_ranked": self.among_ranked,
             "further": self.further,
             "routed": self.routed,
             "matched_on": self.matched_on,
+            "equal_in_cost": self.equal_in_cost,
+            "equivalent": _equivalent_json(self.equivalent),
             "flops_agree": self.flops_agree,
             "total_flops_agree": self.total_flops_agree,
             "reason": self.reason,
@@ -285,10 +357,15 @@ class Verification:
     def flops_row(self) -> Row:
         """The FLOPs row: XLA's total and its dots, each compared with symshard's count on its own."""
         parts = [_word("cli.verify.flops", total=f"{self.xla_flops:,}", dots=f"{self.xla_dot_flops:,}")]
-        extra = self.xla_flops - self.xla_dot_flops
+        extra = self.xla_flops - self.xla_dot_flops + self.xla_multiply_flops // 2  # the total counts a multiply once
         if extra:
-            adds, other = f"{self.xla_reduction_flops:,}", f"{extra - self.xla_reduction_flops:,}"
-            parts.append(_word("cli.verify.flops_extra", adds=adds, other=other))
+            adds = f"{self.xla_reduction_flops:,}"
+            other = f"{extra - self.xla_reduction_flops - self.xla_sum_flops:,}"
+            if self.xla_sum_flops:
+                sums = f"{self.xla_sum_flops:,}"
+                parts.append(_word("cli.verify.flops_extra_sums", adds=adds, sums=sums, other=other))
+            else:
+                parts.append(_word("cli.verify.flops_extra", adds=adds, other=other))
         if self.flops_agree is not None:
             parts.append(_word(self.flops_verdict))
         if self.xla_repeats_work:
@@ -340,17 +417,32 @@ class Verification:
         mesh = _word("cli.verify.mesh_value", mesh=self.mesh, shape=self.shape, dtype=self.dtype)
         rows: list[Row] = [
             ((_word("cli.verify.mesh"),), (clauses([mesh, self.hardware]) if self.hardware else mesh,)),
-            (("symshard",), (_word("cli.verify.symshard_value", count=f"{self.strategies:,}", best=self.best),)),
+            (
+                ("symshard",),
+                (
+                    _word(
+                        "cli.verify.symshard_value",
+                        ranked=f"{self.ranked:,}",
+                        count=f"{self.strategies:,}",
+                        best=self.best,
+                    ),
+                ),
+            ),
             (("XLA",), (clauses(self.xla) if self.xla else _word("cli.verify.no_collectives"),)),
         ]
         agreement = _word("cli.verify.agreement")
-        if self.match:
+        if not self.match and not self.refined_match and self.equivalent is not None:
+            rank, name = self.equivalent
+            rows.append(((agreement,), (_word("cli.verify.equivalent", rank=rank, name=name, reason=self.reason),)))
+        elif self.match:
             said = (
                 "cli.verify.yes_routed"
                 if self.routed
                 else "cli.verify.yes_further"
                 if self.further
                 else "cli.verify.yes"
+                if self.among_ranked
+                else "cli.verify.yes_xla_order"
             )
             rows.append(((agreement,), (_word(said, rank=self.rank, name=self.matched),)))
         elif self.refined is not None and self.refined.match:
@@ -374,6 +466,9 @@ class Verification:
                 said = _word("cli.verify.refined_yes", rank=r.rank, name=r.matched)
             elif r.matched is not None:
                 said = _word("cli.verify.refined_broken", name=r.matched)
+            elif r.equivalent is not None:
+                said = _word("cli.verify.refined_equivalent", rank=r.equivalent[0], name=r.equivalent[1],
+                             reason=r.reason)  # fmt: skip
             elif r.stopped:
                 said = _word("cli.verify.no_in_time", reason=r.reason)
             else:
@@ -399,7 +494,8 @@ class Verification:
         return self.matmul + "\n" + "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
 
     def cost_parts(self) -> tuple[str, ...]:
-        """XLA's plan and symshard's best side by side: bytes into collectives and FLOPs, per device."""
+        """XLA's plan and symshard's best side by side, per device: the bytes each device receives in their
+        collectives and the FLOPs of their products."""
         said = _word(
             "cli.verify.cost_value",
             xla_bytes=f"{self.xla_bytes:,}",
@@ -432,8 +528,17 @@ class Verification:
         return report(self)
 
 
-def _cheaper(xla: tuple[int, int], best: tuple[int, int]) -> bool:
-    """``(bytes, FLOPs)`` of XLA's plan no more than ``best``'s both ways, and not the same."""
+def _equivalent_json(found: tuple[int, str] | None) -> dict | None:
+    return None if found is None else {"rank": found[0], "strategy": found[1]}
+
+
+def cheaper(xla: tuple[int, int], best: tuple[int, int]) -> bool:
+    """``(bytes, FLOPs)`` of XLA's plan no more than ``best``'s both ways, and not the same.
+
+    Examples:
+        >>> cheaper((14336, 65536), (14336, 65536)), cheaper((1024, 65536), (14336, 65536))
+        (False, True)
+    """
     return xla[0] <= best[0] and xla[1] <= best[1] and xla != best
 
 
@@ -465,9 +570,11 @@ class Refinement:
     searched: bool = False  # found (or not) by a search for XLA's collectives, not in a listing: no rank
     routed: bool = False  # found only step by step, through routes no plan lists (see Verification.routed)
     best: str = ""  # symshard's fastest strategy with the axes in parts
-    best_bytes: int = 0  # bytes each device puts into its collectives, in the plan's dtype
-    best_flops: int = 0  # its FLOPs per device
+    best_bytes: int = 0  # bytes each device receives in its collectives, in the plan's dtype
+    best_flops: int = 0  # its product's FLOPs per device
     stopped: str = ""  # the search the time limit cut short: "search", "further" or "routes" (see search_words)
+    equivalent: tuple[int, str] | None = None  # no match, but a strategy equal in cost there (see Comparison)
+    ranked: int = 0  # the strategies `matmul --split ... --all` ranks, among which rank is said
 
     @property
     def match(self) -> bool:
@@ -498,6 +605,7 @@ class Refinement:
             "best": self.best,
             "best_bytes": self.best_bytes,
             "best_flops": self.best_flops,
+            "equivalent": _equivalent_json(self.equivalent),
             "executed": [
                 {"strategy": e.strategy, "correct": e.correct, "exact": e.exact, "shapes_ok": e.shapes_ok}
                 for e in self.executions

@@ -27,7 +27,7 @@ from .execution import Execution
 from .matching import compare_with_kind
 from .results import Refinement, clauses, search_words
 from .running import attempt
-from .xla_plans import Signature, XlaPlan, reread, signature, signature_bytes, step_signature
+from .xla_plans import Signature, XlaPlan, reread, signature, signature_received, sizes_of, step_signature
 
 __all__ = ["REFINED_AXES", "in_time", "matching_strategy", "refine", "stopped_clause"]
 
@@ -67,7 +67,7 @@ def matching_strategy(
     found = p.matching(
         steps_signature, x.signature, further=further, any_route=any_route, kinds=kinds, deadline=deadline
     )
-    return next((s for s in found if int(s.raw_flops) == x.dot_flops), None)
+    return next((s for s in found if int(s.raw_product_flops) == x.dot_flops), None)
 
 
 def _split_axes(p: Plan, x: XlaPlan) -> dict[str, tuple[int, ...]]:
@@ -134,14 +134,22 @@ def refine(
         Matmul(mm.lhs, mm.rhs, out), p.mesh, sizes, dtype=p.dtype, hardware=p.hardware, model=model, routes="xla",
         split=split, all=listed,
     )  # fmt: skip
+    # the ranking `matmul --split ... --all` gives: the best and the match's rank are said in it
+    ranking = plan.__wrapped__(  # type: ignore[attr-defined]
+        Matmul(mm.lhs, mm.rhs, out), p.mesh, sizes, dtype=p.dtype, hardware=p.hardware, model=model, split=split,
+        all=listed,
+    )  # fmt: skip
     shape = [(a.name, int(a.size)) for a in rp.mesh.axes]
     mesh_text = ",".join(f"{n}={s}" for n, s in shape)
     rx = reread(x, shape, p.dtype)
     kind: Message | None
     stopped = ""
+    equivalent: Strategy | None = None
     if listed:
-        strategy, rank, reason, kind = compare_with_kind(rp, rx, refined=True)
+        found = compare_with_kind(rp, rx, refined=True, number=lambda _, s: ranking.position(s)[0])
+        strategy, reason, kind, equivalent = found.strategy, found.reason, found.kind, found.equivalent
         count = len(rp.strategies)
+        rank = ranking.position(strategy)[0] if strategy is not None else None
     else:
         rank, count, reason, kind = None, rp.source.count(), "", None
         strategy, stopped = in_time(lambda: matching_strategy(rp, rx, deadline=deadline), "search")
@@ -157,7 +165,7 @@ def refine(
             routed = strategy is not None
             searched = searched or routed
         if strategy is not None:
-            rank, reason, kind = None, "", None
+            rank, reason, kind, equivalent = None, "", None, None
         elif not listed and not stopped:
             kind = say("no strategy with exactly XLA's collectives and FLOPs, searched by its collectives")
             reason = kind
@@ -185,7 +193,9 @@ def refine(
         searched=searched,
         routed=routed,
         stopped=stopped,
-        best=rp.strategies[0].name,
-        best_bytes=signature_bytes(signature(rp.strategies[0], rp), p.dtype),
-        best_flops=int(rp.strategies[0].raw_flops),
+        best=ranking.strategies[0].name,
+        best_bytes=signature_received(signature(ranking.strategies[0], ranking), sizes_of(ranking), p.dtype),
+        best_flops=int(ranking.strategies[0].raw_product_flops),
+        equivalent=None if equivalent is None else (ranking.position(equivalent)[0], equivalent.name),
+        ranked=len(ranking.strategies) if listed else ranking.source.count(),
     )

@@ -8,8 +8,10 @@ there are too many, a sample of them drawn with a seed (:func:`cases`). :func:`s
 :func:`~symshard.jax.verification.verify` on each case, sharing compiled programs and operand legs
 between the cases of a batch, and :class:`Sweep` sums it up per mesh: agreement by whole mesh axes,
 and agreement counting also the cases XLA plans with sub-axes that match a strategy with those axes in
-parts (kept apart, see :class:`~symshard.jax.results.Refinement`). :data:`SWEEP` is the
-sweep behind the docs page.
+parts (kept apart, see :class:`~symshard.jax.results.Refinement`), the misses equal in cost, and the
+cases in which XLA's plan is cheaper than symshard's best (costed again with every dim :data:`SCALE` times
+larger). :data:`SWEEP` is the sweep behind the docs page: 2-D matmuls, batch dims, attention, and the
+einsum kinds real models use (:data:`REAL_EINSUMS`), on meshes of 8 and 16 devices.
 
 Examples:
     >>> [str(a) for a in shardings("A", ("I", "J"), ("X", "Y"))][:4]
@@ -38,7 +40,19 @@ from .execution import forget_programs
 from .results import Verification
 from .verification import verify
 
-__all__ = ["FAMILIES", "SWEEP", "Batch", "Family", "Sweep", "cases", "shardings", "sweep"]
+__all__ = [
+    "FAMILIES",
+    "NEW_MESHES",
+    "REAL_EINSUMS",
+    "SCALE",
+    "SWEEP",
+    "Batch",
+    "Family",
+    "Sweep",
+    "cases",
+    "shardings",
+    "sweep",
+]
 
 
 def shardings(name: str, dims: Sequence[str], axes: Sequence[str]) -> list[Array]:
@@ -62,7 +76,7 @@ class Family:
 
     @property
     def matmul(self) -> Matmul:
-        return matmul(self.einsum)
+        return matmul(self.einsum, outer=True)  # the sweep's einsums are meant, outer products included
 
 
 FAMILIES = {
@@ -83,10 +97,44 @@ FAMILIES = {
             "B=16,H=16,S=48,T=32,E=16",
             "attention's output: batch B, heads H, contracting T",
         ),
+        # the einsums real models use besides those (issue 36)
+        Family(
+            "two-contracting",
+            "A[I, J, L] · B[J, L, K] -> C[I, K]",
+            "I=48,J=32,L=16,K=80",
+            "two contracting dims (a projection from heads back to the model: J heads, L per head)",
+        ),
+        Family(
+            "summed",
+            "A[I, J, L] · B[J, K] -> C[I, K]",
+            "I=48,J=32,L=16,K=80",
+            "L summed inside A alone (A's own dim, dropped from the result)",
+        ),
+        Family("outer", "A[I] · B[K] -> C[I, K]", "I=96,K=80", "an outer product: no dim contracted"),
+        Family("matvec", "A[I, J] · B[J] -> C[I]", "I=96,J=80", "a matrix-vector product (decode: one token)"),
+        Family(
+            "rank-4",
+            "A[B, S, D] · W[D, N, H] -> Q[B, S, N, H]",
+            "B=16,S=48,D=32,N=16,H=16",
+            "a rank-4 result: activations projected onto N heads of H",
+        ),
+        Family(
+            "matmul-deep",
+            "A[I, J] · B[J, K] -> C[I, K]",
+            "I=48,J=1024,K=80",
+            "2-D matmul contracting 1,024 elements",
+        ),
+        Family(
+            "two-contracting-deep",
+            "A[I, J, L] · B[J, L, K] -> C[I, K]",
+            "I=48,J=64,L=32,K=80",
+            "two contracting dims, 2,048 elements contracted",
+        ),
     )
 }
 """The einsums of the sweep, by name. Every size divides by 16, so every sharding of the
-operands and the result is valid on every mesh of 8 or 16 devices."""
+operands and the result is valid on every mesh of 8 or 16 devices; the sizes not powers of two
+(48, 80, 96) are split unevenly by no sharding."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,15 +177,22 @@ def cases(batch: Batch, seed: int = 0) -> list[Matmul]:
     for index in picked:
         rest, k = divmod(index, len(out))
         i, j = divmod(rest, len(rhs))
-        found.append(matmul(lhs[i], rhs[j], out[k]))
+        found.append(matmul(lhs[i], rhs[j], out[k], outer=True))
     return found
 
 
 # the meshes of 8 and 16 devices the sweep covers
 MESHES_8 = ("X=8", "X=4,Y=2", "X=2,Y=4", "X=2,Y=2,Z=2")
-MESHES_16 = ("X=4,Y=4", "X=2,Y=2,Z=4", "X=2,Y=2,Z=2,W=2")
+MESHES_16 = ("X=4,Y=4", "X=2,Y=2,Z=4", "X=2,Y=2,Z=2,W=2", "X=16", "X=8,Y=2", "X=2,Y=8", "X=4,Y=2,Z=2")
 
 _EINSUMS = ("batched", "attention-scores", "attention-values")
+
+REAL_EINSUMS = ("two-contracting", "summed", "outer", "matvec", "rank-4")
+"""The einsum kinds real models use that the first sweep lacked (issue 36); with them, in bf16, contractions
+of 1,024 elements and more (``matmul-deep``, ``two-contracting-deep``)."""
+
+NEW_MESHES = ("X=16", "X=8,Y=2", "X=2,Y=8", "X=4,Y=2,Z=2")
+"""The meshes of 16 devices the second sweep adds: one axis of 16, 8×2, 2×8 and 4×2×2."""
 
 SWEEP: tuple[Batch, ...] = (
     # the 2-D matmul: every case on X=8 (27) and on X=4,Y=2 (1,331), a sample on the other meshes
@@ -162,8 +217,21 @@ SWEEP: tuple[Batch, ...] = (
     Batch(FAMILIES["matmul-odd"], "X=2,Y=2,Z=2,W=2", count=40),
     Batch(FAMILIES["batched"], "X=2,Y=2,Z=2,W=2", count=6),
     *(Batch(FAMILIES[f], "X=2,Y=2,Z=2,W=2", count=4) for f in _EINSUMS[1:]),
+    # the einsum kinds real models use (issue 36): on the meshes above, a sample of each
+    *(Batch(FAMILIES[f], m, count=5) for m in (*MESHES_8, *MESHES_16[:2]) for f in REAL_EINSUMS),
+    # and the meshes 16, 8×2, 2×8 and 4×2×2, with every einsum kind
+    *(Batch(FAMILIES[f], m, count=20) for m in NEW_MESHES for f in (*REAL_EINSUMS, "matmul-odd")),
+    *(Batch(FAMILIES[f], m, count=8) for m in NEW_MESHES for f in _EINSUMS),
+    # bf16 at real sizes: contractions of 1,024 and 2,048 elements
+    *(Batch(FAMILIES["matmul-deep"], m, "bf16", count=10) for m in ("X=4,Y=4", *NEW_MESHES)),
+    *(Batch(FAMILIES["two-contracting-deep"], m, "bf16", count=6) for m in ("X=2,Y=2,Z=2", *NEW_MESHES)),
 )
 """The sweep of the docs page (see ``scripts/jax_agreement.py``)."""
+
+
+SCALE = 64
+"""How many times larger every dim is where the sweep costs XLA's cheaper plans again (``at_scale``): its
+sizes of 16 to 96 become 1,024 to 6,144, a layer's, where collectives are bandwidth-bound."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +242,7 @@ class Sweep:
     seed: int
     sample: int | None  # strategies run per case (None: every one)
     hardware: str | None
+    scale: int | None = SCALE  # how many times larger the dims where cheaper plans are costed again
 
     @property
     def cases(self) -> tuple[Verification, ...]:
@@ -218,6 +287,8 @@ class Sweep:
         return {
             "seed": self.seed,
             "sample": self.sample,
+            "scale": self.scale,
+            "bytes": "received per device",
             "hardware": self.hardware,
             "families": [
                 {"name": f.name, "einsum": f.einsum, "shape": f.shape, "about": f.about}
@@ -294,6 +365,12 @@ def _summary(vs: Sequence[Verification]) -> dict:
         "agreement_planned": round((matches - routed) / n, 4) if n else 0.0,
         "agreement_combined_planned": round((matches - routed + refined - refined_routed) / n, 4) if n else 0.0,
         "rank_1": sum(v.rank == 1 for v in vs),
+        # no match, but a strategy with XLA's collectives, bytes and FLOPs whose permute pairs other devices
+        "equal_in_cost": sum(v.equal_in_cost for v in vs),
+        # XLA's plan cheaper than symshard's best in bytes received and FLOPs, a match or not (the docs' figure),
+        # and of those, the cases whose best is latency-bound (tiny sizes: the ranking follows hops)
+        "cheaper_than_best": sum(v.xla_cheaper for v in vs),
+        "cheaper_latency_bound": sum(v.xla_cheaper and v.best_regime == "latency" for v in vs),
         "xla_cheaper": sum(v.xla_cheaper and not v.planned for v in vs),
         "planner_work": sum(v.planner_work for v in vs),
         "dot_flops_agree": sum(v.flops_agree is True for v in vs),
@@ -320,6 +397,10 @@ def _row(b: Batch, v: Verification) -> dict:
         "match": v.match,
         "matched": v.matched,
         "rank": v.rank,
+        "ranked": v.ranked,
+        "among_ranked": v.among_ranked,
+        "equal_in_cost": v.equal_in_cost,
+        "equivalent": v.equivalent[1] if v.equivalent is not None else None,
         "further": v.further,
         "routed": v.routed,
         "matched_on": v.matched_on,
@@ -332,6 +413,7 @@ def _row(b: Batch, v: Verification) -> dict:
         "best_bytes": v.best_bytes,
         "best_flops": v.best_flops,
         "xla_cheaper": v.xla_cheaper,
+        "best_regime": v.best_regime,
         "planner_work": v.planner_work,
         "xla_repeats_work": v.xla_repeats_work,
         "ran": len(v.executions),
@@ -342,6 +424,8 @@ def _row(b: Batch, v: Verification) -> dict:
     }
     if v.search_stopped:  # only with a time limit per case: a search for XLA's plan cut short
         row["search_stopped"] = v.search_stopped
+    if v.at_scale is not None:
+        row["at_scale"] = v.at_scale.to_json()
     if v.refined is not None:
         row["refined"] = _refined_row(v)
     return row
@@ -364,6 +448,7 @@ def _refined_row(v: Verification) -> dict:
         "best": r.best,
         "best_bytes": r.best_bytes,
         "best_flops": r.best_flops,
+        "equivalent": r.equivalent[1] if r.equivalent is not None else None,
         "split": r.split,
         "searched": r.searched,
         "routed": r.routed,
@@ -380,6 +465,7 @@ def sweep(
     time_limit: float | None = None,
     limit: int | None = None,
     progress: Callable[[Batch, int, int], None] | None = None,
+    scale: int | None = SCALE,
 ) -> Sweep:
     """Verify the cases of every batch.
 
@@ -392,6 +478,8 @@ def sweep(
         time_limit: seconds per case (see :func:`~symshard.jax.verification.verify`).
         limit: only the first N cases of each batch (a quick look).
         progress: called with (batch, cases done, cases in the batch) after each case.
+        scale: where XLA's plan is a strategy cheaper than symshard's best, cost both with every dim this many
+            times larger too (:attr:`~symshard.jax.results.Verification.at_scale`).
     """
     done = []
     for b in batches:
@@ -413,10 +501,11 @@ def sweep(
                     time_limit=time_limit,
                     fused=False,
                     memo=memo,
+                    scale=scale,
                 )
             )
             if progress is not None:
                 progress(b, i + 1, len(chosen))
         done.append((b, tuple(out), time.perf_counter() - start))
         forget_programs()  # the next batch's mesh, sizes or dtype differ: its programs are others
-    return Sweep(tuple(done), seed, sample, hardware)
+    return Sweep(tuple(done), seed, sample, hardware, scale)

@@ -15,7 +15,11 @@
    ``compiled.cost_analysis()``, compared apart;
 3. looks for a symshard strategy with exactly XLA's collectives (kind, mesh axes,
    elements each device contributes) and says where it ranks under symshard's cost
-   model, or why none matches; where the plan does not list XLA's further orders (batch
+   model, as ``matmul --hw --all`` ranks the planner's strategies (the chip's wiring, one
+   question, one ranking: :meth:`~symshard.planning.strategies.Plan.position`), or why none
+   matches, and, where none but one pairing other devices in a permute has XLA's collectives,
+   bytes and FLOPs, that it is equal in cost (:attr:`~symshard.jax.results.Verification.equal_in_cost`);
+   where the plan does not list XLA's further orders (batch
    or head dims on three axes: millions of strategies), they are searched for XLA's
    collectives (:meth:`~symshard.planning.planner.Plan.matching`), and a strategy found so is run
    and placed among the listed (:attr:`~symshard.jax.results.Verification.further`); failing that,
@@ -24,12 +28,18 @@
    plan lists, counts only if it runs correctly under ``shard_map``
    (:attr:`~symshard.jax.results.Verification.routed`).
 
+The two plans' costs are compared by the bytes each device receives in their collectives
+(:func:`~symshard.jax.xla_plans.received_elements`) and the FLOPs of their products.
+
 Lowering is accounted for explicitly and recorded in ``lowering``: XLA writes a
 reduce-scatter as an all-reduce plus a partition-indexed ``dynamic-slice``, which the
 CPU backend runs as it is (read back as the reduce-scatter it is, after evaluating
 the slice's offsets for every device), and a bf16 dot and its reductions run in f32,
 so the HLO's collectives move twice the bytes of the bf16 plan; the match compares
-elements, which are exact, and both byte counts are reported. Device groups and
+elements, which are exact, and both byte counts are reported. A product that contracts no dim
+is a ``multiply`` in XLA's module (counted as a dot contracting one element), and a dim only one
+operand has is summed by a ``reduce`` before the dot, as symshard's strategies sum it
+(:class:`~symshard.notation.einsums.LocalSum`). Device groups and
 slices are named by mesh axes or, where XLA splits an axis, by its sub-axes
 (``X:(2)2``, Shardy's notation), which no strategy over whole mesh axes uses.
 
@@ -61,14 +71,14 @@ from ..machines.chips import Hardware
 from ..machines.mesh import Mesh
 from ..messages import Message, say
 from ..notation.einsums import Matmul, matmul
-from ..planning.planner import Plan, plan
+from ..planning.planner import Plan, Strategy, plan
 from .execution import Execution
 from .hlo import ELIDED, READ_BACK_FURTHER
-from .matching import compare
-from .results import Refinement, Verification, clauses, search_words
+from .matching import compare_with_kind
+from .results import AtScale, Refinement, Verification, cheaper, clauses, search_words
 from .running import AUTO_RUN, attempt, check_run, choose
 from .searches import in_time, matching_strategy, refine, stopped_clause
-from .xla_plans import XlaPlan, signature, signature_bytes, strategy_flops, xla_plan
+from .xla_plans import XlaPlan, signature, signature_received, sizes_of, strategy_flops, xla_plan
 
 __all__ = ["verify"]
 
@@ -107,7 +117,7 @@ def _refined_reason(reason: str, r: Refinement) -> Message:
             "{command}), as {matmul}, XLA's collectives are exactly symshard's strategy {rank} of {count} ({name}), "
             "which ran correctly under shard_map: a match by parts of axes",
             rank=r.rank,
-            count=r.strategies,
+            count=r.ranked,
             name=r.matched,
             **where,
         )
@@ -151,6 +161,8 @@ def verify(
     progress: Callable[[int, int], None] | None = None,
     fused: bool = True,
     memo: dict | None = None,
+    scale: int | None = None,
+    outer: bool = False,
 ) -> Verification:
     """Check symshard's plan for ``mm`` against JAX (execution) and XLA (its own plan).
 
@@ -173,6 +185,11 @@ def verify(
         fused: one program per strategy (True) or cached programs per leg (False).
         memo: shared between calls on the same mesh, shape and dtype (a sweep): placed operands
             and operand legs already run (see :func:`symshard.jax.execution.execute`).
+        scale: where XLA's plan is a symshard strategy that costs less than symshard's best (fewer bytes
+            received, no more FLOPs, or the other way round), also cost both with every dim this many times
+            larger (:attr:`Verification.at_scale`): is the cheaper plan also the faster one at real sizes?
+        outer: accept operands that share no dim (an outer product, which XLA writes as a ``multiply``);
+            without it such a product is refused as a typo, as :func:`~symshard.matmul` refuses it.
 
     A listed strategy holding a block that does not divide is reported in
     :attr:`Verification.unrunnable`, not run; one whose run raises is a failed execution.
@@ -182,13 +199,17 @@ def verify(
         UsageError: a bad ``run`` or ``sample``.
     """
     started = time.perf_counter()
-    m_ = matmul(mm) if isinstance(mm, str) else mm
+    m_ = matmul(mm, outer=outer) if isinstance(mm, str) else mm
     check_run(run, sample)  # before any work
     start = time.perf_counter()
     p = plan.__wrapped__(m_, mesh, shape, dtype=dtype, hardware=hardware, model=model, routes="xla")  # type: ignore[attr-defined]
+    # the ranking `matmul --hw --all` gives (the planner's own routes, the chip's wiring): the best and XLA's
+    # rank are said in it; the plan with XLA's orders is where XLA's plan is looked for
+    ranking = plan.__wrapped__(m_, mesh, shape, dtype=dtype, hardware=hardware, model=model, all=True)  # type: ignore[attr-defined]
     seconds = time.perf_counter() - start
     x = xla_plan(p)
-    strategy, rank, reason = compare(p, x)
+    compared = compare_with_kind(p, x, refined=False, number=lambda _, s: ranking.position(s)[0])
+    strategy, reason, equivalent = compared.strategy, compared.reason, compared.equivalent
     deadline = None if time_limit is None else started + time_limit
     stopped = ""  # the search the time limit cut short, if one was
     # XLA's further orders, which the plan may not list (see planner._wide), searched for XLA's collectives
@@ -196,7 +217,7 @@ def verify(
     if strategy is None and not x.sub_axes:
         further, stopped = in_time(lambda: matching_strategy(p, x, further=True, deadline=deadline), "further")
     if further is not None:
-        strategy, rank, reason = further, p.place(further), ""
+        strategy, reason, equivalent = further, "", None
     # failing those, any route of symshard's collectives, found step by step from XLA's: a match only
     # if it runs correctly, for no plan lists it
     routed: Execution | None = None
@@ -205,7 +226,7 @@ def verify(
         if found is not None:
             done = attempt(p, found, fused=fused, memo=memo)
             if isinstance(done, Execution) and done.correct and done.shapes_ok:
-                strategy, rank, reason, routed = found, p.place(found), "", done
+                strategy, reason, routed, equivalent = found, "", done, None
             else:
                 broken = say(
                     "XLA's collectives are exactly {name}, a route of symshard's collectives that its planner does "
@@ -220,9 +241,13 @@ def verify(
         refined = refine(p, x, model=model, fused=fused, memo=memo, deadline=deadline)
     if refined is not None:
         reason = _refined_reason(reason, refined)
+    rank, among = ranking.position(strategy) if strategy is not None else (None, False)
+    same_cost = (
+        None if strategy is not None or equivalent is None else (ranking.position(equivalent)[0], equivalent.name)
+    )
     sizes = {k: int(v) for k, v in p.sizes}
     total = 2
-    for d in m_.dims:
+    for d in m_.product.dims:  # the product's dims: a dim summed inside one operand is gone before it
         total *= sizes[d]
     devices = int(p.mesh.devices)
     repeats = x.dot_flops * devices > total
@@ -231,7 +256,7 @@ def verify(
     flops_agree: bool | None = None
     total_agree: bool | None = None
     if strategy is not None:
-        flops_agree = int(strategy.raw_flops) == x.dot_flops
+        flops_agree = int(strategy.raw_product_flops) == x.dot_flops
         total_agree = int(strategy.raw_flops) == x.flops
     elif not repeats:
         every = {strategy_flops(p, i) for i in range(len(p.strategies))}
@@ -258,7 +283,14 @@ def verify(
             executions.append(done)
         if progress is not None:
             progress(i + 1, len(chosen))
-    best = p.strategies[0]
+    best = ranking.strategies[0]
+    dtype = p.dtype
+    xla_bytes = x.received_bytes(dtype)
+    best_bytes = signature_received(signature(best, ranking), sizes_of(ranking), dtype)
+    is_cheaper = cheaper((xla_bytes, x.dot_flops), (best_bytes, int(best.raw_product_flops)))
+    at_scale = None
+    if scale is not None and strategy is not None and is_cheaper:
+        at_scale = _at_scale(ranking, strategy, scale, model)
     return Verification(
         matmul=str(m_),
         mesh=str(p.mesh),
@@ -285,9 +317,9 @@ def verify(
         routed=routed is not None,
         xla_reduction_flops=x.reduction_flops,
         total_flops_agree=total_agree,
-        xla_bytes=signature_bytes(x.signature, p.dtype),
-        best_bytes=signature_bytes(signature(best, p), p.dtype),
-        best_flops=int(best.raw_flops),
+        xla_bytes=xla_bytes,
+        best_bytes=best_bytes,
+        best_flops=int(best.raw_product_flops),
         chosen=len(chosen),
         sample=sample if run == "all" and sample is not None and sample < len(p.strategies) else None,
         sampled_by_default=by_default,
@@ -297,6 +329,48 @@ def verify(
         time_limit=time_limit,
         stopped=stopped,
         seconds=time.perf_counter() - started,
+        equivalent=same_cost,
+        ranked=len(ranking.strategies),
+        among_ranked=among,
+        best_regime=regime_of(best),
+        at_scale=at_scale,
+        xla_sum_flops=x.sum_flops,
+        xla_multiply_flops=x.multiply_flops,
+        flops=int((strategy or best).raw_flops),
+    )
+
+
+def regime_of(s: Strategy) -> str | None:
+    """What bounds ``s``'s time: ``"compute"`` or ``"memory"`` (its local work), else its collectives,
+    ``"latency"`` when every one of them waits on its hops' latency more than on its bytes (a few KiB per
+    device: the ranking then follows hops), ``"bandwidth"`` otherwise; None while symbolic."""
+    bound = s.bound
+    if bound != "communication":
+        return bound
+    timings = [st.cost for st in s.collectives]
+    return "latency" if timings and all(t.regime == "latency" for t in timings) else "bandwidth"
+
+
+def _at_scale(ranking: Plan, strategy: Strategy, scale: int, model: str) -> AtScale | None:
+    """``strategy`` (XLA's plan) and symshard's best with every dim ``scale`` times larger (see :class:`AtScale`)."""
+    shape = ",".join(f"{k}={int(v) * scale}" for k, v in ranking.sizes)
+    big = plan.__wrapped__(  # type: ignore[attr-defined]
+        ranking.matmul, ranking.mesh, shape, dtype=ranking.dtype, hardware=ranking.hardware, model=model
+    )
+    best = big.best
+    xla = big.source.rebuild(strategy)
+    if best is None or xla is None:
+        return None
+    sizes = sizes_of(big)
+    return AtScale(
+        scale,
+        float(xla.raw_time),
+        float(best.raw_time),
+        signature_received(signature(xla, big), sizes, big.dtype),
+        signature_received(signature(best, big), sizes, big.dtype),
+        xla.bound,
+        best.bound,
+        best.name,
     )
 
 
@@ -328,6 +402,24 @@ def _lowering_notes(p: Plan, x: XlaPlan) -> tuple[str, ...]:
                 "bf16 on CPU: XLA runs the dot and its reductions in f32, so the HLO's collectives move 4-byte "
                 "elements where the bf16 plan moves {bytes}; elements are compared, not bytes",
                 bytes=dtype_bytes("bf16"),
+            )
+        )
+    if x.multiply_flops:
+        lowering.append(
+            say(
+                "XLA writes a product that contracts no dim as an elementwise multiply of broadcasts, not a dot; "
+                "it is counted as a dot contracting one element, 2 FLOPs per element of the result, as symshard "
+                "counts a product ({flops} FLOPs per device; the multiply does half as many)",
+                flops=f"{x.multiply_flops:,}",
+            )
+        )
+    if x.sum_flops:
+        lowering.append(
+            say(
+                "jnp.einsum sums a dim that only one operand has before the dot (a reduce, {adds} adds per device "
+                "in the module's total): symshard's strategies sum it first too, in a step of their own, and XLA's "
+                "dots are compared with the FLOPs of the product that follows",
+                adds=f"{x.sum_flops:,}",
             )
         )
     if ELIDED in x.hlo:

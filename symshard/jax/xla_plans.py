@@ -14,9 +14,11 @@ The bottom of :mod:`symshard.jax`'s check of one matmul: :mod:`.matching` compar
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from ..algebra.dtypes import dtype_bytes
@@ -27,7 +29,17 @@ from ..notation.einsums import Matmul
 from ..planning.listing import StrategyList
 from ..planning.strategies import Leg, Plan, PlanStep, Strategy
 from .execution import jax_dtype
-from .hlo import HloCollective, collectives, dot_flops, group_sub_axes, module_text, reduction_flops, sub_axis_slices
+from .hlo import (
+    HloCollective,
+    collectives,
+    dot_flops,
+    group_sub_axes,
+    module_text,
+    multiply_flops,
+    reduction_flops,
+    sub_axis_slices,
+    sum_flops,
+)
 from .interop import jax_mesh, partition_spec
 from .runtime import require_jax
 
@@ -35,10 +47,14 @@ __all__ = [
     "Signature",
     "XlaCollective",
     "XlaPlan",
+    "axis_devices",
+    "received_elements",
     "reread",
     "signature",
     "signature_bytes",
+    "signature_received",
     "signatures",
+    "sizes_of",
     "step_signature",
     "strategy_flops",
     "xla_plan",
@@ -59,6 +75,7 @@ class XlaCollective:
     hlo_bytes: int
     dim: int | None
     lowered: str = ""
+    group: int = 0  # devices in each of its groups (0: a permute, whose pairs are no groups)
 
     def describe(self) -> Message:
         axes = ",".join(self.axes) if self.axes is not None else "?"
@@ -86,6 +103,8 @@ class XlaPlan:
     hlo: str = field(repr=False, compare=False)
     sliced_sub_axes: tuple[str, ...] = ()  # sub-axes (part of a mesh axis) by which XLA's slices pick blocks
     reduction_flops: int = 0  # the adds of its all-reduces, one per element reduced, as cost_analysis counts them
+    sum_flops: int = 0  # the adds of its local sums (reduce), as cost_analysis counts them
+    multiply_flops: int = 0  # the share of dot_flops XLA wrote as a multiply (a product contracting nothing)
 
     @property
     def sub_axes(self) -> tuple[str, ...]:
@@ -108,6 +127,12 @@ class XlaPlan:
         from ..shown import report
 
         return report(self)
+
+    def received_bytes(self, dtype: str) -> int:
+        """Bytes each device receives in the plan's collectives, elements in ``dtype`` (see
+        :func:`received_elements`)."""
+        got = sum(received_elements(c.kind, c.group, c.elements) for c in self.collectives)
+        return math.ceil(got * Fraction(dtype_bytes(dtype)))
 
 
 def signature(strategy: Strategy, plan_: Plan) -> Signature:
@@ -155,10 +180,64 @@ def signature_bytes(sig: Signature, dtype: str) -> int:
     return int(sum(n for _, _, n in sig) * dtype_bytes(dtype))
 
 
+def received_elements(kind: str, group: int, elements: int) -> Fraction:
+    """Elements each device receives in one collective over groups of ``group`` devices to which it
+    contributes ``elements``: what it lacks and must be sent, whatever the algorithm (a ring's steps, a
+    tree's), and for an all-reduce what the bandwidth-optimal one (a reduce-scatter, then an all-gather)
+    receives. An all-gather receives the ``group - 1`` other blocks, a reduce-scatter ``group - 1`` shares
+    of the others' partial sums, an all-to-all the ``group - 1`` pieces the others send it, a permute one
+    block.
+
+    Examples:
+        >>> received_elements("AllGather", 8, 512), received_elements("ReduceScatter", 8, 4096)
+        (Fraction(3584, 1), Fraction(3584, 1))
+        >>> received_elements("AllReduce", 4, 100), received_elements("CollectivePermute", 0, 64)
+        (Fraction(150, 1), Fraction(64, 1))
+    """
+    n = max(group, 1)
+    if kind == "AllGather":
+        return Fraction((n - 1) * elements)
+    if kind in ("ReduceScatter", "AllToAll"):
+        return Fraction(elements * (n - 1), n)
+    if kind == "AllReduce":
+        return Fraction(2 * elements * (n - 1), n)
+    return Fraction(elements)  # a permute: one block in
+
+
+def axis_devices(axis: str, sizes: Mapping[str, int]) -> int:
+    """Devices along a mesh axis (``sizes``) or a sub-axis ``X:(2)2`` (its last number).
+
+    Examples:
+        >>> axis_devices("X", {"X": 4}), axis_devices("X:(1)2", {"X": 4})
+        (4, 2)
+    """
+    if ":" in axis:
+        return int(axis.rsplit(")", 1)[1])
+    return int(sizes[axis])
+
+
+def sizes_of(p: Plan) -> dict[str, int]:
+    """The sizes of the axes of ``p``'s mesh, by name."""
+    return {a.name: int(a.size) for a in p.mesh.axes}
+
+
+def signature_received(sig: Signature, sizes: Mapping[str, int], dtype: str) -> int:
+    """Bytes each device receives in the collectives of ``sig`` on a mesh of axis ``sizes``, elements in
+    ``dtype`` (:func:`received_elements`, rounded up to a whole byte).
+
+    Examples:
+        >>> signature_received((("AllGather", ("X",), 512),), {"X": 8}, "fp32")
+        14336
+    """
+    got = sum(received_elements(k, math.prod(axis_devices(a, sizes) for a in axes), n) for k, axes, n in sig)
+    return math.ceil(got * Fraction(dtype_bytes(dtype)))
+
+
 def strategy_flops(p: Plan, i: int) -> int:
-    """The FLOPs per device of ``p``'s strategy ``i``, without building it where the plan lists every one."""
+    """The FLOPs per device of ``p``'s strategy ``i``'s local product (what XLA's dots do), without building it
+    where the plan lists every one."""
     listed = p.strategies
-    return int(listed.flops(i) if isinstance(listed, StrategyList) else listed[i].raw_flops)
+    return int(listed.flops(i) if isinstance(listed, StrategyList) else listed[i].raw_product_flops)
 
 
 def step_signature(
@@ -231,6 +310,8 @@ def xla_plan(p: Plan) -> XlaPlan:
         text,
         sub_axis_slices(text, shape),
         reduction_flops(text),
+        sum_flops(text),
+        multiply_flops(text),
     )
 
 
@@ -241,7 +322,15 @@ def reread(x: XlaPlan, shape: list[tuple[str, int]], dtype: str) -> XlaPlan:
         devices *= n
     found = tuple(_translate(c, shape, dtype) for c in collectives(x.hlo, devices))
     return XlaPlan(
-        found, x.flops, x.dot_flops, x.compile_seconds, x.hlo, sub_axis_slices(x.hlo, shape), x.reduction_flops
+        found,
+        x.flops,
+        x.dot_flops,
+        x.compile_seconds,
+        x.hlo,
+        sub_axis_slices(x.hlo, shape),
+        x.reduction_flops,
+        x.sum_flops,
+        x.multiply_flops,
     )
 
 
@@ -259,6 +348,7 @@ def _translate(c: HloCollective, shape: list[tuple[str, int]], dtype: str) -> Xl
         changed = {i for a, b in c.groups for i, (x, y) in enumerate(zip(coords(a), coords(b), strict=True)) if x != y}
         axes = tuple(shape[i][0] for i in sorted(changed))
         return XlaCollective(c.kind, axes, c.operand_elements, c.dtype, c.operand_bytes, None)
+    group = len(c.groups[0]) if c.groups else 1
     return XlaCollective(
-        c.kind, group_sub_axes(c.groups, shape), c.operand_elements, c.dtype, c.operand_bytes, c.dim, c.lowered
+        c.kind, group_sub_axes(c.groups, shape), c.operand_elements, c.dtype, c.operand_bytes, c.dim, c.lowered, group
     )

@@ -31,7 +31,17 @@ from ..messages import Message, Names, keyed, say
 from .arrays import Array, Dim, format_axes
 from .parser import parse_array, parse_matmul_syntax
 
-__all__ = ["ENGLISH", "Classification", "LocalMatmul", "Matmul", "intended", "local_product", "matmul"]
+__all__ = [
+    "ENGLISH",
+    "Classification",
+    "LocalMatmul",
+    "LocalSum",
+    "Matmul",
+    "intended",
+    "local_product",
+    "local_sums",
+    "matmul",
+]
 
 
 # The English sentences of classify(), by key. Other languages live in symshard/i18n (loaded on
@@ -191,6 +201,22 @@ class Matmul:
         if self.out is not None:
             return self.out.name
         return "Res" if "Out" in (self.lhs.name, self.rhs.name) else "Out"
+
+    @property
+    def product(self) -> Matmul:
+        """The product that is left once every operand has summed its own summed dims (see :func:`local_sums`):
+        ``self`` when there are none.
+
+        Examples:
+            >>> str(matmul("A[I, J_X, L_Y] · B[J_X, K] -> C[I, K]").product)
+            'A[I, J_X]{U_Y} · B[J_X, K] -> C[I, K]'
+        """
+        if not self.summed:
+            return self
+        left, right = local_sums(self)
+        lhs = left.output if left is not None else self.lhs
+        rhs = right.output if right is not None else self.rhs
+        return Matmul(lhs, rhs, self.out)
 
     def with_out(self, out: Array | None) -> Matmul:
         """The same product with another requested output."""
@@ -470,6 +496,63 @@ def _refuse_outer(mm: Matmul, text: str | None) -> None:
         ),
         hint=hint,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class LocalSum:
+    """One step of a plan: every device sums its block of one operand over the dims only that operand has
+    and the product drops, before the product, as XLA does (``jnp.einsum`` sums them out first):
+    ``Sum_L(A[I, J_X, L_Y]) -> A[I, J_X]{U_Y}``. The axes that split a summed dim leave partial sums.
+
+    Examples:
+        >>> s = LocalSum(Array.parse("A[I, J_X, L_Y]"), ("L",))
+        >>> str(s), s.label
+        ('Sum_L(A[I, J_X, L_Y]) -> A[I, J_X]{U_Y}', 'Sum_L')
+    """
+
+    operand: Array
+    dims: tuple[str, ...]
+    output: Array = field(init=False, compare=False, repr=False)
+
+    kind = "sum"
+
+    def __post_init__(self) -> None:
+        gone = set(self.dims)
+        unreduced = set(self.operand.unreduced)
+        for d in self.operand.dims:
+            if d.name in gone:
+                unreduced.update(d.axes)
+        kept = tuple(d for d in self.operand.dims if d.name not in gone)
+        object.__setattr__(self, "output", Array(self.operand.name, kept, frozenset(unreduced)))
+
+    @property
+    def label(self) -> str:
+        """``Sum_L``, ``Sum_{L,M}``: the step's name in a strategy's."""
+        return "Sum_" + (self.dims[0] if len(self.dims) == 1 else "{" + ",".join(self.dims) + "}")
+
+    def __str__(self) -> str:
+        return f"{self.label}({self.operand}) -> {self.output}"
+
+    def unicode(self) -> str:
+        return f"{self.label}({self.operand}) → {self.output}"
+
+    def latex(self) -> str:
+        return rf"\text{{Sum}}_{{{','.join(self.dims)}}}({self.operand.latex()}) \rightarrow {self.output.latex()}"
+
+
+def local_sums(mm: Matmul) -> tuple[LocalSum | None, LocalSum | None]:
+    """For each operand of ``mm``, the :class:`LocalSum` of its summed dims (None where it has none).
+
+    Examples:
+        >>> [str(s) for s in local_sums(matmul("A[I, J, L_X] · B[J, K] -> C[I, K]"))]
+        ['Sum_L(A[I, J, L_X]) -> A[I, J]{U_X}', 'None']
+    """
+    summed = set(mm.summed)
+    out: list[LocalSum | None] = []
+    for arr in (mm.lhs, mm.rhs):
+        dims = tuple(d for d in arr.dim_names if d in summed)
+        out.append(LocalSum(arr, dims) if dims else None)
+    return out[0], out[1]
 
 
 @memoized(maxsize=4096)

@@ -22,13 +22,15 @@ Examples:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..algebra.mathtext import as_expr
 from ..costs.collectives import DynamicSlice
 from ..costs.costmodels import tally
 from ..costs.kernels import hbm_traffic
 from ..errors import PlanError
 from ..notation.arrays import Array
-from ..notation.einsums import LocalMatmul, local_product
+from ..notation.einsums import LocalMatmul, LocalSum, local_product
 from .costenv import CostEnv
 from .pruning import prune_numeric
 from .rawcosts import Value, exact_ratio
@@ -36,7 +38,7 @@ from .routes import reshard_routes, reshard_steps
 from .shardings import Route
 from .strategies import Leg, PlanStep, Strategy
 
-__all__ = ["Builder", "costed_leg", "peak_memory"]
+__all__ = ["Builder", "Prelude", "costed_leg", "peak_memory"]
 
 
 def costed_leg(env: CostEnv, src: Array, dst: Array, role: str, resident: bool, exprs=None) -> Leg:
@@ -60,11 +62,59 @@ def costed_leg(env: CostEnv, src: Array, dst: Array, role: str, resident: bool, 
     return Leg(tuple(steps), comm, env.largest(peaks), env.bytes(dst), per_link)
 
 
-class Builder:
-    """Builds costed strategies from compute shardings, sharing resharding legs between them."""
+@dataclass(frozen=True, slots=True)
+class Prelude:
+    """What every strategy of a product with summed dims does first: each operand that has dims of its own
+    that the product drops sums them locally (:class:`~symshard.notation.einsums.LocalSum`), before any
+    collective, as XLA does. The same steps and costs for every compute sharding, in one environment."""
 
-    def __init__(self, env: CostEnv, overlap: bool, xla: bool = False, wide: bool = False) -> None:
+    lhs: tuple[PlanStep, ...]  # the left operand's local sum (or nothing)
+    rhs: tuple[PlanStep, ...]
+    flops: Value  # the sums' adds per device
+    hbm_bytes: Value  # each sum reads its operand's block and writes the summed block once
+    hbm_time: Value
+    resident: Value  # the operands before their sums, which stay in memory beside the summed blocks
+
+    @property
+    def empty(self) -> bool:
+        return not (self.lhs or self.rhs)
+
+
+def prelude(env: CostEnv, sums: tuple[LocalSum | None, LocalSum | None]) -> Prelude:
+    """The :class:`Prelude` of the local sums ``sums`` (the left operand's, the right's; None where there is
+    none), costed in ``env``."""
+    steps: list[tuple[PlanStep, ...]] = []
+    flops: Value = 0
+    hbm: Value = 0
+    resident: Value = 0
+    for role, s in zip(("lhs", "rhs"), sums, strict=True):
+        if s is None:
+            steps.append(())
+            continue
+        adds = env.sum_flops(s.operand, s.output)
+        steps.append((PlanStep(role, s, None, adds),))
+        flops = adds if flops == 0 else flops + adds
+        moved = env.bytes(s.operand) + env.bytes(s.output)
+        hbm = moved if hbm == 0 else hbm + moved
+        resident = env.bytes(s.operand) if resident == 0 else resident + env.bytes(s.operand)
+    hbm_time: Value = exact_ratio(hbm, env.hbm_rate) if env.hbm and not steps == [(), ()] else 0
+    return Prelude(steps[0], steps[1], flops, hbm if env.hbm else 0, hbm_time, resident)
+
+
+class Builder:
+    """Builds costed strategies from compute shardings, sharing resharding legs between them; ``sums``, the
+    operands' local sums (see :class:`Prelude`), come first in every strategy it builds."""
+
+    def __init__(
+        self,
+        env: CostEnv,
+        overlap: bool,
+        xla: bool = False,
+        wide: bool = False,
+        sums: tuple[LocalSum | None, LocalSum | None] = (None, None),
+    ) -> None:
         self.env = env
+        self.prelude = prelude(env, sums)
         self.overlap = overlap
         self.xla = xla
         self.wide = wide
@@ -172,13 +222,25 @@ class Builder:
             return None
         if not lhs_c.unreduced <= lhs.unreduced or not rhs_c.unreduced <= rhs.unreduced:
             return None
-        flops = self.env.flops(lhs_c, rhs_c)
-        return local_out, flops, exact_ratio(flops, self.env.flops_rate), self.env.hbm_time(lhs_c, rhs_c, local_out)
+        flops, compute_time, hbm_time = self.local_costs(lhs_c, rhs_c, local_out)
+        return local_out, flops, compute_time, hbm_time
+
+    def local_costs(self, lhs_c: Array, rhs_c: Array, local_out: Array) -> tuple[Value, Value, Value]:
+        """The local product's FLOPs, and the compute and HBM time of the local work (the product, and the
+        operands' local sums before it: :attr:`prelude`)."""
+        env, pre = self.env, self.prelude
+        flops = env.flops(lhs_c, rhs_c)
+        hbm_time = env.hbm_time(lhs_c, rhs_c, local_out)
+        if pre.empty:
+            return flops, exact_ratio(flops, env.flops_rate), hbm_time
+        return flops, exact_ratio(flops + pre.flops, env.flops_rate), hbm_time + pre.hbm_time
 
     def memory(self, lhs: Array, rhs: Array, pre_l: Leg, pre_r: Leg, post: Leg, local_out: Array) -> Value:
-        """Peak bytes per device of the strategy made of these legs."""
+        """Peak bytes per device of the strategy made of these legs (the operands before their local sums
+        stay resident too)."""
         env = self.env
-        return peak_memory(env.bytes(lhs), env.bytes(rhs), env.bytes(local_out), pre_l, pre_r, post, env.largest)
+        peak = peak_memory(env.bytes(lhs), env.bytes(rhs), env.bytes(local_out), pre_l, pre_r, post, env.largest)
+        return peak if self.prelude.empty else peak + self.prelude.resident
 
     def build(
         self,
@@ -196,19 +258,23 @@ class Builder:
     ) -> Strategy:
         """One costed strategy: these legs around the local product (``hbm_time``: its ``T_hbm``, worked out
         here when not given)."""
-        env = self.env
+        env, pre = self.env, self.prelude
         local = product.op
         assert isinstance(local, LocalMatmul)  # the product step of a strategy
         if hbm_time is None:
-            hbm_time = env.hbm_time(local.lhs, local.rhs, local.output)
+            hbm_time = self.local_costs(local.lhs, local.rhs, local.output)[2]
         hbm_bytes = hbm_traffic(env.bytes(local.lhs), env.bytes(local.rhs), env.bytes(local.output)) if env.hbm else 0
+        flops = product.flops
+        if not pre.empty:
+            flops = flops + pre.flops
+            hbm_bytes = hbm_bytes + pre.hbm_bytes if env.hbm else 0
         return Strategy(
-            steps=(*pre_l.steps, *pre_r.steps, product, *post.steps),
+            steps=(*pre.lhs, *pre_l.steps, *pre.rhs, *pre_r.steps, product, *post.steps),
             sharding=sharding,
             output=target,
             model=self.env.model,
             overlap=self.overlap,
-            raw_flops=product.flops,
+            raw_flops=flops,
             raw_compute_time=compute_time,
             raw_comm_time=self.env.join((pre_l, pre_r, post)),
             raw_memory=self.memory(lhs, rhs, pre_l, pre_r, post, local_out),

@@ -255,6 +255,21 @@ class CostEnv:
                 den = den * self.group(d.axes)
         return exact_ratio(num, den)
 
+    def elements(self, array: Array):
+        """Elements per device of ``array``."""
+        num: Value = 1
+        den: Value = 1
+        for d in array.dims:
+            num = num * self.dim[d.name]
+            den = den * self.group(d.axes)
+        return exact_ratio(num, den)
+
+    def sum_flops(self, src: Array, dst: Array):
+        """The adds of a local sum from ``src``'s block down to ``dst``'s (see
+        :class:`~symshard.notation.einsums.LocalSum`): one per element of ``src``'s block, less one per sum,
+        as XLA's ``cost_analysis`` counts a ``reduce``."""
+        return self.elements(src) - self.elements(dst)
+
     def hbm_time(self, lhs: Array, rhs: Array, out: Array):
         """``T_hbm`` of the local product ``lhs · rhs -> out``: its arrays' bytes per device, each read or written
         once in HBM (:func:`~symshard.costs.kernels.hbm_traffic`), over ``W_hbm``; 0 when the term is left out."""
@@ -323,6 +338,10 @@ class Probe(CostEnv):
 
     def largest(self, values: Sequence[Value]) -> Value:
         return Maximum.largest(values)
+
+    def sum_flops(self, src: Array, dst: Array):
+        # a difference of monomials: worked out as SymPy on the plan's own environment, then made monomials
+        return from_expr(sympy.sympify(self.base.sum_flops(src, dst)))
 
     def timing(self, expr: CollectiveExpr) -> Timing:
         key = (expr.op, expr.operand)

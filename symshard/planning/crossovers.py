@@ -130,6 +130,20 @@ class Regime:
             return None
         return "communication" if comms else "compute"
 
+    def __repr__(self) -> str:
+        from ..shown import summary
+
+        numeric = None if self.numeric is None else self.numeric.formula()
+        memory = None if self.numeric_memory is None else self.numeric_memory.formula()
+        return summary("Regime", self.strategy.name, {"index": self.index,
+                       "communication_bound": self.communication_bound.formula()},
+                       {"numeric": numeric, "memory_bound": memory})  # fmt: skip
+
+    def __str__(self) -> str:
+        from ..shown import report
+
+        return report(self)
+
 
 @dataclass(frozen=True, slots=True)
 class _OnChip:
@@ -141,18 +155,6 @@ class _OnChip:
 
     def of(self, condition: Condition | Clauses) -> Condition | Clauses:
         return condition.subs(self.values, self.symbol)
-
-    def __repr__(self) -> str:
-        from ..shown import summary
-
-        numeric = None if self.numeric is None else self.numeric.formula()
-        return summary("Regime", self.strategy.name, {"index": self.index,
-                       "communication_bound": self.communication_bound.formula(), "numeric": numeric})  # fmt: skip
-
-    def __str__(self) -> str:
-        from ..shown import report
-
-        return report(self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,12 +30,12 @@ from ..costs.collectives import CollectiveExpr, DynamicSlice
 from ..errors import TooLargeError
 from ..messages import say
 from ..notation.arrays import Array
-from ..notation.einsums import LocalMatmul, Matmul
+from ..notation.einsums import LocalMatmul, Matmul, local_sums
 from .builder import Builder, costed_leg
 from .costenv import CostEnv, Probe
 from .listing import Listed, StrategyList
 from .pruning import Domains, SymbolicCandidate, pareto, probe_cost, prune_numeric, prune_symbolic, witnesses
-from .rawcosts import Value, exact_ratio
+from .rawcosts import Value
 from .route_search import RouteSearch, check_deadline
 from .routes import reshard_routes
 from .shardings import (
@@ -80,16 +80,20 @@ class Enumeration:
     def __init__(
         self, mm: Matmul, env: CostEnv, targets: Sequence[Array], overlap: bool, xla: bool, wide: bool = False
     ) -> None:
-        self.mm = mm
+        # dims only one operand has and the product drops are summed locally first (every strategy's first
+        # steps, the builders' prelude); the compute shardings and legs are the product's that is left
+        self.given = mm
+        self.sums = local_sums(mm)
+        self.mm = mm.product
         self.env = env
         self.targets = tuple(targets)
         self.overlap = overlap
         self.xla = xla
         self.wide = wide and xla  # XLA's further orders on a mesh of three axes (see reshard_routes)
         self.costs: CostEnv = env if env.numeric else Probe(env)
-        self.pruning = Builder(self.costs, overlap, xla, self.wide)
-        self.building = self.pruning if env.numeric else Builder(env, overlap, xla, self.wide)
-        self.choices = axis_choices(mm, env)
+        self.pruning = Builder(self.costs, overlap, xla, self.wide, self.sums)
+        self.building = self.pruning if env.numeric else Builder(env, overlap, xla, self.wide, self.sums)
+        self.choices = axis_choices(self.mm, env)
         self.names = [a for a, _ in self.choices]
         self._products: dict[bool, list[Product]] = {}
         self._routes: dict[tuple[Array, Array, str], tuple[Route, ...]] = {}
@@ -99,7 +103,7 @@ class Enumeration:
     def widened(self) -> Enumeration:
         """This enumeration with XLA's further orders on a mesh of three axes (see
         :func:`~symshard.planning.routes.reshard_routes`): what :meth:`~symshard.planning.strategies.Plan.matching` searches with ``further``."""
-        return Enumeration(self.mm, self.env, self.targets, self.overlap, True, wide=True)
+        return Enumeration(self.given, self.env, self.targets, self.overlap, True, wide=True)
 
     # -- compute shardings
     def shardings(self, symmetric: bool = False) -> int:
@@ -261,7 +265,7 @@ class Enumeration:
         )
 
     def flops_of(self, p: Product) -> Value:
-        """The FLOPs per device of compute sharding ``p`` (its strategies' ``raw_flops``)."""
+        """The FLOPs per device of compute sharding ``p``'s local product (its strategies' ``raw_product_flops``)."""
         return p.flops if self.building is self.pruning else self.building.env.flops(p.lhs_c, p.rhs_c)
 
     def build(self, p: Product, picks: tuple[int, int, int]) -> Strategy:
@@ -275,9 +279,7 @@ class Enumeration:
         if b is self.pruning:
             flops, compute_time, hbm_time = p.flops, p.compute_time, p.hbm_time
         else:
-            flops = b.env.flops(p.lhs_c, p.rhs_c)
-            compute_time = exact_ratio(flops, b.env.flops_rate)
-            hbm_time = b.env.hbm_time(p.lhs_c, p.rhs_c, p.local_out)
+            flops, compute_time, hbm_time = b.local_costs(p.lhs_c, p.rhs_c, p.local_out)
         product = PlanStep("matmul", LocalMatmul(p.lhs_c, p.rhs_c, p.local_out), None, flops)
         return b.build(
             mm.lhs, mm.rhs, p.target, p.sharding, product, compute_time, p.local_out, *legs, hbm_time=hbm_time
@@ -389,6 +391,40 @@ class Enumeration:
         )
         return self._assemble(p, (pre_l, pre_r, post))
 
+    def rebuild(self, strategy: Strategy) -> Strategy | None:
+        """``strategy`` (of this product, on this mesh, perhaps costed with other sizes) with its steps costed
+        here: the same collectives and product, at this enumeration's sizes. None when one of its arrays
+        does not divide evenly at these sizes.
+
+        Examples:
+            >>> from symshard.planning.planner import plan
+            >>> small = plan("A[I, J_X] · B[J_X, K] -> C[I, K]", "X=4", "I=64,J=64,K=64", hardware="tpu-v5e")
+            >>> big = plan("A[I, J_X] · B[J_X, K] -> C[I, K]", "X=4", "I=4096,J=4096,K=4096", hardware="tpu-v5e")
+            >>> again = big.source.rebuild(small.strategies[0])
+            >>> again.name == small.strategies[0].name, again.raw_flops == 2 * 4096**3 // 4
+            (True, True)
+        """
+        env, b, mm = self.env, self.building, self.mm
+        local = strategy.local  # every array it holds must divide here
+        arrays = [local.lhs, local.rhs, local.output, *(st.op.output for st in strategy.steps)]
+        if not all(env.fits(a) for a in arrays):
+            return None
+        prep = b.prepare(mm.lhs, mm.rhs, local.lhs, local.rhs, strategy.output)
+        if prep is None:
+            return None
+        local_out, flops, compute_time, hbm_time = prep
+        ends = {"lhs": (mm.lhs, local.lhs), "rhs": (mm.rhs, local.rhs), "out": (local_out, strategy.output)}
+        legs = []
+        for role, (src, dst) in ends.items():
+            exprs = tuple(st.op for st in strategy.steps if st.role == role and isinstance(st.op, CollectiveExpr))
+            legs.append(costed_leg(b.env, src, dst, role, role != "out", exprs))
+        product = PlanStep("matmul", LocalMatmul(local.lhs, local.rhs, local_out), None, flops)
+        pre_l, pre_r, post = legs
+        return b.build(
+            mm.lhs, mm.rhs, strategy.output, strategy.sharding, product, compute_time, local_out, pre_l, pre_r, post,
+            hbm_time=hbm_time,
+        )  # fmt: skip
+
     def count(self) -> int:
         """How many valid strategies there are (what :meth:`listing` would list), counted without listing them."""
         mm = self.mm
@@ -417,13 +453,15 @@ class Enumeration:
     def find(self, name: str) -> Strategy | None:
         """The valid strategy called ``name`` the plan would list first, or None."""
         mm = self.mm
+        sums = [[st.label() for st in steps] for steps in (self.pruning.prelude.lhs, self.pruning.prelude.rhs)]
         matches = []
         for p in self.products():
             legs = (self.plain(mm.lhs, p.lhs_c), self.plain(mm.rhs, p.rhs_c), self.plain(p.local_out, p.target))
             for a, ra in legs[0]:
                 for b, rb in legs[1]:
                     for c, rc in legs[2]:
-                        labels = [_label(s, "lhs") for s in ra] + [_label(s, "rhs") for s in rb] + ["matmul"]
+                        labels = [*sums[0], *(_label(s, "lhs") for s in ra), *sums[1]]
+                        labels += [*(_label(s, "rhs") for s in rb), "matmul"]
                         labels += [_label(s, "out") for s in rc]
                         if " → ".join(labels) == name:
                             matches.append(self.build(p, (a, b, c)))
@@ -468,7 +506,8 @@ class Enumeration:
         products = [(p, self.legs(p)) for p in self.products()]
         routes = {id(route): route for _, legs in products for leg in legs for route in leg}
         times = [p.local_time for p, _ in products]
-        sizes = [env.bytes(mm.lhs), env.bytes(mm.rhs)] + [env.bytes(p.local_out) for p, _ in products]
+        sizes = [env.bytes(mm.lhs), env.bytes(mm.rhs), self.pruning.prelude.resident]
+        sizes += [env.bytes(p.local_out) for p, _ in products]
         for route in routes.values():
             times += [route.leg.comm, *(v for _, v in route.leg.loads)]
             sizes += [route.leg.peak, route.leg.final]
@@ -493,7 +532,7 @@ class Enumeration:
             )
             for key, r in routes.items()
         }
-        operands = in_bytes(env.bytes(mm.lhs)) + in_bytes(env.bytes(mm.rhs))
+        operands = in_bytes(env.bytes(mm.lhs)) + in_bytes(env.bytes(mm.rhs)) + in_bytes(self.pruning.prelude.resident)
         # each field's width: T_comms is at most the legs' own times added up (a link is busy for at most
         # every leg's whole time), the peak at most every leg's peak and result on top of each other
         orders = {o: i for i, o in enumerate(sorted({p.order for p, _ in products}))}
@@ -678,7 +717,7 @@ class Enumeration:
                 if per_link:
                     low = max(low, busiest((), [(mm.lhs, p.lhs_c), (mm.rhs, p.rhs_c), (p.local_out, p.target)]))
                 moved = [dst for src, dst in ((mm.lhs, p.lhs_c), (mm.rhs, p.rhs_c)) if src != dst]
-                memory: Value = env.bytes(mm.lhs) + env.bytes(mm.rhs)
+                memory: Value = env.bytes(mm.lhs) + env.bytes(mm.rhs) + self.pruning.prelude.resident
                 extra: Value = 0
                 for dst in moved:
                     extra = extra + env.bytes(dst)

@@ -37,7 +37,7 @@ class RecipeSource(Protocol):
         ...
 
     def flops_of(self, p: Product) -> Value:
-        """The FLOPs per device of compute sharding ``p``."""
+        """The FLOPs per device of compute sharding ``p``'s local product."""
         ...
 
 
@@ -124,7 +124,7 @@ class StrategyList(Sequence):
         return [tuple(sorted(item for leg in self.legs(i) for item in of(leg))) for i in range(len(self))]
 
     def flops(self, i: int) -> Value:
-        """Strategy ``i``'s FLOPs per device (its ``raw_flops``), without building it."""
+        """Strategy ``i``'s local product's FLOPs per device (its ``raw_product_flops``), without building it."""
         return self._source.flops_of(self._recipes[i][0])
 
     def index_of(self, strategy: Strategy) -> int:

@@ -360,6 +360,8 @@ def _straight(mm: Matmul, env: CostEnv, overlap: bool) -> Strategy | None:
     """The strategy that multiplies the operands as they are into ``mm.out``, if that needs no
     collective and splits the FLOPs over every device; else None."""
     assert mm.out is not None
+    if mm.summed:  # an operand sums dims of its own first: the enumeration's prelude (builder.Prelude)
+        return None
     try:
         local = local_product(mm.lhs, mm.rhs, mm.out.dim_names, mm.out.name)
     except PlanError:

@@ -37,7 +37,7 @@ from ..machines.mesh import Mesh
 from ..machines.subaxes import AxisSplit
 from ..messages import say
 from ..notation.arrays import Array
-from ..notation.einsums import Classification, LocalMatmul, Matmul
+from ..notation.einsums import Classification, LocalMatmul, LocalSum, Matmul
 from .rawcosts import Value, is_number, sym
 
 __all__ = ["Leg", "Plan", "PlanStep", "Reason", "Strategy", "order_of", "sort_key", "sort_strategies"]
@@ -48,7 +48,7 @@ class PlanStep:
     """One step of a strategy: a collective (or free slice) on an operand or the result, or the local product."""
 
     role: str  # "lhs", "rhs", "matmul" or "out"
-    op: CollectiveExpr | LocalMatmul
+    op: CollectiveExpr | LocalMatmul | LocalSum
     timing: Timing | None = None
     flops: Value = None
 
@@ -76,9 +76,11 @@ class PlanStep:
         return isinstance(self.op, CollectiveExpr) and not isinstance(self.op.op, DynamicSlice)
 
     def label(self) -> str:
-        """A short name: ``AllGather_X(A)``, ``matmul``."""
+        """A short name: ``AllGather_X(A)``, ``Sum_L(A)``, ``matmul``."""
         if isinstance(self.op, LocalMatmul):
             return "matmul"
+        if isinstance(self.op, LocalSum):
+            return f"{self.op.label}({self.op.operand.name or self.role})"
         return f"{self.op.op}({self.op.operand.name or self.role})"
 
     def __str__(self) -> str:
@@ -114,8 +116,15 @@ class Strategy:
     # figures
     @property
     def flops_per_device(self) -> sympy.Expr:
-        """FLOPs each device performs."""
+        """FLOPs each device performs: the local product's and, where an operand sums dims of its own
+        first, those adds."""
         return sym(self.raw_flops)
+
+    @property
+    def raw_product_flops(self) -> Value:
+        """The local product's FLOPs per device, raw: :attr:`flops_per_device` less the adds of the operands'
+        local sums (:class:`~symshard.notation.einsums.LocalSum`), what XLA's dots do."""
+        return next(s.flops for s in self.steps if isinstance(s.op, LocalMatmul))
 
     @property
     def compute_time(self) -> sympy.Expr:
@@ -453,6 +462,37 @@ class Plan:
             else:
                 hi = mid
         return lo + 1
+
+    def position(self, strategy: Strategy) -> tuple[int, bool]:
+        """The 1-based number ``strategy`` has among the strategies listed, fastest first, and True, when the
+        plan lists it (one of the same name and costs); else the place it would take there and False: one more
+        than the number ranked before it, ties by the sharding's order (:meth:`place` with every key). A few
+        strategies are built, as a binary search reads them. Numbers only: with symbolic costs, which do not
+        rank, one past the last.
+
+        Examples:
+            >>> from symshard.planning.planner import plan
+            >>> p = plan("A[I, J_X] · B[J_X, K] -> C[I, K]", "X=4", "I=64,J=64,K=64", hardware="tpu-v5e", all=True)
+            >>> p.position(p.strategies[2])
+            (3, True)
+        """
+        listed = self.strategies
+        if not self.numeric:
+            return len(listed) + 1, False
+        key = _rank_key(strategy)
+        lo, hi = 0, len(listed)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if _rank_key(listed[mid]) < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        i = lo
+        while i < len(listed) and _rank_key(listed[i]) == key:
+            if listed[i].name == strategy.name:
+                return i + 1, True
+            i += 1
+        return lo + 1, False
 
     def why(self, index: int) -> Reason:
         """Why the strategy numbered ``index`` (1-based) is listed."""

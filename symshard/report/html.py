@@ -247,10 +247,13 @@ def _page(kind: str, *parts: str) -> str:
 
 def _step_tex(step: PlanStep) -> str:
     """One step's short name in LaTeX: ``\\text{AllGather}_{X}(Y)``, ``\\text{matmul}``."""
-    from ..notation.einsums import LocalMatmul
+    from ..notation.einsums import LocalMatmul, LocalSum
 
     if isinstance(step.op, LocalMatmul):
         return r"\text{matmul}"
+    if isinstance(step.op, LocalSum):
+        dims = ",".join(step.op.dims)
+        return r"\text{Sum}_{" + dims + r"}(\mathbf{" + (step.op.operand.name or step.role).replace("_", r"\_") + "})"
     name = step.op.operand.name or step.role
     return step.op.op.latex() + r"(\mathbf{" + name.replace("_", r"\_") + "})"
 

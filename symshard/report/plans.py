@@ -111,10 +111,8 @@ ENGLISH: dict[str, str] = {
     "report.beats_one_line": "{a} beats {b} iff {condition}",
     "report.can_win_count": "{winners} of {count} can be the fastest",
     "report.can_win_never": "{winners} of {count} can be the fastest; never the fastest: {why}",
-    "report.strategies_one": "{count} strategy",
-    "report.strategies_many": "{count} strategies",
-    "report.more_one": "{count}",
-    "report.more_many": "{count}",
+    "report.strategy_count": "{count:,} {count:strategy|strategies}",
+    "report.more_count": "{count:,}",
     "report.dominated_one": "{count} (dominated everywhere)",
     "report.dominated_many": "{count} (each dominated everywhere)",
     "report.unsampled_one": "{count} (wins nowhere in the sampled region)",
@@ -634,8 +632,8 @@ def never_fastest(dominated: int, unsampled: int, language: str = "en") -> str:
         if not count:
             continue
         one = "_one" if count == 1 else "_many"
-        noun = "report.strategies" if not parts else "report.more"
-        parts.append(_say(why + one, language, count=_say(noun + one, language, count=f"{count:,}")))
+        noun = "report.strategy_count" if not parts else "report.more_count"
+        parts.append(_say(why + one, language, count=_say(noun, language, count=count)))
     return ("，" if language == "zh" else ", ").join(parts)
 
 

@@ -12,6 +12,7 @@ import ast
 import re
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from helpers import english_left
@@ -150,7 +151,8 @@ def _lowering_notes() -> list[str]:
     and built the same way."""
     tree = ast.parse((ROOT / "symshard/jax/verification.py").read_text(encoding="utf-8"))
     func = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_lowering_notes")
-    values = {"dtype_bytes": dtype_bytes, "say": say}
+    # sample figures for the notes that quote XLA's module (a product written as a multiply, local sums)
+    values = {"dtype_bytes": dtype_bytes, "say": say, "x": SimpleNamespace(multiply_flops=8192, sum_flops=15360)}
     notes = []
     for node in ast.walk(func):
         if isinstance(node, ast.Call) and ast.unparse(node.func) == "lowering.append":
@@ -159,13 +161,16 @@ def _lowering_notes() -> list[str]:
     return notes
 
 
-def test_verify_writes_four_lowering_notes():
+def test_verify_writes_six_lowering_notes():
     notes = _lowering_notes()
-    assert len(notes) == 4
-    assert f"moves {dtype_bytes('bf16')};" in notes[2] and "constant({...})" in notes[3]
+    assert len(notes) == 6
+    assert f"moves {dtype_bytes('bf16')};" in notes[2] and "constant({...})" in notes[5]
+    assert "(8,192 FLOPs per device" in notes[3] and "15,360 adds per device" in notes[4]
 
 
-@pytest.mark.parametrize("note", _lowering_notes(), ids=["reduce-scatter", "further", "bf16", "elided"])
+@pytest.mark.parametrize(
+    "note", _lowering_notes(), ids=["reduce-scatter", "further", "bf16", "multiply", "local sums", "elided"]
+)
 def test_every_lowering_note_reads_in_chinese(note):
     _check(note)
 
@@ -220,8 +225,9 @@ def test_the_kind_of_a_disagreement_is_the_message_of_the_clause_that_knows_it(p
         "roundabout": [_c("CollectivePermute", ("Y",), 64), _c("AllGather", ("Y",), 64)],
         "wider": [_c("AllGather", ("X", "Y"), 77)],
     }[collectives]
-    strategy, rank, reason, found = compare_with_kind(p, _x(made, dots * flops), refined=True)
-    assert strategy is None and rank is None
+    compared = compare_with_kind(p, _x(made, dots * flops), refined=True)
+    strategy, rank, reason, found = compared.strategy, compared.rank, compared.reason, compared.kind
+    assert strategy is None and rank is None and compared.equivalent is None
     assert str(found).startswith(kind)
     _assert_said_in_chinese(found)
     # the kind is the first clause's own message, or a message of its own: never read back from the English
@@ -250,6 +256,32 @@ def test_the_report_rows_say_the_same_messages_in_both_languages(p):
     assert len(english) == len(chinese) == len(rows) + 1
     for (_, value), line in zip(rows, english[1:], strict=True):
         assert line.endswith("  " + "".join(value)), (line, value)
-    assert "XLA's plan 512 B into collectives and 8,192 FLOPs per device" in v.text()
+    assert "per device, XLA's plan receives 512 B in its collectives and its dots do 8,192 FLOPs" in v.text()
     for line in chinese[1:]:
         assert CJK.search(line), line
+
+
+def test_a_miss_equal_in_cost_reads_in_chinese(p):
+    """The agreement row of a miss equal in cost to a strategy that pairs other devices (issue 36, point 7)."""
+    from dataclasses import replace
+
+    from symshard.jax.results import Verification
+    from symshard.report import verification_text
+
+    name = "DynamicSlice_{Y,I}(A) → matmul → CollectivePermute_{XY,I_Y}(C)"
+    v = Verification(
+        matmul="A[I_Y, J] · B[J, K_Y] -> C[I_Y, K]", mesh="X=4,Y=2", shape="I=64,J=64,K=64", dtype="fp32",
+        hardware="tpu-v5e", strategies=282, best="matmul", xla=(), xla_flops=8192, xla_dot_flops=8192,
+        xla_repeats_work=False, match=False, matched=None, rank=None, flops_agree=None, reason=_built_reasons(p)[2],
+        lowering=(), executions=(), symshard_seconds=0.01, xla_compile_seconds=0.2, equivalent=(7, name), ranked=73,
+    )  # fmt: skip
+    english = v.text()
+    assert v.equal_in_cost and not v.planner_work
+    assert (
+        f"no, but equal in cost: XLA's plan has the collectives, the bytes and the FLOPs of symshard's strategy 7, {name}"
+        in english
+    )
+    chinese = verification_text(v, "zh")
+    row = next(line for line in chinese.splitlines() if name in line)
+    assert "开销相同" in row and "第 7 种策略" in row
+    assert not replace(v, equivalent=None).equal_in_cost
