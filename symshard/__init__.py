@@ -34,7 +34,7 @@ from .read import parse
 # catalogue) load on first use, so that `import symshard` stays close to the cost of `import sympy` (see
 # bench/bench_import.py and tests/presentation/test_i18n_explain.py).
 _LAZY = {
-    "Comparison": ".planning.crossovers",
+    "Comparison": ".planning.crossover_results",
     "Model": ".models.transformer",
     "Plan": ".planning.strategies",
     "Program": ".planning.program",
@@ -84,7 +84,7 @@ _register_notebook_display()
 _TEXT_REPORTS = (
     # print() of these shows the report the command line prints: (the class's module, its name, the report)
     ("symshard.planning.strategies", "Plan", "plan_text"),
-    ("symshard.planning.crossovers", "Comparison", "compare_text"),
+    ("symshard.planning.crossover_results", "Comparison", "compare_text"),
     ("symshard.planning.search_results", "SearchResult", "search_text"),
     ("symshard.models.training", "Training", "training_text"),
     ("symshard.models.inference", "Serving", "serving_text"),

@@ -38,8 +38,8 @@ FORMATTERS: tuple[tuple[str, str, str, str], ...] = (
     # (MIME type, the class's module, the class's name, the function that shows it)
     ("text/html", "symshard.planning.strategies", "Plan", "plan_html"),
     ("text/html", "symshard.planning.strategies", "Strategy", "strategy_html"),
-    ("text/html", "symshard.planning.crossovers", "Comparison", "comparison_html"),
-    ("image/svg+xml", "symshard.planning.crossovers", "Comparison", "comparison_svg"),
+    ("text/html", "symshard.planning.crossover_results", "Comparison", "comparison_html"),
+    ("image/svg+xml", "symshard.planning.crossover_results", "Comparison", "comparison_svg"),
     ("text/html", "symshard.costs.placement", "Placement", "placement_html"),
     ("text/html", "symshard.problems.problem", "Problem", "problem_html"),
     ("text/html", "symshard.models.transfers", "Route", "route_html"),
