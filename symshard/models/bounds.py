@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 
 import sympy
 
+from ..algebra.conditions import Case, Condition
 from ..algebra.mathtext import as_expr
+from ..algebra.solving import solve_less
 from ..errors import PlanError
 from ..machines.chips import Hardware
 from ..messages import say
-from ..planning.crossovers import Case, Condition, solve_less
 from .networked import LevelShare, Network
 from .schemes import B_CHIP
 
@@ -218,7 +219,7 @@ class Roofline:
 
 def solve_at_most(lhs: sympy.Expr, rhs: sympy.Expr, x: sympy.Symbol) -> list[list[sympy.Basic]]:
     """``lhs ≤ rhs`` for positive sides, solved for ``x`` (square roots squared away first): a union of
-    cases, each a list of relations with ``x`` on the left (see :func:`symshard.planning.crossovers.solve_less`).
+    cases, each a list of relations with ``x`` on the left (see :func:`symshard.algebra.solving.solve_less`).
 
     Examples:
         >>> B, C, W = sympy.symbols("B C W", positive=True)

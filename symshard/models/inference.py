@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 import sympy
 
+from ..algebra.conditions import Condition
 from ..algebra.dtypes import canonical_dtype, dtype_bytes
 from ..algebra.mathtext import as_expr
 from ..algebra.symbols import C, W_hbm, axis, dim
@@ -56,7 +57,6 @@ from ..machines.chips import Hardware
 from ..machines.mesh import Mesh
 from ..machines.presets import hardware as lookup_hardware
 from ..messages import Message, say
-from ..planning.crossovers import Condition
 from ..planning.program import Program
 from .bounds import all_at_most, balance, solve_at_most
 from .networked import Network, through_network
@@ -293,7 +293,7 @@ def weight_stationary(*, fabric: str = "ici") -> WeightStationary:
     cases = solve_at_most(best, t1, N)
     rels = tuple(sympy.StrictGreaterThan(r.lhs, r.rhs) if isinstance(r, sympy.GreaterThan) else r
                  for case in cases for r in case)  # fmt: skip
-    from ..planning.crossovers import Case
+    from ..algebra.conditions import Case
 
     return WeightStationary(one, two, t1, t2, best_x, best, Condition((Case("2-D wins", rels),)))
 

@@ -4,7 +4,7 @@ The book's training chapter reasons per layer: a scheme is compute-bound when th
 of a pass take no longer than its matmuls. :mod:`symshard.models.schemes` writes the MLP block under
 data parallelism, FSDP, tensor parallelism and FSDP × TP as programs of sharded einsums; this
 module turns each program into the roofline of a whole model: the compute-bound condition as a
-symbolic inequality (:class:`~symshard.planning.crossovers.Condition`), its value on a chip, and
+symbolic inequality (:class:`~symshard.algebra.conditions.Condition`), its value on a chip, and
 FSDP × TP's best split in closed form. The block is the chapter's
 (two matrices, no gating); a gated MLP raises ``T_math`` by 3/2 for the same activation traffic,
 so its TP bound is 3/2 higher than the one given here.
@@ -90,6 +90,7 @@ from dataclasses import dataclass
 
 import sympy
 
+from ..algebra.conditions import Case, Condition
 from ..algebra.dtypes import canonical_dtype, dtype_bytes
 from ..algebra.mathtext import as_expr
 from ..algebra.symbols import C, W_dcn, axis, dim
@@ -99,7 +100,6 @@ from ..machines.chips import Hardware
 from ..machines.mesh import Mesh
 from ..machines.presets import hardware as lookup_hardware
 from ..messages import Message, say
-from ..planning.crossovers import Case, Condition
 from ..planning.program import spread
 from .bounds import (
     NETWORKED,

@@ -42,10 +42,10 @@ from typing import TYPE_CHECKING
 
 import sympy
 
-from ..algebra.conditions import drop_subsumed
+from ..algebra.conditions import Case, Condition, drop_subsumed
 from ..algebra.dtypes import canonical_dtype, dtype_bytes
 from ..algebra.mathtext import as_expr
-from ..algebra.solving import merge_bounds
+from ..algebra.solving import merge_bounds, solve_less
 from ..algebra.symbols import W_nvlink, axis, dim
 from ..costs.costmodels import check_comm_overlap
 from ..errors import MeshError, PlanError, SymshardError, UnknownModelError
@@ -55,7 +55,6 @@ from ..machines.topology import Fabric
 from ..messages import say
 from ..notation.arrays import Array
 from ..notation.einsums import LocalMatmul
-from ..planning.crossovers import Case, Condition, solve_less
 from ..planning.program import Program, spread
 
 if TYPE_CHECKING:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import sympy
 
+from ..algebra.conditions import Condition
 from ..algebra.dtypes import canonical_dtype
 from ..algebra.mathtext import as_expr
 from ..algebra.symbols import axis, dim
@@ -29,7 +30,6 @@ from ..errors import HardwareError, ModelError, PlanError, SymshardError
 from ..machines.chips import Hardware
 from ..machines.presets import hardware as lookup_hardware
 from ..messages import say
-from ..planning.crossovers import Condition
 from .bounds import OVERLAPS, fabric_of, overlap_key, scheme_key
 from .networked import through_network
 from .parallelism import forward_groups, known_values, roofline, split_optimum

@@ -2,7 +2,7 @@
 
 The picture the chapter draws by hand for its Question 4: two quantities on log axes (a batch and
 a model dim, or a dim and a mesh axis), each point coloured by the strategy a
-:class:`~symshard.planning.crossovers.Comparison` finds fastest there, with the times weighed exactly as
+:class:`~symshard.planning.crossover_results.Comparison` finds fastest there, with the times weighed exactly as
 ``compare`` weighs them (bandwidth-bound collectives; ``max(T_math, T_comms)`` or their sum).
 Every other symbol takes a number: the chip's constants, the plan's sizes and ``at``.
 
@@ -349,7 +349,7 @@ def regime_map(
     """A 2-D map, log axes, of which compared strategy is fastest at each point of ``x`` and ``y``.
 
     Args:
-        comparison: a :class:`~symshard.planning.crossovers.Comparison` (``symshard.compare(...)``).
+        comparison: a :class:`~symshard.planning.crossover_results.Comparison` (``symshard.compare(...)``).
         x: the horizontal symbol; default the one the comparison solves for.
         y: the vertical symbol; default the only other symbol left once the chip's constants,
             the plan's sizes and ``at`` have numbers.
@@ -370,7 +370,9 @@ def regime_map(
             comparison of a single strategy.
         ShapeError: a symbol left without a number, or an empty range.
     """
-    from ..planning.crossovers import Comparison  # the map draws a comparison; the algebra never imports the drawing
+    from ..planning.crossover_results import (
+        Comparison,  # the map draws a comparison; the algebra never imports the drawing
+    )
 
     if not isinstance(comparison, Comparison):
         raise PlanError(

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from ..costs.collective_cost import CollectiveCost
     from ..costs.placement import Placement
     from ..models.transfers import Gather, HostTransfer, Route, SliceTotals
-    from ..planning.crossovers import Comparison
+    from ..planning.crossover_results import Comparison
     from ..planning.strategies import Plan, PlanStep, Strategy
 
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import sympy
 
-from ..algebra.conditions import Clauses
+from ..algebra.conditions import Clauses, Condition
 from ..algebra.mathtext import as_expr
 from ..algebra.symbols import latex
 from ..algebra.units import (
@@ -51,7 +51,7 @@ from ..i18n import keyed, sentence
 from ..machines.mesh import Mesh
 from ..messages import Clauses as Sentences
 from ..messages import say
-from ..planning.crossovers import Comparison, Condition, Regime
+from ..planning.crossover_results import Comparison, Regime
 from ..planning.search_results import Candidate, SearchResult
 from ..planning.strategies import Plan, Reason, Strategy
 
