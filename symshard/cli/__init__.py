@@ -7,7 +7,11 @@ its answer.
 
 - this module: :func:`main`, which parses, runs the command and prints its text, its JSON or its error;
 - :mod:`~symshard.cli.parser`: the argument parser, every command's options, help and examples;
-- :mod:`~symshard.cli.commands`: each command's function (options in, library called, report out);
+- :mod:`~symshard.cli.commands`: the table of each command's function (options in, library called, report
+  out), which live in :mod:`~symshard.cli.plan_commands`, :mod:`~symshard.cli.machine_commands`,
+  :mod:`~symshard.cli.model_commands`, :mod:`~symshard.cli.verify_command` and
+  :mod:`~symshard.cli.course_commands`, with what they share in :mod:`~symshard.cli.options` and
+  :mod:`~symshard.cli.progress`;
 - :mod:`~symshard.cli.budget`: the time and memory every command runs on;
 - :mod:`~symshard.cli.words`: the few words the command line says itself.
 
