@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import heapq
 import math
-from array import array
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from fractions import Fraction
 
 from ..costs.collectives import CollectiveExpr, DynamicSlice
 from ..errors import TooLargeError
@@ -33,7 +31,7 @@ from ..notation.arrays import Array
 from ..notation.einsums import LocalMatmul, Matmul, local_sums
 from .builder import Builder, costed_leg
 from .costenv import CostEnv, Probe
-from .listing import Listed, StrategyList
+from .listing import StrategyList, packed_order
 from .pruning import Domains, SymbolicCandidate, pareto, probe_cost, prune_numeric, prune_symbolic, witnesses
 from .rawcosts import Value
 from .route_search import RouteSearch, check_deadline
@@ -494,97 +492,11 @@ class Enumeration:
 
     def _ranked(self) -> Sequence[tuple[Product, tuple[int, int, int]]]:
         """With numbers: every valid strategy in the plan's order (time, T_comms, memory, steps, the
-        sharding's order, then the enumeration's), with the keys :meth:`CostEnv.join` and :func:`~symshard.planning.builder.peak_memory`
-        give, worked out once per pair of operand legs and then per result leg.
-
-        Times and bytes are exact fractions; each is scaled by the common denominator of its kind to an
-        integer (the same order, the same ties), and a strategy's whole key is packed into one integer, the
-        fields side by side in widths their bounds fix, its number in the enumeration last: a million
-        strategies sort as a million integers, and only their numbers are kept (:class:`Listed`)."""
-        env, mm, overlap = self.env, self.mm, self.overlap
-        serial = env.comm_overlap == "none"
+        sharding's order, then the enumeration's), packed by :func:`~symshard.planning.listing.packed_order`;
+        sorted by :meth:`_sorted_exactly` when a time or a size is not an exact number."""
         products = [(p, self.legs(p)) for p in self.products()]
-        routes = {id(route): route for _, legs in products for leg in legs for route in leg}
-        times = [p.local_time for p, _ in products]
-        sizes = [env.bytes(mm.lhs), env.bytes(mm.rhs), self.pruning.prelude.resident]
-        sizes += [env.bytes(p.local_out) for p, _ in products]
-        for route in routes.values():
-            times += [route.leg.comm, *(v for _, v in route.leg.loads)]
-            sizes += [route.leg.peak, route.leg.final]
-        if not all(isinstance(v, int | Fraction) for v in (*times, *sizes)):
-            return self._sorted_exactly()
-        per_time = math.lcm(*(Fraction(v).denominator for v in times))
-        per_byte = math.lcm(*(Fraction(v).denominator for v in sizes))
-
-        def in_time(v: Value) -> int:
-            return int(v * per_time)
-
-        def in_bytes(v: Value) -> int:
-            return int(v * per_byte)
-
-        scaled = {
-            key: (
-                in_time(r.leg.comm),
-                tuple((link, in_time(v)) for link, v in r.leg.loads),
-                in_bytes(r.leg.peak),
-                in_bytes(r.leg.final),
-                len(r.leg.steps),
-            )
-            for key, r in routes.items()
-        }
-        operands = in_bytes(env.bytes(mm.lhs)) + in_bytes(env.bytes(mm.rhs)) + in_bytes(self.pruning.prelude.resident)
-        # each field's width: T_comms is at most the legs' own times added up (a link is busy for at most
-        # every leg's whole time), the peak at most every leg's peak and result on top of each other
-        orders = {o: i for i, o in enumerate(sorted({p.order for p, _ in products}))}
-        count = most_time = most_bytes = most_steps = 0
-        for p, legs in products:
-            count += math.prod(len(leg) for leg in legs)
-            fields = [[scaled[id(r)] for r in leg] for leg in legs]
-            comm = sum(max((f[0] for f in leg), default=0) for leg in fields)
-            most_time = max(most_time, in_time(p.local_time) + comm)
-            held = sum(max((f[2] + f[3] for f in leg), default=0) for leg in fields)
-            most_bytes = max(most_bytes, operands + in_bytes(env.bytes(p.local_out)) + held)
-            most_steps = max(most_steps, 1 + sum(max((f[4] for f in leg), default=0) for leg in fields))
-        w_time, w_bytes, w_steps = most_time.bit_length(), most_bytes.bit_length(), most_steps.bit_length()
-        w_order, w_n = max(len(orders) - 1, 0).bit_length(), max(count - 1, 0).bit_length()
-        keys: list[int] = []
-        starts: list[int] = []
-        for p, (ls, rs, os_) in products:
-            starts.append(len(keys))
-            out_bytes = in_bytes(env.bytes(p.local_out))
-            compute = in_time(p.local_time)
-            order = orders[p.order]
-            outs = [scaled[id(c)] for c in os_]
-            for ra in ls:
-                a_comm, a_loads, a_peak, a_final, a_steps = scaled[id(ra)]
-                for rb in rs:
-                    b_comm, b_loads, b_peak, b_final, b_steps = scaled[id(rb)]
-                    loads: dict[str, int] = {}  # each link's total over the operands' legs
-                    for link, v in (*a_loads, *b_loads):
-                        loads[link] = loads.get(link, 0) + v
-                    busiest = max(loads.values(), default=0)
-                    both = a_comm + b_comm
-                    peak = max(a_peak, a_final + b_peak, a_final + b_final + out_bytes)
-                    steps = a_steps + b_steps + 1
-                    for c_comm, c_loads, c_peak, _, c_steps in outs:
-                        if serial:
-                            comm = both + c_comm
-                        else:
-                            comm = busiest
-                            for link, v in c_loads:
-                                total = loads.get(link, 0) + v
-                                if total > comm:
-                                    comm = total
-                        time = (comm if comm > compute else compute) if overlap else compute + comm
-                        memory = operands + (peak if peak >= c_peak else c_peak)
-                        key = (time << w_time | comm) << w_bytes | memory
-                        key = ((key << w_steps | steps + c_steps) << w_order | order) << w_n | len(keys)
-                        keys.append(key)
-        keys.sort()
-        mask = (1 << w_n) - 1
-        numbers = array("q", (key & mask for key in keys))
-        del keys
-        return Listed([(p, *legs) for p, legs in products], starts, numbers)
+        packed = packed_order(products, self.env, self.mm, self.overlap, self.pruning.prelude.resident)
+        return self._sorted_exactly() if packed is None else packed
 
     # -- the chapter's rule
     def natural(self) -> Strategy | None:
