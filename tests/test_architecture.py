@@ -21,7 +21,8 @@ lazy import is still a dependency, only a later one). The layers (stated in ``sy
 A module imports only from its own layer or those below, and the graph has no strongly connected
 component, so every module can be read knowing only what it imports. The package faces
 (``symshard`` and ``symshard.jax``) re-export names and sit outside the layers, but not outside the
-circle check. ``python scripts/modules.py`` prints the module list with these facts.
+circle check. No module is longer than 800 lines: a longer one is split into modules of one idea
+each. ``python scripts/modules.py`` prints the module list with these facts.
 """
 
 from __future__ import annotations
@@ -290,6 +291,31 @@ def test_the_checks_see_what_they_claim():
     assert _resolve("symshard.i18n", 1, "catalog") == "symshard.i18n.catalog"
     assert layer_of("symshard.errors") == 0 and layer_of("symshard.cli") == len(LAYERS) - 1
     assert layer_of("symshard.render.regions") == layer_of("symshard.report.html")
+
+
+MAX_MODULE_LINES = 800
+"""The most lines a module may have (issue 37): past it, split the module into modules of one idea each,
+re-exporting the public names from the old one where other code imports them."""
+
+
+def too_long(lines: dict[str, int], limit: int = MAX_MODULE_LINES) -> list[str]:
+    """The modules of ``lines`` (module -> its number of lines) longer than ``limit``, longest first."""
+    return [f"{m}: {n:,} lines" for m, n in sorted(lines.items(), key=lambda kv: (-kv[1], kv[0])) if n > limit]
+
+
+def test_no_module_is_over_800_lines():
+    found = too_long(module_lines())
+    assert not found, f"modules over {MAX_MODULE_LINES} lines (split them):\n" + "\n".join(found)
+
+
+def test_the_length_check_names_the_long_modules():
+    # the check finds what it claims: the longest first, with sizes, the limit itself allowed
+    lines = {"symshard.a": 801, "symshard.b": 800, "symshard.c": 1_200, "symshard.d": 12}
+    assert too_long(lines) == ["symshard.c: 1,200 lines", "symshard.a: 801 lines"]
+    assert too_long(lines, limit=2_000) == []
+    real = module_lines()  # and it reads the real tree: every module, the longest named first
+    assert set(real) == set(modules())
+    assert too_long(real, limit=100)[0] == f"{max(real, key=real.__getitem__)}: {max(real.values()):,} lines"
 
 
 # -- no function shadows a module ---------------------------------------------------------------------
