@@ -5,7 +5,9 @@ ways to move an array from one sharding to another (made of the steps of :mod:`.
 :mod:`.route_search` searches every route of the algebra for a known set of collectives),
 :mod:`.search` the best sharding of a chain of products under a memory limit (one stage's options in
 :mod:`.search_stages`, its answers in :mod:`.search_results`), :mod:`.program` a
-sequence of steps costed as one, and :mod:`.crossovers` the symbolic conditions under which one strategy beats another.
+sequence of steps costed as one, and :mod:`.crossovers` the symbolic conditions under which one strategy beats another
+(the times it compares in :mod:`.crossover_costs`, who can win and the neighbours in :mod:`.crossover_sampling`,
+the conditions solved in :mod:`.crossover_conditions`, its answers in :mod:`.crossover_results`).
 
 The planner is in parts, from the bottom: :mod:`.rawcosts` (exact numbers on the fast path, SymPy
 otherwise), :mod:`.strategies` (the values a plan is made of), :mod:`.costenv` (the costing
