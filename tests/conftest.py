@@ -75,3 +75,21 @@ def _say(request):
             reporter.write_line(f"[{line}]")
 
     return say
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m "not slow"`` deselects them: a slow test without its reason is an error
+def pytest_collection_modifyitems(config, items):
+    """Every ``slow`` mark says why the test is slow: ``@pytest.mark.slow(reason="...")``.
+
+    The README's test command leaves slow tests out (``-m "not slow"`` in pyproject's ``addopts``) so that
+    it stays under ten minutes on a 2-core machine; ``python -m pytest -m slow`` runs them, and CI runs both.
+    """
+    unsaid = [item.nodeid for item in items if _slow_without_reason(item)]
+    if unsaid:
+        raise pytest.UsageError(
+            "a slow test must say why it is slow, @pytest.mark.slow(reason='...'): " + ", ".join(unsaid[:5])
+        )
+
+
+def _slow_without_reason(item) -> bool:
+    return any(not str(mark.kwargs.get("reason", "")).strip() for mark in item.iter_markers("slow"))

@@ -298,7 +298,7 @@ def test_the_table_covers_every_kind_on_every_new_mesh():
     assert len(set(LAYERS)) == len(LAYERS)
 
 
-@pytest.mark.slow  # about a minute: 35 cases, each planned, compiled by XLA and run under shard_map
+@pytest.mark.slow(reason="about a minute: 35 cases, each planned, compiled by XLA and run under shard_map")
 def test_the_layers_agree_with_xla():
     results = []
     for kind, einsum, mesh, shape, dtype in LAYERS:
