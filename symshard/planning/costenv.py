@@ -341,7 +341,8 @@ class Probe(CostEnv):
 
     def sum_flops(self, src: Array, dst: Array):
         # a difference of monomials: worked out as SymPy on the plan's own environment, then made monomials
-        return from_expr(sympy.sympify(self.base.sum_flops(src, dst)))
+        flops = self.base.sum_flops(src, dst)
+        return from_expr(flops if isinstance(flops, sympy.Basic) else sympy.Integer(flops))
 
     def timing(self, expr: CollectiveExpr) -> Timing:
         key = (expr.op, expr.operand)
