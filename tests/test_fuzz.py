@@ -380,14 +380,23 @@ def command_lines(draw: st.DrawFn) -> list[str]:
     return argv
 
 
-@settings(
-    max_examples=1000,
+_CLI_FUZZ = dict(
     derandomize=True,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
 )
+
+
+@settings(max_examples=200, **_CLI_FUZZ)
 @given(argv=command_lines())
 def test_cli_never_raises(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    run_cli(argv, capsys)
+
+
+@pytest.mark.slow(reason="1,000 generated command lines: about 20 s (200 in the default run)")
+@settings(max_examples=1000, **_CLI_FUZZ)
+@given(argv=command_lines())
+def test_cli_never_raises_in_1000_command_lines(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     run_cli(argv, capsys)
 
 

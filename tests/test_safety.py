@@ -724,10 +724,26 @@ def fuzz_folder(tmp_path_factory):
     return tmp_path_factory.mktemp("fuzz")
 
 
-@settings(max_examples=2000, derandomize=True, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # fmt: skip
+_FUZZED = dict(derandomize=True, deadline=None,
+               suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # fmt: skip
+
+
+@settings(max_examples=250, **_FUZZED)
 @given(argv=_command_lines(), as_json=st.booleans())
 def test_no_command_prints_a_traceback(argv, as_json, capsys, fuzz_folder):
+    check_one_line_or_json(argv, as_json, capsys, fuzz_folder)
+
+
+@pytest.mark.slow(reason="2,000 fuzzed command lines, each run in-process: about 30 s (250 in the default run)")
+@settings(max_examples=2000, **_FUZZED)
+@given(argv=_command_lines(), as_json=st.booleans())
+def test_no_command_prints_a_traceback_in_2000_command_lines(argv, as_json, capsys, fuzz_folder):
+    check_one_line_or_json(argv, as_json, capsys, fuzz_folder)
+
+
+def check_one_line_or_json(argv, as_json, capsys, fuzz_folder):
+    """One fuzzed command line: an exit code of 0, 1 or 2, never a traceback; an error is one line (a JSON
+    object with ``--json``)."""
     argv = [*argv, "--json"] if as_json else argv
     capsys.readouterr()
     here = os.getcwd()

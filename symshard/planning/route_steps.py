@@ -83,23 +83,32 @@ class Repermute(CollectivePermute):
     shardings change, the axes its pairs of devices cross: an axis that shards a dim
     before and after, behind as many shards (``K_PQ`` to ``K_YQ`` with ``|P| = |Y|``),
     keeps every block's coordinate along it and is left out. The time is that of a
-    permute over the slowest of their links, the hops the sum of theirs.
+    permute over the slowest of their links, the hops the sum of theirs. ``sliced`` names the dims
+    that an idle axis also splits on the way (a free slice folded in): the name says them too, so that
+    two permutes that differ only there are told apart (``{XZ,B_Y,D_X}`` and ``{XZ,S_Y,D_X}``).
 
     Examples:
         >>> str(Repermute(("X", "Y"), (Dim("J"), Dim("K", ("X",)))).apply(Array.parse("B[J, K_Y]")))
         'B[J, K_X]'
+        >>> Repermute(("X", "Z"), (Dim("B", ("Y",)), Dim("D", ("X",))), ("B",)).subscript
+        '{XZ,B_Y,D_X}'
     """
 
     dims: tuple[Dim, ...] = ()
+    sliced: tuple[str, ...] = ()
+
+    def _named(self) -> tuple[Dim, ...]:
+        """The dims the name says: those the permute moves, and those a folded slice splits."""
+        return tuple(d for d in self.dims if set(d.axes) & set(self.axes) or d.name in self.sliced)
 
     @property
     def subscript(self) -> str:
         """The axes, then where the moved dims go: ``{XY,K_X}``."""
-        moved = ",".join(str(d) for d in self.dims if set(d.axes) & set(self.axes))
+        moved = ",".join(str(d) for d in self._named())
         return "{" + format_axes(self.axes).strip("{}") + "," + moved + "}"
 
     def latex(self) -> str:
-        moved = ",".join(d.latex() for d in self.dims if set(d.axes) & set(self.axes))
+        moved = ",".join(d.latex() for d in self._named())
         return rf"\text{{{self.kind}}}_{{{format_axes(self.axes).strip('{}')},{moved}}}"
 
     def apply(self, array: Array) -> Array:
@@ -168,7 +177,13 @@ def single_permute(src: Array, dst: Array, sizes: Mapping[str, Value] | None) ->
         changed.update(a for a in (*s.axes, *t.axes) if not _kept_in_place(a, s.axes, t.axes, sizes))
     if not changed:
         return None
-    return Repermute(tuple(sorted(changed)), dst.dims)(src)
+    # dims an idle axis splits on the way (no axis of the permute's): a free slice folded in, named too
+    sliced = tuple(
+        t.name
+        for s, t in zip(src.dims, dst.dims, strict=True)
+        if s.axes != t.axes and not set(s.axes + t.axes) & changed
+    )
+    return Repermute(tuple(sorted(changed)), dst.dims, sliced)(src)
 
 
 def moved_to(e: CollectiveExpr) -> str | None:

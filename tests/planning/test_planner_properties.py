@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+import pytest
 import sympy
 from hypothesis import HealthCheck, assume, event, given, note, settings
 from hypothesis import strategies as st
@@ -382,15 +383,33 @@ def generic_name(s: Strategy) -> tuple[str, bool]:
     return " → ".join(labels), differs
 
 
-@PROPERTY
+@settings(PROPERTY, max_examples=20)
 @given(twin_cases(sizes=(2, 4)))
 def test_symbolic_costs_agree_with_numeric_plans(case: Case) -> None:
     check_twins(case)
 
 
-@SLOW_PROPERTY  # each example plans twice, once with symbolic sizes: 60 examples took 70-80 s of the suite
+@pytest.mark.slow(reason="200 examples, each planned with numbers and with symbols: about 45 s (20 by default)")
+@settings(PROPERTY, max_examples=200)
+@given(twin_cases(sizes=(2, 4)))
+def test_symbolic_costs_agree_with_numeric_plans_in_200_cases(case: Case) -> None:
+    check_twins(case)
+
+
+@settings(SLOW_PROPERTY, max_examples=5)
 @given(twin_cases(sizes=(1, 2)))
 def test_axes_of_one_move_nothing(case: Case) -> None:
+    check_axes_of_one(case)
+
+
+@pytest.mark.slow(reason="60 examples, each planned with numbers and with symbols: about 70 s (5 by default)")
+@settings(SLOW_PROPERTY, max_examples=60)
+@given(twin_cases(sizes=(1, 2)))
+def test_axes_of_one_move_nothing_in_60_cases(case: Case) -> None:
+    check_axes_of_one(case)
+
+
+def check_axes_of_one(case: Case) -> None:
     # Symbolic formulas are written for axes of at least two devices (the book's formulas
     # are; at |X| = 1 a collective does nothing, which no smooth formula in |X| says), and
     # the plans record that assumption. Numerically, a step over axes of size one is free.
