@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -154,7 +155,11 @@ def test_total_flops_are_the_dots_plus_the_adds_of_reductions_and_the_rest():
     # fp32: the rest is a few index computations; bf16 adds the converts to f32 and back
     for r in ROWS:
         rest = r["xla_flops"] - r["xla_dot_flops"] - r["xla_reduction_flops"]
+        if r["family"] == "outer":  # XLA's multiply does one FLOP per element where a dot of one element does two
+            rest += r["xla_dot_flops"] // 2
         assert rest >= 0, r["matmul"]
+        if r["family"] == "summed":  # the rest holds the local sum's adds too (a reduce; symshard counts them as well,
+            continue  # checked case by case in tests/jax/test_jax_real_einsums.py)
         if r["dtype"] == "fp32":
             assert rest <= 16, (r["matmul"], rest)
         if r["match"]:  # the total equals symshard's count exactly when XLA adds nothing to the dots
@@ -219,7 +224,9 @@ def test_matches_with_axes_in_parts_ran_correctly_and_are_kept_apart():
             continue
         assert not r["match"] and ":" in " ".join(r["xla"]) + r["reason"]  # XLA shards by part of an axis
         assert all(":" not in c for c in refined["xla"])  # with the axes in parts every group is whole parts
-        assert "1=2" in refined["devices"]  # the parts of a split axis are named X1, X2, ...
+        assert re.search(
+            r"\b(?P<axis>[A-Z])1=\d+,(?P=axis)2=", refined["devices"]
+        )  # a split axis's parts are named X1, X2, ...
         if refined["match"]:
             assert refined["executed_ok"] is True and r["matched_on"] == f"mesh in parts {refined['mesh']}"
         else:
@@ -253,9 +260,11 @@ def test_agreement_on_each_mesh_as_written(mesh):
 # in more than one case in twenty, and no strategy over whole axes can be such a plan (its device groups are
 # no whole axes), so the target is out of reach by whole axes alone (checked below from the data)
 BELOW_TARGET_BY_WHOLE_AXES = {
-    "X=4,Y=2": "XLA shards by half of X (X:(1)2, X:(2)2) in 5.8% of the cases; nearly all match with X in parts",
-    "X=2,Y=4": "XLA shards by half of Y in 5.3% of the cases; every one matches with Y in parts",
-    "X=2,Y=2,Z=4": "XLA shards by half of Z in a fifth of the cases; nearly all match with Z in parts",
+    "X=4,Y=2": "XLA shards by half of X (X:(1)2, X:(2)2) in 6.0% of the cases; nearly all match with X in parts",
+    "X=2,Y=4": "XLA shards by half of Y in 5.5% of the cases; every one matches with Y in parts",
+    "X=2,Y=2,Z=4": "XLA shards by half of Z in 18.5% of the cases; nearly all match with Z in parts",
+    "X=2,Y=8": "XLA shards by part of an axis in 8.1% of the cases; every one matches with that axis in parts",
+    "X=4,Y=2,Z=2": "XLA shards by part of an axis in 10.6% of the cases; 12 of those 17 match with it in parts",
 }
 
 
@@ -290,24 +299,32 @@ def test_by_whole_axes_the_target_is_out_of_reach_where_xla_shards_by_parts_of_a
 # cases that agree per mesh in the committed data, by whole axes and with axes in parts too: a change to
 # the planner or to verify that lowers them fails here (raise them when agreement rises)
 FLOORS = {
-    "X=8": (395, 395),  # of 395
-    "X=4,Y=2": (1414, 1497),  # of 1,501
-    "X=2,Y=4": (322, 340),  # of 340
-    "X=4,Y=4": (370, 370),  # of 370
-    "X=2,Y=2,Z=2": (141, 141),  # of 145
-    "X=2,Y=2,Z=4": (85, 104),  # of 105
+    "X=8": (420, 420),  # of 420
+    "X=4,Y=2": (1435, 1521),  # of 1,526
+    "X=2,Y=4": (345, 365),  # of 365
+    "X=4,Y=4": (405, 405),  # of 405
+    "X=2,Y=2,Z=2": (170, 170),  # of 176
+    "X=2,Y=2,Z=4": (106, 129),  # of 130
     "X=2,Y=2,Z=2,W=2": (50, 50),  # of 54
+    "X=16": (144, 144),  # of 144
+    "X=8,Y=2": (152, 160),  # of 160
+    "X=2,Y=8": (147, 160),  # of 160
+    "X=4,Y=2,Z=2": (143, 155),  # of 160
 }
 # the same, counting only the strategies the planner offers (listed, or among XLA's further orders), not the
 # routes found step by step: a change to the planner's routes that loses one of XLA's fails here
 FLOORS_PLANNED = {
-    "X=8": (395, 395),
-    "X=4,Y=2": (1414, 1495),
-    "X=2,Y=4": (319, 336),
-    "X=4,Y=4": (364, 364),
-    "X=2,Y=2,Z=2": (123, 123),
-    "X=2,Y=2,Z=4": (80, 91),
+    "X=8": (420, 420),
+    "X=4,Y=2": (1435, 1519),
+    "X=2,Y=4": (342, 361),
+    "X=4,Y=4": (399, 399),
+    "X=2,Y=2,Z=2": (148, 148),
+    "X=2,Y=2,Z=4": (97, 112),
     "X=2,Y=2,Z=2,W=2": (44, 44),
+    "X=16": (144, 144),
+    "X=8,Y=2": (150, 156),
+    "X=2,Y=8": (146, 156),
+    "X=4,Y=2,Z=2": (127, 137),
 }
 
 
@@ -395,7 +412,16 @@ def _live_rows() -> list[dict]:
     return picked
 
 
-@pytest.mark.parametrize("row", _live_rows(), ids=lambda r: f"{r['mesh']} {r['dtype']} {r['matmul']}")
+def _live_param(row: dict):
+    """A sampled row as a test case; those on four axes are slow (each verify plans millions of orders)."""
+    if row["mesh"].count("=") < 4:
+        return row
+    return pytest.param(row, marks=pytest.mark.slow(reason="a case on four axes: 3 to 13 s each to verify again"))
+
+
+@pytest.mark.parametrize(
+    "row", [_live_param(r) for r in _live_rows()], ids=lambda r: f"{r['mesh']} {r['dtype']} {r['matmul']}"
+)
 def test_a_sampled_case_comes_out_as_the_data_says(row):
     from symshard.jax.verification import verify
 
@@ -409,6 +435,7 @@ def test_a_sampled_case_comes_out_as_the_data_says(row):
         sample=DATA["sample"],
         seed=DATA["seed"],
         scale=DATA["scale"],
+        outer=True,  # the sweep's einsums are meant, outer products included
     )
     again = _row(Batch(FAMILIES[row["family"]], row["mesh"], row["dtype"]), v)
     assert again == row

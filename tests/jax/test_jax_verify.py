@@ -238,6 +238,7 @@ def test_axes_in_parts_are_the_same_devices():
     assert e.correct and e.shapes_ok
 
 
+@pytest.mark.slow(reason="searches millions of orders with axes in parts for XLA's plan: about 10 s")
 def test_axes_in_parts_too_many_to_list_are_searched():
     # Z=4 split in two on a 3-axis mesh makes four axes; with 3-D arrays that plan has millions of strategies,
     # too many to list and rank: it is searched for XLA's collectives instead (here none has them all)
@@ -306,6 +307,7 @@ def test_a_cheaper_route_found_step_by_step_is_still_planner_work():
     assert "planner work" in v.text()
 
 
+@pytest.mark.slow(reason="a route with axes in parts found step by step, then run: about 11 s")
 def test_a_route_found_step_by_step_with_axes_in_parts():
     v = verify("A[G, I_Z, J_Y] · B[G, J, K_Z] -> C[G, I_X, K_YZ]", "X=2,Y=2,Z=4", "G=16,I=48,J=32,K=80", run="none")
     r = v.refined

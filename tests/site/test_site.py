@@ -304,6 +304,7 @@ def test_hand_written_pages_type_no_formula():
     assert {k: v for k, v in typed.items() if "$" in v or "\\frac" in v or "\\(" in v} == {}
 
 
+@pytest.mark.slow(reason="a second whole site build, forced over a folder with a user's files: about 35 s")
 def test_a_forced_build_keeps_every_file_it_did_not_write(tmp_path, built_site):
     """Into a folder with a user's files, a forced build writes the site beside them, changing none."""
     from symshard.site import build
@@ -376,6 +377,7 @@ def test_the_build_does_not_depend_on_the_day(built_site):
         assert dated == []
 
 
+@pytest.mark.slow(reason="prepares the whole site twice more to compare them byte for byte: about 12 s")
 def test_prepare_is_deterministic(tmp_path, built_site):
     _, project = built_site
     again = tmp_path / "again"
