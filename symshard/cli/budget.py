@@ -249,14 +249,6 @@ def _watch(run: _Run, limit: int, stop: threading.Event) -> None:
             return
 
 
-def _address_space() -> int | None:
-    try:
-        with open("/proc/self/statm", encoding="ascii") as f:
-            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError, AttributeError):
-        return None
-
-
 _RESERVE = 8 * 2**20
 """Bytes set aside when a command starts and given back the moment its memory runs out, so that what
 follows (restoring the limits, wording the error) has room."""
@@ -323,7 +315,9 @@ class Running:
         try:
             import resource
 
-            now = _address_space()
+            from ..problems.budget import address_space
+
+            now = address_space()
             if now is None:
                 return
             old = resource.getrlimit(resource.RLIMIT_AS)

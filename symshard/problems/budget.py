@@ -42,7 +42,7 @@ from typing import Any
 from ..errors import BudgetError, SymshardError, TemplateError
 from ..messages import Message, say
 
-__all__ = ["Budget", "run", "stop_worker"]
+__all__ = ["Budget", "address_space", "run", "stop_worker"]
 
 _GRACE = 1.0
 """Seconds the caller waits past the time limit for the worker's own clean stop before killing it."""
@@ -193,7 +193,8 @@ def _harden() -> None:
         pass
 
 
-def _address_space() -> int | None:
+def address_space() -> int | None:
+    """This process's virtual memory in bytes (from ``/proc/self/statm``), or None where it cannot be read."""
     try:
         with open("/proc/self/statm", encoding="ascii") as f:
             return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
@@ -208,7 +209,7 @@ def _limits(seconds: float, memory: int) -> Iterator[None]:
     try:
         import resource
 
-        now = _address_space()
+        now = address_space()
         if now is not None:
             old = resource.getrlimit(resource.RLIMIT_AS)
             hard = old[1]
