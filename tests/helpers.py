@@ -46,3 +46,27 @@ def family_variants(name: str, count: int = 200, seed: int = 1) -> tuple:
     from symshard.problems import generate
 
     return tuple(generate(seed, per_family=count, names=[name]))
+
+
+def probe_family_toml(let: str = "", objective: str = "Probe the sandbox.") -> str:
+    """A ``family.toml`` of one parameter and one answer, for the tests that probe the sandbox, the budgets and
+    the exports with a family of their own; ``let`` adds lines to its ``[let]`` table."""
+    return f"""[family]
+title = "Probe"
+difficulty = "easy"
+tags = ["probe"]
+objective = "{objective}"
+
+[params.n]
+choices = [1, 2, 3]
+
+[let]
+twice = "2 * n"
+{let}
+[[answers]]
+name = "x"
+label = "x"
+value = "twice"
+unit = "count"
+rel_tol = 0
+"""

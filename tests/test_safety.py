@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import probe_family_toml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -41,25 +42,7 @@ from symshard.problems.family import key_positions, load_family
 
 ROOT = Path(__file__).parents[1]
 
-SPEC = """[family]
-title = "Probe"
-difficulty = "easy"
-tags = ["probe"]
-objective = "Probe the sandbox."
-
-[params.n]
-choices = [1, 2, 3]
-
-[let]
-twice = "2 * n"
-{let}
-[[answers]]
-name = "x"
-label = "x"
-value = "twice"
-unit = "count"
-rel_tol = 0
-"""
+SPEC = probe_family_toml(let="{let}")  # "{let}" is replaced by each test
 
 CODE = "__import__('os').system('touch owned.txt')"
 """A shell command as text: if anything evaluates it, owned.txt appears in the working folder."""

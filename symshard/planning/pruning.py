@@ -20,6 +20,8 @@ Examples:
 from __future__ import annotations
 
 import math
+import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -144,8 +146,6 @@ class Domains:
         devices together (so of those that shard it, in any strategy), axes of 2 to 16 devices, constants
         over the hardware catalogue's range; none when an atom is not a symbol (an opaque quantity such as
         ``floor(|X|/2)`` has no value of its own)."""
-        import random
-
         if any(not a.is_Symbol for a in atoms):
             return []
         rng = random.Random(29)
@@ -164,19 +164,14 @@ class Domains:
                     continue
                 if a.is_integer:
                     point[a] = float(devices * 2 ** rng.randint(0, 10))
-                elif a in ranges:
-                    lo, hi = ranges[a]
-                    point[a] = log_uniform(rng, lo, hi)
                 else:
-                    point[a] = log_uniform(rng, 1e-3, 1e3)
+                    point[a] = _constant_at(rng, a, ranges)
             out.append(point)
         return out
 
     def sample(self, atoms: set[sympy.Expr], n: int) -> list[dict[sympy.Expr, float]]:
         """``n`` sample points (deterministic) over ``atoms``: dims and axes of realistic sizes, constants
         over the range of the hardware catalogue."""
-        import random
-
         rng = random.Random(17)
         ranges = constant_ranges()
         atoms_sorted = sorted(atoms, key=str)
@@ -188,13 +183,17 @@ class Domains:
                     point[a] = float(2 ** rng.randint(1, 6))
                 elif a.is_Symbol and a.is_integer:
                     point[a] = float(2 ** rng.randint(7, 17))
-                elif a in ranges:
-                    lo, hi = ranges[a]
-                    point[a] = log_uniform(rng, lo, hi)
                 else:
-                    point[a] = log_uniform(rng, 1e-3, 1e3)
+                    point[a] = _constant_at(rng, a, ranges)
             out.append(point)
         return out
+
+
+def _constant_at(rng: random.Random, atom: sympy.Expr, ranges: Mapping[sympy.Expr, tuple[float, float]]) -> float:
+    """A sample value of a chip constant: log-uniform over the hardware catalogue's range of it (``ranges``),
+    or over 1e-3 to 1e3 for a symbol the catalogue does not hold."""
+    lo, hi = ranges.get(atom, (1e-3, 1e3))
+    return log_uniform(rng, lo, hi)
 
 
 def prune_symbolic(routes: tuple[Route, ...], comm_overlap: str, domains: Domains) -> list[Route]:

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import probe_family_toml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -272,25 +273,7 @@ def test_the_count_up_front_is_the_number_of_shardings_walked(question):
 
 # -- the exports of a set -----------------------------------------------------------------------------------------
 
-FAMILY = """[family]
-title = "Probe"
-difficulty = "easy"
-tags = ["probe"]
-objective = "Probe the exports."
-
-[params.n]
-choices = [1, 2, 3]
-
-[let]
-twice = "2 * n"
-
-[[answers]]
-name = "x"
-label = "x"
-value = "twice"
-unit = "count"
-rel_tol = 0
-"""
+FAMILY = probe_family_toml(objective="Probe the exports.")
 
 STATEMENTS = [
     # (name, statement template, fragment of the refusal)

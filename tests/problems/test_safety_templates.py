@@ -28,6 +28,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers import probe_family_toml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -46,25 +47,7 @@ from symshard.render import layout, regimes
 from symshard.report.markdown import put_back, split_math, to_html
 from symshard.site.problemsets import ProblemSet, load_sets, write_sets
 
-SPEC = """[family]
-title = "Probe"
-difficulty = "easy"
-tags = ["probe"]
-objective = "Probe the sandbox."
-
-[params.n]
-choices = [1, 2, 3]
-
-[let]
-twice = "2 * n"
-{let}
-[[answers]]
-name = "x"
-label = "x"
-value = "twice"
-unit = "count"
-rel_tol = 0
-"""
+SPEC = probe_family_toml(let="{let}")  # "{let}" is replaced by each test
 
 SECRET = "s3cr3t-label-from-outside"
 """The label of a hardware file outside every family folder: it must never reach a problem."""
