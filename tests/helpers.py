@@ -70,3 +70,15 @@ value = "twice"
 unit = "count"
 rel_tol = 0
 """
+
+
+def has_cjk_font() -> bool:
+    """Whether a CJK font for the Chinese PDF is installed (the first one symshard's Typst writer looks for)."""
+    from symshard.errors import UsageError
+    from symshard.problems.pdf import cjk_font
+
+    try:
+        cjk_font()
+    except UsageError:
+        return False
+    return True

@@ -21,6 +21,7 @@ from html import unescape
 
 import lms
 import pytest
+from helpers import has_cjk_font
 
 from symshard.algebra.units import parse_quantity
 from symshard.cli import main
@@ -37,22 +38,12 @@ CP = "{http://www.imsglobal.org/xsd/imscp_v1p1}"
 Q12 = "{http://www.imsglobal.org/xsd/ims_qtiasiv1p2}"
 
 
-def _has_cjk_font() -> bool:
-    from symshard.problems.pdf import cjk_font
-
-    try:
-        cjk_font()
-    except UsageError:
-        return False
-    return True
-
-
 @pytest.fixture(scope="module", params=["en", "zh"])
 def exported(request):
     """(problems, files) for the 40-problem set in one language, in every format."""
     lang = request.param
     problems = generate(SEED, count=40, language=lang)
-    formats = [f for f in FORMATS if f != "pdf" or lang == "en" or _has_cjk_font()]
+    formats = [f for f in FORMATS if f != "pdf" or lang == "en" or has_cjk_font()]
     return problems, export(problems, formats, seed=SEED, title=TITLES[lang])
 
 

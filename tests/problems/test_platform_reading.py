@@ -21,6 +21,7 @@ from html import unescape
 
 import lms
 import pytest
+from helpers import has_cjk_font
 
 from symshard.cli import main
 from symshard.errors import UsageError
@@ -42,23 +43,13 @@ MATHML = "{http://www.w3.org/1998/Math/MathML}"
 pytest.importorskip("lxml", reason="lxml (dev extra) reads the schemas")
 
 
-def _has_cjk_font() -> bool:
-    from symshard.problems.pdf import cjk_font
-
-    try:
-        cjk_font()
-    except UsageError:
-        return False
-    return True
-
-
 @pytest.fixture(scope="module", params=["en", "zh"])
 def exported(request):
     """(problems, groups, plain files, files with variants) for the set in one language."""
     lang = request.param
     problems = generate(SEED, count=COUNT, language=lang)
     groups = variants_of(problems, SEED, VARIANTS)
-    formats = [f for f in FORMATS if f != "pdf" or lang == "en" or _has_cjk_font()]
+    formats = [f for f in FORMATS if f != "pdf" or lang == "en" or has_cjk_font()]
     plain = export(problems, formats, seed=SEED, title=TITLES[lang])
     varied = export(problems, formats, seed=SEED, title=TITLES[lang], variants=groups)
     return problems, groups, plain, varied
