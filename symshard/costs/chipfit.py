@@ -3,22 +3,25 @@
 A chip's data sheet gives peaks, which are a bound; what a kernel is expected to take comes from the
 rates the chip attains, and those are measured. ``symshard measure`` (or any script that writes the same
 columns, such as the PyTorch one behind ``site/data/chip-h200-torch-2026-11.csv``) times matmuls,
-copies and elementwise adds; this module reads that file and fits, per dtype, the model of
+copies and elementwise adds; this module reads that file and fits, per dtype, the models of
 :mod:`symshard.costs.kernels`::
 
-    t = t0 + (Tc**p + Tm**p)**(1/p),   Tc = F / C',  Tm = B / W'
+    matmul:      t = max(L, t0 + (Tc**p + Tm**p)**(1/p)),   Tc = F / C',  Tm = B / W'
+    copy, add:   t = max(L_s, t0_s + B / W_s)
 
-The fit, in four steps, in plain floating point (``+ - * /`` and square roots, which IEEE 754 rounds
-the same everywhere, so the same file gives the same figures on any machine):
+The fit, in plain floating point (``+ - * /`` and square roots, which IEEE 754 rounds the same
+everywhere, so the same file gives the same figures on any machine):
 
-1. the rates from large work: ``W'`` from the largest copies and adds (bytes over time), ``C'`` from the
-   largest matmuls (FLOPs over time);
-2. the fixed cost from small work: ``t0`` from the rows within 1.5× the fastest one;
-3. refined together by least squares on the relative error (Levenberg–Marquardt), every row counting
-   as much as any other, then once more with Huber's weights (a row off by more than 25 % counts as if
-   it were off by 25 %), so that one odd kernel does not pull the rest;
-4. for each ``p`` in 1, 2, 4 and ∞: the one with the least error is kept, and the report says how
-   each did.
+1. a first guess: the floor from the rows within 1.5× the fastest one, ``C'`` from the largest
+   matmuls, ``W'`` from the smallest, ``W_s`` from the largest copies and adds;
+2. refined by least squares on the relative error (Levenberg–Marquardt), every row counting as much as
+   any other, then once more with Huber's weights (a row off by more than 25 % counts as if it were off
+   by 25 %), so that one odd kernel does not pull the rest; no rate above the data sheet's peak;
+3. for each ``p`` in 1, 2, 4 and ∞: the one with the least error on the matmuls is kept, and the report
+   says how each did;
+4. two checks the report prints: each weight shape ``(k, n)`` left out of the fit and predicted from the
+   others (how the model does on shapes it has not seen), and the two matmuls of the same FLOPs and
+   bytes whose times differ most (how close any model of FLOPs and bytes can come).
 
 The file (one row a line, ``op,dtype,m,k,n,bytes,flops,median_s,best_s``; blank lines and ``#`` lines
 skipped) is read with limits: a regular file, at most 16 MiB and 100,000 rows, UTF-8 text; every row
@@ -28,16 +31,20 @@ purpose: a shared bounded reader can replace its first lines.)
 Examples:
     >>> from symshard.machines.presets import hardware
     >>> text = "op,dtype,m,k,n,bytes,flops,median_s,best_s\\n"
-    >>> for e in range(20, 31, 2):  # copies that stream at 4 TB/s after 10 µs
-    ...     text += f"copy,bf16,0,0,{2**e},{2**(e+1)},0,{1e-5 + 2**(e+1) / 4e12!r},{1e-5 + 2**(e+1) / 4e12!r}\\n"
-    >>> for m in (1, 64, 4096):  # matmuls at 500 TFLOP/s and 4 TB/s, overlapped (p = 2)
-    ...     F, B = 2 * m * 8192 * 8192, 2 * (2 * m * 8192 + 8192 * 8192)
-    ...     t = 1e-5 + ((F / 5e14) ** 2 + (B / 4e12) ** 2) ** 0.5
-    ...     text += f"matmul,bf16,{m},8192,8192,{B},{F},{t!r},{t!r}\\n"
+    >>> for e in range(20, 31, 2):  # copies: a 15 µs floor, then 5 µs + B / 4 TB/s
+    ...     t = max(1.5e-5, 5e-6 + 2**(e+1) / 4e12)
+    ...     text += f"copy,bf16,0,0,{2**e},{2**(e+1)},0,{t!r},{t!r}\\n"
+    >>> for k, n in ((8192, 8192), (4096, 16384)):  # matmuls: 10 µs + work at 500 TFLOP/s and 4 TB/s, p = 2
+    ...     for m in (1, 16, 256, 4096):
+    ...         F, B = 2 * m * k * n, 2 * (m * k + k * n + m * n)
+    ...         t = 1e-5 + ((F / 5e14) ** 2 + (B / 4e12) ** 2) ** 0.5
+    ...         text += f"matmul,bf16,{m},{k},{n},{B},{F},{t!r},{t!r}\\n"
     >>> fit = fit_chip(parse_chip_measurements(text, "made-up.csv"), hardware("h200"))
     >>> r = fit.fits[0].rates
-    >>> r.dtype, float(r.flops), float(r.hbm_bandwidth), float(r.kernel_overhead), r.overlap
-    ('bf16', 500000000000000.0, 4000000000000.0, 1e-05, 2)
+    >>> r.dtype, float(r.flops), float(r.hbm_bandwidth), float(r.kernel_overhead), r.overlap, r.floor
+    ('bf16', 500000000000000.0, 4000000000000.0, 1e-05, 2, 0)
+    >>> float(r.stream_bandwidth), float(r.stream_overhead), float(r.stream_floor)
+    (4000000000000.0, 5e-06, 1.5e-05)
 """
 
 from __future__ import annotations
@@ -309,7 +316,16 @@ class RowClass:
 @dataclass(frozen=True, slots=True)
 class DtypeFit:
     """One dtype's fit: the rates, each row's expected time and relative error, the classes' errors,
-    and how each ``p`` tried did (its root-mean-square relative error)."""
+    how each ``p`` tried did on the matmuls (their root-mean-square relative error), and two checks of
+    the fit against the data.
+
+    Attributes:
+        held_out: each matmul's relative error when its weight shape (``k``, ``n``) was left out of the
+            fit and predicted (in ``rows`` order, None for copies and adds, and when the file holds one
+            weight shape only): how the model does on shapes it has not seen.
+        twins: the two matmuls with the same FLOPs and bytes whose times differ most (None if no two
+            share both): no model of FLOPs and bytes can be closer to both than :attr:`twin_limit`.
+    """
 
     rates: AttainedRates
     rows: tuple[ChipRow, ...]
@@ -317,11 +333,28 @@ class DtypeFit:
     errors: tuple[float, ...]
     classes: tuple[RowClass, ...]
     candidates: tuple[tuple[int | None, float], ...]
+    held_out: tuple[float | None, ...] = ()
+    twins: tuple[ChipRow, ChipRow] | None = None
 
     @property
     def rms_error(self) -> float:
         """The root-mean-square relative error over the rows."""
         return math.sqrt(sum(e * e for e in self.errors) / len(self.errors))
+
+    @property
+    def twin_limit(self) -> float:
+        """The least worst error any model of FLOPs and bytes has on :attr:`twins`: with times ``a < b``,
+        one value ``x`` is at best ``(b - a) / (b + a)`` from both (0 without twins)."""
+        if self.twins is None:
+            return 0.0
+        a, b = sorted(r.median_s for r in self.twins)
+        return (b - a) / (b + a)
+
+    def held_out_errors(self, least_s: float = 0.0) -> tuple[float, ...]:
+        """The held-out relative errors of the matmuls that took at least ``least_s`` seconds."""
+        return tuple(
+            e for e, r in zip(self.held_out, self.rows, strict=True) if e is not None and r.median_s >= least_s
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -425,52 +458,140 @@ def _fit_dtype(dtype: str, rows: tuple[ChipRow, ...], file: str, limits: tuple[f
     """One dtype's fit; ``limits`` are the least ``1/C'`` and ``1/W'`` (the data sheet's peaks: no rate
     above them, which also keeps a rate the rows cannot see, such as the bandwidth of a dtype measured
     only in compute-bound matmuls, at the peak rather than at infinity)."""
-    if len(rows) < 3 or not any(r.op == "matmul" for r in rows):
+    matmuls = tuple(r for r in rows if r.op == "matmul")
+    streams = tuple(r for r in rows if r.op != "matmul")
+    if len(rows) < 3 or len(matmuls) < 2:
         raise MeasurementError(
             say("{file}: {count} {dtype} {count:row|rows}, too few to fit (it needs matmuls and at least 3 rows)", file=file,
                 count=len(rows), dtype=dtype),
             hint=say("measure matmuls and copies of several sizes (symshard measure)"),
         )  # fmt: skip
-    flops = [float(r.flops) for r in rows]
-    nbytes = [float(r.bytes) for r in rows]
-    times = [r.median_s for r in rows]
-    guess = _first_guess(rows)
-    start = (guess[0], max(guess[1], limits[0]), max(guess[2], limits[1]))
-    candidates = []
-    for p in OVERLAPS:
-        params = _least_squares(flops, nbytes, times, p, start, limits)
-        params = _least_squares(flops, nbytes, times, p, params, limits, huber=True)
-        candidates.append((p, params, _rms(flops, nbytes, times, p, params)))
-    p, params, _ = min(candidates, key=lambda c: c[2])
-    t0, u, v = params
-    rates = AttainedRates(dtype, _rounded(1 / u), _rounded(1 / v), _rounded(t0), p)
+    p, params, candidates = _fit_matmuls(matmuls, limits)
+    floor, t0, u, v = params
+    stream: tuple[str, str, str] | tuple[None, None, None] = (None, None, None)
+    if len(streams) >= 3:
+        s_floor, s_t0, s_v = _fit_streams(streams, limits[1])
+        stream = (_rounded(1 / s_v), _rounded(s_t0), _rounded(s_floor))
+    rates = AttainedRates(
+        dtype, _rounded(1 / u), _rounded(1 / v), _rounded(t0), p, _rounded(floor) if floor > 0 else 0, *stream
+    )
     # errors from the figures as the file writes them, so that the file reproduces the report
-    expected = tuple(float(expected_time(r.flops, r.bytes, rates)) for r in rows)
+    expected = tuple(float(expected_time(r.flops, r.bytes, rates, stream=r.op != "matmul")) for r in rows)
     errors = tuple((e - r.median_s) / r.median_s for e, r in zip(expected, rows, strict=True))
     classes = []
     for op in OPS:
         for band in _BANDS:
-            found = [abs(e) for e, r in zip(errors, rows, strict=True) if row_class(r) == (op, band)]
             signed = [e for e, r in zip(errors, rows, strict=True) if row_class(r) == (op, band)]
-            if found:
-                classes.append(RowClass(op, band, len(found), _median(found), max(signed, key=abs)))
-    return DtypeFit(rates, rows, expected, errors, tuple(classes), tuple((c[0], c[2]) for c in candidates))
+            if signed:
+                classes.append(RowClass(op, band, len(signed), _median([abs(e) for e in signed]), max(signed, key=abs)))
+    held = _held_out(matmuls, p, params, limits)
+    held_out = tuple(held.get(r.line) if r.op == "matmul" else None for r in rows)
+    return DtypeFit(rates, rows, expected, errors, tuple(classes), candidates, held_out, _twins(matmuls))
 
 
-def _first_guess(rows: tuple[ChipRow, ...]) -> tuple[float, float, float]:
-    """``(t0, 1/C', 1/W')`` from the large work (rates) and the small work (fixed cost)."""
+def _fit_matmuls(rows: tuple[ChipRow, ...], limits: tuple[float, float], overlaps: tuple[int | None, ...] = OVERLAPS):
+    """``(p, (L, t0, 1/C', 1/W'), candidates)``: for each ``p``, least squares from the first guess and
+    again with Huber's weights; the ``p`` with the least error is kept."""
+    start = _first_guess(rows, limits)
+    lowest = (0.0, 0.0, *limits)
+    candidates = []
+    for p in overlaps:
+
+        def model(params, row, p=p):
+            return _matmul_time(params, row, p)
+
+        params = _least_squares(model, rows, start, lowest)
+        params = _without_idle_floor(model, rows, _least_squares(model, rows, params, lowest, huber=True))
+        candidates.append((p, params, _rms(model, rows, params)))
+    p, params, _ = min(candidates, key=lambda c: c[2])
+    return p, params, tuple((c[0], c[2]) for c in candidates)
+
+
+def _fit_streams(rows: tuple[ChipRow, ...], limit: float) -> tuple[float, float, float]:
+    """``(L_s, t0_s, 1/W_s)`` of ``max(L_s, t0_s + B / W_s)`` fitted to the copies and adds."""
     fastest = min(r.median_s for r in rows)
-    t0 = _median([r.median_s for r in rows if r.median_s <= _SMALL * fastest])
-    streams = sorted((r for r in rows if r.op != "matmul"), key=lambda r: r.bytes)
-    matmuls = sorted((r for r in rows if r.op == "matmul"), key=lambda r: r.flops)
-    if streams:
-        top = streams[len(streams) * 2 // 3 :]
-        bandwidth = _median([r.bytes / r.median_s for r in top])
-    else:
-        bandwidth = max(r.bytes / r.median_s for r in matmuls)
-    top = matmuls[len(matmuls) * 2 // 3 :]
+    floor = _median([r.median_s for r in rows if r.median_s <= _SMALL * fastest])
+    top = sorted(rows, key=lambda r: r.bytes)[len(rows) * 2 // 3 :]
+    v = max(1 / _median([r.bytes / r.median_s for r in top]), limit)
+    start = (floor, 0.5 * floor, v)
+    lowest = (0.0, 0.0, limit)
+    params = _least_squares(_stream_time, rows, start, lowest)
+    floor, t0, v = _without_idle_floor(
+        _stream_time, rows, _least_squares(_stream_time, rows, params, lowest, huber=True)
+    )
+    return floor, t0, v
+
+
+def _without_idle_floor(model, rows, params):
+    """``params`` with the floor (the first) at 0 when the rows do not show one: no row is held up by
+    it, so that its fitted value would only be where the search left it, not a measurement."""
+    none = (0.0, *params[1:])
+    return none if _rms(model, rows, none) <= _rms(model, rows, params) * (1 + 1e-6) else params
+
+
+def _matmul_time(params, row: ChipRow, p: int | None):
+    """``max(L, t0 + N(F·u, B·v))`` and its gradient in ``(L, t0, u, v)``."""
+    floor, t0, u, v = params
+    n, da, db = _work(row.flops * u, row.bytes * v, p)
+    if floor > t0 + n:
+        return floor, (1.0, 0.0, 0.0, 0.0)
+    return t0 + n, (0.0, 1.0, row.flops * da, row.bytes * db)
+
+
+def _stream_time(params, row: ChipRow):
+    """``max(L_s, t0_s + B·v)`` and its gradient in ``(L_s, t0_s, v)``."""
+    floor, t0, v = params
+    timed = t0 + row.bytes * v
+    if floor > timed:
+        return floor, (1.0, 0.0, 0.0)
+    return timed, (0.0, 1.0, float(row.bytes))
+
+
+def _held_out(rows: tuple[ChipRow, ...], p: int | None, params, limits) -> dict[int, float]:
+    """Each matmul's relative error (by line) when the rows of its weight shape ``(k, n)`` are left out of
+    the fit (same ``p``) and predicted; empty when the file has one weight shape."""
+    shapes = sorted({(r.k, r.n) for r in rows})
+    if len(shapes) < 2:
+        return {}
+    out = {}
+    for shape in shapes:
+        kept = tuple(r for r in rows if (r.k, r.n) != shape)
+        if len(kept) < 2:
+            continue
+        _, fitted, _ = _fit_matmuls(kept, limits, (p,))
+        for r in rows:
+            if (r.k, r.n) == shape:
+                t, _ = _matmul_time(fitted, r, p)
+                out[r.line] = (t - r.median_s) / r.median_s
+    return out
+
+
+def _twins(rows: tuple[ChipRow, ...]) -> tuple[ChipRow, ChipRow] | None:
+    """The two matmuls with the same FLOPs and bytes whose times are furthest apart (by ratio)."""
+    groups: dict[tuple[int, int], list[ChipRow]] = {}
+    for r in rows:
+        groups.setdefault((r.flops, r.bytes), []).append(r)
+    best: tuple[float, ChipRow, ChipRow] | None = None
+    for group in groups.values():
+        if len(group) > 1:
+            slow = max(group, key=lambda r: r.median_s)
+            fast = min(group, key=lambda r: r.median_s)
+            ratio = slow.median_s / fast.median_s
+            if best is None or ratio > best[0]:
+                best = (ratio, fast, slow)
+    return None if best is None else (best[1], best[2])
+
+
+def _first_guess(rows: tuple[ChipRow, ...], limits: tuple[float, float]) -> tuple[float, float, float, float]:
+    """``(L, t0, 1/C', 1/W')`` from the small work (the floor and fixed cost) and the large work (rates)."""
+    fastest = min(r.median_s for r in rows)
+    floor = _median([r.median_s for r in rows if r.median_s <= _SMALL * fastest])
+    by_flops = sorted(rows, key=lambda r: r.flops)
+    top = by_flops[len(by_flops) * 2 // 3 :]
     flops = _median([r.flops / r.median_s for r in top if r.flops]) if any(r.flops for r in top) else 1.0
-    return 0.5 * t0, 1 / max(flops, 1.0), 1 / max(bandwidth, 1.0)
+    bottom = by_flops[: max(1, len(by_flops) // 3)]
+    bandwidth = _median([r.bytes / r.median_s for r in bottom])
+    return floor, 0.5 * floor, max(1 / max(flops, 1.0), limits[0]), max(1 / max(bandwidth, 1.0), limits[1])
 
 
 def _work(a: float, b: float, p: int | None) -> tuple[float, float, float]:
@@ -491,55 +612,58 @@ def _work(a: float, b: float, p: int | None) -> tuple[float, float, float]:
     raise AssertionError(f"no exact root for p = {p}")  # pragma: no cover - OVERLAPS holds 1, 2, 4, None
 
 
-def _residuals(flops, nbytes, times, p, params):
-    t0, u, v = params
+def _residuals(model, rows, params):
     out = []
-    for f, b, t in zip(flops, nbytes, times, strict=True):
-        n, da, db = _work(f * u, b * v, p)
-        out.append(((t0 + n - t) / t, (1 / t, f * da / t, b * db / t)))
+    for row in rows:
+        t, grad = model(params, row)
+        out.append(((t - row.median_s) / row.median_s, tuple(g / row.median_s for g in grad)))
     return out
 
 
-def _rms(flops, nbytes, times, p, params) -> float:
-    res = _residuals(flops, nbytes, times, p, params)
+def _rms(model, rows, params) -> float:
+    res = _residuals(model, rows, params)
     return math.sqrt(sum(r * r for r, _ in res) / len(res))
 
 
-def _least_squares(flops, nbytes, times, p, start, limits, *, huber: bool = False):
-    """Levenberg–Marquardt on ``Σ w·((t0 + N - t) / t)²`` over ``(t0, 1/C', 1/W')``, each scaled by its
-    start, kept at or above ``(0, *limits)``; ``huber`` weighs each row by Huber's rule from the start's
-    residuals."""
+def _least_squares(model, rows, start, lowest, *, huber: bool = False):
+    """Levenberg–Marquardt on ``Σ w·((model - t) / t)²`` over the parameters, each scaled by its start and
+    kept at or above ``lowest``; ``huber`` weighs each row by Huber's rule from the start's residuals.
+    ``model(params, row)`` gives the time and its gradient."""
+    size = len(start)
     scale = [max(abs(s), 1e-300) for s in start]
-    lowest = [0.0, limits[0] / scale[1], limits[1] / scale[2]]
-    x = [1.0, 1.0, 1.0]
-    weights = [1.0] * len(times)
+    floor = [lowest[i] / scale[i] for i in range(size)]
+    x = [1.0] * size
+    weights = [1.0] * len(rows)
     if huber:
-        weights = [1.0 if abs(r) <= _HUBER else _HUBER / abs(r) for r, _ in _residuals(flops, nbytes, times, p, start)]
+        weights = [1.0 if abs(r) <= _HUBER else _HUBER / abs(r) for r, _ in _residuals(model, rows, start)]
 
     def params(y):
-        return (y[0] * scale[0], y[1] * scale[1], y[2] * scale[2])
+        return tuple(y[i] * scale[i] for i in range(size))
 
     def cost(y):
-        return sum(w * r * r for w, (r, _) in zip(weights, _residuals(flops, nbytes, times, p, params(y)), strict=True))
+        return sum(w * r * r for w, (r, _) in zip(weights, _residuals(model, rows, params(y)), strict=True))
 
     current = cost(x)
     damping = 1e-3
     for _ in range(200):
-        res = _residuals(flops, nbytes, times, p, params(x))
-        jtj = [[0.0] * 3 for _ in range(3)]
-        jtr = [0.0] * 3
+        res = _residuals(model, rows, params(x))
+        jtj = [[0.0] * size for _ in range(size)]
+        jtr = [0.0] * size
         for w, (r, grad) in zip(weights, res, strict=True):
-            g = [grad[i] * scale[i] for i in range(3)]
-            for i in range(3):
+            g = [grad[i] * scale[i] for i in range(size)]
+            for i in range(size):
                 jtr[i] += w * g[i] * r
-                for j in range(3):
+                for j in range(size):
                     jtj[i][j] += w * g[i] * g[j]
         improved = False
         while damping < 1e12:
-            a = [[jtj[i][j] + (damping * jtj[i][i] if i == j else 0.0) for j in range(3)] for i in range(3)]
-            step = _solve3(a, [-g for g in jtr])
-            trial = [max(x[i] + step[i], lowest[i]) for i in range(3)] if step is not None else None
-            if trial is not None and trial[1] > 0 and trial[2] > 0:
+            a = [
+                [jtj[i][j] + (damping * max(jtj[i][i], 1e-12) if i == j else 0.0) for j in range(size)]
+                for i in range(size)
+            ]
+            step = _solve(a, [-g for g in jtr])
+            trial = [max(x[i] + step[i], floor[i]) for i in range(size)] if step is not None else None
+            if trial is not None and all(trial[i] > 0 for i in range(2, size)):
                 value = cost(trial)
                 if value < current:
                     gain = current - value
@@ -553,21 +677,22 @@ def _least_squares(flops, nbytes, times, p, start, limits, *, huber: bool = Fals
     return params(x)
 
 
-def _solve3(a: list[list[float]], b: list[float]) -> list[float] | None:
-    """Gaussian elimination with partial pivoting on a 3×3 system (None if singular)."""
+def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
+    """Gaussian elimination with partial pivoting on a small square system (None if singular)."""
+    size = len(b)
     m = [[*row, b[i]] for i, row in enumerate(a)]
-    for col in range(3):
-        pivot = max(range(col, 3), key=lambda r: abs(m[r][col]))
+    for col in range(size):
+        pivot = max(range(col, size), key=lambda r: abs(m[r][col]))
         if m[pivot][col] == 0:
             return None
         m[col], m[pivot] = m[pivot], m[col]
-        for r in range(col + 1, 3):
+        for r in range(col + 1, size):
             factor = m[r][col] / m[col][col]
-            for c in range(col, 4):
+            for c in range(col, size + 1):
                 m[r][c] -= factor * m[col][c]
-    out = [0.0, 0.0, 0.0]
-    for r in (2, 1, 0):
-        out[r] = (m[r][3] - sum(m[r][c] * out[c] for c in range(r + 1, 3))) / m[r][r]
+    out = [0.0] * size
+    for r in reversed(range(size)):
+        out[r] = (m[r][size] - sum(m[r][c] * out[c] for c in range(r + 1, size))) / m[r][r]
     return out
 
 
@@ -605,7 +730,8 @@ def chip_hardware_file(fit: ChipFit, *, name: str | None = None) -> str:
     shown = name or f"{base.name}-measured"
     lines = [
         f"# {base.label} calibrated from measurements of one chip: {attained.file}, {attained.rows} rows",
-        "# expected t = t0 + (Tc^p + Tm^p)^(1/p), Tc = F/flops, Tm = B/hbm_bandwidth (p = 'max': the larger);",
+        "# a matmul is expected to take max(floor, t0 + (Tc^p + Tm^p)^(1/p)), Tc = F/flops, Tm = B/hbm_bandwidth",
+        "# (p = 'max': the larger); a copy or add max(stream_floor, stream_overhead + B/stream_bandwidth);",
         "# the bound stays the data sheet's max(F/C, B/W_hbm)",
         "[hardware]",
         f"name = {_toml(shown)}",
@@ -629,6 +755,14 @@ def chip_hardware_file(fit: ChipFit, *, name: str | None = None) -> str:
             f"kernel_overhead = {_toml(_rounded(float(r.kernel_overhead)))}",
             f"overlap = {r.overlap if r.overlap is not None else _toml('max')}",
         ]
+        if r.floor != 0:
+            lines.append(f"floor = {_toml(_rounded(float(r.floor)))}")
+        if r.has_streams:
+            lines += [
+                f"stream_bandwidth = {_toml(_rounded(float(r.stream_bandwidth)))}",  # type: ignore[arg-type]
+                f"stream_overhead = {_toml(_rounded(float(r.stream_overhead)))}",  # type: ignore[arg-type]
+                f"stream_floor = {_toml(_rounded(float(r.stream_floor)))}",  # type: ignore[arg-type]
+            ]
     return "\n".join(lines) + "\n"
 
 

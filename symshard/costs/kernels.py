@@ -11,25 +11,31 @@ Two figures, and they answer different questions:
   test checks it against every row of the measured H100 and H200 files), so a plan that looks fast here
   may still be slow, but one that looks slow here is.
 - **the expected time**, from the rates the chip attained in measurements (``symshard measure``, then
-  ``symshard calibrate --chip``; :class:`~symshard.machines.chips.AttainedRates`)::
+  ``symshard calibrate --chip``; :class:`~symshard.machines.chips.AttainedRates`). A matmul::
 
-      t = t0 + (Tc**p + Tm**p)**(1/p),   Tc = F / C',  Tm = B / W'
+      t = max(L, t0 + (Tc**p + Tm**p)**(1/p)),   Tc = F / C',  Tm = B / W'
 
   a fixed cost per kernel ``t0``, then compute and memory overlapping as far as ``p`` says (``p = 1``
-  adds them, ``p = ∞`` takes the larger: the roofline's ``max``; ``None`` stands for ``∞``).
+  adds them, ``p = ∞`` takes the larger: the roofline's ``max``; ``None`` stands for ``∞``), and never
+  under the floor ``L`` that the smallest kernel takes. A copy or an elementwise kernel (``stream=True``)
+  has its own ``max(L_s, t0_s + B / W_s)``.
 
 Why not simply ``t0 + max(F / C', B / W')``? Because the measured data asks for more. Near the ridge a
-real kernel neither fully overlaps its loads with its math nor fully serialises them. On an H200 (the
-198 rows of ``site/data/chip-h200-torch-2026-11.csv``, fitted by least squares on relative error), the
-``max`` form is off by 15 % (bf16) and 18 % (fp16) on its worst matmul over 100 µs; with ``p = 2`` the
-worst is 10 % and 15 %, and the median error of those matmuls is about 6 %. fp32 matmuls (CUDA cores,
-TF32 off) fit best with ``p = 1``: at small batch cuBLAS's SIMT kernels load and compute in turn.
-``calibrate --chip`` chooses ``p`` per dtype from 1, 2, 4 and ∞, whichever fits best, and says so.
+real kernel neither fully overlaps its loads with its math nor fully serialises them: on an H200 (the
+198 rows of ``site/data/chip-h200-torch-2026-11.csv``, fitted by least squares on relative error) the
+``max`` form is off by 14 % on its worst bf16 matmul over 100 µs, ``p = 2`` by 10 %. fp32 matmuls
+(CUDA cores, TF32 off) fit best with ``p = 1``: at small batch cuBLAS's SIMT kernels load and compute in
+turn. Small kernels do not pay a fixed cost on top of their work but take a floor: a 1 MiB copy takes
+as long as a 16 MiB one (about 22 µs), and above that the time grows as ``11 µs + B / W_s``; so the
+floor is a ``max``. And copies stream at a rate of their own (4.27 TB/s on that H200, where matmuls
+read weights at up to 4.68 TB/s after a longer start): one ``t0 + B / W`` for both was 12–21 % off on
+copies over 64 MiB, the two forms are within 3.5 %.
 
-No model of ``F`` and ``B`` alone can do much better on that file: it holds matmuls with the same FLOPs
-and bytes (``[768, 4096] x [4096, 14336]`` and ``[768, 14336] x [14336, 4096]``) whose times differ by
-21 % in bf16 and, in fp32 at m = 24, by 80 %: the library picks different kernels for them. A model that
-gives both one time is at least 9.6 % (bf16) or 29 % (fp32) from one of them.
+No model of ``F`` and ``B`` alone can do much better on matmuls: that file holds matmuls with the same
+FLOPs and bytes (``[768, 4096] x [4096, 14336]`` and ``[768, 14336] x [14336, 4096]``) whose times differ
+by 21 % in bf16 and, in fp32 at m = 24, by 80 %: the library picks different kernels for them. A model
+that gives both one time is at least 9.6 % (bf16) or 29 % (fp32) from one of them;
+:class:`~symshard.costs.chipfit.DtypeFit` finds such twins in any file and says so.
 
 The critical intensity ``C / W_hbm`` (FLOPs per byte above which the data sheet says compute binds) is
 :func:`critical_intensity`.
@@ -148,16 +154,26 @@ def kernel_time(flops: object, hbm_bytes: object, dtype: str = "bf16", hardware:
     )
 
 
-def expected_time(flops: object, hbm_bytes: object, rates: AttainedRates) -> sympy.Expr:
-    """``t0 + (Tc**p + Tm**p)**(1/p)`` with ``Tc = F / C'`` and ``Tm = B / W'`` (the larger for ``p`` None).
+def expected_time(flops: object, hbm_bytes: object, rates: AttainedRates, *, stream: bool = False) -> sympy.Expr:
+    """A matmul's ``max(L, t0 + (Tc**p + Tm**p)**(1/p))`` with ``Tc = F / C'`` and ``Tm = B / W'`` (the larger
+    of the two for ``p`` None; no ``max`` when the floor ``L`` is 0); with ``stream``, a copy's or an
+    elementwise kernel's ``max(L_s, t0_s + B / W_s)`` from the stream rates (the matmul form when the
+    streams were not measured).
 
     Examples:
         >>> from symshard.machines.chips import AttainedRates
         >>> from symshard.algebra.symbols import dim
         >>> expected_time(2 * dim("B") * 4096, 2 * 4096, AttainedRates("bf16", 5e14, 4e12, "1e-5", 1))
         B/61035156250 + 78141/7812500000
+        >>> r = AttainedRates("bf16", 5e14, 4e12, "1e-5", 1, "3e-5", "4e12", "1e-5", "2e-5")
+        >>> expected_time(0, 2**20, r, stream=True), expected_time(0, 2**30, r, stream=True)  # floor, then rate
+        (1/50000, 2175277/7812500000)
     """
     f, b = as_expr(flops), as_expr(hbm_bytes)
+    if stream and rates.has_streams:
+        assert rates.stream_bandwidth is not None and rates.stream_overhead is not None
+        timed = rates.stream_overhead + b / rates.stream_bandwidth
+        return _larger(as_expr(rates.stream_floor), timed)
     compute = f / rates.flops
     memory = b / rates.hbm_bandwidth
     p = rates.overlap
@@ -169,7 +185,8 @@ def expected_time(flops: object, hbm_bytes: object, rates: AttainedRates) -> sym
         work = compute + memory
     else:
         work = (compute**p + memory**p) ** sympy.Rational(1, p)
-    return rates.kernel_overhead + work
+    timed = rates.kernel_overhead + work
+    return timed if rates.floor == 0 else _larger(as_expr(rates.floor), timed)
 
 
 def critical_intensity(hardware: Hardware | None = None, dtype: str = "bf16", *, attained: bool = False) -> sympy.Expr:

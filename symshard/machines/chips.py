@@ -147,22 +147,29 @@ WIRING_RING = "ring"
 class AttainedRates:
     """What one dtype's kernels attain on the chip, fitted to measurements (an expectation, not a bound).
 
-    A kernel of ``F`` FLOPs that reads and writes ``B`` bytes of HBM is expected to take
-    ``t0 + (Tc**p + Tm**p)**(1/p)`` with ``Tc = F / flops`` and ``Tm = B / hbm_bandwidth``: a fixed cost,
-    then compute and memory overlapping as far as ``overlap`` (``p``) says: ``1`` adds them (no
-    overlap), ``None`` takes the larger (perfect overlap, the roofline's ``max``), ``2`` lies between.
-    See :mod:`symshard.costs.kernels`.
+    A matmul of ``F`` FLOPs that reads and writes ``B`` bytes of HBM is expected to take
+    ``max(L, t0 + (Tc**p + Tm**p)**(1/p))`` with ``Tc = F / flops`` and ``Tm = B / hbm_bandwidth``: a fixed
+    cost, then compute and memory overlapping as far as ``overlap`` (``p``) says (``1`` adds them, ``None``
+    takes the larger, the roofline's ``max``; ``2`` lies between), and never less than the floor ``L``
+    that even the smallest kernel takes. A stream (a copy, an elementwise add: bytes, no real math) is
+    expected to take ``max(L_s, t0_s + B / stream_bandwidth)`` when the streams were measured. See
+    :mod:`symshard.costs.kernels`.
 
     Attributes:
         dtype: the canonical dtype (``'bf16'``).
-        flops: attained FLOP/s (``C'``).
-        hbm_bandwidth: attained HBM bandwidth, bytes/s (``W'``), bytes read and written counted.
-        kernel_overhead: the fixed cost of one kernel, seconds (``t0``).
+        flops: attained FLOP/s of matmuls (``C'``).
+        hbm_bandwidth: the HBM bandwidth matmuls attain, bytes/s (``W'``), bytes read and written counted.
+        kernel_overhead: a matmul's fixed cost, seconds (``t0``).
         overlap: the exponent ``p`` (a positive integer), or None for the larger of the two.
+        floor: the least time a matmul takes, seconds (``L``; 0: no floor).
+        stream_bandwidth, stream_overhead, stream_floor: a stream's ``W_s``, ``t0_s`` and ``L_s``; None
+            when no copies or adds were measured (streams are then priced as matmuls without FLOPs).
 
     Examples:
         >>> AttainedRates("bf16", "7.5e14", "4.6e12", "2e-5", 2).flops
         750000000000000
+        >>> AttainedRates("bf16", "7.5e14", "4.6e12", "2e-5", 2, "3e-5", "4.2e12", "1e-5", "2e-5").stream_floor
+        1/50000
     """
 
     dtype: str
@@ -170,6 +177,10 @@ class AttainedRates:
     hbm_bandwidth: Number
     kernel_overhead: Number
     overlap: int | None = None
+    floor: Number = 0
+    stream_bandwidth: Number | None = None
+    stream_overhead: Number | None = None
+    stream_floor: Number | None = None
 
     def __post_init__(self) -> None:
         from ..algebra.dtypes import canonical_dtype
@@ -177,6 +188,22 @@ class AttainedRates:
         object.__setattr__(self, "dtype", canonical_dtype(self.dtype))
         for name in ("flops", "hbm_bandwidth", "kernel_overhead"):
             object.__setattr__(self, name, _num(getattr(self, name), f"attained.{self.dtype}.{name}"))
+        no_floor = self.floor == 0 or (isinstance(self.floor, str) and self.floor.strip() in ("0", "0.0"))
+        object.__setattr__(
+            self, "floor", sympy.S.Zero if no_floor else _num(self.floor, f"attained.{self.dtype}.floor")
+        )
+        stream = ("stream_bandwidth", "stream_overhead", "stream_floor")
+        given = [getattr(self, name) is not None for name in stream]
+        if any(given) and not all(given):
+            raise HardwareError(
+                say("attained.{dtype} gives {given} but not {missing}: a stream needs all three", dtype=self.dtype,
+                    given=", ".join(n for n, g in zip(stream, given, strict=True) if g),
+                    missing=", ".join(n for n, g in zip(stream, given, strict=True) if not g)),
+                hint=say("give stream_bandwidth, stream_overhead and stream_floor together, or none of them"),
+            )  # fmt: skip
+        if all(given):
+            for name in stream:
+                object.__setattr__(self, name, _num(getattr(self, name), f"attained.{self.dtype}.{name}"))
         if self.overlap is not None and (
             isinstance(self.overlap, bool) or not isinstance(self.overlap, int) or not 1 <= self.overlap <= 64
         ):
@@ -185,6 +212,11 @@ class AttainedRates:
                     dtype=self.dtype, value=repr(self.overlap)),
                 hint=say("1 adds compute and memory time, 'max' takes the larger, 2 lies between"),
             )  # fmt: skip
+
+    @property
+    def has_streams(self) -> bool:
+        """Whether copies or adds were measured (the stream rates are known)."""
+        return self.stream_bandwidth is not None
 
 
 @dataclass(frozen=True, slots=True)

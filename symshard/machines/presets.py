@@ -275,8 +275,12 @@ def load_hardware(path: str | Path) -> Hardware:
         [attained.bf16]      # one table per dtype measured
         flops = "7.58e14"            # attained FLOP/s (C')
         hbm_bandwidth = "4.66e12"    # attained HBM bandwidth, B/s, bytes read and written (W')
-        kernel_overhead = "1.98e-5"  # fixed cost per kernel, s (t0)
-        overlap = 2                  # p in t0 + (Tc^p + Tm^p)^(1/p); "max" takes the larger
+        kernel_overhead = "1.96e-5"  # a matmul's fixed cost, s (t0)
+        overlap = 2                  # p in max(L, t0 + (Tc^p + Tm^p)^(1/p)); "max" takes the larger
+        floor = "3.1e-5"             # optional: the least time a matmul takes, s (L; default 0)
+        stream_bandwidth = "4.27e12" # optional, all three or none: copies and adds, max(L_s, t0_s + B/W_s)
+        stream_overhead = "1.1e-5"
+        stream_floor = "2.25e-5"
     Inside :func:`hardware_files` the file is read by the reader given there instead (the problem
     engine keeps each family to the files of its own folder that way).
 
@@ -346,7 +350,9 @@ def load_hardware(path: str | Path) -> Hardware:
     return chip
 
 
-_ATTAINED_KEYS = ("flops", "hbm_bandwidth", "kernel_overhead", "overlap")
+_ATTAINED_KEYS = (
+    "flops", "hbm_bandwidth", "kernel_overhead", "overlap", "floor", "stream_bandwidth", "stream_overhead", "stream_floor"
+)  # fmt: skip
 _PROVENANCE_KEYS = ("file", "sha256", "device", "date", "rows")
 
 
@@ -378,7 +384,12 @@ def _attained(table: object, path: str) -> Attained:
         overlap = value.get("overlap", "max")
         if overlap == "max":
             overlap = None
-        rates.append(AttainedRates(dtype, value["flops"], value["hbm_bandwidth"], value["kernel_overhead"], overlap))
+        rates.append(
+            AttainedRates(
+                dtype, value["flops"], value["hbm_bandwidth"], value["kernel_overhead"], overlap, value.get("floor", 0),
+                *(value.get(k) for k in ("stream_bandwidth", "stream_overhead", "stream_floor")),
+            )
+        )  # fmt: skip
     if not rates:
         raise HardwareError(say("hardware file '{path}': [attained] has no dtype table", path=path), hint=hint)
     rows = table.get("rows", 0)

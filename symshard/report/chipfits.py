@@ -24,10 +24,16 @@ if TYPE_CHECKING:
 ENGLISH: dict[str, str] = {
     "cli.chip.head": "{chip}, calibrated from {file}: {rows} {rows:row|rows}, {dtypes}",
     "cli.chip.model": "model",
-    "cli.chip.model_value": "expected t = t0 + (Tc^p + Tm^p)^(1/p), Tc = F/C', Tm = B/W'; bound max(F/C, B/W_hbm)",
+    "cli.chip.model_value": "matmul max(L, t0 + (Tc^p + Tm^p)^(1/p)), Tc = F/C', Tm = B/W'; copy and add "
+    "max(L_s, t0_s + B/W_s); bound max(F/C, B/W_hbm)",
     "cli.chip.rates": "C' = {flops} ({flops_share} of C), W' = {bandwidth} ({bandwidth_share} of W_hbm), "
-    "t0 = {overhead}, p = {overlap}",
-    "cli.chip.tried": "  p tried (rms error): {tried}",
+    "t0 = {overhead}, L = {floor}, p = {overlap}",
+    "cli.chip.streams": "  copies and adds: W_s = {bandwidth} ({bandwidth_share} of W_hbm), t0_s = {overhead}, L_s = {floor}",
+    "cli.chip.tried": "  p tried on the matmuls (rms error): {tried}",
+    "cli.chip.held_out": "  held out (each weight shape left out of the fit, then predicted): matmuls over 100 µs within "
+    "{worst}, median {median}; every matmul within {every}",
+    "cli.chip.twins": "  same FLOPs and bytes, different times: {fast} {fast_time}, {slow} {slow_time}: no model of FLOPs "
+    "and bytes comes closer than {limit} to both",
     "cli.chip.provenance": "provenance",
     "cli.chip.provenance_value": "sha256 {sha256}, device {device}, date {date}",
     "cli.chip.unknown": "not given",
@@ -68,6 +74,20 @@ def _rate(value: object, unit: str) -> str:
     return f"{x:.3g} {unit}"
 
 
+def _worst(errors: tuple[float, ...]) -> float:
+    return max(abs(e) for e in errors)
+
+
+def _median_abs(errors: tuple[float, ...]) -> float:
+    ordered = sorted(abs(e) for e in errors)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def _shape(row) -> str:
+    return f"[{row.m}, {row.k}] x [{row.k}, {row.n}]"
+
+
 def _overlap(p: int | None) -> str:
     return "max" if p is None else str(p)
 
@@ -94,15 +114,36 @@ def chip_fit_report(fit: ChipFit, written: Path, shown_out: str, language: str =
             (r.dtype, _say("cli.chip.rates", lang, flops=_rate(r.flops, "FLOP/s"),
                            flops_share=_share(r.flops, peaks.get(C)), bandwidth=_rate(r.hbm_bandwidth, "B/s"),
                            bandwidth_share=_share(r.hbm_bandwidth, peaks.get(W_hbm)),
-                           overhead=format_seconds(r.kernel_overhead), overlap=_overlap(r.overlap)))
+                           overhead=format_seconds(r.kernel_overhead), floor=format_seconds(r.floor),
+                           overlap=_overlap(r.overlap)))
         )  # fmt: skip
+        if r.has_streams:
+            rows.append(("", _say("cli.chip.streams", lang, bandwidth=_rate(r.stream_bandwidth, "B/s"),
+                                  bandwidth_share=_share(r.stream_bandwidth, peaks.get(W_hbm)),
+                                  overhead=format_seconds(r.stream_overhead), floor=format_seconds(r.stream_floor))))  # fmt: skip
         tried = ", ".join(f"{_overlap(p)}: {_percent(rms)}" for p, rms in f.candidates)
         rows.append(("", _say("cli.chip.tried", lang, tried=tried)))
+        held, large = f.held_out_errors(), f.held_out_errors(1e-4)
+        if held:
+            rows.append(("", _say("cli.chip.held_out", lang, worst=_percent(_worst(large)) if large else "-",
+                                  median=_percent(_median_abs(large)) if large else "-", every=_percent(_worst(held)))))  # fmt: skip
+        if f.twins is not None and f.twin_limit > 0:
+            fast, slow = f.twins
+            rows.append(("", _say("cli.chip.twins", lang, fast=_shape(fast), fast_time=format_seconds(fast.median_s),
+                                  slow=_shape(slow), slow_time=format_seconds(slow.median_s),
+                                  limit=_percent(f.twin_limit))))  # fmt: skip
         dtypes[r.dtype] = {
             "flops": float(r.flops),
             "hbm_bandwidth": float(r.hbm_bandwidth),
             "kernel_overhead_s": float(r.kernel_overhead),
             "overlap": r.overlap if r.overlap is not None else "max",
+            "floor_s": float(r.floor),
+            "stream": {"bandwidth": float(r.stream_bandwidth), "overhead_s": float(r.stream_overhead),  # type: ignore[arg-type]
+                       "floor_s": float(r.stream_floor)} if r.has_streams else None,  # type: ignore[arg-type]
+            "held_out": {"worst_error_over_100us": _worst(large) if large else None,
+                         "median_error_over_100us": _median_abs(large) if large else None,
+                         "worst_error": _worst(held) if held else None},
+            "twins": {"lines": [t.line for t in f.twins], "limit": f.twin_limit} if f.twins is not None else None,
             "flops_share_of_peak": float(r.flops / peaks[C]) if C in peaks else None,
             "bandwidth_share_of_peak": float(r.hbm_bandwidth / peaks[W_hbm]) if W_hbm in peaks else None,
             "rms_error": f.rms_error,
@@ -131,12 +172,12 @@ def chip_fit_report(fit: ChipFit, written: Path, shown_out: str, language: str =
     shown = "\n".join([head, text.table(rows), *notes, "", *table, "", _say("cli.chip.wrote", lang, path=shown_out)])
     per_row = []
     for f in fit.fits:
-        for row, expected, error in zip(f.rows, f.expected, f.errors, strict=True):
+        for row, expected, error, held_error in zip(f.rows, f.expected, f.errors, f.held_out, strict=True):
             bound = kernel_time(row.flops, row.bytes, row.dtype, fit.base).time
             per_row.append({
                 "line": row.line, "op": row.op, "dtype": row.dtype, "m": row.m, "k": row.k, "n": row.n,
                 "bytes": row.bytes, "flops": row.flops, "measured_s": row.median_s, "best_s": row.best_s,
-                "expected_s": expected, "bound_s": float(bound), "error": error,
+                "expected_s": expected, "bound_s": float(bound), "error": error, "held_out_error": held_error,
             })  # fmt: skip
     data = {
         "file": attained.file,
@@ -145,7 +186,7 @@ def chip_fit_report(fit: ChipFit, written: Path, shown_out: str, language: str =
         "device": attained.device,
         "date": attained.date,
         "rows": attained.rows,
-        "model": "t = t0 + (Tc^p + Tm^p)^(1/p), Tc = F/C', Tm = B/W'",
+        "model": "matmul: max(L, t0 + (Tc^p + Tm^p)^(1/p)), Tc = F/C', Tm = B/W'; copy, add: max(L_s, t0_s + B/W_s)",
         "dtypes": dtypes,
         "bound_above_measured": [r.line for r in fit.above_bound],
         "notes": [sentence(n, lang) for n in fit.notes],

@@ -6,10 +6,11 @@ NVIDIA H200 and one H100). The targets, each computed from the files:
 - the data sheet's bound is never above a measured time, on every row of both files;
 - on the H200, the expected time is within 11 % of every bf16 matmul over 100 µs (no model of FLOPs and
   bytes can do better than 9.6 % there: the file holds two bf16 matmuls of the same FLOPs and bytes whose
-  times differ by 21 %, and a test below finds them), and within a fifth of every copy over 64 MiB; the
-  median error of each class of large work is a few percent;
-- fitted without two of the four weight shapes, the model predicts those shapes' bf16 and fp16 matmuls
-  over 100 µs within 20 %.
+  times differ by 21 %, and a test below finds them), and within 5 % of every copy over 64 MiB in every
+  dtype; the median error of each class of large work is a few percent;
+- fitted without one of the four weight shapes, the model predicts that shape's bf16 and fp16 matmuls
+  over 100 µs within 20 % (the fit's own held-out figures say the same, and agree with a fit made by hand
+  without the shape).
 """
 
 from __future__ import annotations
@@ -92,6 +93,20 @@ def test_the_expected_time_is_the_fixed_cost_plus_the_overlapped_work(overlap):
     assert sympy.simplify(got - rates.kernel_overhead - want[overlap]) == 0
     # the more the overlap, the less the time; never below the larger term
     assert float(got) >= float(rates.kernel_overhead + max(tc, tm))
+
+
+@pytest.mark.parametrize("size", [0, 2**10, 2**20, 2**24, 2**30])
+def test_a_floor_holds_small_kernels_and_streams_have_their_own_rates(size):
+    rates = AttainedRates("bf16", "5e14", "4e12", "2e-5", 2, "3e-5", "4.2e12", "1e-5", "2.2e-5")
+    plain = replace(rates, floor=0, stream_bandwidth=None, stream_overhead=None, stream_floor=None)
+    flops, nbytes = 2 * size * 4096, 2 * (size + 4096 * size + 4096) or 1
+    got = expected_time(flops, nbytes, rates)
+    assert got == max(rates.floor, expected_time(flops, nbytes, plain))  # the floor is a max, not a sum
+    stream = expected_time(0, nbytes, rates, stream=True)
+    assert stream == max(rates.stream_floor, rates.stream_overhead + sympy.Rational(nbytes) / rates.stream_bandwidth)
+    assert expected_time(0, nbytes, plain, stream=True) == expected_time(0, nbytes, plain)  # no streams measured
+    # symbolic sizes keep the floor as a Max
+    assert isinstance(expected_time(dim("B") * 8, 8, rates), sympy.Max)
 
 
 def test_a_calibrated_chip_gives_both_figures_and_attained_intensity():
@@ -193,7 +208,7 @@ def test_on_the_h200_large_work_is_expected_within_the_targets(h200_fit):
     assert len(large) == 20 and max(map(abs, large)) <= 0.11
     for dtype in ("bf16", "fp16", "fp32"):
         copies = [e for r, e in errors[dtype] if r.op == "copy" and r.n >= 64 * 2**20]
-        assert len(copies) == 4 and max(map(abs, copies)) <= 0.22, dtype
+        assert len(copies) == 4 and max(map(abs, copies)) <= 0.05, dtype
     for f in h200_fit.fits:  # the median error of each class of large work: a few percent
         for c in f.classes:
             if c.band in ("100us-1ms", ">=1ms", ">64MiB"):
@@ -202,7 +217,15 @@ def test_on_the_h200_large_work_is_expected_within_the_targets(h200_fit):
     bf16 = h200_fit.hardware.attained.of("bf16")
     assert 0.7 <= bf16.flops / hardware("h200").constants()[C] <= 0.8
     assert 0.85 <= bf16.hbm_bandwidth / hardware("h200").constants()[W_hbm] <= 1
+    assert 0.85 <= bf16.stream_bandwidth / hardware("h200").constants()[W_hbm] <= 0.95
     assert bf16.overlap == 2 and h200_fit.hardware.attained.of("fp32").overlap == 1
+    # a floor below which no kernel runs: near the fastest rows where the rows show one (bf16 and fp16 here),
+    # none where no row is held up by it (fp32)
+    for f in h200_fit.fits:
+        fastest = min(r.median_s for r in f.rows if r.op == "matmul")
+        assert f.rates.floor == 0 or 0.8 * fastest <= f.rates.floor <= 1.5 * fastest, f.rates
+        assert f.rates.stream_floor <= min(r.median_s for r in f.rows if r.op != "matmul") * 1.1
+    assert bf16.floor > 0 and h200_fit.hardware.attained.of("fp16").floor > 0
 
 
 def test_no_model_of_flops_and_bytes_does_much_better_on_the_h200_file():
@@ -215,6 +238,11 @@ def test_no_model_of_flops_and_bytes_does_much_better_on_the_h200_file():
             if (a.flops, a.bytes) == (b.flops, b.bytes) and a.median_s > b.median_s > 1e-4:
                 floor = max(floor, (a.median_s - b.median_s) / (a.median_s + b.median_s))
     assert 0.09 < floor < 0.11
+    # the fit finds the same pair and says how close any model can come
+    bf16 = next(f for f in fit_chip(read_chip_measurements(H200), hardware("h200")).fits if f.rates.dtype == "bf16")
+    fast, slow = bf16.twins
+    assert (fast.flops, fast.bytes) == (slow.flops, slow.bytes) and bf16.twin_limit == pytest.approx(floor)
+    assert max(abs(e) for e, r in zip(bf16.errors, bf16.rows, strict=True) if r in bf16.twins) >= bf16.twin_limit
 
 
 @pytest.mark.parametrize("held", [(14336, 4096), (12288, 12288)])
@@ -230,12 +258,37 @@ def test_shapes_left_out_of_the_fit_are_predicted_within_a_fifth(held):
         assert large and max(map(abs, large)) <= 0.2, (dtype, large)
 
 
+def test_the_fits_held_out_errors_are_a_fit_made_without_the_shape(h200_fit):
+    # oracle: fit by hand without one weight shape, with the p the whole fit chose, and predict that shape
+    m = read_chip_measurements(H200)
+    for f in h200_fit.fits:
+        assert [e is not None for e in f.held_out] == [r.op == "matmul" for r in f.rows]
+        for held in ((4096, 14336), (4096, 4096)):
+            kept = tuple(
+                r for r in m.rows if r.dtype == f.rates.dtype and not (r.op == "matmul" and (r.k, r.n) == held)
+            )
+            by_hand = fit_chip(ChipMeasurements(kept, m.file, m.sha256), hardware("h200")).fits[0]
+            if by_hand.rates.overlap != f.rates.overlap:
+                continue  # the hand fit chose another p: not the same model
+            for r, e in zip(f.rows, f.held_out, strict=True):
+                if r.op == "matmul" and (r.k, r.n) == held:
+                    want = (float(expected_time(r.flops, r.bytes, by_hand.rates)) - r.median_s) / r.median_s
+                    assert e == pytest.approx(want, abs=2e-3), (f.rates.dtype, r)
+    bf16 = h200_fit.fits[0]
+    assert bf16.rates.dtype == "bf16" and max(map(abs, bf16.held_out_errors(1e-4))) <= 0.2
+
+
 def test_the_h100_fit_is_the_same_kind_of_chip():
     fit = fit_chip(read_chip_measurements(H100), hardware("h100"))
     bf16 = fit.hardware.attained.of("bf16")
     assert fit.above_bound == ()
     assert 0.7 <= bf16.flops / hardware("h100").constants()[C] <= 0.8
-    assert 0.85 <= bf16.hbm_bandwidth / hardware("h100").constants()[W_hbm] <= 0.95
+    # copies stream at 85-95 % of the data sheet (issue 32); matmuls read weights more slowly
+    assert 0.85 <= bf16.stream_bandwidth / hardware("h100").constants()[W_hbm] <= 0.95
+    assert 0.7 <= bf16.hbm_bandwidth / hardware("h100").constants()[W_hbm] <= 0.95
+    for f in fit.fits:
+        copies = [e for r, e in zip(f.rows, f.errors, strict=True) if r.op == "copy" and r.n >= 64 * 2**20]
+        assert len(copies) == 4 and max(map(abs, copies)) <= 0.05, f.rates.dtype
 
 
 def test_the_fit_is_deterministic_and_its_file_round_trips(h200_fit, tmp_path):
@@ -270,6 +323,12 @@ def test_a_base_chip_slower_than_the_measurements_is_named():
             r"above chip's data sheet peak C",
         ),
         ("[attained.bf61]\nflops='1e14'\nhbm_bandwidth='1e12'\nkernel_overhead='1e-5'\n", r"unknown dtype"),
+        (
+            "[attained.bf16]\nflops='1e14'\nhbm_bandwidth='1e12'\nkernel_overhead='1e-5'\nstream_bandwidth='1e12'\n",
+            r"gives stream_bandwidth but not stream_overhead, stream_floor",
+        ),
+        ("[attained.bf16]\nflops='1e14'\nhbm_bandwidth='1e12'\nkernel_overhead='1e-5'\nfloor='-1'\n", r"floor"),
+        ("[attained.bf16]\nflops='1e14'\nhbm_bandwidth='1e12'\nkernel_overhead='1e-5'\nspeed=1\n", r"got flops"),
     ],
 )
 def test_bad_attained_sections(tmp_path, section, match):
@@ -300,7 +359,16 @@ def test_calibrate_chip_writes_a_hardware_file_and_reports_the_errors(tmp_path, 
     assert main(argv) == 0  # the same run again: the same bytes (its own file is replaced)
     text = capsys.readouterr().out
     assert out.read_bytes() == first
-    assert "C' = 759 TFLOP/s (77% of C)" in text and "at or below every measured time (198 rows)" in text
+    bf16 = data["dtypes"]["bf16"]
+    shown = f"C' = {bf16['flops'] / 1e12:.3g} TFLOP/s ({100 * bf16['flops_share_of_peak']:.0f}% of C)"
+    assert shown in text and "at or below every measured time (198 rows)" in text
+    # the report shows why the model is what it is: the streams' own rates, held-out shapes, the twins
+    held = bf16["held_out"]["worst_error_over_100us"]
+    assert f"matmuls over 100 µs within {100 * held:.1f}%" in text and held <= 0.2
+    assert f"comes closer than {100 * bf16['twins']['limit']:.1f}% to both" in text
+    assert f"W_s = {bf16['stream']['bandwidth'] / 1e12:.3g} TB/s" in text
+    lines = {m["line"]: m for m in data["measurements"]}
+    assert [lines[n]["m"] for n in bf16["twins"]["lines"]] == [768, 768]
     assert hardware(str(out)).attained.device == "NVIDIA H200"
     assert main([*argv[:-1], str(tmp_path / "zh.toml"), "--lang", "zh"]) == 0
     assert "根据" in capsys.readouterr().out
