@@ -6,7 +6,8 @@ compute-bound conditions of each scheme (rooflines: the :class:`~.bounds.Rooflin
 closed-form solving in :mod:`.bounds`, a GPU slice's reach in :mod:`.roofline_network`, a given
 batch on a given slice in :mod:`.verdicts`), :mod:`.transformer` a model's parameters
 and FLOPs from its configuration (with the presets), :mod:`.training` a training run,
-:mod:`.inference` serving (the KV cache, prefill and decode), :mod:`.transfers` moving bytes across
+:mod:`.inference` serving (the KV cache, prefill and decode), :mod:`.step_kernels` the kernels one chip runs
+in a step (their expected time on a calibrated chip), :mod:`.transfers` moving bytes across
 a slice, its hosts and the data-centre network, and :mod:`.worked` the book's worked answers
 recomputed.
 

@@ -61,6 +61,7 @@ from ..planning.program import Program
 from .bounds import all_at_most, balance, solve_at_most
 from .networked import Network, through_network
 from .schemes import N, layer
+from .step_kernels import StepKernel, attained_rates, decode_kernels, expected_sum, prefill_kernels
 from .training import M_HBM
 from .transformer import Model, model, positive_number
 
@@ -443,6 +444,66 @@ class Serving:
         symbolic, it assumes the work grows faster); under the book's combination, ``T_math ≥ T_weights``."""
         return _crossover_batch(self)
 
+    @property
+    def decode_kernels(self) -> tuple[StepKernel, ...]:
+        """The kernels one chip runs in a decode step, in order (:func:`~.step_kernels.decode_kernels`): its
+        ``1/N`` share of every weight and its share of the cache, the work the bound counts."""
+        return decode_kernels(self.model, batch=self.batch, context=self.context, kv_bytes=self.kv_bytes_per_chip,
+                              chips=self.chips, dtype=self.dtype)  # fmt: skip
+
+    @property
+    def prefill_kernels(self) -> tuple[StepKernel, ...]:
+        """The kernels one chip runs to prefill the batch's context (the attention left out, as the bound's
+        prefill leaves it out)."""
+        return prefill_kernels(self.model, tokens=self.batch * self.context, chips=self.chips, dtype=self.dtype)
+
+    @property
+    def expected_step_time(self) -> sympy.Expr | None:
+        """The decode step this chip is expected to take, from the rates it attained in measurements
+        (``symshard calibrate --chip``); None on a chip without them for the weights' dtype, or while the
+        step is symbolic. :attr:`step_time` stays the data sheet's bound.
+
+        The chip's kernels (:attr:`decode_kernels`) run one after another, each priced by
+        :func:`~symshard.costs.kernels.expected_time`; the communication is the bound's ``T_comms``, combined
+        as :attr:`decode` says: ``overlap`` takes the larger of the kernels' sum and ``T_comms``; ``book``
+        adds the attention kernels (the cache's read) to the larger of the other kernels' sum and
+        ``T_comms``, as the book's ``T_kv + max(T_weights, T_math, T_comms)``.
+
+        Examples:
+            >>> serve("llama3-8b", batch=1, context=4096, hardware="h200").expected_step_time is None
+            True
+        """
+        rates = attained_rates(self.hardware, self.dtype)
+        if rates is None:
+            return None
+        kernels = self.decode_kernels
+        comm = as_expr(self.comm_time)
+        if self.decode == "overlap":
+            local, first = expected_sum(kernels, rates), sympy.Integer(0)
+        else:
+            local = expected_sum([k for k in kernels if k.name != "attention"], rates)
+            first = expected_sum([k for k in kernels if k.name == "attention"], rates)
+        if not (local.is_number and first.is_number and comm.is_number):
+            return None
+        return first + max(local, comm)
+
+    @property
+    def expected_throughput(self) -> sympy.Expr | None:
+        """Tokens per second at the expected step (None without it)."""
+        step = self.expected_step_time
+        return None if step is None else self.batch / step
+
+    @property
+    def expected_prefill_time(self) -> sympy.Expr | None:
+        """The prefill this chip is expected to take: :attr:`prefill_kernels` one after another at the
+        attained rates (no communication, as the bound's :attr:`prefill_time` counts none). None without
+        attained rates for the weights' dtype, or while symbolic."""
+        rates = attained_rates(self.hardware, self.dtype)
+        if rates is None:
+            return None
+        total = expected_sum(self.prefill_kernels, rates)
+        return total if total.is_number else None
+
     def decode_collectives(self) -> tuple[CollectiveCost, ...]:
         """Each distinct collective of the block on this slice, costed by the engine (wiring, hops and
         latency): on decode activations most are latency-bound.
@@ -460,9 +521,12 @@ class Serving:
         from ..algebra.units import format_seconds_expr
         from ..shown import summary
 
+        expected = self.expected_step_time
+        shown = {} if expected is None else {"expected": format_seconds_expr(expected)}
         return summary("Serving", self.model.name, {"batch": self.batch, "context": self.context, "mesh": str(self.mesh),
                        "dtype": self.dtype}, {"fits": self.fits, "max_batch": self.max_batch, "regime": self.regime,
-                       "step": format_seconds_expr(self.step_time)}, hardware=self.hardware and self.hardware.name)  # fmt: skip
+                       "step": format_seconds_expr(self.step_time), **shown},
+                       hardware=self.hardware and self.hardware.name)  # fmt: skip
 
     def __str__(self) -> str:
         from ..shown import report

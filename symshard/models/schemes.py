@@ -370,6 +370,55 @@ class Layer:
         either = [case for term in _terms(comm) for case in _solve_le(mth, term, x, strict=True)]  # T_math < any
         return _conjunction("communication-bound", [either], x)
 
+    # -- the expected time on a calibrated chip -------------------------------------------------------
+
+    def expected_math_time(
+        self, phase: str, hardware: Hardware | None, values: Mapping[sympy.Symbol, object]
+    ) -> sympy.Expr | None:
+        """The matmuls of a pass as ``hardware`` is expected to run them, from the rates it attained in
+        measurements (``symshard calibrate --chip``): each matmul's FLOPs and HBM bytes (its blocks and its
+        result) priced by :func:`~symshard.costs.kernels.expected_time`, one after another, summed as
+        :meth:`math_time` sums them. None on a chip without attained rates for the layer's dtype, or while
+        ``values`` leave a symbol."""
+        from .step_kernels import attained_rates
+
+        rates = attained_rates(hardware, self.program.dtype)
+        if rates is None:
+            return None
+        from ..costs.kernels import expected_time
+
+        point = {as_expr(k): as_expr(v) for k, v in values.items()}
+        total = sympy.Add(*[expected_time(as_expr(s.flops).xreplace(point), as_expr(s.hbm_bytes).xreplace(point),
+                                          rates) for s in self.program.matmuls(phase)])  # fmt: skip
+        return total if total.is_number else None
+
+    def expected_time(
+        self,
+        phase: str,
+        hardware: Hardware | None,
+        values: Mapping[sympy.Symbol, object],
+        *,
+        comm: sympy.Expr | None = None,
+    ) -> sympy.Expr | None:
+        """A pass as ``hardware`` is expected to run it: the larger of :meth:`expected_math_time` and
+        ``T_comms`` (:meth:`comm_time` unless ``comm`` gives it, e.g. through a network's levels), as the
+        bound weighs ``T_math`` against ``T_comms`` (the collectives overlap the matmuls). None without
+        attained rates or numbers.
+
+        Examples:
+            >>> lay = layer("tp", training=False)
+            >>> lay.expected_time("forward", lookup_hardware("h200"), lay.values({"Y": 8}, {"B": 64, "D": 4096,
+            ...                   "F": 14336}, "h200")) is None  # a preset: the data sheet only
+            True
+        """
+        math = self.expected_math_time(phase, hardware, values)
+        if math is None:
+            return None
+        t = as_expr(self.comm_time(phase) if comm is None else comm).xreplace(
+            {as_expr(k): as_expr(v) for k, v in values.items()}
+        )
+        return max(math, t) if t.is_number else None
+
     # -- numbers -----------------------------------------------------------------------------------
 
     def values(

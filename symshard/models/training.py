@@ -42,6 +42,7 @@ from ..errors import HardwareError, ModelError, did_you_mean
 from ..machines.chips import Hardware
 from ..machines.presets import hardware as lookup_hardware
 from ..messages import say
+from .step_kernels import StepKernel, attained_rates, expected_sum, training_kernels
 from .transformer import Model, model, positive_number
 
 __all__ = [
@@ -423,6 +424,33 @@ class Training:
         return None if self.batch is None else self.tokens / self.batch
 
     @property
+    def step_kernels(self) -> tuple[StepKernel, ...] | None:
+        """The kernels one chip runs in a step (:func:`~.step_kernels.training_kernels`): its ``batch / N``
+        tokens through every layer's matmuls, forward and backward; None without a batch."""
+        if self.batch is None:
+            return None
+        return training_kernels(self.model, tokens=self.batch / self.chips, context=self.context, dtype=self.dtype)
+
+    @property
+    def expected_step_seconds(self) -> sympy.Expr | None:
+        """The step this chip is expected to take, from the rates it attained in measurements (``symshard
+        calibrate --chip``): :attr:`step_kernels` one after another, each priced by
+        :func:`~symshard.costs.kernels.expected_time` (the attained FLOP/s and HBM bandwidth and a fixed cost
+        per kernel, where :attr:`step_seconds` assumes an MFU). Communication is left out, as the MFU figure
+        leaves it out. None on a chip without attained rates for the dtype, without a batch, or while symbolic.
+
+        Examples:
+            >>> train("llama3-8b", batch=4096, chips=8, hardware="h200").expected_step_seconds is None  # a preset
+            True
+        """
+        rates = attained_rates(self.hardware, self.dtype)
+        kernels = self.step_kernels
+        if rates is None or kernels is None:
+            return None
+        total = expected_sum(kernels, rates)
+        return total if total.is_number else None
+
+    @property
     def formula(self) -> sympy.Expr:
         """The time as the chapter writes it: ``6·P·tokens / (N·C·MFU)`` (``P`` the active parameters;
         with a context, the attention term ``12·L·N·H·T`` joins ``6·P``)."""
@@ -442,8 +470,10 @@ class Training:
         from ..algebra.units import format_seconds_expr
         from ..shown import summary
 
+        expected = self.expected_step_seconds
+        shown = {} if expected is None else {"expected_step": format_seconds_expr(expected)}
         return summary("Training", self.model.name, {"tokens": self.tokens, "chips": self.chips, "mfu": self.mfu},
-                       {"flops": self.flops, "time": format_seconds_expr(self.seconds)},
+                       {"flops": self.flops, "time": format_seconds_expr(self.seconds), **shown},
                        hardware=self.hardware and self.hardware.name)  # fmt: skip
 
     def __str__(self) -> str:

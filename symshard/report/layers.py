@@ -63,6 +63,7 @@ ENGLISH: dict[str, str] = {
     "cli.layer_network": "through {chip}'s network on {mesh} (the collectives costed level by level, as 'symshard collective' costs them):",
     "cli.layer_crossing": "  over {axes}: {levels}; {level} binds, W_collective = {bandwidth} B/s",
     "cli.layer_level": "{fabric} {devices} at {bandwidth} B/s",
+    "cli.layer_expected": "expected on this chip (measured rates): the matmuls {math}, the pass {time} (the larger of them and T_comms)",
     "cli.layer_one_domain": "{chip}: W = W_nvlink, inside one {node}-GPU NVLink domain; give --mesh with every axis's size to cost the collectives through the network's levels",
 }
 """The English of this module's words by key; other languages are in the catalogue."""
@@ -181,6 +182,11 @@ def layer_report(
         lines.append(f"      T_math   {num(m, format_seconds)}")
         arrow = _say("cli.bound_arrow", lang, bound=text.bound(bound, lang)) if bound else ""
         lines.append(f"      T_comms  {num(c, format_seconds)}" + arrow)
+        expected_math = lay.expected_math_time(ph, chip, values)
+        expected = lay.expected_time(ph, chip, values, comm=c)
+        if expected_math is not None and expected is not None:  # a calibrated chip: beside the bound, what it attains
+            lines.append("      " + _say("cli.layer_expected", lang, math=format_seconds(expected_math),
+                                         time=format_seconds(expected)))  # fmt: skip
         phases[ph] = {
             "flops_per_device": json_value(lay.flops(ph).xreplace(values)),
             "flops_formula": pretty(lay.flops(ph)),
@@ -192,6 +198,9 @@ def layer_report(
             "bound": bound,
             "collectives": colls,
         }
+        if expected_math is not None and expected is not None:  # the bound's keys stay; these stand beside them
+            phases[ph]["expected_math_time_s"] = json_value(expected_math)
+            phases[ph]["expected_time_s"] = json_value(expected)
     mem = lay.memory
     kinds = ("weights", "gradients", "optimizer", "activations", "transient", "peak")
     lines.append(_memory_head(lay, lang))

@@ -122,6 +122,9 @@ ENGLISH: dict[str, str] = {
     "model.presets_columns": "L      D       F       N    K    H    V        parameters",
     "model.memory_head": "{model}: training memory ({optimizer}, {policy})",
     "model.row.total": "total",
+    "model.expected_decode": "expected on this chip (measured rates): {time}, {throughput} tokens/s ({kernels} kernels one after another)",
+    "model.expected_prefill": "expected on this chip (measured rates): {time}",
+    "model.expected_step": "expected on this chip (measured rates): {time} per step: its kernels on {tokens} {tokens:token|tokens} per chip, no communication",
 }
 """The English of the words ``symshard model`` prints, by key; Chinese is in the catalogue."""
 
@@ -287,6 +290,9 @@ def training_report(run, roofs, verdicts, split, totals, language: str = "en") -
                 "model.step_alone", lang, seconds=format_seconds(run.step_seconds), batch=_count(run.batch)
             )
         rows.append((say_model("model.row.step", lang), step))
+        if run.expected_step_seconds is not None:  # a calibrated chip: what its kernels attain, beside the MFU's
+            rows.append(("", say_model("model.expected_step", lang, time=format_seconds(run.expected_step_seconds),
+                         tokens=format_number(run.batch / run.chips))))  # fmt: skip
     if totals is not None:
         rows.append((say_model("model.row.slice", lang), _slice_text(totals, lang)))
     lines.append(table(rows))
@@ -325,6 +331,8 @@ def training_report(run, roofs, verdicts, split, totals, language: str = "en") -
             "time_formula": pretty(run.formula),
             "batch": json_value(run.batch),
             "step_seconds": json_value(run.step_seconds),
+            **({} if run.expected_step_seconds is None else {"expected_step_seconds": json_value(
+                run.expected_step_seconds)}),
             "steps": json_value(run.steps),
             "batch_per_chip": None if run.per_chip is None else {
                 "exact": json_value(run.per_chip.per_chip), "padded": json_value(run.per_chip.padded),
@@ -582,6 +590,10 @@ def serving_report(s, limits, ws, language: str = "en") -> tuple[str, dict]:
                          math=format_seconds(s.math_time), comm=format_seconds(s.comm_time), bound=regime_words,
                          step=format_seconds(s.step_time), throughput=format_number(s.throughput),
                          per_chip=format_number(s.throughput / s.chips))))  # fmt: skip
+        if s.expected_step_time is not None:  # a calibrated chip: beside the bound, what it attains
+            rows.append(("", say_model("model.expected_decode", lang, time=format_seconds(s.expected_step_time),
+                         throughput=format_number(s.expected_throughput),
+                         kernels=_count(sum(k.runs for k in s.decode_kernels)))))  # fmt: skip
         cross = s.compute_bound_batch
         rows.append((say_model("model.row.crossover", lang), say_model("model.crossover", lang, batch=format_number(cross))
                      if cross is not None else say_model("model.crossover_never", lang)))  # fmt: skip
@@ -591,6 +603,8 @@ def serving_report(s, limits, ws, language: str = "en") -> tuple[str, dict]:
                 say_model("model.prefill", lang, seconds=format_seconds(s.prefill_time)),
             )
         )
+        if s.expected_prefill_time is not None:
+            rows.append(("", say_model("model.expected_prefill", lang, time=format_seconds(s.expected_prefill_time))))
     if s.network is not None and s.network.binding is not None:
         c = s.network.binding
         rows.append((say_model("model.row.network", lang), say_model("model.network", lang, mesh=str(s.mesh),
@@ -630,7 +644,7 @@ def serving_report(s, limits, ws, language: str = "en") -> tuple[str, dict]:
             "kv_split": json_value(s.kv_split), "memory_per_chip": json_value(s.memory_per_chip), "fits": s.fits,
             "max_batch": json_value(s.max_batch), "memory_time_s": json_value(s.memory_time),
             "math_time_s": json_value(s.math_time), "comm_time_s": json_value(s.comm_time),
-            "step_time_s": json_value(s.step_time), "regime": regime,
+            "step_time_s": json_value(s.step_time), **_expected_serving(s), "regime": regime,
             "throughput_tokens_per_s": json_value(s.throughput) if regime is not None else None,
             "compute_bound_batch": json_value(s.compute_bound_batch) if regime is not None else None,
             "prefill_time_s": json_value(s.prefill_time), "collectives": colls, "notes": _notes_json(s.notes),
@@ -653,6 +667,26 @@ def serving_report(s, limits, ws, language: str = "en") -> tuple[str, dict]:
             "crossover_chips": json_value(as_expr(ws[0].crossover_chips).xreplace(ws[1]))},
     }  # fmt: skip
     return "\n".join(lines), data
+
+
+def _expected_serving(s) -> dict:
+    """The expected times beside the bound's (``step_time_s``, ``prefill_time_s`` stay the bound's), with the
+    decode step's kernels; nothing on a chip without attained rates."""
+    from ..models.step_kernels import attained_rates
+
+    step, prefill = s.expected_step_time, s.expected_prefill_time
+    out: dict = {}
+    if step is not None:
+        rates = attained_rates(s.hardware, s.dtype)
+        out["expected_step_time_s"] = json_value(step)
+        out["expected_throughput_tokens_per_s"] = json_value(s.expected_throughput)
+        out["expected_kernels"] = [{"kernel": k.name, "runs": json_value(k.runs), "flops": json_value(k.flops),
+                                    "hbm_bytes": json_value(k.hbm_bytes),
+                                    "expected_time_s": json_value(k.expected_time(rates))}
+                                   for k in s.decode_kernels]  # fmt: skip
+    if prefill is not None:
+        out["expected_prefill_time_s"] = json_value(prefill)
+    return out
 
 
 def _memory_bound(language: str) -> str:
