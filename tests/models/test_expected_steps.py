@@ -134,13 +134,15 @@ def test_the_expected_decode_step_is_its_kernels_at_the_attained_rates(chip, bat
     expected = s.expected_step_time
     assert expected == _by_hand(s, rates)
     assert expected >= s.step_time  # the data sheet's bound is never above what the chip attains
-    # at most every kernel's fixed cost plus its compute and memory at the attained rates, added
+    # at most every kernel's fixed cost (or floor, the larger) plus its compute and memory at the attained
+    # rates, added: max(L, t0 + N) <= max(L, t0) + Tc + Tm
     runs = sum(k.runs for k in s.decode_kernels)
-    ceiling = runs * rates.kernel_overhead + s.math_time * (chip.flops_bf16 / rates.flops)
+    ceiling = runs * max(rates.kernel_overhead, rates.floor) + s.math_time * (chip.flops_bf16 / rates.flops)
     ceiling += s.memory_time * (chip.hbm_bandwidth / rates.hbm_bandwidth)
     assert expected <= ceiling + s.comm_time
-    if chips == 1:  # one chip: the issue's measured 6.4–16.3 ms against a bound of 3.4–10.5 ms, under twice
-        assert expected <= 2 * s.step_time
+    if chips == 1:  # one H200 measured in issue 32: 6.4 ms at B = 1 and 16.3 ms at B = 64 (bound 3.4 and 10.5 ms)
+        measured = {1: 6.4e-3, 64: 16.3e-3}[batch]
+        assert abs(float(expected) / measured - 1) <= 0.2, (float(expected), measured)
     assert s.expected_throughput == batch / expected
     assert s.expected_prefill_time == sum(
         k.runs * expected_time(k.flops, k.hbm_bytes, rates) for k in s.prefill_kernels
