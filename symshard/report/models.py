@@ -122,7 +122,7 @@ ENGLISH: dict[str, str] = {
     "model.presets_columns": "L      D       F       N    K    H    V        parameters",
     "model.memory_head": "{model}: training memory ({optimizer}, {policy})",
     "model.row.total": "total",
-    "model.expected_decode": "expected on this chip (measured rates): {time}, {throughput} tokens/s ({kernels} kernels one after another)",
+    "model.expected_decode": "expected on this chip (measured rates): {time}, {throughput} tokens/s ({kernels} {kernels:kernel|kernels} one after another)",
     "model.expected_prefill": "expected on this chip (measured rates): {time}",
     "model.expected_step": "expected on this chip (measured rates): {time} per step: its kernels on {tokens} {tokens:token|tokens} per chip, no communication",
 }
