@@ -3,8 +3,8 @@
 Problem families are written by strangers and rendered on students' machines, so
 nothing a family writes may reach Python. Templates and ``family.toml``
 expressions see the public algebra (``parse``, ``mesh``, ``hardware``, ``place``,
-``matmul``, ``plan``, ``compare``, ``best_sharding``, the collectives and the
-symbols) and formatting filters (``seconds``, ``bytes``, ``flops``, ``num``,
+``matmul``, ``plan``, ``compare``, ``best_sharding``, ``kernel_time``, the collectives
+and the symbols) and formatting filters (``seconds``, ``bytes``, ``flops``, ``num``,
 ``tex``, ``text``), and nothing else. The rules, each enforced here:
 
 * **No evaluation of text.** Text that stands for a number or a formula (in
@@ -76,6 +76,7 @@ from ..algebra.dtypes import dtype_bytes
 from ..algebra.mathtext import MAX_DIGITS, as_expr, parse_math
 from ..algebra.units import format_bytes, format_flops, format_number, format_seconds, pretty, sig
 from ..costs.collectives import AllGather, AllReduce, AllToAll, CollectivePermute, DynamicSlice, ReduceScatter
+from ..costs.kernels import critical_intensity, kernel_time
 from ..costs.placement import place
 from ..errors import SymshardError
 from ..machines.mesh import Mesh
@@ -238,6 +239,8 @@ _GLOBALS = {
     "plan": plan,
     "compare": compare,
     "best_sharding": best_sharding,
+    "kernel_time": kernel_time,
+    "critical_intensity": critical_intensity,
     "mlp_layer": mlp_layer,
     "fsdp_tp_split": fsdp_tp_split,
     "largest_tp": largest_tp,

@@ -458,3 +458,16 @@ def test_a_calibrated_chip_shows_the_expected_time_beside_the_bound(h200_fit, tm
     assert data["time_s"] == pytest.approx(float(best.time))
     assert data["expected_time_s"] == pytest.approx(float(expected))
     assert data["hbm_time_s"] == pytest.approx(float(best.hbm_time)) and data["bound"] == "memory"
+
+
+@pytest.mark.parametrize(
+    ("chip", "data", "device"),
+    [("h200", H200, "NVIDIA H200"), ("h100", H100, "NVIDIA H100 80GB HBM3")],
+)
+def test_the_problem_familys_chips_are_what_calibrate_writes_today(chip, data, device):
+    # problems/matmul-measured-time ships two calibrated chips: a change to the fit must refresh them
+    # (symshard calibrate --chip site/data/chip-CHIP-torch-2026-11.csv --hw CHIP --device-name ... --out ...)
+    shipped = Path(__file__).resolve().parents[2] / "problems" / "matmul-measured-time" / f"{chip}-measured.toml"
+    text = shipped.read_text(encoding="utf-8")
+    fresh = chip_hardware_file(fit_chip(read_chip_measurements(data), hardware(chip), device=device))
+    assert text.split("\n", 1)[1] == fresh  # the first line is the writer's signature

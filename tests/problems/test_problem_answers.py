@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -57,6 +58,23 @@ def hbm_load_time(p):
     names = "XYZ" if p["naxes"] == 3 else "XY"
     placed = ss.place(arr, _mesh(p, names), {d: p[d] for d in arr.dim_names}, dtype=p["dtype"])
     return {"bytes": placed.bytes_per_device, "time": placed.bytes_per_device / ss.hardware(p["chip"]).hbm_bandwidth}
+
+
+def matmul_measured_time(p):
+    # by hand from the calibrated chip file in the family's folder: the bound max(F/C, B/W_hbm), and
+    # max(L, t0 + (Tc^p + Tm^p)^(1/p)) at the attained rates
+    from symshard.machines.presets import load_hardware
+
+    chip = load_hardware(Path(families()["matmul-measured-time"].path) / p["chip"])
+    rates = chip.attained.of(p["dtype"])
+    t, d, f = p["T"], p["D"], p["F"]
+    work, hbm = 2 * t * d * f, BYTES[p["dtype"]] * (t * d + d * f + t * f)
+    peak = chip.flops_bf16 if p["dtype"] in ("bf16", "fp16") else None
+    compute, memory = Fraction(work) / Fraction(peak), Fraction(hbm) / Fraction(chip.hbm_bandwidth)
+    tc, tm, q = work / float(rates.flops), hbm / float(rates.hbm_bandwidth), rates.overlap
+    combined = max(tc, tm) if q is None else (tc**q + tm**q) ** (1 / q)
+    expected = max(float(rates.floor), float(rates.kernel_overhead) + combined)
+    return {"bound": max(compute, memory), "regime": "compute" if compute >= memory else "memory", "expected": expected}
 
 
 def _one_way(chip):
@@ -456,6 +474,7 @@ DERIVE = {
     "kv-cache-batch": kv_cache_batch,
     "decode-tp-limit": decode_tp_limit,
     "weight-stationary-2d": weight_stationary_2d,
+    "matmul-measured-time": matmul_measured_time,
 }
 
 NEEDS_RECORD = {
