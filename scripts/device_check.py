@@ -78,7 +78,8 @@ def main(argv: list[str]) -> int:
     chip = load_hardware(toml_path)
     for rates in chip.attained.rates if chip.attained else ():
         print(f"fit {rates.dtype}: C' {float(rates.flops):.3e} FLOP/s, W' {float(rates.hbm_bandwidth):.3e} B/s, "
-              f"t0 {float(rates.kernel_overhead) * 1e6:.1f} us, p {rates.overlap}", flush=True)  # fmt: skip
+              f"t0 {float(rates.kernel_overhead) * 1e6:.1f} us, L {float(rates.floor) * 1e6:.1f} us, p {rates.overlap}",
+              flush=True)  # fmt: skip
 
     rows = []
 
