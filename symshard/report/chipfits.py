@@ -114,7 +114,7 @@ def chip_fit_report(fit: ChipFit, written: Path, shown_out: str, language: str =
             (r.dtype, _say("cli.chip.rates", lang, flops=_rate(r.flops, "FLOP/s"),
                            flops_share=_share(r.flops, peaks.get(C)), bandwidth=_rate(r.hbm_bandwidth, "B/s"),
                            bandwidth_share=_share(r.hbm_bandwidth, peaks.get(W_hbm)),
-                           overhead=format_seconds(r.kernel_overhead), floor=format_seconds(r.floor),
+                           overhead=format_seconds(r.kernel_overhead), floor=format_seconds(r.floor) if r.floor else "—",
                            overlap=_overlap(r.overlap)))
         )  # fmt: skip
         if r.has_streams:

@@ -26,6 +26,12 @@ ENGLISH: dict[str, str] = {
     "cli.hardware.network": "  network: {levels}",
     "cli.hardware.level": "{fabric} ({devices} {devices:device|devices} per domain)",
     "cli.hardware.node_egress": "  node egress: {bandwidth} B/s ({node} {node:GPU|GPUs} x W_dcn)",
+    "cli.hardware.attained": "  attained, measured in {file} ({rows} {rows:row|rows}; device {device}, date {date}); the figures above "
+    "stay the bound:",
+    "cli.hardware.attained_rates": "    {dtype} matmuls: C' = {flops} FLOP/s, W' = {bandwidth} B/s, t0 = {overhead}, L = {floor}, "
+    "p = {overlap}",
+    "cli.hardware.attained_streams": "    {dtype} copies and adds: W_s = {bandwidth} B/s, t0_s = {overhead}, L_s = {floor}",
+    "cli.hardware.unknown": "not given",
 }
 """The English of this module's words by key; other languages are in the catalogue."""
 
@@ -58,7 +64,48 @@ def chip_report(chip: Hardware, language: str = "en") -> tuple[str, dict]:
                           node=chip.node_size))  # fmt: skip
     one["levels"] = [{"fabric": lv.fabric.value, "domain": lv.domain} for lv in chip.levels]
     one["latency_model"] = chip.latency_model
+    lines += _attained_lines(chip, language)
+    one["attained"] = _attained_data(chip)
     return "\n".join(lines), one
+
+
+def _attained_lines(chip: Hardware, language: str) -> list[str]:
+    """The rates a calibrated chip attained, per dtype, under its data sheet (none for a preset)."""
+    attained = chip.attained
+    if attained is None:
+        return []
+    unknown = _say("cli.hardware.unknown", language)
+    lines = [_say("cli.hardware.attained", language, file=attained.file or unknown, rows=attained.rows,
+                  device=attained.device or unknown, date=attained.date or unknown)]  # fmt: skip
+    for r in attained.rates:
+        lines.append(_say("cli.hardware.attained_rates", language, dtype=r.dtype, flops=format_number(r.flops),
+                          bandwidth=format_number(r.hbm_bandwidth), overhead=format_seconds(r.kernel_overhead),
+                          floor=format_seconds(r.floor) if r.floor else "—", overlap="max" if r.overlap is None else r.overlap))  # fmt: skip
+        if r.has_streams:
+            lines.append(_say("cli.hardware.attained_streams", language, dtype=r.dtype,
+                              bandwidth=format_number(r.stream_bandwidth), overhead=format_seconds(r.stream_overhead),
+                              floor=format_seconds(r.stream_floor)))  # fmt: skip
+    return lines
+
+
+def _attained_data(chip: Hardware) -> dict | None:
+    """The JSON of a calibrated chip's attained rates (None for a preset)."""
+    attained = chip.attained
+    if attained is None:
+        return None
+    dtypes = {}
+    for r in attained.rates:
+        dtypes[r.dtype] = {
+            "flops": json_value(r.flops),
+            "hbm_bandwidth": json_value(r.hbm_bandwidth),
+            "kernel_overhead_s": json_value(r.kernel_overhead),
+            "floor_s": json_value(r.floor),
+            "overlap": "max" if r.overlap is None else r.overlap,
+            "stream": {"bandwidth": json_value(r.stream_bandwidth), "overhead_s": json_value(r.stream_overhead),
+                       "floor_s": json_value(r.stream_floor)} if r.has_streams else None,
+        }  # fmt: skip
+    return {"file": attained.file, "sha256": attained.sha256, "device": attained.device, "date": attained.date,
+            "rows": attained.rows, "dtypes": dtypes}  # fmt: skip
 
 
 def chips_report(language: str = "en") -> tuple[str, dict]:

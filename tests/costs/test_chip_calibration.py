@@ -24,6 +24,7 @@ import pytest
 import sympy
 
 from symshard.algebra.symbols import C, W_hbm, dim
+from symshard.algebra.units import format_number
 from symshard.cli import main
 from symshard.costs.chipfit import (
     ChipMeasurements,
@@ -471,3 +472,22 @@ def test_the_problem_familys_chips_are_what_calibrate_writes_today(chip, data, d
     text = shipped.read_text(encoding="utf-8")
     fresh = chip_hardware_file(fit_chip(read_chip_measurements(data), hardware(chip), device=device))
     assert text.split("\n", 1)[1] == fresh  # the first line is the writer's signature
+
+
+def test_hardware_shows_a_calibrated_chips_attained_rates_under_its_data_sheet(h200_fit, tmp_path, capsys):
+    path = tmp_path / "h200-measured.toml"
+    path.write_text(chip_hardware_file(h200_fit), encoding="utf-8")
+    assert main(["hardware", str(path)]) == 0
+    text = capsys.readouterr().out
+    bf16, fp32 = h200_fit.hardware.attained.of("bf16"), h200_fit.hardware.attained.of("fp32")
+    assert "the figures above stay the bound" in text
+    assert f"bf16 matmuls: C' = {format_number(bf16.flops)} FLOP/s" in text and "p = 2" in text
+    assert f"bf16 copies and adds: W_s = {format_number(bf16.stream_bandwidth)} B/s" in text
+    assert fp32.floor == 0 and "fp32 matmuls: " in text and "L = —" in text  # no floor: said as none
+    assert main(["hardware", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["attained"]["rows"] == 198 and data["attained"]["dtypes"]["bf16"]["overlap"] == 2
+    assert data["attained"]["dtypes"]["bf16"]["stream"]["bandwidth"] == float(bf16.stream_bandwidth)
+    assert data["flops_bf16"] == float(hardware("h200").flops_bf16)  # the data sheet's figures stay as they were
+    assert main(["hardware", "h200", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["attained"] is None  # a preset: the data sheet only
