@@ -509,8 +509,7 @@ def _fit_matmuls(rows: tuple[ChipRow, ...], limits: tuple[float, float], overlap
 
 def _fit_streams(rows: tuple[ChipRow, ...], limit: float) -> tuple[float, float, float]:
     """``(L_s, t0_s, 1/W_s)`` of ``max(L_s, t0_s + B / W_s)`` fitted to the copies and adds."""
-    fastest = min(r.median_s for r in rows)
-    floor = _median([r.median_s for r in rows if r.median_s <= _SMALL * fastest])
+    floor = _small_work_time(rows)
     top = sorted(rows, key=lambda r: r.bytes)[len(rows) * 2 // 3 :]
     v = max(1 / _median([r.bytes / r.median_s for r in top]), limit)
     start = (floor, 0.5 * floor, v)
@@ -584,14 +583,19 @@ def _twins(rows: tuple[ChipRow, ...]) -> tuple[ChipRow, ChipRow] | None:
 
 def _first_guess(rows: tuple[ChipRow, ...], limits: tuple[float, float]) -> tuple[float, float, float, float]:
     """``(L, t0, 1/C', 1/W')`` from the small work (the floor and fixed cost) and the large work (rates)."""
-    fastest = min(r.median_s for r in rows)
-    floor = _median([r.median_s for r in rows if r.median_s <= _SMALL * fastest])
+    floor = _small_work_time(rows)
     by_flops = sorted(rows, key=lambda r: r.flops)
     top = by_flops[len(by_flops) * 2 // 3 :]
     flops = _median([r.flops / r.median_s for r in top if r.flops]) if any(r.flops for r in top) else 1.0
     bottom = by_flops[: max(1, len(by_flops) // 3)]
     bandwidth = _median([r.bytes / r.median_s for r in bottom])
     return floor, 0.5 * floor, max(1 / max(flops, 1.0), limits[0]), max(1 / max(bandwidth, 1.0), limits[1])
+
+
+def _small_work_time(rows: tuple[ChipRow, ...]) -> float:
+    """The median time of the rows within :data:`_SMALL` of the fastest one: the first guess of a floor."""
+    fastest = min(r.median_s for r in rows)
+    return _median([r.median_s for r in rows if r.median_s <= _SMALL * fastest])
 
 
 def _work(a: float, b: float, p: int | None) -> tuple[float, float, float]:
