@@ -255,6 +255,7 @@ def best_sharding(
         fastest=fastest,
         considered=total_count,
         fitting=fitting_count,
+        dtype=env.dtype,
     )
 
 

@@ -92,6 +92,26 @@ class SearchResult:
     fitting: int
     """``considered``: complete candidates evaluated in the last stage (after pruning earlier
     stages to their Pareto fronts); ``fitting``: how many of them fit in memory."""
+    dtype: str = "bf16"
+
+    def expected_time(self, c: Candidate) -> sympy.Expr | None:
+        """The time ``c`` is expected to take on the search's chip, from the rates the chip attained in
+        measurements (``symshard calibrate --chip``): its stages' expected times
+        (:meth:`~symshard.planning.strategies.Strategy.expected_time`) one after another, as :attr:`Candidate.time`
+        adds their bounds. None unless the chip was calibrated for the search's dtype; the ranking stays the
+        data sheet's bound.
+
+        Examples:
+            >>> from symshard.planning.search import best_sharding
+            >>> r = best_sharding("A[I, J] · B[J, K] -> C[I, K]", "X=4", "I=4096,J=4096,K=4096", hardware="h200")
+            >>> r.expected_time(r.best) is None  # a preset: the data sheet only
+            True
+        """
+        hw = self.hardware
+        rates = hw.attained.of(self.dtype) if hw.attained is not None else None
+        if rates is None:
+            return None
+        return sympy.Add(*[s.expected_time(rates) for s in c.stages])
 
     def explain(self) -> list[str]:
         """A few sentences on the winner: what is stored how, what moves, what it costs, what lost."""
@@ -148,6 +168,9 @@ class SearchResult:
                 if self.memory_limit is not None
                 else say("time {time} (compute {compute}, communication {comms}), peak memory {peak}", **times)
             )
+        expected = self.expected_time(b)
+        if expected is not None:
+            lines.append(say("expected on this chip (measured rates): {time}", time=format_seconds(expected)))
         if self.memory_limit is not None:
             lines.append(
                 say(

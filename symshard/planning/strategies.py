@@ -32,7 +32,7 @@ from ..costs.collectives import CollectiveExpr, DynamicSlice
 from ..costs.costmodels import Timing, chain, combine
 from ..costs.costmodels import largest as largest_cost
 from ..errors import PlanError
-from ..machines.chips import Hardware
+from ..machines.chips import AttainedRates, Hardware
 from ..machines.mesh import Mesh
 from ..machines.subaxes import AxisSplit
 from ..messages import say
@@ -197,6 +197,25 @@ class Strategy:
         """Total time under the plan's overlap setting."""
         return self.overlap_time if self.overlap else self.serial_time
 
+    def expected_time(self, rates: AttainedRates) -> sympy.Expr:
+        """The time this strategy is expected to take on a chip that attained ``rates`` in measurements: the
+        local work's expected time (:func:`~symshard.costs.kernels.expected_time`, from its FLOPs and HBM
+        bytes) with ``T_comms``, overlapped or one after the other as :attr:`time` combines them. The data
+        sheet's bound stays :attr:`time`.
+
+        Examples:
+            >>> from symshard.machines.chips import AttainedRates
+            >>> from symshard.planning.planner import plan
+            >>> s = plan("X[B, D] · W[D, F] -> Y[B, F]", "X=1", "B=1,D=8192,F=8192", hardware="h200").best
+            >>> s.expected_time(AttainedRates("bf16", 5e14, 4e12, "2e-5", 2)) > s.time
+            True
+        """
+        from ..costs.kernels import expected_time
+
+        local = expected_time(self.flops_per_device, self.hbm_bytes_per_device, rates)
+        comm = self.comm_time
+        return sympy.Max(local, comm) if self.overlap else local + comm
+
     @property
     def memory_bytes_per_device(self) -> sympy.Expr:
         """Peak bytes per device: operands, temporaries and result alive at the busiest step."""
@@ -333,15 +352,11 @@ class Plan:
             >>> p.expected_time(p.best) is None  # a preset: the data sheet only
             True
         """
-        from ..costs.kernels import expected_time
-
         hw = self.hardware
         rates = hw.attained.of(self.dtype) if hw is not None and hw.attained is not None else None
         if rates is None or not self.numeric:
             return None
-        local = expected_time(s.flops_per_device, s.hbm_bytes_per_device, rates)
-        comm = s.comm_time
-        return sympy.Max(local, comm) if self.overlap else local + comm
+        return s.expected_time(rates)
 
     @property
     def best(self) -> Strategy | None:

@@ -93,6 +93,7 @@ ENGLISH: dict[str, str] = {
     "report.on": "on {mesh} ({hardware})",
     "report.best_search": "best: {line}",
     "report.ranked": "ranked:",
+    "report.ranked_expected": "{time} (expected {expected})",
     "report.listed": "{count} {count:strategy|strategies} that can win (of {valid} valid; --all lists them all), {order}; "
     "time = {mode}, model {model}:",
     "report.listed_unknown": "{count} {count:strategy|strategies} that can win (--all lists every valid one), {order}; "
@@ -691,8 +692,8 @@ def _compare_short(c: Comparison, language: str) -> str:
 # -- searches -------------------------------------------------------------------------------------
 
 
-def _candidate_data(c: Candidate, mesh: Mesh | None = None, language: str = "en") -> dict:
-    return {
+def _candidate_data(c: Candidate, mesh: Mesh | None = None, language: str = "en", expected=None) -> dict:
+    data = {
         "stored": {name: str(arr) for name, arr in c.stored},
         "output": str(c.output),
         "time_s": json_value(c.time),
@@ -701,6 +702,9 @@ def _candidate_data(c: Candidate, mesh: Mesh | None = None, language: str = "en"
         "memory_bytes_per_device": json_value(c.memory_bytes_per_device),
         "stages": [strategy_data(i, s, mesh, language) for i, s in enumerate(c.stages, 1)],
     }
+    if expected is not None:  # time_s stays the data sheet's bound; beside it, what the chip attains
+        data["expected_time_s"] = json_value(expected)
+    return data
 
 
 def search_data(r: SearchResult, language: str = "en") -> dict:
@@ -709,8 +713,8 @@ def search_data(r: SearchResult, language: str = "en") -> dict:
         "matmuls": [str(m) for m in r.matmuls],
         "hardware": r.hardware.name,
         "memory_limit_bytes": json_value(r.memory_limit) if r.memory_limit is not None else None,
-        "best": _candidate_data(r.best, r.mesh, language) if r.best else None,
-        "ranked": [_candidate_data(c, r.mesh, language) for c in r.ranked],
+        "best": _candidate_data(r.best, r.mesh, language, r.expected_time(r.best)) if r.best else None,
+        "ranked": [_candidate_data(c, r.mesh, language, r.expected_time(c)) for c in r.ranked],
         "considered": r.considered,
         "fitting": r.fitting,
         "explanation": r.explain(),
@@ -730,9 +734,11 @@ def search_text(r: SearchResult, top: int = 5, *, language: str = "en") -> str:
         lines.append(_say("report.ranked", language))
         for i, c in enumerate(r.ranked[:top], 1):
             stored = ", ".join(str(a) for _, a in c.stored)
-            lines.append(
-                f"{i:>3}. {stored} -> {c.output}: {format_seconds(c.time)}, {format_bytes(c.memory_bytes_per_device)}"
-            )
+            expected = r.expected_time(c)
+            time = format_seconds(c.time)
+            if expected is not None:
+                time = _say("report.ranked_expected", language, time=time, expected=format_seconds(expected))
+            lines.append(f"{i:>3}. {stored} -> {c.output}: {time}, {format_bytes(c.memory_bytes_per_device)}")
     return "\n".join(lines)
 
 

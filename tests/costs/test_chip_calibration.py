@@ -24,7 +24,7 @@ import pytest
 import sympy
 
 from symshard.algebra.symbols import C, W_hbm, dim
-from symshard.algebra.units import format_number
+from symshard.algebra.units import format_number, format_seconds
 from symshard.cli import main
 from symshard.costs.chipfit import (
     ChipMeasurements,
@@ -459,6 +459,54 @@ def test_a_calibrated_chip_shows_the_expected_time_beside_the_bound(h200_fit, tm
     assert data["time_s"] == pytest.approx(float(best.time))
     assert data["expected_time_s"] == pytest.approx(float(expected))
     assert data["hbm_time_s"] == pytest.approx(float(best.hbm_time)) and data["bound"] == "memory"
+
+
+def test_best_sharding_shows_each_candidates_expected_time_beside_its_bound(h200_fit, tmp_path, capsys):
+    # a two-matmul chain on 8 chips: each candidate's expected time is its stages' expected times one after
+    # another (each stage's local work at the attained rates, overlapped with its communication); never
+    # below the bound; shown in text (English and Chinese) and JSON, and absent for a preset
+    from symshard.planning.search import best_sharding
+
+    path = tmp_path / "h200-measured.toml"
+    path.write_text(chip_hardware_file(h200_fit), encoding="utf-8")
+    chip = load_hardware(path)
+    chain = ["X[B, D] · W[D, F] -> H[B, F]", "H[B, F] · V[F, D] -> Y[B, D]"]
+    r = best_sharding(chain, "X=8", "B=4096,D=8192,F=16384", hardware=chip)
+    rates = chip.attained.of("bf16")
+    assert len(r.ranked) > 2
+    for c in r.ranked:
+        by_hand = sum(
+            (
+                sympy.Max(expected_time(s.flops_per_device, s.hbm_bytes_per_device, rates), s.comm_time)
+                for s in c.stages
+            ),
+            sympy.Integer(0),
+        )
+        assert r.expected_time(c) == by_hand
+        assert r.expected_time(c) >= c.time
+    assert best_sharding(chain, "X=8", "B=4096,D=8192,F=16384", hardware="h200").expected_time(r.best) is None
+    serial = best_sharding(chain, "X=8", "B=4096,D=8192,F=16384", hardware=chip, overlap=False)
+    s = serial.best.stages[0]
+    assert serial.best.stages[0].expected_time(rates) == expected_time(s.flops_per_device, s.hbm_bytes_per_device,
+                                                                       rates) + s.comm_time  # fmt: skip
+
+    argv = ["best-sharding", *chain, "--mesh", "X=8", "--shape", "B=4096,D=8192,F=16384", "--hw", str(path)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"expected on this chip (measured rates): {format_seconds(r.expected_time(r.best))}" in out
+    assert f"(expected {format_seconds(r.expected_time(r.ranked[1]))})" in out
+    assert main([*argv, "--lang", "zh"]) == 0
+    assert "按本芯片实测速率的预期用时" in capsys.readouterr().out
+    assert main([*argv, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["best"]["time_s"] == pytest.approx(float(r.best.time))  # the bound keeps its key
+    assert data["best"]["expected_time_s"] == pytest.approx(float(r.expected_time(r.best)))
+    assert [c["expected_time_s"] for c in data["ranked"]] == pytest.approx(
+        [float(r.expected_time(c)) for c in r.ranked]
+    )
+    assert main([*argv[:-1], "h200", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert "expected_time_s" not in data["best"] and all("expected_time_s" not in c for c in data["ranked"])
 
 
 @pytest.mark.parametrize(
