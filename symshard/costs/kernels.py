@@ -63,7 +63,7 @@ import sympy
 from ..algebra.dtypes import canonical_dtype
 from ..algebra.mathtext import as_expr
 from ..algebra.symbols import C, W_hbm
-from ..machines.chips import AttainedRates, Hardware
+from ..machines.chips import AttainedRates, Hardware, attained_rates
 
 __all__ = ["KernelTime", "critical_intensity", "expected_time", "hbm_traffic", "kernel_time"]
 
@@ -140,7 +140,7 @@ def kernel_time(flops: object, hbm_bytes: object, dtype: str = "bf16", hardware:
     peaks = hardware.constants(key) if hardware is not None else {}
     compute = f / peaks.get(C, C)
     memory = b / peaks.get(W_hbm, W_hbm)
-    rates = hardware.attained.of(key) if hardware is not None and hardware.attained is not None else None
+    rates = attained_rates(hardware, key)
     return KernelTime(
         flops=f,
         hbm_bytes=b,
@@ -203,7 +203,7 @@ def critical_intensity(hardware: Hardware | None = None, dtype: str = "bf16", *,
     """
     key = canonical_dtype(dtype)
     if attained:
-        rates = hardware.attained.of(key) if hardware is not None and hardware.attained is not None else None
+        rates = attained_rates(hardware, key)
         if rates is None:
             from ..errors import HardwareError
             from ..messages import say

@@ -76,6 +76,7 @@ __all__ = [
     "AttainedRates",
     "Hardware",
     "Wiring",
+    "attained_rates",
     "exact_number",
 ]
 
@@ -255,6 +256,20 @@ class Attained:
     def dtypes(self) -> tuple[str, ...]:
         """The dtypes measured."""
         return tuple(r.dtype for r in self.rates)
+
+
+def attained_rates(hardware: Hardware | None, dtype: str) -> AttainedRates | None:
+    """The rates ``hardware`` attained for ``dtype`` in measurements: None for a preset (or no chip), or a
+    dtype that was not measured.
+
+    Examples:
+        >>> from symshard.machines.presets import hardware
+        >>> attained_rates(hardware("h200"), "bf16") is None  # a data sheet, not a measurement
+        True
+    """
+    if hardware is None or hardware.attained is None:
+        return None
+    return hardware.attained.of(dtype)
 
 
 class Wiring(NamedTuple):

@@ -53,7 +53,7 @@ from ..algebra.mathtext import as_expr
 from ..algebra.symbols import C, W_hbm, axis, dim
 from ..costs.collective_cost import CollectiveCost
 from ..errors import HardwareError, ModelError, PlanError
-from ..machines.chips import Hardware
+from ..machines.chips import Hardware, attained_rates
 from ..machines.mesh import Mesh
 from ..machines.presets import hardware as lookup_hardware
 from ..messages import Message, say
@@ -61,7 +61,7 @@ from ..planning.program import Program
 from .bounds import all_at_most, balance, solve_at_most
 from .networked import Network, through_network
 from .schemes import N, layer
-from .step_kernels import StepKernel, attained_rates, decode_kernels, expected_sum, prefill_kernels
+from .step_kernels import StepKernel, decode_kernels, expected_sum, prefill_kernels
 from .training import M_HBM
 from .transformer import Model, model, positive_number
 

@@ -380,7 +380,7 @@ class Layer:
         result) priced by :func:`~symshard.costs.kernels.expected_time`, one after another, summed as
         :meth:`math_time` sums them. None on a chip without attained rates for the layer's dtype, or while
         ``values`` leave a symbol."""
-        from .step_kernels import attained_rates
+        from ..machines.chips import attained_rates
 
         rates = attained_rates(hardware, self.program.dtype)
         if rates is None:

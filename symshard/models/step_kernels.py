@@ -38,10 +38,10 @@ import sympy
 
 from ..algebra.dtypes import canonical_dtype, dtype_bytes
 from ..algebra.mathtext import as_expr
-from ..machines.chips import AttainedRates, Hardware
+from ..machines.chips import AttainedRates
 from .transformer import Model
 
-__all__ = ["KERNELS", "StepKernel", "attained_rates", "decode_kernels", "expected_sum", "prefill_kernels",
+__all__ = ["KERNELS", "StepKernel", "decode_kernels", "expected_sum", "prefill_kernels",
            "training_kernels", "work"]  # fmt: skip
 
 KERNELS: dict[str, str] = {
@@ -165,13 +165,6 @@ def training_kernels(
 def work(kernels: Sequence[StepKernel]) -> tuple[sympy.Expr, sympy.Expr]:
     """The FLOPs and the HBM bytes of all the kernels, every run counted."""
     return (sympy.Add(*[k.runs * k.flops for k in kernels]), sympy.Add(*[k.runs * k.hbm_bytes for k in kernels]))
-
-
-def attained_rates(hardware: Hardware | None, dtype: str) -> AttainedRates | None:
-    """The rates ``hardware`` attained for ``dtype`` in measurements (None: a preset, or not measured)."""
-    if hardware is None or hardware.attained is None:
-        return None
-    return hardware.attained.of(dtype)
 
 
 def expected_sum(kernels: Sequence[StepKernel], rates: AttainedRates) -> sympy.Expr:

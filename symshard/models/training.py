@@ -39,10 +39,10 @@ from ..algebra.mathtext import as_expr
 from ..algebra.symbols import C, dim
 from ..algebra.units import format_number
 from ..errors import HardwareError, ModelError, did_you_mean
-from ..machines.chips import Hardware
+from ..machines.chips import Hardware, attained_rates
 from ..machines.presets import hardware as lookup_hardware
 from ..messages import say
-from .step_kernels import StepKernel, attained_rates, expected_sum, training_kernels
+from .step_kernels import StepKernel, expected_sum, training_kernels
 from .transformer import Model, model, positive_number
 
 __all__ = [

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import sympy
 
 from ..algebra.units import format_bytes, format_seconds
-from ..machines.chips import Hardware
+from ..machines.chips import Hardware, attained_rates
 from ..machines.mesh import Mesh
 from ..messages import say
 from ..notation.arrays import Array
@@ -107,8 +107,7 @@ class SearchResult:
             >>> r.expected_time(r.best) is None  # a preset: the data sheet only
             True
         """
-        hw = self.hardware
-        rates = hw.attained.of(self.dtype) if hw.attained is not None else None
+        rates = attained_rates(self.hardware, self.dtype)
         if rates is None:
             return None
         return sympy.Add(*[s.expected_time(rates) for s in c.stages])

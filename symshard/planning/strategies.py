@@ -32,7 +32,7 @@ from ..costs.collectives import CollectiveExpr, DynamicSlice
 from ..costs.costmodels import Timing, chain, combine
 from ..costs.costmodels import largest as largest_cost
 from ..errors import PlanError
-from ..machines.chips import AttainedRates, Hardware
+from ..machines.chips import AttainedRates, Hardware, attained_rates
 from ..machines.mesh import Mesh
 from ..machines.subaxes import AxisSplit
 from ..messages import say
@@ -352,8 +352,7 @@ class Plan:
             >>> p.expected_time(p.best) is None  # a preset: the data sheet only
             True
         """
-        hw = self.hardware
-        rates = hw.attained.of(self.dtype) if hw is not None and hw.attained is not None else None
+        rates = attained_rates(self.hardware, self.dtype)
         if rates is None or not self.numeric:
             return None
         return s.expected_time(rates)

@@ -672,7 +672,7 @@ def serving_report(s, limits, ws, language: str = "en") -> tuple[str, dict]:
 def _expected_serving(s) -> dict:
     """The expected times beside the bound's (``step_time_s``, ``prefill_time_s`` stay the bound's), with the
     decode step's kernels; nothing on a chip without attained rates."""
-    from ..models.step_kernels import attained_rates
+    from ..machines.chips import attained_rates
 
     step, prefill = s.expected_step_time, s.expected_prefill_time
     out: dict = {}
