@@ -99,10 +99,31 @@ def _calibrate_chip(args: argparse.Namespace) -> tuple[str, dict]:
         )
     base = hardware(args.hw)
     measurements = read_chip_measurements(args.chip)
-    fit = fit_chip(measurements, base, device=args.device_name or "", date=_measurement_date(args.date))
+    fit = fit_chip(
+        measurements, base, device=args.device_name or "", date=_measurement_date(args.date),
+        method=_measurement_method(args.method),
+    )  # fmt: skip
     text = chip_hardware_file(fit, name=args.name)
     out = write_signed_file(args.out, text, "symshard calibrate --chip", force=args.force)
     return chip_fit_report(fit, out, args.out, args.language)
+
+
+METHOD_LIMIT = 200
+"""The most characters ``--method`` records."""
+
+
+def _measurement_method(given: str | None) -> str:
+    """``--method`` as given, its ends trimmed: one line of printable text, at most :data:`METHOD_LIMIT`
+    characters ('' when not given: not recorded)."""
+    text = (given or "").strip()
+    if len(text) > METHOD_LIMIT or any(not ch.isprintable() for ch in text):
+        shown = text[:60] + ("…" if len(text) > 60 else "")  # (the error's one line shows a break as a space)
+        raise UsageError(
+            say("--method must be one line of at most {limit} printable characters, got '{value}' ({length} characters)",
+                limit=METHOD_LIMIT, value=shown, length=len(text)),
+            hint=say("say in a few words how the times were taken, e.g. --method 'torch CUDA events, median of 30'"),
+        )  # fmt: skip
+    return text
 
 
 def _measurement_date(given: str | None) -> str:

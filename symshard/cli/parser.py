@@ -356,6 +356,11 @@ def argument_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     p.add_argument("--device-name", metavar="NAME", help="--chip: the device measured, recorded in the file")
     p.add_argument(
+        "--method", metavar="TEXT",
+        help="--chip: how the times were taken, recorded in the file (e.g. 'torch CUDA events, median of 30'); "
+        "'symshard measure' prints its own",
+    )  # fmt: skip
+    p.add_argument(
         "--date", metavar="YYYY-MM-DD", help="--chip: the measurement's date (default: $SOURCE_DATE_EPOCH's)"
     )
     p.add_argument("--collective", help="allreduce, allgather or reducescatter (default: what the file says)")

@@ -410,6 +410,7 @@ def fit_chip(
     *,
     device: str = "",
     date: str = "",
+    method: str = "",
     dtypes: tuple[str, ...] | None = None,
 ) -> ChipFit:
     """Fit each dtype's attained rates to the measurements, keeping ``base``'s data sheet as the bound.
@@ -417,7 +418,8 @@ def fit_chip(
     Args:
         measurements: the rows (:func:`read_chip_measurements`).
         base: the chip measured, whose peaks stay the bound.
-        device, date: the provenance recorded beside the rates.
+        device, date, method: the provenance recorded beside the rates (``method``: how the times were
+            taken).
         dtypes: fit only these (default: every dtype in the file).
 
     Raises:
@@ -438,7 +440,7 @@ def fit_chip(
         fits.append(_fit_dtype(dtype, rows, measurements.file, limits))
     used = sum(len(f.rows) for f in fits)
     attained = Attained(
-        tuple(f.rates for f in fits), measurements.file, measurements.sha256, device, date, used
+        tuple(f.rates for f in fits), measurements.file, measurements.sha256, device, date, used, method
     )  # fmt: skip
     chip = replace(base, attained=attained)
     check_attained(chip)
@@ -747,6 +749,7 @@ def chip_hardware_file(fit: ChipFit, *, name: str | None = None) -> str:
         f"sha256 = {_toml(attained.sha256)}",
         f"device = {_toml(attained.device)}",
         f"date = {_toml(attained.date)}",
+        f"method = {_toml(attained.method)}",
         f"rows = {attained.rows}",
     ]
     for f in fit.fits:

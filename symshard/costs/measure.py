@@ -89,6 +89,8 @@ class Sweep:
     """Dtypes the backend could not run (int8 on some), by name."""
     compile_seconds: float = 0.0
     """Of ``seconds``, those spent compiling (and running once) each kernel's program."""
+    samples: int = 0
+    """Timed batches per kernel (each of :data:`REPEAT` runs), whose median and best are kept."""
 
     def __repr__(self) -> str:
         from ..shown import summary
@@ -242,6 +244,7 @@ def measure(
         seconds=time.perf_counter() - started,
         skipped=tuple(skipped),
         compile_seconds=compiling,
+        samples=samples,
     )
 
 

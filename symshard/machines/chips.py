@@ -233,6 +233,8 @@ class Attained:
         device: the device measured, as the user or JAX named it ('' if not known).
         date: the measurement's date, ``YYYY-MM-DD`` ('' if not known).
         rows: how many measured rows the fit used.
+        method: how the times were taken, in the measurer's words ('' if not known): a kernel timed alone
+            with CUDA events and one of several run back to back give different fixed costs.
     """
 
     rates: tuple[AttainedRates, ...]
@@ -241,6 +243,7 @@ class Attained:
     device: str = ""
     date: str = ""
     rows: int = 0
+    method: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rates", tuple(sorted(self.rates, key=lambda r: r.dtype)))

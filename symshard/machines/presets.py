@@ -266,10 +266,11 @@ def load_hardware(path: str | Path) -> Hardware:
     kept beside the data sheet's peaks (which stay the bound), with the measurement's provenance::
 
         [attained]           # optional: measured on the chip, fitted by symshard calibrate --chip
-        file = "h200.csv"    # the measurements, their SHA-256, the device, the date, the rows fitted
-        sha256 = "9f2c..."
+        file = "h200.csv"    # the measurements, their SHA-256, the device, the date, how they were
+        sha256 = "9f2c..."   # timed, the rows fitted
         device = "NVIDIA H200"
         date = "2026-11-20"
+        method = "torch CUDA events, each kernel alone, median of 30 after 10 warm-ups"
         rows = 198
 
         [attained.bf16]      # one table per dtype measured
@@ -353,7 +354,7 @@ def load_hardware(path: str | Path) -> Hardware:
 _ATTAINED_KEYS = (
     "flops", "hbm_bandwidth", "kernel_overhead", "overlap", "floor", "stream_bandwidth", "stream_overhead", "stream_floor"
 )  # fmt: skip
-_PROVENANCE_KEYS = ("file", "sha256", "device", "date", "rows")
+_PROVENANCE_KEYS = ("file", "sha256", "device", "date", "method", "rows")
 
 
 def _attained(table: object, path: str) -> Attained:
@@ -399,7 +400,7 @@ def _attained(table: object, path: str) -> Attained:
                 value=repr(rows)),
             hint=hint,
         )  # fmt: skip
-    text = {k: str(table.get(k, "")) for k in ("file", "sha256", "device", "date")}
+    text = {k: str(table.get(k, "")) for k in ("file", "sha256", "device", "date", "method")}
     return Attained(tuple(rates), rows=rows, **text)
 
 

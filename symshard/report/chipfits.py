@@ -8,6 +8,7 @@ data sheet's bound held below every measured time.
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,7 +36,7 @@ ENGLISH: dict[str, str] = {
     "cli.chip.twins": "  same FLOPs and bytes, different times: {fast} {fast_time}, {slow} {slow_time}: no model of FLOPs "
     "and bytes comes closer than {limit} to both",
     "cli.chip.provenance": "provenance",
-    "cli.chip.provenance_value": "sha256 {sha256}, device {device}, date {date}",
+    "cli.chip.provenance_value": "sha256 {sha256}, device {device}, date {date}, timing: {method}",
     "cli.chip.unknown": "not given",
     "cli.chip.bound": "bound",
     "cli.chip.bound_held": "the data sheet's bound is at or below every measured time ({rows} {rows:row|rows})",
@@ -46,7 +47,8 @@ ENGLISH: dict[str, str] = {
     "cli.measure.columns": "dtype  kernels   best matmul        best copy or add",
     "cli.measure.skipped": "not measured (the backend cannot run it): {dtypes}",
     "cli.measure.wrote": "wrote {path} ({columns})",
-    "cli.measure.next": "next: symshard calibrate --chip {path} --hw CHIP --device-name '{device}' --out chip.toml",
+    "cli.measure.next": "next: symshard calibrate --chip {path} --hw CHIP --device-name {device} --method {method} "
+    "--out chip.toml",
 }
 """The English of this module's words by key; other languages are in the catalogue."""
 
@@ -156,7 +158,8 @@ def chip_fit_report(fit: ChipFit, written: Path, shown_out: str, language: str =
         }  # fmt: skip
     unknown = _say("cli.chip.unknown", lang)
     rows.append((_say("cli.chip.provenance", lang), _say("cli.chip.provenance_value", lang,
-                 sha256=attained.sha256[:16] + "…", device=attained.device or unknown, date=attained.date or unknown)))  # fmt: skip
+                 sha256=attained.sha256[:16] + "…", device=attained.device or unknown, date=attained.date or unknown,
+                 method=attained.method or unknown)))  # fmt: skip
     if fit.above_bound:
         rows.append((_say("cli.chip.bound", lang), _say("cli.chip.bound_broken", lang, count=len(fit.above_bound))))
     else:
@@ -185,6 +188,7 @@ def chip_fit_report(fit: ChipFit, written: Path, shown_out: str, language: str =
         "base": fit.base.name,
         "device": attained.device,
         "date": attained.date,
+        "method": attained.method,
         "rows": attained.rows,
         "model": "matmul: max(L, t0 + (Tc^p + Tm^p)^(1/p)), Tc = F/C', Tm = B/W'; copy, add: max(L_s, t0_s + B/W_s)",
         "dtypes": dtypes,
@@ -196,11 +200,21 @@ def chip_fit_report(fit: ChipFit, written: Path, shown_out: str, language: str =
     return shown, data
 
 
+def measure_method(sweep: Sweep) -> str:
+    """How ``symshard measure`` took its times, in the words ``calibrate --method`` records (English: a
+    provenance, like the device's name, not a sentence of the report)."""
+    from ..costs.measure import REPEAT
+
+    return (f"symshard measure, JAX {sweep.jax_version} on {sweep.platform}: {REPEAT} runs back to back per timing, "
+            f"median and best of {sweep.samples or '?'}")  # fmt: skip
+
+
 def measure_report(sweep: Sweep, written: Path, shown_out: str, language: str = "en") -> tuple[str, dict]:
     """The text and the JSON-ready data of a measurement sweep, written to ``written``."""
     from ..costs.measure import COLUMNS
 
     lang = language
+    method = measure_method(sweep)
     head = _say("cli.measure.head", lang, kernels=len(sweep.rows), device=sweep.device, platform=sweep.platform,
                 version=sweep.jax_version, seconds=f"{sweep.seconds:.1f}")  # fmt: skip
     table = [_say("cli.measure.columns", lang)]
@@ -217,11 +231,13 @@ def measure_report(sweep: Sweep, written: Path, shown_out: str, language: str = 
     if sweep.skipped:
         lines.append(_say("cli.measure.skipped", lang, dtypes=", ".join(sweep.skipped)))
     lines += ["", _say("cli.measure.wrote", lang, path=shown_out, columns=",".join(COLUMNS)),
-              _say("cli.measure.next", lang, path=shown_out, device=sweep.device)]  # fmt: skip
+              _say("cli.measure.next", lang, path=shlex.quote(shown_out), device=shlex.quote(sweep.device),
+                   method=shlex.quote(method))]  # fmt: skip
     data = {
         "device": sweep.device,
         "platform": sweep.platform,
         "jax_version": sweep.jax_version,
+        "method": method,
         "seconds": sweep.seconds,
         "compile_seconds": sweep.compile_seconds,
         "kernels": len(sweep.rows),

@@ -26,8 +26,8 @@ ENGLISH: dict[str, str] = {
     "cli.hardware.network": "  network: {levels}",
     "cli.hardware.level": "{fabric} ({devices} {devices:device|devices} per domain)",
     "cli.hardware.node_egress": "  node egress: {bandwidth} B/s ({node} {node:GPU|GPUs} x W_dcn)",
-    "cli.hardware.attained": "  attained, measured in {file} ({rows} {rows:row|rows}; device {device}, date {date}); the figures above "
-    "stay the bound:",
+    "cli.hardware.attained": "  attained, measured in {file} ({rows} {rows:row|rows}; device {device}, date {date}, timing: "
+    "{method}); the figures above stay the bound:",
     "cli.hardware.attained_rates": "    {dtype} matmuls: C' = {flops} FLOP/s, W' = {bandwidth} B/s, t0 = {overhead}, L = {floor}, "
     "p = {overlap}",
     "cli.hardware.attained_streams": "    {dtype} copies and adds: W_s = {bandwidth} B/s, t0_s = {overhead}, L_s = {floor}",
@@ -76,7 +76,8 @@ def _attained_lines(chip: Hardware, language: str) -> list[str]:
         return []
     unknown = _say("cli.hardware.unknown", language)
     lines = [_say("cli.hardware.attained", language, file=attained.file or unknown, rows=attained.rows,
-                  device=attained.device or unknown, date=attained.date or unknown)]  # fmt: skip
+                  device=attained.device or unknown, date=attained.date or unknown,
+                  method=attained.method or unknown)]  # fmt: skip
     for r in attained.rates:
         lines.append(_say("cli.hardware.attained_rates", language, dtype=r.dtype, flops=format_number(r.flops),
                           bandwidth=format_number(r.hbm_bandwidth), overhead=format_seconds(r.kernel_overhead),
@@ -105,7 +106,7 @@ def _attained_data(chip: Hardware) -> dict | None:
                        "floor_s": json_value(r.stream_floor)} if r.has_streams else None,
         }  # fmt: skip
     return {"file": attained.file, "sha256": attained.sha256, "device": attained.device, "date": attained.date,
-            "rows": attained.rows, "dtypes": dtypes}  # fmt: skip
+            "method": attained.method, "rows": attained.rows, "dtypes": dtypes}  # fmt: skip
 
 
 def chips_report(language: str = "en") -> tuple[str, dict]:

@@ -41,6 +41,8 @@ from symshard.machines.presets import hardware, load_hardware
 DATA = Path(__file__).resolve().parents[2] / "site" / "data"
 H200 = DATA / "chip-h200-torch-2026-11.csv"
 H100 = DATA / "chip-h100-torch-2026-11.csv"
+METHOD = "PyTorch CUDA events, each kernel timed alone, median and best of 30 runs after 10 warm-ups"
+"""How the two files' rows were timed (site/data/README.md): what the shipped hardware files record."""
 HEADER = "op,dtype,m,k,n,bytes,flops,median_s,best_s"
 
 
@@ -293,13 +295,22 @@ def test_the_h100_fit_is_the_same_kind_of_chip():
 
 
 def test_the_fit_is_deterministic_and_its_file_round_trips(h200_fit, tmp_path):
-    again = fit_chip(read_chip_measurements(H200), hardware("h200"), date="2026-11-20", device="NVIDIA H200")
+    method = 'torch CUDA events, each kernel alone; "median" of 30 \\ 10 warm-ups'  # quotes and a backslash
+    again = fit_chip(read_chip_measurements(H200), hardware("h200"), date="2026-11-20", device="NVIDIA H200",
+                     method=method)  # fmt: skip
     assert [f.rates for f in again.fits] == [f.rates for f in h200_fit.fits]
     path = tmp_path / "h200-measured.toml"
     path.write_text(chip_hardware_file(again), encoding="utf-8")
     chip = load_hardware(path)
     assert chip.attained == again.hardware.attained
-    assert chip.attained.rows == 198 and chip.attained.date == "2026-11-20"
+    assert chip.attained.rows == 198 and chip.attained.date == "2026-11-20" and chip.attained.method == method
+    # a file written before the method was recorded reads as not known
+    older = path.read_text(encoding="utf-8").replace(
+        f"method = {chip_hardware_file(again).split('method = ')[1].split(chr(10))[0]}\n", ""
+    )
+    assert "method" not in older
+    path.write_text(older, encoding="utf-8")
+    assert load_hardware(path).attained.method == ""
     assert chip.constants() == hardware("h200").constants()  # the data sheet stays the bound
     assert chip.flops_bf16 == hardware("h200").flops_bf16
 
@@ -345,10 +356,12 @@ def test_bad_attained_sections(tmp_path, section, match):
 def test_calibrate_chip_writes_a_hardware_file_and_reports_the_errors(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764000000")
     out = tmp_path / "h200.toml"
-    argv = ["calibrate", "--chip", str(H200), "--hw", "h200", "--device-name", "NVIDIA H200", "--out", str(out)]
+    argv = ["calibrate", "--chip", str(H200), "--hw", "h200", "--device-name", "NVIDIA H200", "--method",
+            " torch CUDA events, median of 30 ", "--out", str(out)]  # fmt: skip
     assert main([*argv, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["rows"] == 198 and data["date"] == "2025-11-24" and data["bound_above_measured"] == []
+    assert data["method"] == "torch CUDA events, median of 30"  # recorded as given, its ends trimmed
     assert set(data["dtypes"]) == {"bf16", "fp16", "fp32"}
     assert data["dtypes"]["bf16"]["overlap"] == 2
     assert {(c["op"], c["band"]) for c in data["dtypes"]["bf16"]["classes"]} >= {
@@ -371,6 +384,7 @@ def test_calibrate_chip_writes_a_hardware_file_and_reports_the_errors(tmp_path, 
     lines = {m["line"]: m for m in data["measurements"]}
     assert [lines[n]["m"] for n in bf16["twins"]["lines"]] == [768, 768]
     assert hardware(str(out)).attained.device == "NVIDIA H200"
+    assert "timing: torch CUDA events, median of 30" in text
     assert main([*argv[:-1], str(tmp_path / "zh.toml"), "--lang", "zh"]) == 0
     assert "根据" in capsys.readouterr().out
 
@@ -383,6 +397,11 @@ def test_calibrate_chip_writes_a_hardware_file_and_reports_the_errors(tmp_path, 
         (["calibrate", "x.txt", "--chip", "m.csv", "--hw", "h200"], "--chip fits a measurement file"),
         (["calibrate", "--chip", "missing.csv", "--hw", "h200"], "'missing.csv' does not exist"),
         (["calibrate", "--chip", "m.csv", "--hw", "h200", "--date", "tomorrow"], "--date tomorrow is not a date"),
+        (
+            ["calibrate", "--chip", "m.csv", "--hw", "h200", "--method", "CUDA events\nmedian"],
+            "--method must be one line of at most 200 printable characters, got 'CUDA events median'",
+        ),
+        (["calibrate", "--chip", "m.csv", "--hw", "h200", "--method", "x" * 201], "(201 characters)"),
         (["measure", "--out", "m.csv"], "'m.csv' exists"),
         (["measure", "--out", "new.csv", "--max-bytes", "lots"], "--max-bytes lots"),
     ],
@@ -402,6 +421,10 @@ def test_measure_quick_on_the_cpu_writes_rows_that_calibrate_reads(tmp_path, cap
     assert main(["measure", "--quick", "--dtypes", "bf16,fp32", "--out", str(out), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["platform"] == "cpu" and data["kernels"] == 18
+    assert (
+        data["method"]
+        == f"symshard measure, JAX {data['jax_version']} on cpu: 8 runs back to back per timing, median and best of 3"
+    )
     text = out.read_text(encoding="utf-8")
     assert text.splitlines()[0] == HEADER
     rows = parse_chip_measurements(text).rows
@@ -515,10 +538,11 @@ def test_best_sharding_shows_each_candidates_expected_time_beside_its_bound(h200
 )
 def test_the_problem_familys_chips_are_what_calibrate_writes_today(chip, data, device):
     # problems/matmul-measured-time ships two calibrated chips: a change to the fit must refresh them
-    # (symshard calibrate --chip site/data/chip-CHIP-torch-2026-11.csv --hw CHIP --device-name ... --out ...)
+    # (symshard calibrate --chip site/data/chip-CHIP-torch-2026-11.csv --hw CHIP --device-name ... --method ...
+    # --out ...), the method as site/data/README.md says the rows were timed
     shipped = Path(__file__).resolve().parents[2] / "problems" / "matmul-measured-time" / f"{chip}-measured.toml"
     text = shipped.read_text(encoding="utf-8")
-    fresh = chip_hardware_file(fit_chip(read_chip_measurements(data), hardware(chip), device=device))
+    fresh = chip_hardware_file(fit_chip(read_chip_measurements(data), hardware(chip), device=device, method=METHOD))
     assert text.split("\n", 1)[1] == fresh  # the first line is the writer's signature
 
 
@@ -528,13 +552,14 @@ def test_hardware_shows_a_calibrated_chips_attained_rates_under_its_data_sheet(h
     assert main(["hardware", str(path)]) == 0
     text = capsys.readouterr().out
     bf16, fp32 = h200_fit.hardware.attained.of("bf16"), h200_fit.hardware.attained.of("fp32")
-    assert "the figures above stay the bound" in text
+    assert "the figures above stay the bound" in text and "timing: not given" in text
     assert f"bf16 matmuls: C' = {format_number(bf16.flops)} FLOP/s" in text and "p = 2" in text
     assert f"bf16 copies and adds: W_s = {format_number(bf16.stream_bandwidth)} B/s" in text
     assert fp32.floor == 0 and "fp32 matmuls: " in text and "L = —" in text  # no floor: said as none
     assert main(["hardware", str(path), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["attained"]["rows"] == 198 and data["attained"]["dtypes"]["bf16"]["overlap"] == 2
+    assert data["attained"]["method"] == ""
     assert data["attained"]["dtypes"]["bf16"]["stream"]["bandwidth"] == float(bf16.stream_bandwidth)
     assert data["flops_bf16"] == float(hardware("h200").flops_bf16)  # the data sheet's figures stay as they were
     assert main(["hardware", "h200", "--json"]) == 0
