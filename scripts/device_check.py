@@ -59,6 +59,7 @@ def main(argv: list[str]) -> int:
     from symshard.costs.chipfit import chip_hardware_file, fit_chip, parse_chip_measurements
     from symshard.costs.kernels import kernel_time
     from symshard.machines.presets import hardware, load_hardware
+    from symshard.report.chipfits import measure_method
 
     args.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -71,7 +72,7 @@ def main(argv: list[str]) -> int:
 
     base = hardware(args.hw)
     fit = fit_chip(parse_chip_measurements(text, "sweep.csv"), base, device=sweep.device,
-                   date=time.strftime("%Y-%m-%d"))  # fmt: skip
+                   date=time.strftime("%Y-%m-%d"), method=measure_method(sweep))  # fmt: skip
     toml = chip_hardware_file(fit)
     toml_path = args.out / f"{args.hw}-measured.toml"
     toml_path.write_text(toml)
