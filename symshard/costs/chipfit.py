@@ -709,7 +709,9 @@ def _median(values: list[float]) -> float:
 
 
 def _rounded(value: float) -> str:
-    """A fitted figure as text with 4 significant digits (what the hardware file writes)."""
+    """A fitted figure as text with 4 significant digits (what the hardware file writes); 0 as ``0``."""
+    if value <= 0:
+        return "0"
     mantissa, exponent = f"{max(value, 1e-30):.3e}".split("e")
     return f"{mantissa}e{int(exponent)}"
 

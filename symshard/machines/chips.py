@@ -130,6 +130,20 @@ def _num(value: object, what: str) -> sympy.Rational:
     return number
 
 
+def _duration(value: object, what: str) -> sympy.Rational:
+    """A fixed cost or a floor, seconds: 0 (none; ``0``, ``'0'``, ``'0.0'``, ``'0e0'``) or as :func:`_num` reads a
+    positive number."""
+    if isinstance(value, (int, float, sympy.Rational)) and not isinstance(value, bool) and value == 0:
+        return sympy.S.Zero
+    if isinstance(value, str):
+        try:
+            if float(value.strip()) == 0:
+                return sympy.S.Zero
+        except ValueError:
+            pass  # not a number: _num says so
+    return _num(value, what)
+
+
 # The wiring rules a chip may have (see Hardware.wiring).
 WIRING_TORUS16 = "torus-16"
 """A TPU v5e/v6e axis wraps only when it has 16 chips."""
@@ -187,12 +201,10 @@ class AttainedRates:
         from ..algebra.dtypes import canonical_dtype
 
         object.__setattr__(self, "dtype", canonical_dtype(self.dtype))
-        for name in ("flops", "hbm_bandwidth", "kernel_overhead"):
+        for name in ("flops", "hbm_bandwidth"):
             object.__setattr__(self, name, _num(getattr(self, name), f"attained.{self.dtype}.{name}"))
-        no_floor = self.floor == 0 or (isinstance(self.floor, str) and self.floor.strip() in ("0", "0.0"))
-        object.__setattr__(
-            self, "floor", sympy.S.Zero if no_floor else _num(self.floor, f"attained.{self.dtype}.floor")
-        )
+        for name in ("kernel_overhead", "floor"):
+            object.__setattr__(self, name, _duration(getattr(self, name), f"attained.{self.dtype}.{name}"))
         stream = ("stream_bandwidth", "stream_overhead", "stream_floor")
         given = [getattr(self, name) is not None for name in stream]
         if any(given) and not all(given):
@@ -203,8 +215,11 @@ class AttainedRates:
                 hint=say("give stream_bandwidth, stream_overhead and stream_floor together, or none of them"),
             )  # fmt: skip
         if all(given):
-            for name in stream:
-                object.__setattr__(self, name, _num(getattr(self, name), f"attained.{self.dtype}.{name}"))
+            object.__setattr__(
+                self, "stream_bandwidth", _num(self.stream_bandwidth, f"attained.{self.dtype}.stream_bandwidth")
+            )
+            for name in ("stream_overhead", "stream_floor"):
+                object.__setattr__(self, name, _duration(getattr(self, name), f"attained.{self.dtype}.{name}"))
         if self.overlap is not None and (
             isinstance(self.overlap, bool) or not isinstance(self.overlap, int) or not 1 <= self.overlap <= 64
         ):

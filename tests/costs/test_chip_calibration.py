@@ -22,12 +22,15 @@ from pathlib import Path
 
 import pytest
 import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from symshard.algebra.symbols import C, W_hbm, dim
 from symshard.algebra.units import format_number, format_seconds
 from symshard.cli import main
 from symshard.costs.chipfit import (
     ChipMeasurements,
+    ChipRow,
     chip_hardware_file,
     fit_chip,
     parse_chip_measurements,
@@ -313,6 +316,77 @@ def test_the_fit_is_deterministic_and_its_file_round_trips(h200_fit, tmp_path):
     assert load_hardware(path).attained.method == ""
     assert chip.constants() == hardware("h200").constants()  # the data sheet stays the bound
     assert chip.flops_bf16 == hardware("h200").flops_bf16
+
+
+# -- the fit's laws: rows made by a known model are fitted back to it ---------------------------------
+
+_SHAPES = ((4096, 14336), (14336, 4096), (4096, 4096), (12288, 12288))
+_BATCHES = (1, 2, 8, 24, 48, 96, 192, 384, 768, 1536, 3072, 6144, 12288)
+
+
+def _rows_of(rates: AttainedRates) -> tuple[ChipRow, ...]:
+    """The H200 file's kernels (its matmul shapes, copies and adds of 1 MiB to 4 GiB), each timed exactly as
+    ``rates`` expect it: data with no noise and no kernel the model cannot describe."""
+    rows, line = [], 2
+    for k, n in _SHAPES:
+        for m in _BATCHES:
+            b, f = 2 * (m * k + k * n + m * n), 2 * m * k * n
+            t = float(expected_time(f, b, rates))
+            rows.append(ChipRow(line, "matmul", "bf16", m, k, n, b, f, t, t))
+            line += 1
+    for e in (20, 24, 26, 28, 30, 32):
+        n = 1 << e
+        for op, size, flops in (("copy", 2 * n, 0), ("add", 3 * n, n // 2)):
+            t = float(expected_time(flops, size, rates, stream=True))
+            rows.append(ChipRow(line, op, "bf16", 0, 0, n if op == "copy" else n // 2, size, flops, t, t))
+            line += 1
+    return tuple(rows)
+
+
+@st.composite
+def _attained(draw) -> AttainedRates:
+    """Rates an H200 could attain: below its peaks, fixed costs of 0 to 40 µs, a floor or none."""
+    base = hardware("h200")
+    share = st.floats(0.3, 0.98)
+    t0 = draw(st.sampled_from([0.0, draw(st.floats(1e-6, 4e-5))]))
+    floor = draw(st.sampled_from([0.0, draw(st.floats(1.0, 3.0)) * max(t0, 1e-5)]))
+    t0_s = draw(st.sampled_from([0.0, draw(st.floats(1e-6, 2e-5))]))
+    floor_s = draw(st.sampled_from([0.0, draw(st.floats(1.0, 4.0)) * max(t0_s, 5e-6)]))
+    return AttainedRates(
+        "bf16", repr(draw(share) * float(base.flops_bf16)), repr(draw(share) * float(base.hbm_bandwidth)), repr(t0),
+        draw(st.sampled_from([1, 2, 4, None])), repr(floor), repr(draw(share) * float(base.hbm_bandwidth)),
+        repr(t0_s), repr(floor_s),
+    )  # fmt: skip
+
+
+@settings(max_examples=25, deadline=None)
+@given(_attained())
+def test_rows_made_by_a_known_model_are_fitted_back_to_it(tmp_path_factory, truth):
+    fit = fit_chip(ChipMeasurements(_rows_of(truth), "made.csv", ""), hardware("h200"))
+    (f,) = fit.fits
+    got = f.rates
+    assert got.overlap == truth.overlap  # the p that made the rows is the one chosen
+    assert max(map(abs, f.errors)) < 1e-3  # every row, to the four digits the file keeps
+    for name in ("flops", "hbm_bandwidth", "stream_bandwidth"):
+        assert float(getattr(got, name)) == pytest.approx(float(getattr(truth, name)), rel=2e-3), name
+    assert not fit.above_bound  # rates below the peaks: the data sheet's bound holds on every row
+    # the file round-trips, a fixed cost or floor of 0 included
+    path = tmp_path_factory.mktemp("made") / "made.toml"
+    path.write_text(chip_hardware_file(fit), encoding="utf-8")
+    assert load_hardware(path).attained.of("bf16") == got
+
+
+@pytest.mark.parametrize("name", ["kernel_overhead", "floor", "stream_overhead", "stream_floor"])
+@pytest.mark.parametrize("zero", [0, 0.0, "0", "0.0", " 0e0 "])
+def test_a_fixed_cost_or_floor_may_be_zero_but_a_rate_may_not(name, zero):
+    given = {"kernel_overhead": "1e-5", "floor": "2e-5", "stream_bandwidth": "4e12", "stream_overhead": "1e-5",
+             "stream_floor": "2e-5", name: zero}  # fmt: skip
+    rates = AttainedRates("bf16", "7e14", "4e12", overlap=2, **given)
+    assert getattr(rates, name) == 0
+    for rate in ("flops", "hbm_bandwidth", "stream_bandwidth"):
+        with pytest.raises(HardwareError, match="out of range"):
+            AttainedRates(**{"dtype": "bf16", "flops": "7e14", "hbm_bandwidth": "4e12", "kernel_overhead": "1e-5",
+                             "stream_bandwidth": "4e12", "stream_overhead": "0", "stream_floor": "0", rate: zero})  # fmt: skip
 
 
 def test_a_base_chip_slower_than_the_measurements_is_named():
