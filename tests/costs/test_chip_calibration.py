@@ -16,6 +16,7 @@ NVIDIA H200 and one H100). The targets, each computed from the files:
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -37,7 +38,7 @@ from symshard.costs.chipfit import (
     read_chip_measurements,
 )
 from symshard.costs.kernels import critical_intensity, expected_time, kernel_time
-from symshard.errors import HardwareError, InputError, MeasurementError, OutputError
+from symshard.errors import HardwareError, InputError, MeasurementError, OutputError, SymshardError
 from symshard.machines.chips import Attained, AttainedRates
 from symshard.machines.presets import hardware, load_hardware
 
@@ -193,6 +194,55 @@ def test_a_file_over_the_size_limit_is_refused_before_it_is_read(tmp_path, monke
 def _write(path: Path, data: bytes) -> Path:
     path.write_bytes(data)
     return path
+
+
+_SEED_ROWS = [line for line in H200.read_text(encoding="utf-8").splitlines() if ",bf16," in line][:40]
+_CELLS = ["", " ", "-1", "0", "nan", "inf", "-inf", "1e400", "1e-400", "9" * 40, "1_000", "0x10", "٣", "1e-5 ",
+          "bf16", "fp8", "matmul", "copy", "add", "\ufeff", "\x00", '"1"', "2.5", "1/2", "−1", "١٢"]  # fmt: skip
+
+
+@st.composite
+def _mutated_measurements(draw) -> str:
+    """The H200 file's bf16 rows, mutated cell by cell and line by line: close enough to the format that the
+    checks past the header are reached."""
+    lines = [HEADER, *draw(st.lists(st.sampled_from(_SEED_ROWS), min_size=3, max_size=25))]
+    for _ in range(draw(st.integers(0, 4))):
+        i = draw(st.integers(0, len(lines) - 1))
+        cells = lines[i].split(",")
+        what = draw(st.sampled_from(["cell", "cell", "drop", "extra", "line", "dup", "join"]))
+        if what == "cell":
+            cells[draw(st.integers(0, len(cells) - 1))] = draw(st.one_of(st.sampled_from(_CELLS), st.text(max_size=6)))
+        elif what == "drop":
+            del cells[draw(st.integers(0, len(cells) - 1))]
+        elif what == "extra":
+            cells.append(draw(st.sampled_from(_CELLS)))
+        elif what == "line":
+            del lines[i]
+            continue
+        elif what == "dup":
+            lines.insert(i, lines[i])
+            continue
+        else:
+            lines[i] = lines[i] + draw(st.sampled_from(["\r", "\n", "\r\n", ""])) + lines[-1]
+            continue
+        lines[i] = ",".join(cells)
+    return "\n".join(lines) + draw(st.sampled_from(["\n", "", "\r\n", "\n\n"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(_mutated_measurements())
+def test_any_measurement_text_is_read_and_fitted_or_refused_in_one_line(text):
+    # whatever a measurement file holds: rows that fit (a hardware file that reads back), or one SymshardError
+    # with a line and a hint; never another exception
+    try:
+        fit = fit_chip(parse_chip_measurements(text, "fuzz.csv"), hardware("h200"))
+    except SymshardError as err:
+        assert "\n" not in err.one_line() and err.hint
+        return
+    for f in fit.fits:
+        assert all(math.isfinite(e) for e in f.errors)
+        assert f.rates.flops <= hardware("h200").constants(f.rates.dtype)[C]
+    assert chip_hardware_file(fit).startswith("# ")
 
 
 # -- the fit and its targets ------------------------------------------------------------------------------
