@@ -259,3 +259,48 @@ def test_the_notebook_tables_show_the_expected_time(chip):
     assert EXPECTED_LINE in serving_html(serve("llama3-8b", batch=64, context=4096, hardware=chip))
     assert EXPECTED_LINE in training_html(train("llama3-8b", batch=4096, chips=8, hardware=chip, mfu=0.4))
     assert EXPECTED_LINE not in serving_html(serve("llama3-8b", batch=64, context=4096, hardware="h200"))
+
+
+_DOCS_TABLE = Path(__file__).resolve().parents[2] / "site" / "docs" / "how-to" / "calibrate.md"
+_DOCS_COMMANDS = {
+    "matmul": ["matmul", "X[B, D] · W[D, F] -> Y[B, F]", "--mesh", "X=1", "--shape", "B=64,D=8192,F=8192"],
+    "best-sharding": ["best-sharding", "X[B, D] · W[D, F] -> Y[B, F]", "--mesh", "X=8", "--shape", "B=4096,D=8192,F=8192"],
+    "layer": LAYER,
+    "model --train": TRAIN,
+    "model --serve": SERVE,
+}  # fmt: skip
+
+
+def _paths(data: object, path: str) -> list[object]:
+    """The values at ``path`` (``a.b``, ``a[].b``: every element of the list ``a``); empty when one is missing."""
+    values = [data]
+    for part in path.split("."):
+        listed = part.endswith("[]")
+        key = part[:-2] if listed else part
+        values = [v[key] for v in values if isinstance(v, dict) and key in v]
+        if listed:
+            values = [x for v in values if isinstance(v, list) for x in v]
+    return values
+
+
+def test_the_calibrate_pages_table_of_json_keys_is_what_each_command_gives(calibrated, capsys):
+    # the how-to's table: for each command the bound's keys and the expected time's keys; the bound's are
+    # there for a preset and for a calibrated chip, the expected ones only for the calibrated chip
+    rows = [line for line in _DOCS_TABLE.read_text(encoding="utf-8").splitlines() if line.startswith("| `")]
+    table = {}
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        command = cells[0].split("`")[1]
+        if command in _DOCS_COMMANDS:
+            table[command] = ([p for p in cells[1].split("`")[1::2] if "_s" in p or "seconds" in p],
+                              cells[2].split("`")[1::2])  # fmt: skip
+    assert set(table) == set(_DOCS_COMMANDS)
+    for command, (bound, expected) in table.items():
+        measured = _run([*_DOCS_COMMANDS[command], "--hw", str(calibrated)], capsys, as_json=True)
+        preset = _run([*_DOCS_COMMANDS[command], "--hw", "h200"], capsys, as_json=True)
+        for path in bound:
+            assert _paths(measured, path) and _paths(preset, path), (command, path)
+        for path in expected:
+            found = _paths(measured, path)
+            assert found and all(isinstance(v, float) and v > 0 for v in found), (command, path)
+            assert not _paths(preset, path), (command, path)
