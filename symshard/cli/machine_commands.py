@@ -119,7 +119,8 @@ def _measurement_method(given: str | None) -> str:
     if len(text) > METHOD_LIMIT or any(not ch.isprintable() for ch in text):
         shown = text[:60] + ("…" if len(text) > 60 else "")  # (the error's one line shows a break as a space)
         raise UsageError(
-            say("--method must be one line of at most {limit} printable characters, got '{value}' ({length} characters)",
+            say("--method must be one line of at most {limit} printable {limit:character|characters}, got '{value}' "
+                "({length} {length:character|characters})",
                 limit=METHOD_LIMIT, value=shown, length=len(text)),
             hint=say("say in a few words how the times were taken, e.g. --method 'torch CUDA events, median of 30'"),
         )  # fmt: skip
