@@ -229,11 +229,9 @@ def _mutated_measurements(draw) -> str:
     return "\n".join(lines) + draw(st.sampled_from(["\n", "", "\r\n", "\n\n"]))
 
 
-@settings(max_examples=150, deadline=None)
-@given(_mutated_measurements())
-def test_any_measurement_text_is_read_and_fitted_or_refused_in_one_line(text):
-    # whatever a measurement file holds: rows that fit (a hardware file that reads back), or one SymshardError
-    # with a line and a hint; never another exception
+def _read_and_fit_or_refuse(text: str) -> None:
+    """Whatever a measurement file holds: rows that fit (a hardware file that writes), or one SymshardError with
+    a line and a hint; never another exception."""
     try:
         fit = fit_chip(parse_chip_measurements(text, "fuzz.csv"), hardware("h200"))
     except SymshardError as err:
@@ -243,6 +241,19 @@ def test_any_measurement_text_is_read_and_fitted_or_refused_in_one_line(text):
         assert all(math.isfinite(e) for e in f.errors)
         assert f.rates.flops <= hardware("h200").constants(f.rates.dtype)[C]
     assert chip_hardware_file(fit).startswith("# ")
+
+
+@settings(max_examples=50, deadline=None)
+@given(_mutated_measurements())
+def test_any_measurement_text_is_read_and_fitted_or_refused_in_one_line(text):
+    _read_and_fit_or_refuse(text)
+
+
+@pytest.mark.slow(reason="600 mutated measurement files, a third of them fitted: about 30 s (50 in the default run)")
+@settings(max_examples=600, deadline=None)
+@given(_mutated_measurements())
+def test_any_of_600_measurement_texts_is_read_and_fitted_or_refused_in_one_line(text):
+    _read_and_fit_or_refuse(text)
 
 
 # -- the fit and its targets ------------------------------------------------------------------------------
@@ -409,9 +420,7 @@ def _attained(draw) -> AttainedRates:
     )  # fmt: skip
 
 
-@settings(max_examples=25, deadline=None)
-@given(_attained())
-def test_rows_made_by_a_known_model_are_fitted_back_to_it(tmp_path_factory, truth):
+def _fitted_back(tmp_path_factory, truth: AttainedRates) -> None:
     fit = fit_chip(ChipMeasurements(_rows_of(truth), "made.csv", ""), hardware("h200"))
     (f,) = fit.fits
     got = f.rates
@@ -424,6 +433,21 @@ def test_rows_made_by_a_known_model_are_fitted_back_to_it(tmp_path_factory, trut
     path = tmp_path_factory.mktemp("made") / "made.toml"
     path.write_text(chip_hardware_file(fit), encoding="utf-8")
     assert load_hardware(path).attained.of("bf16") == got
+
+
+@settings(max_examples=10, deadline=None)
+@given(_attained())
+def test_rows_made_by_a_known_model_are_fitted_back_to_it(tmp_path_factory, truth):
+    _fitted_back(tmp_path_factory, truth)
+
+
+@pytest.mark.slow(
+    reason="150 models, each timed on the H200 file's kernels and fitted back: about 20 s (10 by default)"
+)
+@settings(max_examples=150, deadline=None)
+@given(_attained())
+def test_rows_of_150_known_models_are_fitted_back_to_them(tmp_path_factory, truth):
+    _fitted_back(tmp_path_factory, truth)
 
 
 @pytest.mark.parametrize("name", ["kernel_overhead", "floor", "stream_overhead", "stream_floor"])

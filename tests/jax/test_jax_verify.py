@@ -394,6 +394,7 @@ def test_a_time_limit_stops_the_search_with_axes_in_parts(monkeypatch):
     assert v.to_json()["refined"]["stopped"] == "further"
 
 
+@pytest.mark.slow(reason="12 bf16 cases compiled by XLA and run on 8 simulated devices: about 10 s")
 def test_bf16_cases_agree_as_fp32_ones_and_run():
     # bf16: on CPU the dot and its reductions run in f32 (a lowering note); plans are compared on elements
     from symshard.jax.sweeps import FAMILIES, Batch, sweep

@@ -388,9 +388,13 @@ def _exhaustive(chain, mesh, shape, chip, limit, overlap=True, comm_overlap="axe
     return min(fits) if fits else None
 
 
+_TIGHTER = "a tighter memory limit on the same space, walked exhaustively again: about 4 to 6 s"
+
+
 @pytest.mark.parametrize(
     ("limit", "overlap", "comm_overlap"),
-    [(None, True, "axes"), (3_000_000, True, "axes"), (1_500_000, True, "axes"), (100_000, True, "axes"),
+    [(None, True, "axes"), pytest.param(3_000_000, True, "axes", marks=pytest.mark.slow(reason=_TIGHTER)),
+     pytest.param(1_500_000, True, "axes", marks=pytest.mark.slow(reason=_TIGHTER)), (100_000, True, "axes"),
      (3_000_000, False, "none")],
 )  # fmt: skip
 def test_best_sharding_equals_an_exhaustive_walk_of_its_space(limit, overlap, comm_overlap):

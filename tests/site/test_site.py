@@ -337,6 +337,7 @@ def test_chinese_pages_name_chinese_system_fonts(built_site):
     assert '<html lang="zh"' in home and "assets/symshard.css" in home and "fonts-noto-cjk" in home
 
 
+@pytest.mark.slow(reason="a second whole site build, by Zensical from the prepared project: about 10 s")
 def test_zensical_builds_the_prepared_site_too(tmp_path, built_site):
     """The prepared projects use nothing only MkDocs has, so MkDocs' successor Zensical builds them (strict)."""
     import shutil
